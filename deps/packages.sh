@@ -1,0 +1,97 @@
+#!/bin/sh
+# deps/packages.sh MODE: make sure the Debian packages that MODE needs are
+# installed.
+#
+#   build    static musl build of the tools and of the pinned dependencies
+#   test     the bats suite, the peers it compares with, the fuzzers
+#   vm       the QEMU suite (a stock Debian kernel, busybox, static bash)
+#   dynamic  `make STATIC=0`, against the distribution's -dev packages
+#
+# All present: silent, exit 0. Some missing, as root: one line naming them,
+# then apt-get (an `apt-get update` first only when apt does not know one of
+# them). Some missing, not root: one line naming them and the command that
+# would install them, exit 1, so nothing is half built.
+#
+# SBX_PACKAGES_EXTRA="a b" adds package names to MODE's list; the tests use it
+# to name a package that cannot be installed.
+set -eu
+
+usage() {
+	echo "sbx: usage: deps/packages.sh build|test|vm|dynamic" >&2
+	exit 100
+}
+
+[ $# -eq 1 ] || usage
+case $1 in
+build)
+	# dpkg-dev: apt-get source and dpkg-source; gperf: libseccomp's and
+	# libcap's name tables; gcc: libcap's build-time helper; linux-libc-dev:
+	# the kernel headers that musl-gcc is pointed at.
+	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils"
+	;;
+test)
+	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils"
+	;;
+vm)
+	want="qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs e2fsprogs"
+	;;
+dynamic)
+	want="gcc make pkg-config libseccomp-dev libcap-dev file binutils"
+	;;
+*)
+	usage
+	;;
+esac
+mode=$1
+want="$want ${SBX_PACKAGES_EXTRA:-}"
+
+missing=
+for p in $want; do
+	case $(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || :) in
+	ii*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+missing=${missing# }
+[ -n "$missing" ] || exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "sbx: fatal: missing packages: $missing (as root: apt-get install $missing)" >&2
+	exit 1
+fi
+
+echo "sbx: installing $mode packages: $missing" >&2
+log=$(mktemp "${TMPDIR:-/tmp}/sbx-packages.XXXXXX")
+trap 'rm -f "$log"' EXIT
+export DEBIAN_FRONTEND=noninteractive
+
+# apt only needs fresh lists when it has never heard of one of the packages
+# (a new machine has no lists at all).
+need_update=0
+for p in $missing; do
+	if ! apt-cache show --no-all-versions "$p" >/dev/null 2>&1; then
+		need_update=1
+		break
+	fi
+done
+
+install() {
+	# shellcheck disable=SC2086 # word splitting of the list is intended
+	apt-get install -y -q --no-install-recommends $missing >>"$log" 2>&1
+}
+fail() {
+	tail -n 15 "$log" >&2
+	echo "sbx: fatal: unable to install packages: $1 failed" >&2
+	exit 111
+}
+
+if [ $need_update = 1 ]; then
+	apt-get update -q >>"$log" 2>&1 || fail "apt-get update"
+fi
+if ! install; then
+	# Lists older than the archive name files that are gone: refresh once.
+	[ $need_update = 1 ] && fail "apt-get install"
+	apt-get update -q >>"$log" 2>&1 || fail "apt-get update"
+	install || fail "apt-get install"
+fi
+exit 0

@@ -1,0 +1,140 @@
+#include "fd.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "parse.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+const char *sbx_parse_fd(const char *s, int *fd)
+{
+	uint64_t v;
+	const char *why = sbx_parse_u64(s, 0, 1U << 30, &v);
+
+	if (why)
+		return why;
+	if (v <= 2)
+		return "0, 1 and 2 are stdio";
+	if (fcntl((int)v, F_GETFD) < 0)
+		return "not open";
+	*fd = (int)v;
+	return NULL;
+}
+
+int sbx_opt_fd(const char *opt, const char *s)
+{
+	int fd = -1;
+	const char *why = sbx_parse_fd(s, &fd);
+
+	if (why)
+		sbx_die_usage("%s: invalid fd '%s': %s", opt, s, why);
+	return fd;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static int close_range_sys(unsigned lo, unsigned hi)
+{
+	return (int)syscall(SYS_close_range, lo, hi, 0);
+}
+
+/* Slow path for kernels without close_range (before 5.9). */
+static int close_by_listing(const int *keep, size_t n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int dfd;
+
+	if (!d)
+		return -1;
+	dfd = dirfd(d);
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		size_t i;
+		if (fd <= 2 || fd == dfd)
+			continue;
+		for (i = 0; i < n && keep[i] != fd; i++)
+			;
+		if (i == n)
+			close(fd);
+	}
+	closedir(d);
+	return 0;
+}
+
+int sbx_close_fds_except(const int *keep, size_t n)
+{
+	int sorted[64];
+	unsigned lo = 3;
+	size_t i;
+
+	if (n > sizeof sorted / sizeof sorted[0]) {
+		errno = E2BIG;
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		sorted[i] = keep[i];
+	qsort(sorted, n, sizeof sorted[0], cmp_int);
+	for (i = 0; i < n; i++) {
+		if (sorted[i] < (int)lo)
+			continue;
+		if ((unsigned)sorted[i] > lo && close_range_sys(lo, (unsigned)sorted[i] - 1) < 0)
+			goto fallback;
+		lo = (unsigned)sorted[i] + 1;
+	}
+	if (close_range_sys(lo, ~0U) < 0)
+		goto fallback;
+	return 0;
+fallback:
+	if (errno != ENOSYS)
+		return -1;
+	return close_by_listing(keep, n);
+}
+
+int sbx_fd_cloexec(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	if (fl < 0)
+		return -1;
+	fl = on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC;
+	return fcntl(fd, F_SETFD, fl);
+}
+
+int sbx_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+void sbx_ready_fd(int fd)
+{
+	if (fd < 0)
+		return;
+	if (sbx_write_all(fd, "\n", 1) < 0)
+		sbx_warn_errno("unable to write to ready fd %d", fd);
+	close(fd);
+}

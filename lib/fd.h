@@ -1,0 +1,30 @@
+/* File-descriptor arguments. Every fd option is parsed here: strict decimal,
+ * above 2 (0-2 are the command's stdio and never taken by an option), and
+ * open. Each tool documents per option whether it consumes the fd (closes
+ * it) or passes it on to the command. */
+#ifndef SBX_FD_H
+#define SBX_FD_H
+
+#include <stddef.h>
+
+/* NULL on success, else a reason ("not open", "not a number", ...). */
+const char *sbx_parse_fd(const char *s, int *fd);
+/* Die with a usage error (100) naming the option, the value and why. */
+int sbx_opt_fd(const char *opt, const char *s);
+
+/* Close every fd above 2 except the n listed in keep (which may be in any
+ * order and contain duplicates). Uses close_range(2); falls back to a loop
+ * over /proc/self/fd. Returns 0, or -1 with errno set. */
+int sbx_close_fds_except(const int *keep, size_t n);
+
+/* Set or clear FD_CLOEXEC. Returns 0 or -1. */
+int sbx_fd_cloexec(int fd, int on);
+
+/* write(2) all of buf, retrying on EINTR and short writes. 0 or -1. */
+int sbx_write_all(int fd, const void *buf, size_t len);
+
+/* --ready-fd: one newline, then close. Errors are reported, not fatal
+ * (the reader may have gone; the sandbox is still correct). */
+void sbx_ready_fd(int fd);
+
+#endif

@@ -1,0 +1,234 @@
+#include "json.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void put(struct sbx_json *j, const char *s, size_t n)
+{
+	if (j->failed)
+		return;
+	if (j->len + n + 1 > j->cap) {
+		size_t cap = j->cap ? j->cap : 256;
+		char *b;
+		while (cap < j->len + n + 1)
+			cap *= 2;
+		b = realloc(j->buf, cap);
+		if (!b) {
+			j->failed = 1;
+			return;
+		}
+		j->buf = b;
+		j->cap = cap;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+	j->buf[j->len] = '\0';
+}
+
+static void puts_(struct sbx_json *j, const char *s) { put(j, s, strlen(s)); }
+
+/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 if invalid.
+ * Rejects overlong forms, surrogates and code points past U+10FFFF. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	size_t len, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static void quoted(struct sbx_json *j, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char esc[8];
+	size_t i = 0, l;
+
+	put(j, "\"", 1);
+	while (i < n) {
+		unsigned char c = p[i];
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			put(j, esc, 2);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			snprintf(esc, sizeof esc, "\\u%04x", c);
+			put(j, esc, 6);
+			i++;
+		} else if ((l = utf8_len(p + i, n - i)) == 0) {
+			puts_(j, "\\ufffd");
+			i++;
+		} else {
+			put(j, s + i, l);
+			i += l;
+		}
+	}
+	put(j, "\"", 1);
+}
+
+static void key(struct sbx_json *j, const char *k)
+{
+	if (j->need_comma)
+		put(j, ",", 1);
+	j->need_comma = 1;
+	if (k) {
+		quoted(j, k, strlen(k));
+		put(j, ":", 1);
+	}
+}
+
+void sbx_json_begin(struct sbx_json *j, const char *tool, const char *event)
+{
+	memset(j, 0, sizeof *j);
+	put(j, "{", 1);
+	j->nested = 1;
+	if (tool)
+		sbx_json_str(j, "tool", tool);
+	if (event)
+		sbx_json_str(j, "event", event);
+}
+
+void sbx_json_strn(struct sbx_json *j, const char *k, const char *v, size_t n)
+{
+	key(j, k);
+	quoted(j, v, n);
+}
+
+void sbx_json_str(struct sbx_json *j, const char *k, const char *v)
+{
+	if (!v) {
+		sbx_json_null(j, k);
+		return;
+	}
+	sbx_json_strn(j, k, v, strlen(v));
+}
+
+void sbx_json_int(struct sbx_json *j, const char *k, int64_t v)
+{
+	char b[32];
+	key(j, k);
+	snprintf(b, sizeof b, "%" PRId64, v);
+	puts_(j, b);
+}
+
+void sbx_json_uint(struct sbx_json *j, const char *k, uint64_t v)
+{
+	char b[32];
+	key(j, k);
+	snprintf(b, sizeof b, "%" PRIu64, v);
+	puts_(j, b);
+}
+
+void sbx_json_bool(struct sbx_json *j, const char *k, int v)
+{
+	key(j, k);
+	puts_(j, v ? "true" : "false");
+}
+
+void sbx_json_null(struct sbx_json *j, const char *k)
+{
+	key(j, k);
+	puts_(j, "null");
+}
+
+void sbx_json_open_obj(struct sbx_json *j, const char *k)
+{
+	key(j, k);
+	put(j, "{", 1);
+	j->nested++;
+	j->need_comma = 0;
+}
+
+void sbx_json_open_arr(struct sbx_json *j, const char *k)
+{
+	key(j, k);
+	put(j, "[", 1);
+	j->nested++;
+	j->need_comma = 0;
+}
+
+void sbx_json_close_obj(struct sbx_json *j)
+{
+	put(j, "}", 1);
+	j->nested--;
+	j->need_comma = 1;
+}
+
+void sbx_json_close_arr(struct sbx_json *j)
+{
+	put(j, "]", 1);
+	j->nested--;
+	j->need_comma = 1;
+}
+
+const char *sbx_json_end(struct sbx_json *j, size_t *len)
+{
+	while (j->nested > 0)
+		sbx_json_close_obj(j);
+	put(j, "\n", 1);
+	if (j->failed)
+		return NULL;
+	if (len)
+		*len = j->len;
+	return j->buf;
+}
+
+int sbx_json_write(struct sbx_json *j, int fd)
+{
+	size_t len = 0;
+	const char *line = sbx_json_end(j, &len);
+	int r = 0;
+
+	if (fd >= 0) {
+		if (!line) {
+			errno = ENOMEM;
+			r = -1;
+		} else {
+			ssize_t w;
+			do
+				w = write(fd, line, len);
+			while (w < 0 && errno == EINTR);
+			if (w < 0)
+				r = -1;
+			else if ((size_t)w != len) {
+				errno = EIO;
+				r = -1;
+			}
+		}
+	}
+	sbx_json_free(j);
+	return r;
+}
+
+void sbx_json_free(struct sbx_json *j)
+{
+	int e = errno;
+	free(j->buf);
+	j->buf = NULL;
+	j->len = j->cap = 0;
+	errno = e;
+}

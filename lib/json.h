@@ -1,0 +1,43 @@
+/* JSON lines for --status-fd and logs: one object per event, built in
+ * memory and written with a single write(2) so that several tools sharing
+ * one status fd never interleave. Every string is escaped: quotes,
+ * backslashes, control characters, and invalid UTF-8 (each bad byte becomes
+ * U+FFFD), so a hostile file name cannot break or forge a line. */
+#ifndef SBX_JSON_H
+#define SBX_JSON_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+struct sbx_json {
+	char *buf;
+	size_t len, cap;
+	int failed;   /* an allocation failed: the line is dropped, not truncated */
+	int nested;   /* depth of open objects/arrays */
+	int need_comma;
+};
+
+/* Starts `{"tool":TOOL,"event":EVENT` (tool/event may be NULL to omit). */
+void sbx_json_begin(struct sbx_json *j, const char *tool, const char *event);
+void sbx_json_str(struct sbx_json *j, const char *key, const char *val);
+/* val of length len, may contain NUL and invalid UTF-8. */
+void sbx_json_strn(struct sbx_json *j, const char *key, const char *val, size_t len);
+void sbx_json_int(struct sbx_json *j, const char *key, int64_t val);
+void sbx_json_uint(struct sbx_json *j, const char *key, uint64_t val);
+void sbx_json_bool(struct sbx_json *j, const char *key, int val);
+void sbx_json_null(struct sbx_json *j, const char *key);
+/* Nested object/array under key (key NULL inside an array). */
+void sbx_json_open_obj(struct sbx_json *j, const char *key);
+void sbx_json_open_arr(struct sbx_json *j, const char *key);
+void sbx_json_close_obj(struct sbx_json *j);
+void sbx_json_close_arr(struct sbx_json *j);
+
+/* Closes the object, appends '\n'. Returns the finished line (owned by j)
+ * or NULL if building failed. */
+const char *sbx_json_end(struct sbx_json *j, size_t *len);
+/* sbx_json_end + one write(2) to fd (fd < 0: nothing). Frees j.
+ * Returns 0, or -1 with errno (EPIPE etc.) for the caller to judge. */
+int sbx_json_write(struct sbx_json *j, int fd);
+void sbx_json_free(struct sbx_json *j);
+
+#endif

@@ -1,0 +1,69 @@
+#include "opts.h"
+#include "die.h"
+
+#include <string.h>
+
+void sbx_opt_init(struct sbx_optstate *st, int first)
+{
+	memset(st, 0, sizeof *st);
+	st->ind = first;
+}
+
+static const struct sbx_opt *lookup(const struct sbx_opt *tab,
+				    const char *name, size_t len, size_t *idx)
+{
+	for (size_t i = 0; tab[i].name; i++) {
+		if (strlen(tab[i].name) == len && !memcmp(tab[i].name, name, len)) {
+			*idx = i;
+			return &tab[i];
+		}
+	}
+	return NULL;
+}
+
+int sbx_opt_next(struct sbx_optstate *st, const struct sbx_opt *tab,
+		 int argc, char **argv, const char **arg)
+{
+	const char *a, *name, *eq;
+	const struct sbx_opt *o;
+	size_t len, idx = 0;
+
+	*arg = NULL;
+	if (st->ind >= argc)
+		return 0;
+	a = argv[st->ind];
+	if (!strcmp(a, "--")) {
+		st->ind++;
+		return 0;
+	}
+	if (a[0] != '-' || a[1] == '\0')
+		return 0;
+	if (a[1] != '-')
+		sbx_die_usage("unknown option %s (options are long: --name)", a);
+	name = a + 2;
+	eq = strchr(name, '=');
+	len = eq ? (size_t)(eq - name) : strlen(name);
+	o = lookup(tab, name, len, &idx);
+	if (!o)
+		sbx_die_usage("unknown option --%.*s", (int)len, name);
+	if (idx >= sizeof st->seen)
+		sbx_die_usage("option table too large");
+	if (st->seen[idx] && o->rep == SBX_ONCE)
+		sbx_die_usage("--%s given twice", o->name);
+	if (st->seen[idx] < 255)
+		st->seen[idx]++;
+	st->ind++;
+	if (o->arg == SBX_NOARG) {
+		if (eq)
+			sbx_die_usage("--%s takes no value", o->name);
+		return o->id;
+	}
+	if (eq) {
+		*arg = eq + 1;
+	} else {
+		if (st->ind >= argc)
+			sbx_die_usage("--%s needs a value", o->name);
+		*arg = argv[st->ind++];
+	}
+	return o->id;
+}

@@ -1,0 +1,191 @@
+#include "parse.h"
+#include "die.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* Leading digits into *v; returns the number of digits, or -1 on overflow. */
+static int digits(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	int n = 0;
+
+	while (s[n] >= '0' && s[n] <= '9') {
+		unsigned d = (unsigned)(s[n] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+		n++;
+	}
+	*v = x;
+	return n;
+}
+
+/* Reasons shared by every parser for what is wrong before the digits. */
+static const char *bad_start(const char *s)
+{
+	if (!s || !*s)
+		return "empty";
+	if (*s == '-')
+		return "negative";
+	if (*s == '+')
+		return "sign not allowed";
+	if (*s == ' ' || *s == '\t' || *s == '\n')
+		return "whitespace not allowed";
+	if (*s < '0' || *s > '9')
+		return "not a number";
+	return NULL;
+}
+
+const char *sbx_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	const char *why = bad_start(s);
+	uint64_t v;
+	int n;
+
+	if (why)
+		return why;
+	n = digits(s, &v);
+	if (n < 0)
+		return "overflow";
+	if (s[n])
+		return "trailing garbage";
+	if (v > max)
+		return "too large";
+	if (v < min)
+		return v == 0 ? "zero not allowed" : "too small";
+	*out = v;
+	return NULL;
+}
+
+static int suffix_shift(const char *p, unsigned *shift)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+
+	if (!*p) {
+		*shift = 0;
+		return 0;
+	}
+	u = strchr(units, *p >= 'a' ? *p - 32 : *p);
+	if (!u || !*p)
+		return -1;
+	*shift = 10 * (unsigned)(u - units + 1);
+	p++;
+	if (!*p || !strcasecmp(p, "B") || !strcasecmp(p, "iB"))
+		return 0;
+	return -1;
+}
+
+const char *sbx_parse_size(const char *s, uint64_t max, uint64_t *out)
+{
+	const char *why = bad_start(s);
+	unsigned shift;
+	uint64_t v;
+	int n;
+
+	if (why)
+		return why;
+	n = digits(s, &v);
+	if (n < 0)
+		return "overflow";
+	if (s[n] == '.')
+		return "fractions not allowed";
+	if (suffix_shift(s + n, &shift) < 0)
+		return s[n] == ' ' ? "whitespace not allowed" : "trailing garbage";
+	if (v == 0)
+		return "zero not allowed";
+	if (shift && v > (UINT64_MAX >> shift))
+		return "overflow";
+	v <<= shift;
+	if (v > max)
+		return "too large";
+	*out = v;
+	return NULL;
+}
+
+const char *sbx_parse_percent(const char *s, uint64_t max, uint64_t *out)
+{
+	size_t len = s ? strlen(s) : 0;
+	char buf[32];
+
+	/* "50%" is how people write it; accept the sign and nothing else. */
+	if (len > 1 && len < sizeof buf && s[len - 1] == '%') {
+		memcpy(buf, s, len - 1);
+		buf[len - 1] = '\0';
+		return sbx_parse_u64(buf, 1, max, out);
+	}
+	return sbx_parse_u64(s, 1, max, out);
+}
+
+const char *sbx_parse_seconds(const char *s, uint64_t max_ms, uint64_t *out_ms)
+{
+	const char *why = bad_start(s);
+	uint64_t whole, ms = 0;
+	int n, i;
+
+	if (why)
+		return why;
+	n = digits(s, &whole);
+	if (n < 0)
+		return "overflow";
+	s += n;
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return "trailing garbage";
+		for (i = 0; i < 3 && *s >= '0' && *s <= '9'; i++, s++)
+			ms = ms * 10 + (uint64_t)(*s - '0');
+		for (; i < 3; i++)
+			ms *= 10;
+		if (*s >= '0' && *s <= '9')
+			return "more than three decimals";
+	}
+	if (*s)
+		return "trailing garbage";
+	if (whole > (UINT64_MAX - ms) / 1000)
+		return "overflow";
+	whole = whole * 1000 + ms;
+	if (whole == 0)
+		return "zero not allowed";
+	if (whole > max_ms)
+		return "too large";
+	*out_ms = whole;
+	return NULL;
+}
+
+uint64_t sbx_opt_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
+{
+	uint64_t v = 0;
+	const char *why = sbx_parse_u64(s, min, max, &v);
+	if (why)
+		sbx_die_usage("%s: invalid number '%s': %s", opt, s, why);
+	return v;
+}
+
+uint64_t sbx_opt_size(const char *opt, const char *s, uint64_t max)
+{
+	uint64_t v = 0;
+	const char *why = sbx_parse_size(s, max, &v);
+	if (why)
+		sbx_die_usage("%s: invalid size '%s': %s", opt, s, why);
+	return v;
+}
+
+uint64_t sbx_opt_percent(const char *opt, const char *s, uint64_t max)
+{
+	uint64_t v = 0;
+	const char *why = sbx_parse_percent(s, max, &v);
+	if (why)
+		sbx_die_usage("%s: invalid percentage '%s': %s", opt, s, why);
+	return v;
+}
+
+uint64_t sbx_opt_seconds(const char *opt, const char *s, uint64_t max_ms)
+{
+	uint64_t v = 0;
+	const char *why = sbx_parse_seconds(s, max_ms, &v);
+	if (why)
+		sbx_die_usage("%s: invalid duration '%s': %s", opt, s, why);
+	return v;
+}

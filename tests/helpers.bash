@@ -1,0 +1,45 @@
+# Shared by every bats file: `load helpers`.
+# SBX_ROOT is the repository, SBX_BIN the directory of the binaries under test.
+
+SBX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+: "${SBX_BIN:=$SBX_ROOT/bin}"
+export SBX_ROOT SBX_BIN
+PATH="$SBX_BIN:$PATH"
+
+bats_load_library() { load "$1/load"; }
+load /usr/lib/bats/bats-support/load
+load /usr/lib/bats/bats-assert/load
+load /usr/lib/bats/bats-file/load
+
+# A skipped test is a failed test: a broken environment must never look like
+# a passing suite. What this host cannot run belongs in tests/vm/.
+skip() {
+	echo "skip is not allowed (strict mode): ${*:-no reason}" >&2
+	return 1
+}
+
+# The unprivileged user the suites run commands as (created once, as root).
+SBX_TEST_USER=sbxtest
+sbx_test_user() {
+	if ! id -u "$SBX_TEST_USER" >/dev/null 2>&1; then
+		useradd --create-home --shell /bin/bash "$SBX_TEST_USER" >/dev/null 2>&1 ||
+			id -u "$SBX_TEST_USER" >/dev/null
+	fi
+	SBX_TEST_UID=$(id -u "$SBX_TEST_USER")
+	SBX_TEST_GID=$(id -g "$SBX_TEST_USER")
+	export SBX_TEST_UID SBX_TEST_GID
+}
+
+# Run a command as the unprivileged user, with a clean environment.
+as_user() {
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups \
+		--reset-env -- env PATH="$SBX_BIN:/usr/local/bin:/usr/bin:/bin" "$@"
+}
+
+# A scratch directory the unprivileged user can also use.
+sbx_scratch() {
+	local d
+	d=$(mktemp -d /var/tmp/sbx-test.XXXXXX)
+	chmod 0755 "$d"
+	echo "$d"
+}

@@ -1,0 +1,77 @@
+#include "unit.h"
+#include "fd.h"
+#include "die.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+TEST(fd_parse)
+{
+	int fd = -1, p[2];
+	CHECK(pipe(p) == 0);
+	char s[16];
+	snprintf(s, sizeof s, "%d", p[0]);
+	CHECK(!sbx_parse_fd(s, &fd)); CHECK(fd == p[0]);
+	CHECK_STR(sbx_parse_fd("0", &fd), "0, 1 and 2 are stdio");
+	CHECK_STR(sbx_parse_fd("2", &fd), "0, 1 and 2 are stdio");
+	CHECK_STR(sbx_parse_fd("999", &fd), "not open");
+	CHECK_STR(sbx_parse_fd("-1", &fd), "negative");
+	CHECK_STR(sbx_parse_fd("", &fd), "empty");
+	CHECK_STR(sbx_parse_fd("3x", &fd), "trailing garbage");
+	CHECK_STR(sbx_parse_fd("+3", &fd), "sign not allowed");
+	CHECK_STR(sbx_parse_fd("4294967299", &fd), "too large");
+	CHECK_STR(sbx_parse_fd("99999999999999999999", &fd), "overflow");
+	close(p[0]);
+	close(p[1]);
+}
+
+static void die_fd(void *arg) { sbx_setprog("sbx-t"); sbx_opt_fd("--status-fd", arg); }
+
+TEST(fd_option_dies_naming_the_option)
+{
+	char err[256];
+	CHECK(unit_capture(die_fd, "77", err, sizeof err) == 100);
+	CHECK_STR(err, "sbx-t: usage: --status-fd: invalid fd '77': not open\n");
+}
+
+static void close_all(void *arg)
+{
+	int keep[] = { 9, 7, 7 };
+	(void)arg;
+	for (int i = 3; i < 12; i++)
+		if (fcntl(i, F_GETFD) < 0)
+			dup2(0, i);
+	if (sbx_close_fds_except(keep, 3) < 0)
+		_exit(2);
+	for (int i = 3; i < 12; i++) {
+		int open_ = fcntl(i, F_GETFD) >= 0;
+		if (open_ != (i == 7 || i == 9))
+			_exit(10 + i);
+	}
+	_exit(0);
+}
+
+TEST(fd_close_all_but_kept)
+{
+	char err[64];
+	CHECK(unit_capture(close_all, NULL, err, sizeof err) == 0);
+}
+
+TEST(fd_cloexec_and_write_all)
+{
+	int p[2];
+	char b[8] = { 0 };
+	CHECK(pipe(p) == 0);
+	CHECK(sbx_fd_cloexec(p[0], 1) == 0);
+	CHECK(fcntl(p[0], F_GETFD) & FD_CLOEXEC);
+	CHECK(sbx_fd_cloexec(p[0], 0) == 0);
+	CHECK(!(fcntl(p[0], F_GETFD) & FD_CLOEXEC));
+	CHECK(sbx_fd_cloexec(999, 1) == -1);
+	CHECK(sbx_write_all(p[1], "abc", 3) == 0);
+	sbx_ready_fd(p[1]);
+	CHECK(read(p[0], b, sizeof b) == 4);
+	CHECK_STR(b, "abc\n");
+	CHECK(read(p[0], b, sizeof b) == 0); /* ready fd was closed */
+	close(p[0]);
+}

@@ -1,0 +1,304 @@
+#!/bin/bash
+# Runs the VM test suite on Debian's stock kernel under QEMU (TCG): the host kernel has
+# no cgroup v2 controllers and no XFS/ext4 project quotas, so those limits are proven here.
+#
+#   tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]
+#
+# Environment: SBX_ROOT (repo root), SBX_BIN (dir of static sbx-* binaries, may be empty),
+# SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds, default 420).
+# --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
+#
+# Exit status: 0 every test passed in both roles; 1 a test failed, a result is missing or
+# truncated, the VM did not boot or timed out; 2 usage or host setup error.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SBX_ROOT=${SBX_ROOT:-$(cd "$here/../.." && pwd)}
+SBX_BIN=${SBX_BIN:-}
+work=${SBX_VM_WORK:-$SBX_ROOT/build/vm}
+timeout_s=${SBX_VM_TIMEOUT:-420}
+
+die() { echo "vm: fatal: $*" >&2; exit 2; }
+fail() { echo "vm: FAIL: $*"; }
+
+suite=() kernel= init_override=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--suite)
+		shift
+		while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do suite+=("$1"); shift; done
+		[ ${#suite[@]} -gt 0 ] || die "--suite needs at least one file or directory"
+		;;
+	--kernel) [ $# -ge 2 ] || die "--kernel needs a file"; kernel=$2; shift 2 ;;
+	--init) [ $# -ge 2 ] || die "--init needs a file"; init_override=$2; shift 2 ;;
+	*) die "usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]" ;;
+	esac
+done
+case $timeout_s in '' | *[!0-9]* | 0) die "SBX_VM_TIMEOUT must be a positive number of seconds" ;; esac
+[ ${#suite[@]} -gt 0 ] || suite=("$here")
+
+# --- packages -------------------------------------------------------------------------
+ensure_packages() {
+	if [ -x "$SBX_ROOT/deps/packages.sh" ] && "$SBX_ROOT/deps/packages.sh" vm; then
+		return 0
+	fi
+	local want=(qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs
+		e2fsprogs bats bats-assert bats-support bats-file cpio gzip musl-tools gcc libc6-dev)
+	local missing=() p
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "vm: installing missing packages: ${missing[*]}"
+	[ "$(id -u)" = 0 ] || die "need root to install: ${missing[*]}"
+	apt-get update -qq >/dev/null || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null || die "apt-get install failed: ${missing[*]}"
+}
+ensure_packages
+
+# --- kernel and modules ---------------------------------------------------------------
+find_kernel() {
+	local k v
+	# Newest first; the running host kernel has no modules dir and is skipped.
+	for k in $(ls -1 /boot/vmlinuz-* 2>/dev/null | sort -rV); do
+		v=${k#/boot/vmlinuz-}
+		[ -f "/lib/modules/$v/modules.dep" ] && { echo "$k"; return 0; }
+	done
+	return 1
+}
+if [ -n "$kernel" ]; then
+	kver=$(ls -1 /lib/modules | sort -rV | head -n1)
+else
+	kernel=$(find_kernel) || die "no /boot/vmlinuz-* with a /lib/modules dir (install linux-image-amd64)"
+	kver=${kernel#/boot/vmlinuz-}
+fi
+moddir=/lib/modules/$kver
+
+rm -rf "$work/root" "$work/results.log" "$work/console.log"
+mkdir -p "$work/root" "$work/kinc"
+root=$work/root
+
+# Resolve modules.list through modules.dep (and softdeps through modules.alias) into a load
+# order, dependencies first. Each output line: "hard|soft relpath".
+resolve_modules() {
+	awk -v list="$here/modules.list" -v dir="$moddir" '
+	function norm(s) { gsub(/-/, "_", s); return s }
+	function base(p,   b) { b = p; sub(/.*\//, "", b); sub(/\.ko(\.xz|\.zst|\.gz)?$/, "", b); return norm(b) }
+	FNR == 1 { file++ }
+	file == 1 { sub(/#.*/, ""); if (NF) want[++nwant] = norm($1); next }
+	file == 2 { p = $1; sub(/:$/, "", p); m = base(p); path[m] = p
+		    deps[m] = ""; for (i = 2; i <= NF; i++) deps[m] = deps[m] " " base($i); next }
+	file == 3 && $1 == "softdep" { m = norm($2); pre = 0
+		    for (i = 3; i <= NF; i++) { if ($i == "pre:") pre = 1; else if ($i == "post:") pre = 0; else if (pre) soft[m] = soft[m] " " $i }
+		    next }
+	file == 4 && $1 == "alias" { alias[norm($2)] = alias[norm($2)] " " $3; next }
+	function add(m, kind,   n, a, i, t, k) {
+		if (m in done) return
+		if (!(m in path)) {
+			if (kind == "hard") { print "missing " m; return }
+			return
+		}
+		done[m] = 1
+		n = split(soft[m], a, " ")
+		for (i = 1; i <= n; i++) {
+			t = norm(a[i])
+			if (t in path) add(t, "soft")
+			else { k = split(alias[t], al, " "); for (j = 1; j <= k; j++) add(norm(al[j]), "soft") }
+		}
+		n = split(deps[m], a, " ")
+		for (i = 1; i <= n; i++) add(a[i], kind)
+		print kind " " path[m]
+	}
+	END { for (w = 1; w <= nwant; w++) add(want[w], "hard") }
+	' "$here/modules.list" "$moddir/modules.dep" "$moddir/modules.softdep" "$moddir/modules.alias"
+}
+mods=$(resolve_modules)
+if grep -q '^missing ' <<<"$mods"; then
+	# Built into the kernel is fine; absent altogether is not.
+	while read -r _ m; do
+		grep -Eq "/${m}\.ko" "$moddir/modules.builtin" ||
+			grep -Eq "/${m//_/[-_]}\.ko" "$moddir/modules.builtin" ||
+			die "kernel module $m is neither built in nor in $moddir"
+	done < <(grep '^missing ' <<<"$mods")
+	mods=$(grep -v '^missing ' <<<"$mods")
+fi
+mkdir -p "$root/lib/modules/$kver" "$root/etc"
+: >"$root/etc/sbxvm-modules"
+while read -r kind rel; do
+	[ -n "$rel" ] || continue
+	out=$root/lib/modules/$kver/${rel%.xz}
+	out=${out%.zst}
+	out=${out%.gz}
+	mkdir -p "$(dirname "$out")"
+	case $rel in
+	*.xz) xz -dc "$moddir/$rel" >"$out" ;;
+	*.zst) zstd -qdc "$moddir/$rel" >"$out" ;;
+	*.gz) gzip -dc "$moddir/$rel" >"$out" ;;
+	*) cp "$moddir/$rel" "$out" ;;
+	esac
+	echo "$kind /lib/modules/$kver/${out#"$root/lib/modules/$kver/"}" >>"$root/etc/sbxvm-modules"
+done <<<"$mods"
+
+# --- static test helpers --------------------------------------------------------------
+ln -sfn /usr/include/linux "$work/kinc/linux"
+ln -sfn /usr/include/asm-generic "$work/kinc/asm-generic"
+ln -sfn /usr/include/x86_64-linux-gnu/asm "$work/kinc/asm"
+mkdir -p "$root/sbx/bin" "$root/sbx/helpers" "$root/sbx/tests/helpers"
+for src in "$here"/helpers/*.c; do
+	[ -e "$src" ] || continue
+	out=$root/sbx/helpers/$(basename "${src%.c}")
+	if command -v musl-gcc >/dev/null; then
+		musl-gcc -static -O2 -Wall -Wextra -Werror -isystem "$work/kinc" -o "$out" "$src" ||
+			die "unable to compile $src"
+	else
+		gcc -static -O2 -Wall -Wextra -Werror -o "$out" "$src" || die "unable to compile $src"
+	fi
+done
+
+# --- root file system -----------------------------------------------------------------
+for d in bin sbin usr/bin usr/sbin usr/lib usr/libexec proc sys dev tmp run mnt/xfs mnt/ext4 \
+	home/sbxuser root var/tmp; do
+	mkdir -p "$root/$d"
+done
+cp /bin/busybox "$root/bin/busybox"
+for a in $("$root/bin/busybox" --list-full); do
+	[ -e "$root/$a" ] || ln -s /bin/busybox "$root/$a"
+done
+rm -f "$root/bin/bash" && cp /bin/bash-static "$root/bin/bash"
+cp /usr/bin/bats "$root/usr/bin/bats"
+cp -r /usr/lib/bats-core "$root/usr/lib/"
+cp -r /usr/libexec/bats-core "$root/usr/libexec/"
+cp -r /usr/lib/bats "$root/usr/lib/"
+if [ -n "$SBX_BIN" ] && [ -d "$SBX_BIN" ]; then
+	for b in "$SBX_BIN"/sbx-*; do [ -f "$b" ] && cp "$b" "$root/sbx/bin/"; done
+fi
+cp "$here"/helpers/* "$root/sbx/tests/helpers/"
+rm -f "$root"/sbx/tests/helpers/*.c
+files=()
+for s in "${suite[@]}"; do
+	if [ -d "$s" ]; then
+		for f in "$s"/*.bats; do [ -e "$f" ] && files+=("$f"); done
+	elif [ -f "$s" ]; then
+		files+=("$s")
+	else
+		die "no such suite file or directory: $s"
+	fi
+done
+[ ${#files[@]} -gt 0 ] || die "the suite holds no .bats file"
+for f in "${files[@]}"; do
+	[ -e "$root/sbx/tests/$(basename "$f")" ] && die "two suite files named $(basename "$f")"
+	cp "$f" "$root/sbx/tests/"
+done
+if [ -n "$init_override" ]; then
+	cp "$init_override" "$root/init"
+else
+	cp "$here/init.sh" "$root/init"
+fi
+chmod 0755 "$root/init"
+printf 'root:x:0:0:root:/root:/bin/bash\nsbxuser:x:1000:1000:sbx test user:/home/sbxuser:/bin/bash\n' \
+	>"$root/etc/passwd"
+printf 'root:x:0:\nsbxuser:x:1000:\n' >"$root/etc/group"
+chmod -R a+rX "$root/sbx" "$root/usr" "$root/etc"
+chmod 1777 "$root/tmp" "$root/var/tmp"
+(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc -R 0:0 --quiet | gzip -1 >"$work/initramfs.gz") ||
+	die "unable to build the initramfs"
+
+# --- disks ----------------------------------------------------------------------------
+rm -f "$work/xfs.img" "$work/ext4.img"
+truncate -s 512M "$work/xfs.img"
+mkfs.xfs -q "$work/xfs.img" || die "mkfs.xfs failed"
+truncate -s 256M "$work/ext4.img"
+mkfs.ext4 -q -F -O quota,project -E quotatype=prjquota "$work/ext4.img" ||
+	die "mkfs.ext4 failed"
+
+# --- boot -----------------------------------------------------------------------------
+echo "vm: kernel $kernel, $(wc -l <"$root/etc/sbxvm-modules") modules, suite: $(cd "$root/sbx/tests" && ls *.bats | tr '\n' ' ')"
+: >"$work/results.log"
+: >"$work/console.log"
+start=$(date +%s)
+set +e
+timeout -k 5 "$timeout_s" qemu-system-x86_64 \
+	-accel tcg -cpu max -m 1G -smp 2 -no-reboot \
+	-display none -monitor none -nic none \
+	-kernel "$kernel" -initrd "$work/initramfs.gz" \
+	-append "console=ttyS0 cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4" \
+	-serial "file:$work/console.log" -serial "file:$work/results.log" \
+	-drive "file=$work/xfs.img,format=raw,if=virtio,cache=unsafe" \
+	-drive "file=$work/ext4.img,format=raw,if=virtio,cache=unsafe" \
+	</dev/null >"$work/qemu.log" 2>&1 &
+qpid=$!
+# Stream results as they arrive; tail stops once QEMU (or timeout) is gone.
+tail -n +1 -f --pid=$qpid "$work/results.log" 2>/dev/null | tr -d '\r' |
+	awk '/^SBXVM ROLE /{role=$3; next} /^SBXVM /{next} role!=""{print "[" role "] " $0; fflush()}'
+wait $qpid
+qrc=$?
+set -e
+elapsed=$(($(date +%s) - start))
+
+# --- verdict --------------------------------------------------------------------------
+# Parse the whole channel again: per role, the plan, every result, the end markers.
+summary=$(tr -d '\r' <"$work/results.log" | awk '
+	/^SBXVM BEGIN /   { begin = 1; sub(/^SBXVM BEGIN /, ""); info = $0; next }
+	/^SBXVM FATAL /   { sub(/^SBXVM FATAL /, ""); fatal = fatal $0 "; "; next }
+	/^SBXVM ROLE /    { role = $3; roles = roles " " role; plan[role] = -1; n[role] = 0; next }
+	/^SBXVM ROLE-END / { ended[$3] = 1; role = ""; next }
+	/^SBXVM END$/     { end = 1; next }
+	role == "" { next }
+	/^1\.\.[0-9]+$/   { plan[role] = substr($0, 4) + 0; next }
+	/^ok /            { n[role]++; if ($0 ~ / # [Ss][Kk][Ii][Pp]/) { fail++; bad = bad "[" role "] " $0 "\n" } else pass++; next }
+	/^not ok /        { n[role]++; fail++; bad = bad "[" role "] " $0 "\n"; next }
+	END {
+		printf "begin=%d end=%d pass=%d fail=%d\n", begin, end, pass, fail
+		printf "info=%s\n", info
+		if (fatal != "") printf "problem=VM setup failed: %s\n", fatal
+		nr = split(roles, r, " ")
+		for (i = 1; i <= nr; i++) {
+			if (!(r[i] in ended)) printf "problem=role %s: results truncated (no end marker)\n", r[i]
+			else if (plan[r[i]] < 0) printf "problem=role %s: no test plan\n", r[i]
+			else if (plan[r[i]] != n[r[i]]) printf "problem=role %s: %d of %d results\n", r[i], n[r[i]], plan[r[i]]
+		}
+		if (begin && end && nr != 2) printf "problem=expected 2 roles, got %d\n", nr
+		printf "%s", bad
+	}')
+pass=$(sed -n 's/^begin=.* pass=\([0-9]*\) .*/\1/p' <<<"$summary")
+failn=$(sed -n 's/^begin=.* fail=\([0-9]*\)$/\1/p' <<<"$summary")
+begin=$(sed -n 's/^begin=\([0-9]\).*/\1/p' <<<"$summary")
+end=$(sed -n 's/^begin=[0-9] end=\([0-9]\).*/\1/p' <<<"$summary")
+info=$(sed -n 's/^info=//p' <<<"$summary")
+problems=$(sed -n 's/^problem=//p' <<<"$summary")
+
+ok=1
+[ -n "$info" ] && echo "vm: $info"
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	fail "timeout: the VM did not finish within $timeout_s s"
+	ok=0
+elif [ "$begin" != 1 ]; then
+	fail "boot failure: the VM sent no result (qemu exit status $qrc)"
+	ok=0
+elif [ "$end" != 1 ]; then
+	fail "results truncated: no end marker (qemu exit status $qrc)"
+	ok=0
+elif [ "$qrc" != 0 ]; then
+	fail "qemu exit status $qrc"
+	ok=0
+fi
+if [ -n "$problems" ]; then
+	while IFS= read -r p; do fail "$p"; done <<<"$problems"
+	ok=0
+fi
+if [ "${failn:-0}" != 0 ]; then
+	echo "vm: failed tests:"
+	grep -E '^\[[a-z]+\] (not )?ok ' <<<"$summary" | sed 's/^/  /'
+	ok=0
+fi
+if [ "$begin" != 1 ] || [ "$end" != 1 ]; then
+	echo "vm: last lines of the console ($work/console.log):"
+	tr -d '\r' <"$work/console.log" | tail -n 25 | sed 's/^/  | /'
+	[ -s "$work/qemu.log" ] && sed 's/^/  qemu: /' "$work/qemu.log" | tail -n 5
+fi
+echo "vm: run took $elapsed s"
+echo "vm: ${pass:-0} passed, ${failn:-0} failed"
+[ $ok = 1 ]
