@@ -5,7 +5,7 @@
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all check check-unit check-bats check-vm fuzz fuzz-brief install clean distclean deps packages demo bench
+.PHONY: test-progs all check check-unit check-bats check-vm fuzz fuzz-brief install clean distclean deps packages demo bench
 
 B        ?= .
 STATIC   ?= 1
@@ -31,6 +31,11 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(OBJDIR)/%.o)
 LIBSBX   := $(OBJDIR)/libsbx.a
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(OBJDIR)/unit-tests
+# Programs the tests run (inside sandboxes, in the VM): tests/progs/NAME.c
+# becomes $(OBJDIR)/testbin/NAME, built like the tools.
+PROG_SRC := $(wildcard tests/progs/*.c)
+TESTBIN  := $(OBJDIR)/testbin
+TEST_PROGS := $(PROG_SRC:tests/progs/%.c=$(TESTBIN)/%)
 
 WARN     := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2
@@ -90,25 +95,32 @@ $(UNIT_BIN): $(UNIT_SRC:%.c=$(OBJDIR)/%.o) $(LIBSBX)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(TESTBIN)/%: $(OBJDIR)/tests/progs/%.o $(LIBSBX)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+test-progs: $(TEST_PROGS)
+
 -include $(wildcard cmd/*/build.mk tests/*/build.mk)
 -include $(shell find $(OBJDIR) -name '*.d' 2>/dev/null)
 
 # Everything CI runs. Each suite runs even if an earlier one failed; the
 # closing line counts them all and the exit status is non-zero on any failure.
-check: all $(UNIT_BIN)
+check: all $(UNIT_BIN) $(TEST_PROGS)
 	$(Q)$(PKGS) test
-	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_UNIT=$(abspath $(UNIT_BIN)) SBX_STATIC=$(STATIC) \
+	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_UNIT=$(abspath $(UNIT_BIN)) SBX_STATIC=$(STATIC) \
 	  SBX_OBJDIR=$(abspath $(OBJDIR)) tests/check.sh
 
 check-unit: $(UNIT_BIN)
 	$(Q)$(UNIT_BIN)
 
-check-bats: all
+check-bats: all $(TEST_PROGS)
 	$(Q)$(PKGS) test
-	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_STATIC=$(STATIC) tests/run-bats.sh tests/*.bats
+	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_STATIC=$(STATIC) tests/run-bats.sh tests/*.bats
 
-check-vm: all
-	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_ROOT=$(CURDIR) tests/vm/run.sh
+check-vm: all $(TEST_PROGS)
+	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) tests/vm/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

@@ -3,7 +3,8 @@
 
 SBX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${SBX_BIN:=$SBX_ROOT/bin}"
-export SBX_ROOT SBX_BIN
+: "${SBX_TESTBIN:=$SBX_ROOT/build/obj-static/testbin}"
+export SBX_ROOT SBX_BIN SBX_TESTBIN
 PATH="$SBX_BIN:$PATH"
 
 bats_load_library() { load "$1/load"; }
