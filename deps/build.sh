@@ -1,0 +1,333 @@
+#!/bin/bash
+# deps/build.sh PREFIX: build the libraries pinned in deps/manifest as static
+# musl archives into PREFIX (PREFIX/include, PREFIX/lib, PREFIX/kinc).
+#
+# The sources are Debian's own source packages, fetched with `apt-get source`
+# through a private source list and private package lists (the machine's
+# lists are never touched), kept in a download cache (build/deps-src, or
+# $SBX_DEPS_CACHE), and checked file by file against the SHA-256 sums in the
+# manifest before anything is unpacked. A file already in the cache is never
+# fetched again, so a cache that goes bad is reported, not silently replaced.
+#
+# PREFIX/.stamp is written last; while it is newer than the manifest and this
+# script, the prefix is complete and the script exits at once. Build logs go
+# to PREFIX/../deps-log/PACKAGE.log. V=1 shows each command.
+set -euo pipefail
+
+# Whatever make or the caller set for its own compiles must not leak into
+# the libraries' builds (a parent `make CC=...` reaches sub-makes this way).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES CC CFLAGS CPPFLAGS LDFLAGS LDLIBS
+
+suite=bookworm
+component=main
+
+usage() {
+	echo "sbx: usage: deps/build.sh PREFIX" >&2
+	exit 100
+}
+die() {
+	echo "sbx: fatal: $*" >&2
+	exit 111
+}
+
+main() {
+	[ $# -eq 1 ] && [ -n "$1" ] || usage
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	manifest=$root/deps/manifest
+	self=$root/deps/build.sh
+	prefix=$(absolute "$1")
+	fresh && exit 0
+
+	mkdir -p "$(dirname "$prefix")"
+	# Two builds of one tree (make in two terminals) would interleave their
+	# installs; the second waits and then finds the first one's stamp.
+	exec 9>"$prefix.lock"
+	flock 9
+	fresh && exit 0
+
+	cache=$(absolute "${SBX_DEPS_CACHE:-$root/build/deps-src}")
+	logdir=$(dirname "$prefix")/deps-log
+	work=$(dirname "$prefix")/deps-work
+	jobs=${SBX_DEPS_JOBS:-$(nproc)}
+
+	read_manifest
+	claim_prefix
+	mkdir -p "$cache" "$logdir"
+	fetch_missing
+	copy_and_verify
+	link_kernel_headers
+	local pkg
+	for pkg in "${packages[@]}"; do
+		build_one "$pkg"
+	done
+	rm -rf "$work"
+	printf '%s\n' "${stamp_lines[@]}" >"$prefix/.stamp.tmp"
+	mv "$prefix/.stamp.tmp" "$prefix/.stamp"
+}
+
+absolute() {
+	case $1 in
+	/*) printf '%s\n' "${1%/}" ;;
+	*) printf '%s\n' "$(pwd)/${1%/}" ;;
+	esac
+}
+
+fresh() {
+	[ -f "$prefix/.stamp" ] && [ "$prefix/.stamp" -nt "$manifest" ] &&
+		[ "$prefix/.stamp" -nt "$self" ]
+}
+
+# Fills files[] ("PKG VERSION FILE SHA256"), packages[] (first-seen order),
+# version[PKG], and the stamp's content.
+read_manifest() {
+	[ -r "$manifest" ] || die "unable to read deps manifest $manifest: not readable"
+	files=()
+	packages=()
+	stamp_lines=()
+	declare -gA version=()
+	local n=0 line pkg ver file sum extra
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		case $line in '' | '#'*) continue ;; esac
+		read -r pkg ver file sum extra <<<"$line"
+		if [ -z "$sum" ] || [ -n "$extra" ] || [[ ! $sum =~ ^[0-9a-f]{64}$ ]] ||
+			[[ $file == */* ]] || [[ $file == .* ]]; then
+			die "unable to read deps manifest $manifest: line $n is not PACKAGE VERSION FILE SHA256"
+		fi
+		if [ -z "${version[$pkg]:-}" ]; then
+			packages+=("$pkg")
+			version[$pkg]=$ver
+			stamp_lines+=("$pkg $ver")
+		elif [ "${version[$pkg]}" != "$ver" ]; then
+			die "unable to read deps manifest $manifest: line $n gives $pkg a second version"
+		fi
+		files+=("$pkg $ver $file $sum")
+	done <"$manifest"
+	[ ${#files[@]} -gt 0 ] || die "unable to read deps manifest $manifest: no entries"
+}
+
+# The prefix is emptied before a rebuild, so refuse a directory that this
+# script did not make (deps/build.sh /usr must not remove /usr/include).
+claim_prefix() {
+	if [ -d "$prefix" ] && [ ! -e "$prefix/.sbx-deps" ] &&
+		[ -n "$(ls -A "$prefix")" ]; then
+		die "unable to use deps prefix $prefix: not empty and not made by deps/build.sh"
+	fi
+	mkdir -p "$prefix"
+	: >"$prefix/.sbx-deps"
+	rm -rf "$prefix/.stamp" "$prefix/include" "$prefix/lib" "$prefix/kinc"
+}
+
+fetch_missing() {
+	local pkg entry p v f s want
+	for pkg in "${packages[@]}"; do
+		want=0
+		for entry in "${files[@]}"; do
+			read -r p v f s <<<"$entry"
+			[ "$p" = "$pkg" ] && [ ! -e "$cache/$f" ] && want=1
+		done
+		[ $want = 1 ] || continue
+		fetch "$pkg" "${version[$pkg]}"
+	done
+}
+
+# apt-get source into a scratch directory, then move in only the files the
+# cache lacks: a file already cached is never replaced behind our back.
+fetch() {
+	local pkg=$1 ver=$2 log=$logdir/fetch.log tmp entry p v f s
+	[ -n "${apt_opts:-}" ] || setup_apt "$log"
+	tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
+	if ! (cd "$tmp" && apt-get "${apt_opts[@]}" -q source --download-only "$pkg=$ver") >>"$log" 2>&1; then
+		rm -rf "$tmp"
+		tail -n 5 "$log" >&2
+		die "unable to download deps $pkg=$ver: apt-get source failed (log: $log)"
+	fi
+	for entry in "${files[@]}"; do
+		read -r p v f s <<<"$entry"
+		if [ "$p" = "$pkg" ] && [ ! -e "$cache/$f" ] && [ -f "$tmp/$f" ]; then
+			mv "$tmp/$f" "$cache/$f"
+		fi
+	done
+	rm -rf "$tmp"
+}
+
+# A private source list (deb-src for the suite, on the same mirrors and with
+# the same keyring as the machine's own deb entries) and private lists and
+# cache directories: updating the machine's lists with only a deb-src entry
+# would drop its binary package lists.
+setup_apt() {
+	local log=$1 aptdir=$cache/apt
+	mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
+	mirrors | awk -v suite="$suite" -v comp="$component" '
+		!seen[$1]++ {
+			if ($2 != "") printf "deb-src [signed-by=%s] %s %s %s\n", $2, $1, suite, comp
+			else printf "deb-src %s %s %s\n", $1, suite, comp
+		}' >"$aptdir/sources.list"
+	if [ ! -s "$aptdir/sources.list" ]; then
+		echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite $component" >"$aptdir/sources.list"
+	fi
+	apt_opts=(-o "Dir::Etc::SourceList=$aptdir/sources.list"
+		-o "Dir::Etc::SourceParts=/dev/null"
+		-o "Dir::State::Lists=$aptdir/lists"
+		-o "Dir::Cache=$aptdir/cache")
+	if ! apt-get "${apt_opts[@]}" -q update >>"$log" 2>&1; then
+		tail -n 5 "$log" >&2
+		die "unable to update the private deps source list $aptdir/sources.list: apt-get update failed (log: $log)"
+	fi
+}
+
+# Prints "URI KEYRING" for every enabled `deb` entry of the machine that
+# carries $suite and $component, from both source list formats.
+mirrors() {
+	local d=/etc/apt
+	shopt -s nullglob
+	local sources=("$d"/sources.list.d/*.sources) lists=("$d"/sources.list.d/*.list)
+	[ -f "$d/sources.list" ] && lists+=("$d/sources.list")
+	shopt -u nullglob
+	if [ ${#sources[@]} -gt 0 ]; then
+		awk -v suite="$suite" -v comp="$component" '
+			function has(list, word) { return (" " list " ") ~ (" " word " ") }
+			function flush() {
+				if (has(types, "deb") && has(suites, suite) && has(comps, comp) && enabled != "no") {
+					if (key !~ /^\//) key = ""
+					n = split(uris, u, " ")
+					for (i = 1; i <= n; i++) print u[i], key
+				}
+				types = uris = suites = comps = key = enabled = ""
+			}
+			FNR == 1 { flush() }
+			/^[ \t]*#/ { next }
+			/^[ \t]*$/ { flush(); next }
+			/^[A-Za-z-]+:/ {
+				f = tolower(substr($0, 1, index($0, ":") - 1))
+				v = substr($0, index($0, ":") + 1)
+				gsub(/^[ \t]+|[ \t]+$/, "", v)
+				if (f == "types") types = v
+				else if (f == "uris") uris = v
+				else if (f == "suites") suites = v
+				else if (f == "components") comps = v
+				else if (f == "signed-by") key = v
+				else if (f == "enabled") enabled = tolower(v)
+			}
+			END { flush() }' "${sources[@]}"
+	fi
+	if [ ${#lists[@]} -gt 0 ]; then
+		awk -v suite="$suite" -v comp="$component" '
+			$1 == "deb" {
+				opts = ""; i = 2
+				if ($2 ~ /^\[/) {
+					for (; i <= NF; i++) { opts = opts " " $i; if ($i ~ /\]$/) { i++; break } }
+				}
+				ok = 0
+				for (j = i + 2; j <= NF; j++) if ($j == comp) ok = 1
+				if ($(i + 1) != suite || !ok) next
+				key = ""
+				if (match(opts, /signed-by=[^] ]+/)) key = substr(opts, RSTART + 10, RLENGTH - 10)
+				print $i, key
+			}' "${lists[@]}"
+	fi
+}
+
+# Copies the pinned files into a fresh work tree and checks the copies, so
+# that what is unpacked is exactly what was checked, and nothing that sits in
+# the cache without a manifest entry is ever used.
+copy_and_verify() {
+	local entry p v f s got
+	rm -rf "$work"
+	mkdir -p "$work/src"
+	for entry in "${files[@]}"; do
+		read -r p v f s <<<"$entry"
+		[ -f "$cache/$f" ] || die "unable to verify deps $f: not in the download cache $cache"
+		cp "$cache/$f" "$work/src/$f"
+	done
+	for entry in "${files[@]}"; do
+		read -r p v f s <<<"$entry"
+		got=$(sha256sum <"$work/src/$f")
+		got=${got%% *}
+		if [ "$got" != "$s" ]; then
+			rm -rf "$work"
+			die "unable to verify deps $f: sha256 mismatch (expected $s, got $got)"
+		fi
+	done
+}
+
+# musl-gcc brings no kernel headers; the distribution's are plain uapi
+# headers that work with any libc. The tools compile with -isystem on it too.
+link_kernel_headers() {
+	local d
+	mkdir -p "$prefix/kinc"
+	for d in /usr/include/linux /usr/include/asm-generic /usr/include/x86_64-linux-gnu/asm; do
+		[ -d "$d" ] || die "unable to find kernel headers $d: install linux-libc-dev (deps/packages.sh build)"
+		ln -sfn "$d" "$prefix/kinc/$(basename "$d")"
+	done
+}
+
+build_one() {
+	local pkg=$1 ver=${version[$1]} dsc
+	log=$logdir/$pkg.log
+	current=$pkg
+	printf '  %-7s %s %s\n' DEPS "$pkg" "$ver"
+	: >"$log"
+	dsc=$(dsc_of "$pkg")
+	src=$work/$pkg
+	# Our own check above replaces dpkg-source's signature check; it still
+	# applies the Debian patch series.
+	step "dpkg-source -x" dpkg-source --no-check -x "$work/src/$dsc" "$src"
+	cflags="-O2 -ffunction-sections -fdata-sections -fstack-protector-strong -isystem $prefix/kinc"
+	case $pkg in
+	libseccomp) build_libseccomp ;;
+	libcap2) build_libcap2 ;;
+	*) die "unable to build deps $pkg: deps/build.sh has no recipe for it" ;;
+	esac
+}
+
+dsc_of() {
+	local entry p v f s
+	for entry in "${files[@]}"; do
+		read -r p v f s <<<"$entry"
+		if [ "$p" = "$1" ] && [[ $f == *.dsc ]]; then
+			printf '%s\n' "$f"
+			return
+		fi
+	done
+	die "unable to build deps $1: the manifest lists no .dsc for it"
+}
+
+# Runs one build step with its output in the package's log; on failure shows
+# the end of the log and names the step.
+step() {
+	local what=$1
+	shift
+	if [ "${V:-0}" = 1 ]; then
+		echo "+ $*" >&2
+	fi
+	echo "+ $*" >>"$log"
+	if ! "$@" >>"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		die "unable to build deps $current: $what failed (log: $log)"
+	fi
+}
+
+build_libseccomp() {
+	cd "$src"
+	step configure ./configure CC=musl-gcc CFLAGS="$cflags" \
+		--prefix="$prefix" --enable-static --disable-shared \
+		--disable-python --disable-dependency-tracking --disable-silent-rules
+	# Only the library: the tools and tests are not needed and take longer.
+	step make make -j"$jobs" -C src
+	step "make install" make -C src install
+	step "make install" make -C include install
+	rm -f "$prefix/lib/libseccomp.la"
+}
+
+# Only libcap.a: no shared library, no setcap/capsh, no PAM module, no Go.
+build_libcap2() {
+	cd "$src"
+	step make make -C libcap CC=musl-gcc BUILD_CC=gcc COPTS="$cflags" \
+		SHARED=no PAM_CAP=no GOLANG=no USE_GPERF=yes libcap.a
+	step install install -D -m 0644 libcap/libcap.a "$prefix/lib/libcap.a"
+	step install install -D -m 0644 libcap/include/sys/capability.h \
+		"$prefix/include/sys/capability.h"
+}
+
+main "$@"
