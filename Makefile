@@ -5,7 +5,7 @@
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: test-progs all check check-unit check-bats check-vm fuzz fuzz-brief install clean distclean deps packages demo bench
+.PHONY: test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench
 
 B        ?= .
 STATIC   ?= 1
@@ -132,3 +132,19 @@ clean:
 
 distclean: clean
 	rm -rf build
+
+# The README's first command: build, check the host, prove, and run an
+# untrusted script through the chain.
+demo: all $(TEST_PROGS)
+	$(Q)$(PKGS) test
+	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) demo/run.sh
+
+# Longer fuzzing than `make check` does (SBX_FUZZ_SECONDS per target).
+fuzz:
+	$(Q)$(PKGS) test
+	$(Q)SBX_FUZZ_SECONDS=$${SBX_FUZZ_SECONDS:-600} SBX_OBJDIR=$(abspath $(OBJDIR)) tests/fuzz/check.sh
+
+# Benchmarks: each runs its tool side by side with a peer and prints ratios.
+bench: all $(TEST_PROGS)
+	$(Q)$(PKGS) test
+	$(Q)for b in bench/*.sh; do SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) $$b || exit 1; done
