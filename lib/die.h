@@ -2,23 +2,31 @@
 #ifndef SBX_DIE_H
 #define SBX_DIE_H
 
-#include <stdnoreturn.h>
+#include "exitcodes.h"
 
 /* The program name is the only global state: set once at the top of main. */
 void sbx_setprog(const char *name);
 const char *sbx_prog(void);
 
-/* "PROG: fatal: MSG\n", exit(code). */
-noreturn void sbx_die(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* "PROG: fatal: MSG: strerror(errno)\n", exit(code). errno is read on entry. */
-noreturn void sbx_die_errno(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* "PROG: usage: MSG\n", exit(SBX_EXIT_USAGE). */
-noreturn void sbx_die_usage(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-/* "PROG: warning: MSG\n" */
-void sbx_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void sbx_warn_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+enum sbx_msg_kind { SBX_MSG_FATAL, SBX_MSG_USAGE, SBX_MSG_WARNING };
+
+/* Writes "PROG: KIND: MSG[: strerror(errno)]\n" with one write(2), so lines
+ * from several processes sharing stderr never interleave; then, for FATAL
+ * and USAGE, _exit(code). errno is read on entry and preserved for warnings. */
+void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* "PROG: fatal: MSG", exit(code). */
+#define sbx_die(code, ...) \
+	(sbx_msg(SBX_MSG_FATAL, (code), 0, __VA_ARGS__), __builtin_unreachable())
+/* "PROG: fatal: MSG: errno text", exit(code). */
+#define sbx_die_errno(code, ...) \
+	(sbx_msg(SBX_MSG_FATAL, (code), 1, __VA_ARGS__), __builtin_unreachable())
+/* "PROG: usage: MSG", exit(SBX_EXIT_USAGE). */
+#define sbx_die_usage(...) \
+	(sbx_msg(SBX_MSG_USAGE, SBX_EXIT_USAGE, 0, __VA_ARGS__), __builtin_unreachable())
+/* "PROG: warning: MSG[: errno text]" */
+#define sbx_warn(...) sbx_msg(SBX_MSG_WARNING, 0, 0, __VA_ARGS__)
+#define sbx_warn_errno(...) sbx_msg(SBX_MSG_WARNING, 0, 1, __VA_ARGS__)
 
 #endif

@@ -37,17 +37,25 @@ static const char *bad_start(const char *s)
 	return NULL;
 }
 
-const char *sbx_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+/* The digits every number starts with, into *v; *n is how many. */
+static const char *leading(const char *s, uint64_t *v, int *n)
 {
 	const char *why = bad_start(s);
-	uint64_t v;
-	int n;
 
 	if (why)
 		return why;
-	n = digits(s, &v);
-	if (n < 0)
-		return "overflow";
+	*n = digits(s, v);
+	return *n < 0 ? "overflow" : NULL;
+}
+
+const char *sbx_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+	int n;
+	const char *why = leading(s, &v, &n);
+
+	if (why)
+		return why;
 	if (s[n])
 		return "trailing garbage";
 	if (v > max)
@@ -79,16 +87,13 @@ static int suffix_shift(const char *p, unsigned *shift)
 
 const char *sbx_parse_size(const char *s, uint64_t max, uint64_t *out)
 {
-	const char *why = bad_start(s);
 	unsigned shift;
 	uint64_t v;
 	int n;
+	const char *why = leading(s, &v, &n);
 
 	if (why)
 		return why;
-	n = digits(s, &v);
-	if (n < 0)
-		return "overflow";
 	if (s[n] == '.')
 		return "fractions not allowed";
 	if (suffix_shift(s + n, &shift) < 0)
@@ -120,15 +125,12 @@ const char *sbx_parse_percent(const char *s, uint64_t max, uint64_t *out)
 
 const char *sbx_parse_seconds(const char *s, uint64_t max_ms, uint64_t *out_ms)
 {
-	const char *why = bad_start(s);
 	uint64_t whole, ms = 0;
 	int n, i;
+	const char *why = leading(s, &whole, &n);
 
 	if (why)
 		return why;
-	n = digits(s, &whole);
-	if (n < 0)
-		return "overflow";
 	s += n;
 	if (*s == '.') {
 		s++;
@@ -154,38 +156,39 @@ const char *sbx_parse_seconds(const char *s, uint64_t max_ms, uint64_t *out_ms)
 	return NULL;
 }
 
+/* The option-level forms share one way of dying. */
+static uint64_t checked(const char *opt, const char *what, const char *s,
+			const char *why, const uint64_t *v)
+{
+	if (why)
+		sbx_die_usage("%s: invalid %s '%s': %s", opt, what, s, why);
+	return *v;
+}
+
 uint64_t sbx_opt_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
 {
 	uint64_t v = 0;
 	const char *why = sbx_parse_u64(s, min, max, &v);
-	if (why)
-		sbx_die_usage("%s: invalid number '%s': %s", opt, s, why);
-	return v;
+	return checked(opt, "number", s, why, &v);
 }
 
 uint64_t sbx_opt_size(const char *opt, const char *s, uint64_t max)
 {
 	uint64_t v = 0;
 	const char *why = sbx_parse_size(s, max, &v);
-	if (why)
-		sbx_die_usage("%s: invalid size '%s': %s", opt, s, why);
-	return v;
+	return checked(opt, "size", s, why, &v);
 }
 
 uint64_t sbx_opt_percent(const char *opt, const char *s, uint64_t max)
 {
 	uint64_t v = 0;
 	const char *why = sbx_parse_percent(s, max, &v);
-	if (why)
-		sbx_die_usage("%s: invalid percentage '%s': %s", opt, s, why);
-	return v;
+	return checked(opt, "percentage", s, why, &v);
 }
 
 uint64_t sbx_opt_seconds(const char *opt, const char *s, uint64_t max_ms)
 {
 	uint64_t v = 0;
 	const char *why = sbx_parse_seconds(s, max_ms, &v);
-	if (why)
-		sbx_die_usage("%s: invalid duration '%s': %s", opt, s, why);
-	return v;
+	return checked(opt, "duration", s, why, &v);
 }
