@@ -175,7 +175,7 @@ if [ -n "$SBX_BIN" ] && [ -d "$SBX_BIN" ]; then
 	for b in "$SBX_BIN"/sbx-*; do [ -f "$b" ] && cp "$b" "$root/sbx/bin/"; done
 fi
 cp "$here"/helpers/* "$root/sbx/tests/helpers/"
-rm -f "$root"/sbx/tests/helpers/*.c
+rm -f "$root"/sbx/tests/helpers/*.[ch]
 files=()
 for s in "${suite[@]}"; do
 	if [ -d "$s" ]; then
@@ -232,7 +232,8 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 qpid=$!
 # Stream results as they arrive; tail stops once QEMU (or timeout) is gone.
 tail -n +1 -f --pid=$qpid "$work/results.log" 2>/dev/null | tr -d '\r' |
-	awk '/^SBXVM ROLE /{role=$3; next} /^SBXVM /{next} role!=""{print "[" role "] " $0; fflush()}'
+	awk '/^SBXVM BEGIN /{sub(/^SBXVM BEGIN /, "vm: "); print; fflush(); next}
+	     /^SBXVM ROLE /{role=$3; next} /^SBXVM /{next} role!=""{print "[" role "] " $0; fflush()}'
 wait $qpid
 qrc=$?
 set -e
@@ -271,7 +272,6 @@ info=$(sed -n 's/^info=//p' <<<"$summary")
 problems=$(sed -n 's/^problem=//p' <<<"$summary")
 
 ok=1
-[ -n "$info" ] && echo "vm: $info"
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	fail "timeout: the VM did not finish within $timeout_s s"
 	ok=0

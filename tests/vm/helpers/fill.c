@@ -1,7 +1,7 @@
 /* fill bytes FILE MAX_BYTES   write zeros in 64 KiB chunks until an error or MAX_BYTES
  * fill files DIR MAX_FILES    create empty files f0, f1, ... until an error or MAX_FILES
  *
- * Prints "wrote N bytes: ERROR" / "created N files: ERROR" and exits 1 on an error, or
+ * Prints "wrote N bytes: EDQUOT" / "created N files: ENOSPC" (errno names) and exits 1 on an error, or
  * "wrote N bytes" / "created N files" and exits 0. It first drops CAP_SYS_RESOURCE from its
  * effective set: the generic quota code (ext4) lets that capability exceed hard limits,
  * and a sandboxed command never holds it. */
@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
+
+#include "errname.h"
 
 static unsigned long long number(const char *s)
 {
@@ -48,20 +50,20 @@ static int fill_bytes(const char *path, unsigned long long max)
 	unsigned long long done = 0;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		printf("wrote 0 bytes: %s\n", strerror(errno));
+		printf("wrote 0 bytes: %s\n", errname(errno));
 		return 1;
 	}
 	while (done < max) {
 		size_t n = max - done < sizeof buf ? max - done : sizeof buf;
 		ssize_t w = write(fd, buf, n);
 		if (w < 0) {
-			printf("wrote %llu bytes: %s\n", done, strerror(errno));
+			printf("wrote %llu bytes: %s\n", done, errname(errno));
 			return 1;
 		}
 		done += (unsigned long long)w;
 	}
 	if (fsync(fd) < 0 || close(fd) < 0) {
-		printf("wrote %llu bytes, then sync: %s\n", done, strerror(errno));
+		printf("wrote %llu bytes, then sync: %s\n", done, errname(errno));
 		return 1;
 	}
 	printf("wrote %llu bytes\n", done);
@@ -76,7 +78,7 @@ static int fill_files(const char *dir, unsigned long long max)
 		snprintf(name, sizeof name, "%s/f%llu", dir, done);
 		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0) {
-			printf("created %llu files: %s\n", done, strerror(errno));
+			printf("created %llu files: %s\n", done, errname(errno));
 			return 1;
 		}
 		close(fd);

@@ -1,7 +1,7 @@
 /* forkbomb MAX
  *
  * Forks children that wait for their parent to die until fork fails or MAX children
- * exist. Prints "forked N children" or "forked N children, then fork failed: ERROR"
+ * exist. Prints "forked N children" or "forked N children, then fork failed: ENAME"
  * (exit 1), then kills and reaps every child so the cgroup empties. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +12,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "errname.h"
 
 int main(int argc, char **argv)
 {
@@ -46,7 +48,7 @@ int main(int argc, char **argv)
 		kids[n] = p;
 	}
 	if (err)
-		printf("forked %ld children, then fork failed: %s\n", n, strerror(err));
+		printf("forked %ld children, then fork failed: %s\n", n, errname(err));
 	else
 		printf("forked %ld children\n", n);
 	fflush(stdout);

@@ -1,0 +1,51 @@
+# Loaded by every VM test: `load helpers/vm`. Runs inside the VM only.
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+bats_load_library bats-file
+
+# vm_cgroup NAME: create a child of the role's subtree; prints its path.
+vm_cgroup() {
+	local cg=$SBX_VM_CGROUP/$1
+	mkdir "$cg" && echo "$cg"
+}
+
+# vm_in_cgroup CG CMD...: run CMD as the only process of cgroup CG.
+vm_in_cgroup() {
+	local cg=$1
+	shift
+	bash -c 'echo 0 >"$1/cgroup.procs" && shift && exec "$@"' vm_in_cgroup "$cg" "$@"
+}
+
+# vm_cgroup_remove CG: kill whatever is left in CG and remove it (teardown).
+vm_cgroup_remove() {
+	[ -d "$1" ] || return 0
+	echo 1 >"$1/cgroup.kill" 2>/dev/null
+	local i
+	for i in $(seq 50); do rmdir "$1" 2>/dev/null && return 0; sleep 0.1; done
+	rmdir "$1"
+}
+
+# vm_quota_dir FS: an empty directory on /mnt/FS (xfs or ext4) under a project quota of
+# 8 MiB (8388608 bytes) and 16 inodes, the directory itself counting as one of each.
+# The root run makes a fresh one with quota-set; the user run gets the one init prepared
+# (an unprivileged user cannot set project ids or limits) and must empty it afterwards.
+vm_quota_dir() {
+	local fs=$1
+	if [ "$SBX_VM_ROLE" = root ]; then
+		local d=/mnt/$fs/root-quota-$BATS_TEST_NUMBER
+		mkdir "$d" && quota-set "$d" $((3000 + BATS_TEST_NUMBER)) 8388608 16 && echo "$d"
+	else
+		echo "/mnt/$fs/sbxuser-quota"
+	fi
+}
+
+# vm_quota_dir_remove DIR: undo vm_quota_dir (teardown).
+vm_quota_dir_remove() {
+	[ -n "$1" ] && [ -d "$1" ] || return 0
+	if [ "$SBX_VM_ROLE" = root ]; then
+		rm -rf "$1"
+	else
+		find "$1" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+	fi
+}

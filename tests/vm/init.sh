@@ -1,0 +1,83 @@
+#!/bin/sh
+# /init of the test VM (busybox sh). Sets up the kernel modules, the disks with project
+# quotas and cgroup v2 with delegated subtrees, runs the bats suite as root and then as
+# the unprivileged user sbxuser, and streams the TAP output over the second serial port
+# (ttyS1) between markers the host checks. Powers off in every case.
+export PATH=/sbx/bin:/sbx/helpers:/usr/sbin:/usr/bin:/sbin:/bin
+CONTROLLERS="cpu memory pids io"
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+ln -s /proc/self/fd /dev/fd
+ln -s fd/0 /dev/stdin
+ln -s fd/1 /dev/stdout
+ln -s fd/2 /dev/stderr
+dmesg -n 1
+
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1
+say() { echo "SBXVM $*" >&3; }
+off() { exec 3>&-; sync; poweroff -f; sleep 60; }
+fatal() { say "FATAL $*"; echo "init: fatal: $*" >/dev/console; off; }
+
+while read -r kind path; do
+	insmod "$path" 2>/dev/console || [ "$kind" = soft ] || fatal "unable to load $path"
+done </etc/sbxvm-modules
+
+i=0
+while [ ! -b /dev/vdb ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+mount -t xfs -o prjquota /dev/vda /mnt/xfs || fatal "unable to mount /dev/vda on /mnt/xfs with prjquota"
+mount -t ext4 -o prjquota /dev/vdb /mnt/ext4 || fatal "unable to mount /dev/vdb on /mnt/ext4 with prjquota"
+chmod 1777 /mnt/xfs /mnt/ext4
+
+mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || fatal "unable to mount cgroup2"
+enable=""
+for c in $CONTROLLERS; do enable="$enable +$c"; done
+echo "$enable" >/sys/fs/cgroup/cgroup.subtree_control || fatal "unable to enable$enable in the root cgroup"
+
+# Each role gets a subtree with the controllers enabled for its children, and the runner
+# in a leaf of it (no internal processes), so tests create siblings of the runner and can
+# move processes into them. The user's subtree is delegated as cgroup-v2.rst says: the
+# directory and its cgroup.procs, cgroup.threads and cgroup.subtree_control.
+for role in root user; do
+	cg=/sys/fs/cgroup/sbx-$role
+	mkdir -p "$cg/runner" || fatal "unable to create $cg/runner"
+	echo "$enable" >"$cg/cgroup.subtree_control" || fatal "unable to enable$enable in $cg"
+done
+cg=/sys/fs/cgroup/sbx-user
+chown 1000:1000 "$cg" "$cg/cgroup.procs" "$cg/cgroup.threads" "$cg/cgroup.subtree_control" \
+	"$cg/runner" "$cg/runner/cgroup.procs" "$cg/runner/cgroup.threads" \
+	"$cg/runner/cgroup.subtree_control" || fatal "unable to delegate $cg"
+
+# Project-quota directories prepared for the user run: an unprivileged user cannot set
+# project ids or limits itself. Same limits as the root run's own directories.
+for fs in xfs:2000 ext4:2001; do
+	d=/mnt/${fs%:*}/sbxuser-quota
+	mkdir -p "$d" && quota-set "$d" "${fs#*:}" 8388608 16 && chown 1000:1000 "$d" ||
+		fatal "unable to prepare $d"
+done
+chown 1000:1000 /home/sbxuser
+
+say "BEGIN kernel $(uname -r), controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control), swap: none, disks: /mnt/xfs (xfs,prjquota) /mnt/ext4 (ext4,prjquota)"
+
+run_role() {
+	role=$1 uid=$2 home=$3 cg=/sys/fs/cgroup/sbx-$1
+	say "ROLE $role"
+	(
+		echo 0 >"$cg/runner/cgroup.procs" || exit 111
+		cd /sbx/tests || exit 111
+		exec env -i PATH="$PATH" HOME="$home" USER="$4" LOGNAME="$4" TERM=dumb \
+			TMPDIR=/tmp SBX_VM_ROLE="$role" SBX_VM_CGROUP="$cg" SBX_BIN=/sbx/bin \
+			SBX_VM_HELPERS=/sbx/helpers BATS_LIB_PATH=/usr/lib/bats \
+			runas "$uid" "$uid" bats --tap /sbx/tests/*.bats
+	) >&3 2>/dev/console
+	say "ROLE-END $role status=$?"
+}
+run_role root 0 /root root
+run_role user 1000 /home/sbxuser sbxuser
+say END
+off
