@@ -51,10 +51,11 @@ main() {
 	jobs=${SBX_DEPS_JOBS:-$(nproc)}
 
 	read_manifest
-	claim_prefix
+	check_prefix
 	mkdir -p "$cache" "$logdir"
 	fetch_missing
 	copy_and_verify
+	claim_prefix
 	link_kernel_headers
 	local pkg
 	for pkg in "${packages[@]}"; do
@@ -108,11 +109,16 @@ read_manifest() {
 
 # The prefix is emptied before a rebuild, so refuse a directory that this
 # script did not make (deps/build.sh /usr must not remove /usr/include).
-claim_prefix() {
+check_prefix() {
 	if [ -d "$prefix" ] && [ ! -e "$prefix/.sbx-deps" ] &&
 		[ -n "$(ls -A "$prefix")" ]; then
 		die "unable to use deps prefix $prefix: not empty and not made by deps/build.sh"
 	fi
+}
+
+# Only once every source is verified: a refused source leaves the prefix as
+# it was.
+claim_prefix() {
 	mkdir -p "$prefix"
 	: >"$prefix/.sbx-deps"
 	rm -rf "$prefix/.stamp" "$prefix/include" "$prefix/lib" "$prefix/kinc"
@@ -237,7 +243,10 @@ copy_and_verify() {
 	mkdir -p "$work/src"
 	for entry in "${files[@]}"; do
 		read -r p v f s <<<"$entry"
-		[ -f "$cache/$f" ] || die "unable to verify deps $f: not in the download cache $cache"
+		if [ ! -f "$cache/$f" ]; then
+			rm -rf "$work"
+			die "unable to verify deps $f: not in the download cache $cache"
+		fi
 		cp "$cache/$f" "$work/src/$f"
 	done
 	for entry in "${files[@]}"; do

@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# The pinned dependency build (deps/) and the static toolchain it feeds:
+# sources verified against deps/manifest, a tampered source refused, the
+# package check, and a probe program linking libseccomp and libcap with
+# musl that runs its checks against the kernel.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+	export DEPS_PREFIX=${SBX_DEPS_PREFIX:-$SBX_ROOT/build/deps}
+	export DEPS_CACHE=${SBX_DEPS_CACHE:-$SBX_ROOT/build/deps-src}
+	# `make STATIC=0 check` has not built the prefix; both are no-ops when
+	# everything is there already.
+	"$SBX_ROOT/deps/packages.sh" build
+	"$SBX_ROOT/deps/build.sh" "$DEPS_PREFIX" >/dev/null
+	sbx_test_user
+	SCRATCH=$(sbx_scratch)
+	export SCRATCH
+	musl-gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wformat=2 -Wshadow \
+		-D_GNU_SOURCE -ffunction-sections -fdata-sections \
+		-isystem "$DEPS_PREFIX/kinc" -I"$DEPS_PREFIX/include" \
+		-static -Wl,--gc-sections -L"$DEPS_PREFIX/lib" \
+		-o "$SCRATCH/probe" "$SBX_ROOT/tests/toolchain/probe.c" -lseccomp -lcap
+	cp "$SBX_ROOT/deps/packages.sh" "$SCRATCH/packages.sh"
+	chmod 0755 "$SCRATCH/probe" "$SCRATCH/packages.sh"
+}
+
+teardown_file() {
+	rm -rf "$SCRATCH"
+}
+
+# Manifest entries without comments: PACKAGE VERSION FILE SHA256.
+entries() {
+	grep -v -e '^#' -e '^$' "$SBX_ROOT/deps/manifest"
+}
+
+# A copy of the download cache holding just the pinned files.
+copy_cache() {
+	mkdir -p "$1"
+	local pkg ver file sum
+	while read -r pkg ver file sum; do
+		cp "$DEPS_CACHE/$file" "$1/$file"
+	done < <(entries)
+}
+
+probe_output="probe: rtnetlink ok: lo
+probe: libcap ok: dropped cap_net_raw, raw socket refused
+probe: seccomp ok: socket() refused with EPERM"
+
+@test "deps/build.sh without a prefix is a usage error" {
+	run -100 --separate-stderr "$SBX_ROOT/deps/build.sh"
+	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX"
+	assert_output ""
+}
+
+@test "deps/build.sh with an empty prefix or two prefixes is a usage error" {
+	run -100 --separate-stderr "$SBX_ROOT/deps/build.sh" ""
+	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX"
+	run -100 --separate-stderr "$SBX_ROOT/deps/build.sh" a b
+	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX"
+}
+
+# One line per package: its version and how many dsc, orig and debian files
+# it has; a malformed or repeated entry prints a "bad line".
+manifest_summary() {
+	entries | awk '
+		NF != 4 || length($4) != 64 || $4 ~ /[^0-9a-f]/ || seen[$3]++ { print "bad line: " $0 }
+		{ ver[$1] = (ver[$1] == "" || ver[$1] == $2) ? $2 : "two versions" }
+		$3 ~ /\.dsc$/ { dsc[$1]++ }
+		$3 ~ /\.orig\.tar\.[a-z0-9]+$/ { orig[$1]++ }
+		$3 ~ /\.debian\.tar\.[a-z0-9]+$/ { deb[$1]++ }
+		END { for (p in ver) print p, ver[p], dsc[p] + 0, orig[p] + 0, deb[p] + 0 }' | sort
+}
+
+@test "the manifest pins a dsc, an orig and a debian tarball of libseccomp and libcap2, each with a SHA-256" {
+	run -0 manifest_summary
+	assert_output "libcap2 1:2.66-4+deb12u3 1 1 1
+libseccomp 2.5.4-1+deb12u1 1 1 1"
+}
+
+@test "every pinned file in the download cache matches its SHA-256" {
+	local pkg ver file sum got bad=""
+	while read -r pkg ver file sum; do
+		got=$(sha256sum <"$DEPS_CACHE/$file" 2>/dev/null) || got="missing"
+		got=${got%% *}
+		[ "$got" = "$sum" ] || bad="$bad $file:$got"
+	done < <(entries)
+	assert_equal "$bad" ""
+}
+
+@test "the stamp of the built prefix names the pinned versions" {
+	run -0 cat "$DEPS_PREFIX/.stamp"
+	assert_output "$(entries | awk '!seen[$1]++ { print $1, $2 }')"
+}
+
+@test "an up-to-date prefix is left alone, silently" {
+	run -0 --separate-stderr "$SBX_ROOT/deps/build.sh" "$DEPS_PREFIX"
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "a copy of the cache builds a complete prefix without the network, once" {
+	copy_cache "$BATS_TEST_TMPDIR/cache"
+	# No route and no resolver for apt: a download attempt would fail.
+	run -0 --separate-stderr unshare -n env SBX_DEPS_CACHE="$BATS_TEST_TMPDIR/cache" \
+		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
+	assert_output "  DEPS    libseccomp 2.5.4-1+deb12u1
+  DEPS    libcap2 1:2.66-4+deb12u3"
+	assert_equal "$stderr" ""
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/.stamp"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libseccomp.a"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libcap.a"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/include/seccomp.h"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/include/sys/capability.h"
+	assert_link_exists "$BATS_TEST_TMPDIR/deps/kinc/linux"
+	run -0 --separate-stderr env SBX_DEPS_CACHE="$BATS_TEST_TMPDIR/cache" \
+		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "a tampered source tarball in the cache stops the build before anything is unpacked" {
+	local cache=$BATS_TEST_TMPDIR/cache file=libcap2_2.66.orig.tar.xz want got
+	copy_cache "$cache"
+	want=$(entries | awk -v f="$file" '$3 == f { print $4 }')
+	printf 'x' | dd of="$cache/$file" bs=1 seek=1000 conv=notrunc status=none
+	got=$(sha256sum <"$cache/$file")
+	got=${got%% *}
+	run -111 --separate-stderr env SBX_DEPS_CACHE="$cache" \
+		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
+	assert_equal "$stderr" "sbx: fatal: unable to verify deps $file: sha256 mismatch (expected $want, got $got)"
+	assert_output ""
+	assert_file_not_exists "$BATS_TEST_TMPDIR/deps/.stamp"
+	assert_not_exists "$BATS_TEST_TMPDIR/deps/lib"
+	assert_not_exists "$BATS_TEST_TMPDIR/deps-work"
+	# The bad file stays for inspection: it is never fetched over.
+	run -111 --separate-stderr env SBX_DEPS_CACHE="$cache" \
+		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
+	assert_equal "$stderr" "sbx: fatal: unable to verify deps $file: sha256 mismatch (expected $want, got $got)"
+}
+
+@test "a tampered dsc in the cache is refused the same way" {
+	local cache=$BATS_TEST_TMPDIR/cache file=libseccomp_2.5.4-1+deb12u1.dsc want got
+	copy_cache "$cache"
+	want=$(entries | awk -v f="$file" '$3 == f { print $4 }')
+	echo " 0000000000000000000000000000000000000000000000000000000000000000 1 extra.tar.gz" >>"$cache/$file"
+	got=$(sha256sum <"$cache/$file")
+	got=${got%% *}
+	run -111 --separate-stderr env SBX_DEPS_CACHE="$cache" \
+		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
+	assert_equal "$stderr" "sbx: fatal: unable to verify deps $file: sha256 mismatch (expected $want, got $got)"
+	assert_file_not_exists "$BATS_TEST_TMPDIR/deps/.stamp"
+}
+
+@test "deps/build.sh refuses to empty a directory it did not make" {
+	mkdir -p "$BATS_TEST_TMPDIR/usr/include"
+	echo keep >"$BATS_TEST_TMPDIR/usr/include/mine.h"
+	run -111 --separate-stderr "$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/usr"
+	assert_equal "$stderr" "sbx: fatal: unable to use deps prefix $BATS_TEST_TMPDIR/usr: not empty and not made by deps/build.sh"
+	assert_file_exists "$BATS_TEST_TMPDIR/usr/include/mine.h"
+}
+
+@test "deps/packages.sh without a known mode is a usage error" {
+	run -100 --separate-stderr "$SBX_ROOT/deps/packages.sh"
+	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic"
+	run -100 --separate-stderr "$SBX_ROOT/deps/packages.sh" bulid
+	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic"
+	run -100 --separate-stderr "$SBX_ROOT/deps/packages.sh" build test
+	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic"
+}
+
+@test "deps/packages.sh is silent when every build package is installed" {
+	run -0 --separate-stderr "$SBX_ROOT/deps/packages.sh" build
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "deps/packages.sh as a normal user names the missing packages and how to install them" {
+	run -1 --separate-stderr as_user env SBX_PACKAGES_EXTRA="nonexistent-pkg-sbx gperf" \
+		"$SCRATCH/packages.sh" build
+	assert_equal "$stderr" "sbx: fatal: missing packages: nonexistent-pkg-sbx (as root: apt-get install nonexistent-pkg-sbx)"
+	assert_output ""
+}
+
+@test "the probe is a static executable with no dynamic section" {
+	run -0 readelf -d "$SCRATCH/probe"
+	assert_output "
+There is no dynamic section in this file."
+	run -0 file -b "$SCRATCH/probe"
+	assert_output --partial "statically linked"
+}
+
+@test "the probe lists links over rtnetlink, drops cap_net_raw with libcap and denies socket() with libseccomp" {
+	run -0 --separate-stderr unshare -n "$SCRATCH/probe"
+	assert_output "$probe_output"
+	assert_equal "$stderr" ""
+}
+
+@test "the probe passes as an unprivileged user inside its own user namespace" {
+	run -0 --separate-stderr as_user unshare -Urn "$SCRATCH/probe"
+	assert_output "$probe_output"
+	assert_equal "$stderr" ""
+}
+
+@test "the probe as an unprivileged user outside a user namespace cannot drop a bounding capability" {
+	run -111 --separate-stderr as_user "$SCRATCH/probe"
+	assert_equal "$stderr" "probe: fatal: unable to drop cap_net_raw from the bounding set: Operation not permitted"
+}
