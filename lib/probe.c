@@ -1,0 +1,247 @@
+/* Kernel feature probes: see probe.h. Raw syscall numbers are used because
+ * the libc headers (musl's especially) may predate the feature. */
+#include "probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#ifndef __NR_quotactl_fd
+#define __NR_quotactl_fd 443
+#endif
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#define PROBE_CLONE_INTO_CGROUP 0x200000000ULL
+#define PROBE_LANDLOCK_VERSION (1U << 0)
+#define PROBE_RESOLVE_NO_MAGICLINKS 0x02
+#define PROBE_RESOLVE_NO_SYMLINKS 0x04
+#define PROBE_RESOLVE_BENEATH 0x08
+
+int sbx_probe_kernel(unsigned *major, unsigned *minor, char *rel, size_t relsz)
+{
+	struct utsname u;
+	char *end;
+	unsigned long ma, mi;
+
+	if (uname(&u) < 0)
+		return errno;
+	snprintf(rel, relsz, "%s", u.release);
+	errno = 0;
+	ma = strtoul(u.release, &end, 10);
+	if (end == u.release || *end != '.' || errno)
+		return EINVAL;
+	mi = strtoul(end + 1, &end, 10);
+	if (errno || ma > 1000 || mi > 1000)
+		return EINVAL;
+	*major = (unsigned)ma;
+	*minor = (unsigned)mi;
+	return 0;
+}
+
+int sbx_probe_sysctl(const char *path, long *val)
+{
+	char buf[64], *end;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? errno : EINVAL;
+	buf[n] = '\0';
+	errno = 0;
+	*val = strtol(buf, &end, 10);
+	if (end == buf || errno || (*end && *end != '\n'))
+		return EINVAL;
+	return 0;
+}
+
+/* Runs fn in a child and returns what it reported through a pipe: the
+ * child writes two ints (step, errno); nothing written means success. */
+static int in_child(void (*fn)(int wfd), int *step)
+{
+	int p[2], st, r[2] = { 0, 0 };
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return errno;
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return e;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		fn(p[1]);
+		_exit(0);
+	}
+	close(p[1]);
+	do
+		n = read(p[0], r, sizeof r);
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof r) {
+		if (step)
+			*step = r[0];
+		return r[1] ? r[1] : EIO;
+	}
+	/* A child killed before reporting proves nothing either way. */
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return ECHILD;
+	return 0;
+}
+
+static void report(int wfd, int step, int err)
+{
+	int r[2] = { step, err };
+	(void)!write(wfd, r, sizeof r);
+	_exit(1);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static void userns_child(int wfd)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		report(wfd, SBX_USERNS_UNSHARE, errno);
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
+	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		report(wfd, SBX_USERNS_MAP, errno);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		report(wfd, SBX_USERNS_MAP, errno);
+	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
+	if (write_file("/proc/self/gid_map", map) < 0)
+		report(wfd, SBX_USERNS_MAP, errno);
+	if (unshare(CLONE_NEWNS) < 0)
+		report(wfd, SBX_USERNS_MOUNTNS, errno);
+}
+
+int sbx_probe_userns(enum sbx_userns_step *step)
+{
+	int s = 0, e = in_child(userns_child, &s);
+
+	*step = (enum sbx_userns_step)s;
+	return e;
+}
+
+static void seccomp_child(int wfd)
+{
+	struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+	struct sock_fprog prog = { .len = 1, .filter = allow };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		report(wfd, 1, errno);
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		report(wfd, 2, errno);
+}
+
+int sbx_probe_seccomp(void)
+{
+	return in_child(seccomp_child, NULL);
+}
+
+int sbx_probe_landlock(int *abi)
+{
+	long r = syscall(__NR_landlock_create_ruleset, NULL, 0, PROBE_LANDLOCK_VERSION);
+
+	if (r < 0)
+		return errno;
+	*abi = (int)r;
+	return 0;
+}
+
+int sbx_probe_clone3_cgroup(void)
+{
+	/* struct clone_args up to and including .cgroup (CLONE_ARGS_SIZE_VER2). */
+	uint64_t args[11];
+	long r;
+
+	memset(args, 0, sizeof args);
+	args[0] = PROBE_CLONE_INTO_CGROUP;  /* flags */
+	args[4] = SIGCHLD;                  /* exit_signal */
+	args[10] = 0x7fffffff;              /* cgroup: above any RLIMIT_NOFILE, never open */
+	r = syscall(__NR_clone3, args, sizeof args);
+	if (r == 0)
+		_exit(0);  /* cannot happen with fd -1; never run the caller twice */
+	if (r > 0) {
+		waitpid((pid_t)r, NULL, 0);
+		return EINVAL;
+	}
+	return errno == EBADF ? 0 : errno;
+}
+
+int sbx_probe_pidfd(void)
+{
+	long fd = syscall(__NR_pidfd_open, getpid(), 0);
+
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+int sbx_probe_openat2(void)
+{
+	uint64_t how[3] = {
+		O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+		PROBE_RESOLVE_BENEATH | PROBE_RESOLVE_NO_SYMLINKS | PROBE_RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(__NR_openat2, AT_FDCWD, ".", how, sizeof how);
+
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+int sbx_probe_quotactl_fd(void)
+{
+	long r = syscall(__NR_quotactl_fd, -1, 0, 0, NULL);
+
+	if (r == 0 || errno == EBADF)
+		return 0;
+	return errno;
+}
