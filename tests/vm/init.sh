@@ -71,7 +71,7 @@ run_role() {
 		echo 0 >"$cg/runner/cgroup.procs" || exit 111
 		cd /sbx/tests || exit 111
 		exec env -i PATH="$PATH" HOME="$home" USER="$4" LOGNAME="$4" TERM=dumb \
-			TMPDIR=/tmp SBX_VM_ROLE="$role" SBX_VM_CGROUP="$cg" SBX_BIN=/sbx/bin \
+			TMPDIR=/tmp SBX_VM_ROLE="$role" SBX_VM_CGROUP="$cg" SBX_BIN=/sbx/bin SBX_TESTBIN=/sbx/testbin \
 			SBX_VM_HELPERS=/sbx/helpers BATS_LIB_PATH=/usr/lib/bats \
 			runas "$uid" "$uid" bats --tap /sbx/tests/*.bats
 	) >&3 2>/dev/console

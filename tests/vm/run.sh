@@ -5,6 +5,7 @@
 #   tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]
 #
 # Environment: SBX_ROOT (repo root), SBX_BIN (dir of static sbx-* binaries, may be empty),
+# SBX_TESTBIN (dir of static test programs from tests/progs, optional),
 # SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds, default 420).
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
 #
@@ -15,6 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SBX_ROOT=${SBX_ROOT:-$(cd "$here/../.." && pwd)}
 SBX_BIN=${SBX_BIN:-}
+SBX_TESTBIN=${SBX_TESTBIN:-}
 work=${SBX_VM_WORK:-$SBX_ROOT/build/vm}
 timeout_s=${SBX_VM_TIMEOUT:-420}
 
@@ -36,14 +38,28 @@ while [ $# -gt 0 ]; do
 done
 case $timeout_s in '' | *[!0-9]* | 0) die "SBX_VM_TIMEOUT must be a positive number of seconds" ;; esac
 [ ${#suite[@]} -gt 0 ] || suite=("$here")
+files=()
+for s in "${suite[@]}"; do
+	if [ -d "$s" ]; then
+		for f in "$s"/*.bats; do [ -e "$f" ] && files+=("$f"); done
+	elif [ -f "$s" ]; then
+		files+=("$s")
+	else
+		die "no such suite file or directory: $s"
+	fi
+done
+[ ${#files[@]} -gt 0 ] || die "the suite holds no .bats file"
 
 # --- packages -------------------------------------------------------------------------
 ensure_packages() {
-	if [ -x "$SBX_ROOT/deps/packages.sh" ] && "$SBX_ROOT/deps/packages.sh" vm; then
+	local extra="bats bats-assert bats-support bats-file cpio gzip musl-tools"
+	if [ -x "$SBX_ROOT/deps/packages.sh" ]; then
+		SBX_PACKAGES_EXTRA="${SBX_PACKAGES_EXTRA:-} $extra" "$SBX_ROOT/deps/packages.sh" vm ||
+			die "packages for the VM suite are missing"
 		return 0
 	fi
 	local want=(qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs
-		e2fsprogs bats bats-assert bats-support bats-file cpio gzip musl-tools gcc libc6-dev)
+		e2fsprogs $extra)
 	local missing=() p
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
@@ -145,7 +161,7 @@ done <<<"$mods"
 ln -sfn /usr/include/linux "$work/kinc/linux"
 ln -sfn /usr/include/asm-generic "$work/kinc/asm-generic"
 ln -sfn /usr/include/x86_64-linux-gnu/asm "$work/kinc/asm"
-mkdir -p "$root/sbx/bin" "$root/sbx/helpers" "$root/sbx/tests/helpers"
+mkdir -p "$root/sbx/bin" "$root/sbx/helpers" "$root/sbx/testbin" "$root/sbx/tests/helpers"
 for src in "$here"/helpers/*.c; do
 	[ -e "$src" ] || continue
 	out=$root/sbx/helpers/$(basename "${src%.c}")
@@ -174,19 +190,11 @@ cp -r /usr/lib/bats "$root/usr/lib/"
 if [ -n "$SBX_BIN" ] && [ -d "$SBX_BIN" ]; then
 	for b in "$SBX_BIN"/sbx-*; do [ -f "$b" ] && cp "$b" "$root/sbx/bin/"; done
 fi
+if [ -n "$SBX_TESTBIN" ] && [ -d "$SBX_TESTBIN" ]; then
+	for b in "$SBX_TESTBIN"/*; do [ -f "$b" ] && [ -x "$b" ] && cp "$b" "$root/sbx/testbin/"; done
+fi
 cp "$here"/helpers/* "$root/sbx/tests/helpers/"
 rm -f "$root"/sbx/tests/helpers/*.[ch]
-files=()
-for s in "${suite[@]}"; do
-	if [ -d "$s" ]; then
-		for f in "$s"/*.bats; do [ -e "$f" ] && files+=("$f"); done
-	elif [ -f "$s" ]; then
-		files+=("$s")
-	else
-		die "no such suite file or directory: $s"
-	fi
-done
-[ ${#files[@]} -gt 0 ] || die "the suite holds no .bats file"
 for f in "${files[@]}"; do
 	[ -e "$root/sbx/tests/$(basename "$f")" ] && die "two suite files named $(basename "$f")"
 	cp "$f" "$root/sbx/tests/"

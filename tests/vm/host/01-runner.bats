@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# The VM runner itself: a failing VM test, a VM that never reports, a VM that stops
+# halfway and a kernel that cannot boot must each make tests/vm/run.sh fail, never pass
+# and never hang. Each case boots QEMU once (a few seconds under TCG).
+
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+setup() {
+	here=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	fixtures=$BATS_TEST_DIRNAME/fixtures
+	export SBX_ROOT=${SBX_ROOT:-$(cd "$here/../.." && pwd)}
+	export SBX_VM_WORK=$BATS_TEST_TMPDIR/vm
+}
+
+teardown() {
+	rm -f "$SBX_VM_WORK"/*.img
+}
+
+@test "a failing and a skipped VM test make the runner fail and are named as failed in both roles" {
+	run -1 "$here/run.sh" --suite "$fixtures/must-fail.bats"
+	assert_line "[root] ok 1 this test passes"
+	assert_line "[root] not ok 2 this test fails on purpose"
+	assert_line "[user] not ok 2 this test fails on purpose"
+	assert_line "  [root] not ok 2 this test fails on purpose"
+	assert_line "  [root] ok 3 this test skips, which counts as a failure # skip on purpose"
+	assert_line "  [user] ok 3 this test skips, which counts as a failure # skip on purpose"
+	assert_line --index $((${#lines[@]} - 1)) "vm: 2 passed, 4 failed"
+}
+
+@test "a VM that never reports makes the runner fail at its timeout instead of hanging" {
+	local start=$SECONDS
+	SBX_VM_TIMEOUT=20 run -1 "$here/run.sh" --suite "$fixtures/must-fail.bats" \
+		--init "$fixtures/hang-init.sh"
+	assert_line "vm: FAIL: timeout: the VM did not finish within 20 s"
+	assert_line --index $((${#lines[@]} - 1)) "vm: 0 passed, 0 failed"
+	# The point of the test is the bound: 20 s of VM plus building the image.
+	(( SECONDS - start < 60 )) || fail "the runner took $((SECONDS - start)) s"
+}
+
+@test "results that stop before the end marker make the runner fail" {
+	run -1 "$here/run.sh" --suite "$fixtures/must-fail.bats" --init "$fixtures/truncate-init.sh"
+	assert_line "[root] ok 1 the first result arrives"
+	assert_line "vm: FAIL: results truncated: no end marker (qemu exit status 0)"
+	assert_line "vm: FAIL: role root: results truncated (no end marker)"
+	assert_line --index $((${#lines[@]} - 1)) "vm: 1 passed, 0 failed"
+}
+
+@test "a kernel that cannot boot makes the runner fail with a boot failure" {
+	run -1 "$here/run.sh" --suite "$fixtures/must-fail.bats" --kernel "$fixtures/bogus-kernel"
+	assert_line "vm: FAIL: boot failure: the VM sent no result (qemu exit status 1)"
+	assert_line --index $((${#lines[@]} - 1)) "vm: 0 passed, 0 failed"
+}
+
+@test "an unknown option is a usage error" {
+	run -2 "$here/run.sh" --frobnicate
+	assert_output "vm: fatal: usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]"
+}
+
+@test "a timeout that is not a positive number is a usage error" {
+	SBX_VM_TIMEOUT=0 run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_TIMEOUT must be a positive number of seconds"
+	SBX_VM_TIMEOUT=20s run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_TIMEOUT must be a positive number of seconds"
+}
+
+@test "a suite path that does not exist is an error" {
+	run -2 "$here/run.sh" --suite "$BATS_TEST_TMPDIR/nope.bats"
+	assert_output "vm: fatal: no such suite file or directory: $BATS_TEST_TMPDIR/nope.bats"
+}
