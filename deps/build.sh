@@ -37,6 +37,10 @@ main() {
 	self=$root/deps/build.sh
 	prefix=$(absolute "$1")
 	fresh && exit 0
+	# configure and the compiler flags cannot quote a path with blanks.
+	if [[ $prefix == *[[:space:]]* ]]; then
+		die "unable to use deps prefix $prefix: the path contains whitespace"
+	fi
 
 	mkdir -p "$(dirname "$prefix")"
 	# Two builds of one tree (make in two terminals) would interleave their
@@ -143,6 +147,11 @@ fetch() {
 	local pkg=$1 ver=$2 log=$logdir/fetch.log tmp entry p v f s
 	[ -n "${apt_opts:-}" ] || setup_apt "$log"
 	tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
+	# As root apt downloads as its unprivileged _apt user, who must be able
+	# to write there; the files are handed back to us before use.
+	if [ "$(id -u)" = 0 ] && id -u _apt >/dev/null 2>&1; then
+		chown _apt "$tmp"
+	fi
 	if ! (cd "$tmp" && apt-get "${apt_opts[@]}" -q source --download-only "$pkg=$ver") >>"$log" 2>&1; then
 		rm -rf "$tmp"
 		tail -n 5 "$log" >&2
@@ -151,7 +160,8 @@ fetch() {
 	for entry in "${files[@]}"; do
 		read -r p v f s <<<"$entry"
 		if [ "$p" = "$pkg" ] && [ ! -e "$cache/$f" ] && [ -f "$tmp/$f" ]; then
-			mv "$tmp/$f" "$cache/$f"
+			cp "$tmp/$f" "$cache/$f.part"
+			mv "$cache/$f.part" "$cache/$f"
 		fi
 	done
 	rm -rf "$tmp"

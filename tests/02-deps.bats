@@ -161,6 +161,13 @@ libseccomp 2.5.4-1+deb12u1 1 1 1"
 	assert_file_exists "$BATS_TEST_TMPDIR/usr/include/mine.h"
 }
 
+@test "deps/build.sh refuses a prefix whose path has a blank, before building anything" {
+	run -111 --separate-stderr "$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/a b/deps"
+	assert_equal "$stderr" "sbx: fatal: unable to use deps prefix $BATS_TEST_TMPDIR/a b/deps: the path contains whitespace"
+	assert_output ""
+	assert_not_exists "$BATS_TEST_TMPDIR/a b"
+}
+
 @test "deps/packages.sh without a known mode is a usage error" {
 	run -100 --separate-stderr "$SBX_ROOT/deps/packages.sh"
 	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic"
