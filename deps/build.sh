@@ -31,7 +31,9 @@ die() {
 }
 
 main() {
-	[ $# -eq 1 ] && [ -n "$1" ] || usage
+	if [ $# -ne 1 ] || [ -z "$1" ]; then
+		usage
+	fi
 	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	manifest=$root/deps/manifest
 	self=$root/deps/build.sh
@@ -41,6 +43,7 @@ main() {
 	if [[ $prefix == *[[:space:]]* ]]; then
 		die "unable to use deps prefix $prefix: the path contains whitespace"
 	fi
+	check_prefix
 
 	mkdir -p "$(dirname "$prefix")"
 	# Two builds of one tree (make in two terminals) would interleave their
@@ -51,7 +54,7 @@ main() {
 
 	cache=$(absolute "${SBX_DEPS_CACHE:-$root/build/deps-src}")
 	logdir=$(dirname "$prefix")/deps-log
-	work=$(dirname "$prefix")/deps-work
+	work=$prefix.work
 	jobs=${SBX_DEPS_JOBS:-$(nproc)}
 
 	read_manifest
@@ -71,10 +74,12 @@ main() {
 }
 
 absolute() {
-	case $1 in
-	/*) printf '%s\n' "${1%/}" ;;
-	*) printf '%s\n' "$(pwd)/${1%/}" ;;
-	esac
+	local p=$1
+	case $p in /*) ;; *) p=$(pwd)/$p ;; esac
+	while [ "$p" != / ] && [[ $p == */ ]]; do
+		p=${p%/}
+	done
+	printf '%s\n' "$p"
 }
 
 fresh() {
@@ -114,6 +119,9 @@ read_manifest() {
 # The prefix is emptied before a rebuild, so refuse a directory that this
 # script did not make (deps/build.sh /usr must not remove /usr/include).
 check_prefix() {
+	if [ -e "$prefix" ] && [ ! -d "$prefix" ]; then
+		die "unable to use deps prefix $prefix: not a directory"
+	fi
 	if [ -d "$prefix" ] && [ ! -e "$prefix/.sbx-deps" ] &&
 		[ -n "$(ls -A "$prefix")" ]; then
 		die "unable to use deps prefix $prefix: not empty and not made by deps/build.sh"
@@ -125,15 +133,15 @@ check_prefix() {
 claim_prefix() {
 	mkdir -p "$prefix"
 	: >"$prefix/.sbx-deps"
-	rm -rf "$prefix/.stamp" "$prefix/include" "$prefix/lib" "$prefix/kinc"
+	rm -rf "${prefix:?}/.stamp" "${prefix:?}/include" "${prefix:?}/lib" "${prefix:?}/kinc"
 }
 
 fetch_missing() {
-	local pkg entry p v f s want
+	local pkg entry p f s want
 	for pkg in "${packages[@]}"; do
 		want=0
 		for entry in "${files[@]}"; do
-			read -r p v f s <<<"$entry"
+			read -r p _ f s <<<"$entry"
 			[ "$p" = "$pkg" ] && [ ! -e "$cache/$f" ] && want=1
 		done
 		[ $want = 1 ] || continue
@@ -144,7 +152,7 @@ fetch_missing() {
 # apt-get source into a scratch directory, then move in only the files the
 # cache lacks: a file already cached is never replaced behind our back.
 fetch() {
-	local pkg=$1 ver=$2 log=$logdir/fetch.log tmp entry p v f s
+	local pkg=$1 ver=$2 log=$logdir/fetch.log tmp entry p f s
 	[ -n "${apt_opts:-}" ] || setup_apt "$log"
 	tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 	# As root apt downloads as its unprivileged _apt user, who must be able
@@ -158,7 +166,7 @@ fetch() {
 		die "unable to download deps $pkg=$ver: apt-get source failed (log: $log)"
 	fi
 	for entry in "${files[@]}"; do
-		read -r p v f s <<<"$entry"
+		read -r p _ f s <<<"$entry"
 		if [ "$p" = "$pkg" ] && [ ! -e "$cache/$f" ] && [ -f "$tmp/$f" ]; then
 			cp "$tmp/$f" "$cache/$f.part"
 			mv "$cache/$f.part" "$cache/$f"
@@ -248,11 +256,11 @@ mirrors() {
 # that what is unpacked is exactly what was checked, and nothing that sits in
 # the cache without a manifest entry is ever used.
 copy_and_verify() {
-	local entry p v f s got
+	local entry p f s got
 	rm -rf "$work"
 	mkdir -p "$work/src"
 	for entry in "${files[@]}"; do
-		read -r p v f s <<<"$entry"
+		read -r p _ f s <<<"$entry"
 		if [ ! -f "$cache/$f" ]; then
 			rm -rf "$work"
 			die "unable to verify deps $f: not in the download cache $cache"
@@ -260,7 +268,7 @@ copy_and_verify() {
 		cp "$cache/$f" "$work/src/$f"
 	done
 	for entry in "${files[@]}"; do
-		read -r p v f s <<<"$entry"
+		read -r p _ f s <<<"$entry"
 		got=$(sha256sum <"$work/src/$f")
 		got=${got%% *}
 		if [ "$got" != "$s" ]; then
@@ -301,9 +309,9 @@ build_one() {
 }
 
 dsc_of() {
-	local entry p v f s
+	local entry p f
 	for entry in "${files[@]}"; do
-		read -r p v f s <<<"$entry"
+		read -r p _ f _ <<<"$entry"
 		if [ "$p" = "$1" ] && [[ $f == *.dsc ]]; then
 			printf '%s\n' "$f"
 			return

@@ -133,7 +133,7 @@ libseccomp 2.5.4-1+deb12u1 1 1 1"
 	assert_output ""
 	assert_file_not_exists "$BATS_TEST_TMPDIR/deps/.stamp"
 	assert_not_exists "$BATS_TEST_TMPDIR/deps/lib"
-	assert_not_exists "$BATS_TEST_TMPDIR/deps-work"
+	assert_not_exists "$BATS_TEST_TMPDIR/deps.work"
 	# The bad file stays for inspection: it is never fetched over.
 	run -111 --separate-stderr env SBX_DEPS_CACHE="$cache" \
 		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
