@@ -1,0 +1,567 @@
+/* sbx-quota: prove that a workspace directory sits under an enforced XFS or
+ * ext4 project quota no looser than asked, then run the rest of argv with
+ * the verified directory handed on as an fd; or, as an administrator,
+ * prepare such a quota; or report what is set.
+ *
+ * Trust: the administrator's quota setup is trusted, the workspace contents
+ * are not. Everything is read through fds: the workspace is opened once
+ * (O_NOFOLLOW) and that open directory is what gets checked and passed on. */
+#include "die.h"
+#include "exec.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "json.h"
+#include "opts.h"
+#include "parse.h"
+#include "quota.h"
+#include "quota_tree.h"
+#include "walk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+
+#define TOOL "sbx-quota"
+#define MAX_BYTES (1ULL << 60)
+#define MAX_INODES (1ULL << 48)
+
+static const char usage_text[] =
+	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE]\n"
+	"                        [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
+	"       sbx-quota prepare --workspace DIR --project ID --disk SIZE [--inodes N] [--replace]\n"
+	"       sbx-quota report --workspace DIR [--json]\n";
+
+enum { O_WORKSPACE = 1, O_DISK, O_INODES, O_MAXFILE, O_PASSFD, O_STATUSFD,
+       O_PROJECT, O_REPLACE, O_JSON, O_HELP };
+
+struct opts {
+	const char *workspace;
+	uint64_t disk, inodes, max_file, project;
+	int pass_fd, status_fd, replace, json;
+	char **prog;
+};
+
+/* The opened workspace and what the filesystem says about it. */
+struct ws {
+	char name[1024];          /* the path given, escaped for messages */
+	const char *path;
+	int fd;
+	struct statx stx;
+	struct statfs sfs;
+	enum sbx_qfs kind;
+	const char *fsname;
+	unsigned long dev;
+	uint64_t mnt_id;
+	uint32_t projid;
+	int inherit;
+	int status_fd;
+};
+
+/* A failure once the status fd is known: the outcome goes there too. */
+static noreturn void fail(const struct ws *w, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static noreturn void fail(const struct ws *w, int code, const char *fmt, ...)
+{
+	char msg[1500];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (w->status_fd >= 0) {
+		struct sbx_json j;
+		sbx_json_begin(&j, TOOL, "exit");
+		sbx_json_int(&j, "code", code);
+		sbx_json_str(&j, "error", msg);
+		sbx_json_write(&j, w->status_fd);
+	}
+	sbx_die(code, "%s", msg);
+}
+
+static void usage_ok(void)
+{
+	if (sbx_write_all(1, usage_text, sizeof usage_text - 1) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write to stdout");
+	_exit(SBX_EXIT_OK);
+}
+
+static int parse_pass_fd(const char *s)
+{
+	uint64_t v = 0;
+	const char *why = sbx_parse_u64(s, 0, 1U << 20, &v);
+
+	if (!why && v <= 2)
+		why = "0, 1 and 2 are stdio";
+	if (!why && fcntl((int)v, F_GETFD) >= 0)
+		why = "already open";
+	if (why)
+		sbx_die_usage("--pass-fd: invalid fd '%s': %s", s, why);
+	return (int)v;
+}
+
+static const char *parse_path(const char *opt, const char *s)
+{
+	if (!*s)
+		sbx_die_usage("%s: invalid path '': empty", opt);
+	if (s[0] != '/')
+		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
+	return s;
+}
+
+static void parse(int argc, char **argv, int verb, struct opts *o)
+{
+	static const struct sbx_opt verify_tab[] = {
+		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
+		{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
+		{ "inodes", SBX_ARG, SBX_ONCE, O_INODES },
+		{ "max-file", SBX_ARG, SBX_ONCE, O_MAXFILE },
+		{ "pass-fd", SBX_ARG, SBX_ONCE, O_PASSFD },
+		{ "status-fd", SBX_ARG, SBX_ONCE, O_STATUSFD },
+		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
+		{ 0, 0, 0, 0 },
+	};
+	static const struct sbx_opt prepare_tab[] = {
+		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
+		{ "project", SBX_ARG, SBX_ONCE, O_PROJECT },
+		{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
+		{ "inodes", SBX_ARG, SBX_ONCE, O_INODES },
+		{ "replace", SBX_NOARG, SBX_ONCE, O_REPLACE },
+		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
+		{ 0, 0, 0, 0 },
+	};
+	static const struct sbx_opt report_tab[] = {
+		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
+		{ "json", SBX_NOARG, SBX_ONCE, O_JSON },
+		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
+		{ 0, 0, 0, 0 },
+	};
+	const struct sbx_opt *tab = verb == 'v' ? verify_tab : verb == 'p' ? prepare_tab : report_tab;
+	struct sbx_optstate st;
+	const char *arg, *disk_arg = NULL;
+	int id;
+
+	sbx_opt_init(&st, 2);
+	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
+		switch (id) {
+		case O_WORKSPACE: o->workspace = parse_path("--workspace", arg); break;
+		case O_DISK: o->disk = sbx_opt_size("--disk", arg, MAX_BYTES); disk_arg = arg; break;
+		case O_INODES: o->inodes = sbx_opt_u64("--inodes", arg, 1, MAX_INODES); break;
+		case O_MAXFILE: o->max_file = sbx_opt_size("--max-file", arg, MAX_BYTES); break;
+		case O_PASSFD: o->pass_fd = parse_pass_fd(arg); break;
+		case O_STATUSFD: o->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_PROJECT: o->project = sbx_opt_u64("--project", arg, 1, 4294967294ULL); break;
+		case O_REPLACE: o->replace = 1; break;
+		case O_JSON: o->json = 1; break;
+		case O_HELP: usage_ok();
+		}
+	}
+	if (!o->workspace)
+		sbx_die_usage("missing --workspace");
+	if (verb != 'r' && !o->disk)
+		sbx_die_usage("missing --disk");
+	if (verb == 'p' && !o->project)
+		sbx_die_usage("missing --project");
+	/* The inode limit may be at most one per 4 KiB of disk: below that
+	 * no inode at all would be allowed. */
+	if (disk_arg && o->disk < 4096)
+		sbx_die_usage("--disk: invalid size '%s': below 4096 bytes", disk_arg);
+	if (verb == 'p' && o->inodes && o->inodes > o->disk / 4096)
+		sbx_die_usage("--inodes: %llu is more than --disk / 4096 = %llu",
+			      (unsigned long long)o->inodes, (unsigned long long)(o->disk / 4096));
+	if (o->pass_fd >= 0 && o->pass_fd == o->status_fd)
+		sbx_die_usage("--pass-fd and --status-fd are both %d", o->pass_fd);
+	if (st.ind < argc) {
+		if (verb != 'v')
+			sbx_die_usage("unexpected argument '%s'", argv[st.ind]);
+		o->prog = argv + st.ind;
+	}
+}
+
+/* Open the workspace once; everything after works on this fd. */
+static void ws_open(struct ws *w, const char *path, int status_fd)
+{
+	memset(w, 0, sizeof *w);
+	w->path = path;
+	w->status_fd = status_fd;
+	sbx_walk_quote(path, strlen(path), w->name, sizeof w->name);
+	w->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w->fd < 0) {
+		struct stat sb;
+		/* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR, like a file. */
+		if (errno == ELOOP || (errno == ENOTDIR && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)))
+			sbx_die_usage("--workspace: invalid path '%s': a symbolic link", w->name);
+		if (errno == ENOTDIR)
+			sbx_die_usage("--workspace: invalid path '%s': not a directory", w->name);
+		fail(w, SBX_EXIT_SYS, "unable to open workspace %s: %s", w->name, strerror(errno));
+	}
+	if (statx(w->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &w->stx) < 0)
+		fail(w, SBX_EXIT_SYS, "unable to stat workspace %s: %s", w->name, strerror(errno));
+	if (fstatfs(w->fd, &w->sfs) < 0)
+		fail(w, SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
+	w->dev = makedev(w->stx.stx_dev_major, w->stx.stx_dev_minor);
+	w->mnt_id = (w->stx.stx_mask & STATX_MNT_ID) ? w->stx.stx_mnt_id : 0;
+	w->kind = sbx_quota_fs_kind((unsigned long)w->sfs.f_type);
+	w->fsname = sbx_quota_fs_name((unsigned long)w->sfs.f_type);
+}
+
+static void require_xfs_or_ext4(const struct ws *w)
+{
+	if (w->kind != SBX_QFS_OTHER)
+		return;
+	if (w->fsname)
+		fail(w, SBX_EXIT_UNSUPPORTED,
+		     "hard limits unsupported: %s is on %s, not XFS or ext4", w->name, w->fsname);
+	fail(w, SBX_EXIT_UNSUPPORTED,
+	     "hard limits unsupported: %s is on a filesystem with magic 0x%lx, not XFS or ext4",
+	     w->name, (unsigned long)w->sfs.f_type);
+}
+
+/* errno values meaning "this filesystem or kernel has no quota for us". */
+static int quota_absent(int e)
+{
+	return e == ENOSYS || e == EOPNOTSUPP || e == ENOTTY || e == EINVAL ||
+	       e == ENOENT || e == ENODEV || e == ENOTBLK || e == ESRCH;
+}
+
+/* Accounting and enforcement of project quotas, or 101. */
+static void require_enforced(const struct ws *w)
+{
+	struct sbx_qstate qs;
+
+	if (sbx_quota_state(w->fd, w->mnt_id, w->dev, &qs) < 0) {
+		if (quota_absent(errno))
+			fail(w, SBX_EXIT_UNSUPPORTED,
+			     "hard limits unsupported: %s (%s): no quota control in this kernel: %s",
+			     w->name, w->fsname, strerror(errno));
+		fail(w, SBX_EXIT_SYS, "unable to read the quota state of %s: %s",
+		     w->name, strerror(errno));
+	}
+	if (!qs.accounting)
+		fail(w, SBX_EXIT_UNSUPPORTED,
+		     "hard limits unsupported: %s (%s): project quota accounting is off (mount option prjquota)",
+		     w->name, w->fsname);
+	if (!qs.enforcing)
+		fail(w, SBX_EXIT_UNSUPPORTED,
+		     "hard limits unsupported: %s (%s): project quota enforcement is off",
+		     w->name, w->fsname);
+}
+
+static void read_root_attr(struct ws *w)
+{
+	if (sbx_quota_getattr(w->fd, &w->projid, &w->inherit) < 0)
+		fail(w, SBX_EXIT_SYS, "unable to read the project id of workspace %s: %s",
+		     w->name, strerror(errno));
+}
+
+/* The project's limits: Q_XGETQUOTA when allowed (root), else statfs.
+ * Returns the source's name. */
+static const char *read_limits(const struct ws *w, uint32_t projid, struct sbx_qlimits *q)
+{
+	if (sbx_quota_get(w->fd, w->mnt_id, w->dev, projid, q) == 0)
+		return "quotactl";
+	if (errno != EPERM && errno != EACCES)
+		fail(w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+		     projid, w->name, strerror(errno));
+	if (sbx_quota_statfs(w->fd, q) < 0)
+		fail(w, SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
+	return "statfs";
+}
+
+static void json_identity(struct sbx_json *j, const struct ws *w)
+{
+	char buf[64];
+	unsigned fsid[2];
+
+	sbx_json_str(j, "workspace", w->path);
+	sbx_json_str(j, "fs", w->kind == SBX_QFS_XFS ? "xfs" : w->kind == SBX_QFS_EXT4 ? "ext4" :
+		     w->fsname ? w->fsname : "other");
+	snprintf(buf, sizeof buf, "%u:%u", w->stx.stx_dev_major, w->stx.stx_dev_minor);
+	sbx_json_str(j, "dev", buf);
+	memcpy(fsid, &w->sfs.f_fsid, sizeof fsid);
+	snprintf(buf, sizeof buf, "%08x%08x", fsid[0], fsid[1]);
+	sbx_json_str(j, "fsid", buf);
+	if (w->mnt_id)
+		sbx_json_uint(j, "mount_id", w->mnt_id);
+	else
+		sbx_json_null(j, "mount_id");
+	sbx_json_uint(j, "project", w->projid);
+}
+
+static void json_limits(struct sbx_json *j, const char *src, const struct sbx_qlimits *q)
+{
+	sbx_json_str(j, "limits_from", src);
+	sbx_json_uint(j, "block_hard", q->bhard);
+	sbx_json_uint(j, "block_soft", q->bsoft);
+	sbx_json_uint(j, "inode_hard", q->ihard);
+	sbx_json_uint(j, "inode_soft", q->isoft);
+	sbx_json_uint(j, "bytes_used", q->bused);
+	sbx_json_uint(j, "inodes_used", q->iused);
+}
+
+/* --- verify ------------------------------------------------------------ */
+
+static void check_limits(const struct ws *w, const struct opts *o, const char *src,
+			 const struct sbx_qlimits *q)
+{
+	int viastatfs = !strcmp(src, "statfs");
+	const char *b = viastatfs ? "block limit (statfs)" : "block hard limit";
+	const char *i = viastatfs ? "inode limit (statfs)" : "inode hard limit";
+	unsigned long long per4k = o->disk / 4096;
+
+	if (!q->bhard)
+		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u has no %s",
+		     w->name, w->projid, b);
+	if (q->bhard > o->disk)
+		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u %s %llu exceeds --disk %llu",
+		     w->name, w->projid, b, (unsigned long long)q->bhard, (unsigned long long)o->disk);
+	if (!q->ihard)
+		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u has no %s",
+		     w->name, w->projid, i);
+	if (q->ihard > per4k)
+		fail(w, SBX_EXIT_POLICY,
+		     "refusing workspace %s: project %u %s %llu exceeds --disk / 4096 = %llu",
+		     w->name, w->projid, i, (unsigned long long)q->ihard, per4k);
+	if (o->inodes && q->ihard > o->inodes)
+		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u %s %llu exceeds --inodes %llu",
+		     w->name, w->projid, i, (unsigned long long)q->ihard, (unsigned long long)o->inodes);
+}
+
+static int verify(const struct opts *o)
+{
+	struct ws w;
+	struct sbx_qlimits q;
+	struct sbx_qtree t = { .mode = SBX_QTREE_CHECK };
+	const char *src;
+	int r;
+
+	ws_open(&w, o->workspace, o->status_fd);
+	require_xfs_or_ext4(&w);
+	require_enforced(&w);
+	read_root_attr(&w);
+	if (!w.projid)
+		fail(&w, SBX_EXIT_POLICY, "refusing workspace %s: it has no project id", w.name);
+	if (!w.inherit)
+		fail(&w, SBX_EXIT_POLICY, "refusing workspace %s: its root lacks PROJINHERIT", w.name);
+	src = read_limits(&w, w.projid, &q);
+	check_limits(&w, o, src, &q);
+
+	t.projid = w.projid;
+	r = sbx_qtree_run(w.fd, &t);
+	if (r)
+		fail(&w, r, "%s", t.msg);
+	/* The filesystem charges the project with every inode that has its
+	 * id; the tree holds entries + 1 (its root). More charged than held
+	 * means some other tree uses the project and shares its limits. */
+	if (q.iused > t.entries + 1)
+		fail(&w, SBX_EXIT_POLICY,
+		     "refusing workspace %s: project %u is shared: %llu inodes are charged to it, the workspace has %llu",
+		     w.name, w.projid, (unsigned long long)q.iused, (unsigned long long)(t.entries + 1));
+
+	if (o->max_file) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_FSIZE, &rl) < 0)
+			fail(&w, SBX_EXIT_SYS, "unable to read RLIMIT_FSIZE: %s", strerror(errno));
+		/* Never loosen an inherited limit: take the smaller. */
+		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > o->max_file)
+			rl.rlim_max = o->max_file;
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			fail(&w, SBX_EXIT_SYS, "unable to set RLIMIT_FSIZE: %s", strerror(errno));
+	}
+	if (o->pass_fd >= 0) {
+		if (dup2(w.fd, o->pass_fd) < 0)
+			fail(&w, SBX_EXIT_SYS, "unable to pass the workspace as fd %d: %s",
+			     o->pass_fd, strerror(errno));
+	}
+	if (o->status_fd >= 0) {
+		struct sbx_json j;
+		sbx_json_begin(&j, TOOL, "verified");
+		json_identity(&j, &w);
+		json_limits(&j, src, &q);
+		sbx_json_uint(&j, "entries", t.entries + 1);
+		if (o->max_file)
+			sbx_json_uint(&j, "max_file", o->max_file);
+		if (o->pass_fd >= 0)
+			sbx_json_int(&j, "pass_fd", o->pass_fd);
+		sbx_json_write(&j, o->status_fd);
+		if (!o->prog) {
+			sbx_json_begin(&j, TOOL, "exit");
+			sbx_json_int(&j, "code", 0);
+			sbx_json_write(&j, o->status_fd);
+		}
+	}
+	close(w.fd);
+	if (!o->prog)
+		return SBX_EXIT_OK;
+	sbx_exec(o->prog, NULL, NULL);
+}
+
+/* --- prepare ----------------------------------------------------------- */
+
+static int prepare(const struct opts *o)
+{
+	struct ws w;
+	struct sbx_qlimits q, back;
+	struct sbx_qtree t = { .mode = SBX_QTREE_SCAN };
+	uint32_t id = (uint32_t)o->project;
+	uint64_t bsize, bhard, ihard, held;
+	int r;
+
+	ws_open(&w, o->workspace, -1);
+	require_xfs_or_ext4(&w);
+	require_enforced(&w);
+	read_root_attr(&w);
+	if (sbx_quota_get(w.fd, w.mnt_id, w.dev, id, &q) < 0)
+		fail(&w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+		     id, w.name, strerror(errno));
+
+	/* Limits the filesystem can hold exactly: XFS rounds a block limit up
+	 * to its block size and ext4's quota file to 1 KiB, either of which
+	 * would make a limit just above the request. */
+	bsize = w.sfs.f_bsize >= 1024 ? (uint64_t)w.sfs.f_bsize : 1024;
+	bhard = o->disk / bsize * bsize;
+	ihard = o->inodes ? o->inodes : o->disk / 4096;
+	if (!bhard)
+		sbx_die_usage("--disk: %llu is below the block size %llu",
+			      (unsigned long long)o->disk, (unsigned long long)bsize);
+
+	/* First pass, read-only: the tree's shape, and how many of its inodes
+	 * already have the id. */
+	t.projid = id;
+	r = sbx_qtree_run(w.fd, &t);
+	if (r)
+		fail(&w, r, "%s", t.msg);
+	held = t.in_project + (w.projid == id);
+	if (q.iused > held)
+		fail(&w, SBX_EXIT_POLICY,
+		     "refusing to prepare %s: project %u is in use by %llu inodes outside the workspace",
+		     w.name, id, (unsigned long long)(q.iused - held));
+	if (!o->replace && q.bhard && bhard > q.bhard)
+		fail(&w, SBX_EXIT_POLICY,
+		     "refusing to prepare %s: project %u has a block hard limit of %llu; raising it to %llu needs --replace",
+		     w.name, id, (unsigned long long)q.bhard, (unsigned long long)bhard);
+	if (!o->replace && q.ihard && ihard > q.ihard)
+		fail(&w, SBX_EXIT_POLICY,
+		     "refusing to prepare %s: project %u has an inode hard limit of %llu; raising it to %llu needs --replace",
+		     w.name, id, (unsigned long long)q.ihard, (unsigned long long)ihard);
+
+	/* Limits before ids: every inode is limited the moment it joins. */
+	if (sbx_quota_set_hard(w.fd, w.mnt_id, w.dev, id, bhard, ihard) < 0)
+		fail(&w, SBX_EXIT_SYS, "unable to set the limits of project %u on %s: %s",
+		     id, w.name, strerror(errno));
+	if (sbx_quota_setattr(w.fd, id, 1) < 0)
+		fail(&w, SBX_EXIT_SYS, "unable to set the project id of workspace %s: %s",
+		     w.name, strerror(errno));
+	t.mode = SBX_QTREE_APPLY;
+	r = sbx_qtree_run(w.fd, &t);
+	if (r)
+		fail(&w, r, "%s", t.msg);
+	if (sbx_quota_get(w.fd, w.mnt_id, w.dev, id, &back) < 0)
+		fail(&w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+		     id, w.name, strerror(errno));
+	if (back.bhard != bhard || back.ihard != ihard)
+		fail(&w, SBX_EXIT_SYS,
+		     "unable to set the limits of project %u on %s: read back %llu bytes, %llu inodes",
+		     id, w.name, (unsigned long long)back.bhard, (unsigned long long)back.ihard);
+	close(w.fd);
+	return SBX_EXIT_OK;
+}
+
+/* --- report ------------------------------------------------------------ */
+
+static int report(const struct opts *o)
+{
+	struct ws w;
+	struct sbx_qstate qs;
+	struct sbx_qlimits q;
+	const char *src = "none", *state = "on";
+	int have_q = 0;
+
+	ws_open(&w, o->workspace, -1);
+	require_xfs_or_ext4(&w);
+	read_root_attr(&w);
+	if (sbx_quota_state(w.fd, w.mnt_id, w.dev, &qs) < 0) {
+		if (!quota_absent(errno))
+			fail(&w, SBX_EXIT_SYS, "unable to read the quota state of %s: %s",
+			     w.name, strerror(errno));
+		memset(&qs, 0, sizeof qs);
+		state = "unavailable";
+	}
+	memset(&q, 0, sizeof q);
+	if (qs.accounting && w.projid) {
+		src = read_limits(&w, w.projid, &q);
+		have_q = 1;
+	}
+	if (o->json) {
+		struct sbx_json j;
+		sbx_json_begin(&j, TOOL, "report");
+		json_identity(&j, &w);
+		sbx_json_bool(&j, "projinherit", w.inherit);
+		sbx_json_str(&j, "quota_control", state);
+		sbx_json_bool(&j, "accounting", qs.accounting);
+		sbx_json_bool(&j, "enforcing", qs.enforcing);
+		if (have_q)
+			json_limits(&j, src, &q);
+		if (sbx_json_write(&j, 1) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to write to stdout");
+	} else {
+		unsigned fsid[2];
+		memcpy(fsid, &w.sfs.f_fsid, sizeof fsid);
+		printf("workspace: %s\nfilesystem: %s\ndevice: %u:%u\nfsid: %08x%08x\n",
+		       w.name, w.kind == SBX_QFS_XFS ? "xfs" : "ext4",
+		       w.stx.stx_dev_major, w.stx.stx_dev_minor, fsid[0], fsid[1]);
+		if (w.mnt_id)
+			printf("mount id: %llu\n", (unsigned long long)w.mnt_id);
+		printf("quota control: %s\naccounting: %s\nenforcement: %s\n"
+		       "project id: %u\nprojinherit: %s\n",
+		       state, qs.accounting ? "on" : "off", qs.enforcing ? "on" : "off",
+		       w.projid, w.inherit ? "on" : "off");
+		if (have_q)
+			printf("limits from: %s\nblock hard limit: %llu\nblock soft limit: %llu\n"
+			       "inode hard limit: %llu\ninode soft limit: %llu\n"
+			       "bytes used: %llu\ninodes used: %llu\n", src,
+			       (unsigned long long)q.bhard, (unsigned long long)q.bsoft,
+			       (unsigned long long)q.ihard, (unsigned long long)q.isoft,
+			       (unsigned long long)q.bused, (unsigned long long)q.iused);
+		if (fflush(stdout) == EOF || ferror(stdout))
+			sbx_die_errno(SBX_EXIT_SYS, "unable to write to stdout");
+	}
+	close(w.fd);
+	return SBX_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .pass_fd = -1, .status_fd = -1 };
+	const char *verb = argc > 1 ? argv[1] : NULL;
+
+	sbx_setprog(TOOL);
+	if (!verb)
+		sbx_die_usage("missing subcommand (verify, prepare or report)");
+	if (!strcmp(verb, "--help"))
+		usage_ok();
+	if (!strcmp(verb, "verify")) {
+		parse(argc, argv, 'v', &o);
+		return verify(&o);
+	}
+	if (!strcmp(verb, "prepare")) {
+		parse(argc, argv, 'p', &o);
+		return prepare(&o);
+	}
+	if (!strcmp(verb, "report")) {
+		parse(argc, argv, 'r', &o);
+		return report(&o);
+	}
+	sbx_die_usage("unknown subcommand '%s' (verify, prepare or report)", verb);
+}

@@ -1,0 +1,57 @@
+/* A fast walk of a directory tree that never follows a symbolic link and
+ * never resolves a path: each directory is read with getdents64 into a
+ * buffer kept per depth and reused, and every entry is opened relative to
+ * its parent's fd (openat, O_NOFOLLOW), so a name swapped for a link during
+ * the walk is seen as the link, not followed. Directories and regular files
+ * are opened (the caller may need an fd, e.g. for an ioctl); other types are
+ * only stat'ed. Pre-order: a directory is shown before its contents. */
+#ifndef SBX_WALK_H
+#define SBX_WALK_H
+
+#include <stddef.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#define SBX_WALK_MAX_DEPTH 512   /* directories held open at once */
+
+struct sbx_walk_entry {
+	const char *path;        /* relative to the root, e.g. "a/b" (not escaped) */
+	size_t pathlen;
+	const char *name;        /* last component */
+	int dirfd;               /* the parent directory */
+	int fd;                  /* the entry (directory or regular file), else -1 */
+	const struct statx *st;  /* of fd, or of the name without following */
+	unsigned depth;          /* 1 for the root's own entries */
+};
+
+/* 0: go on (descending into a directory); SBX_WALK_PRUNE: do not descend;
+ * any other value stops the walk and is what sbx_walk returns. The fd is
+ * closed by the walk after the callback returns. */
+#define SBX_WALK_PRUNE (-1000)
+typedef int (*sbx_walk_fn)(void *ctx, const struct sbx_walk_entry *e);
+
+/* Why a walk stopped on its own. */
+#define SBX_WALK_ESYS     (-1001)  /* a system call failed: see err */
+#define SBX_WALK_ETOODEEP (-1002)  /* more than SBX_WALK_MAX_DEPTH levels */
+
+struct sbx_walk_err {
+	int err;                 /* errno of the failed call */
+	const char *step;        /* "open", "read directory", "stat" */
+	char path[4096];         /* where (relative, not escaped, may be cut) */
+	size_t pathlen;
+};
+
+/* Walk the tree below rootfd (the root itself is not shown; rootfd's file
+ * offset is not used). mask: what statx must fill (STATX_TYPE, STATX_NLINK
+ * and STATX_MNT_ID are always asked for). Returns 0 when every entry was
+ * shown, else the callback's value or SBX_WALK_ESYS / SBX_WALK_ETOODEEP
+ * with *err filled. */
+int sbx_walk(int rootfd, unsigned mask, sbx_walk_fn fn, void *ctx,
+	     struct sbx_walk_err *err);
+
+/* A path made safe for a one-line message: bytes below 0x20, 0x7f and
+ * above, the backslash and the single quote become \xHH. A result longer
+ * than outsz ends in "...". Returns out. */
+char *sbx_walk_quote(const char *s, size_t n, char *out, size_t outsz);
+
+#endif
