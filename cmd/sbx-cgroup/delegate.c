@@ -1,0 +1,124 @@
+/* --delegate DIR --user U: what an administrator does once so that U can
+ * run sbx-cgroup without root (cgroup-v2.rst, "Delegation"): make DIR with
+ * the controllers enabled for its children, and give U the directory and
+ * the three files a delegatee writes. Limits on DIR itself stay root's. */
+#include "sbx-cgroup.h"
+
+#include "cgroup.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "json.h"
+#include "parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Delegated controllers: everything sbx-cgroup can limit. */
+static const struct limits every = { .cpu_pct = 1, .memory = 1, .pids = 1 };
+
+static void lookup_user(const char *s, uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw;
+	uint64_t v;
+
+	if (*s >= '0' && *s <= '9') {
+		const char *why = sbx_parse_u64(s, 0, 0xfffffffeULL, &v);
+		if (why)
+			sbx_die_usage("--user: invalid user '%s': %s", s, why);
+		*uid = (uid_t)v;
+		pw = getpwuid(*uid);
+		*gid = pw ? pw->pw_gid : (gid_t)v;
+	} else {
+		pw = getpwnam(s);
+		if (!pw)
+			sbx_die_usage("--user: invalid user '%s': unknown", s);
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+	}
+	if (*uid == 0)
+		sbx_die_usage("--user: invalid user '%s': root needs no delegation", s);
+}
+
+static void report(const struct opts *o, const char *path, uid_t uid)
+{
+	struct sbx_json j;
+
+	if (o->status_fd < 0)
+		return;
+	sbx_json_begin(&j, TOOL, "exit");
+	sbx_json_int(&j, "code", SBX_EXIT_OK);
+	sbx_json_str(&j, "delegated", path);
+	sbx_json_uint(&j, "uid", uid);
+	sbx_json_write(&j, o->status_fd);
+}
+
+int mode_delegate(const struct opts *o)
+{
+	static const char *const files[] = {
+		"cgroup.procs", "cgroup.threads", "cgroup.subtree_control",
+	};
+	char dir[PATH_MAX];
+	const char *why, *bad;
+	char *name;
+	struct cg parent, cg;
+	struct fail f;
+	uid_t uid;
+	gid_t gid;
+	size_t len = strlen(o->delegate);
+
+	while (len > 1 && o->delegate[len - 1] == '/')
+		len--;
+	if (len >= sizeof dir)
+		sbx_die_usage("--delegate: invalid path '%s': too long", o->delegate);
+	memcpy(dir, o->delegate, len);
+	dir[len] = '\0';
+	name = strrchr(dir, '/') + 1;
+	if ((why = sbx_cg_name_invalid(name)))
+		sbx_die_usage("--delegate: invalid path '%s': %s", o->delegate, why);
+	lookup_user(o->user, &uid, &gid);
+	if (geteuid() != 0)
+		sbx_die(SBX_EXIT_POLICY, "refusing to delegate: only root can");
+
+	name[-1] = '\0';
+	cg_open_root(&parent, *dir ? dir : "/", "--delegate");
+	if (cg_need_controllers(&parent, &every, &f) < 0 ||
+	    cg_enable_controllers(&parent, &every, &f) < 0)
+		fail_die(&f);
+	if (mkdirat(parent.fd, name, 0755) < 0) {
+		if (errno == EEXIST)
+			sbx_die(SBX_EXIT_POLICY, "refusing to delegate %s/%s: it exists already",
+				parent.path, name);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s/%s", parent.path, name);
+	}
+	if (cg_open_child(&parent, name, &cg, O_PATH) < 0) {
+		failf(&f, SBX_EXIT_SYS, errno, "unable to open %s", cg.path);
+		goto undo;
+	}
+	if (cg_enable_controllers(&cg, &every, &f) < 0)
+		goto undo;
+	if (fchownat(cg.fd, "", uid, gid, AT_EMPTY_PATH) < 0) {
+		failf(&f, SBX_EXIT_SYS, errno, "unable to chown %s", cg.path);
+		goto undo;
+	}
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		if (fchownat(cg.fd, files[i], uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
+			failf(&f, SBX_EXIT_SYS, errno, "unable to chown %s/%s", cg.path, files[i]);
+			goto undo;
+		}
+	}
+	if ((bad = sbx_cg_not_delegated(cg.fd, uid))) {
+		failf(&f, SBX_EXIT_POLICY, 0, "verification failed: %s/%s is not owned by uid %u",
+		      cg.path, bad, (unsigned)uid);
+		goto undo;
+	}
+	report(o, cg.path, uid);
+	return SBX_EXIT_OK;
+undo:
+	cg_remove(&parent, name);
+	fail_die(&f);
+}

@@ -1,0 +1,181 @@
+/* sbx-cgroup: run a command in its own cgroup v2 child with hard limits,
+ * supervise it, kill everything it left behind and remove the cgroup; or
+ * refuse before the command runs when a limit cannot be had. */
+#include "sbx-cgroup.h"
+
+#include "cgroup.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "opts.h"
+#include "parse.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_CPU_PCT   100000ULL                 /* 1000 cores */
+#define MAX_MEMORY    (1ULL << 50)              /* 1 PiB */
+#define MAX_PIDS      4194304ULL                /* PID_MAX_LIMIT: pids.max takes no more */
+#define MAX_TIMEOUT   (366ULL * 86400 * 1000)   /* a year, in ms */
+
+static const char usage_text[] =
+	"sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
+	"sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--status-fd FD]\n"
+	"sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
+	"sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n";
+
+/* Option ids double as bits in a mask of what was given, so that each
+ * mode can say which options it takes. New options (e.g. a sampled mode)
+ * are one more row here and one more bit in the masks below. */
+enum {
+	O_ROOT = 1, O_NAME, O_PARENT, O_CPU, O_MEMORY, O_PIDS, O_TIMEOUT,
+	O_STATUS, O_READY, O_PASS, O_CREATE, O_DESTROY, O_DELEGATE, O_USER,
+	O_HELP,
+};
+#define BIT(id) (1U << (id))
+
+static const struct sbx_opt table[] = {
+	{ "root",      SBX_ARG,   SBX_ONCE, O_ROOT },
+	{ "name",      SBX_ARG,   SBX_ONCE, O_NAME },
+	{ "parent",    SBX_ARG,   SBX_ONCE, O_PARENT },
+	{ "cpu",       SBX_ARG,   SBX_ONCE, O_CPU },
+	{ "memory",    SBX_ARG,   SBX_ONCE, O_MEMORY },
+	{ "pids",      SBX_ARG,   SBX_ONCE, O_PIDS },
+	{ "timeout",   SBX_ARG,   SBX_ONCE, O_TIMEOUT },
+	{ "status-fd", SBX_ARG,   SBX_ONCE, O_STATUS },
+	{ "ready-fd",  SBX_ARG,   SBX_ONCE, O_READY },
+	{ "pass-fd",   SBX_ARG,   SBX_MANY, O_PASS },
+	{ "create",    SBX_NOARG, SBX_ONCE, O_CREATE },
+	{ "destroy",   SBX_NOARG, SBX_ONCE, O_DESTROY },
+	{ "delegate",  SBX_ARG,   SBX_ONCE, O_DELEGATE },
+	{ "user",      SBX_ARG,   SBX_ONCE, O_USER },
+	{ "help",      SBX_NOARG, SBX_ONCE, O_HELP },
+	{ NULL, 0, 0, 0 },
+};
+
+#define LIMIT_BITS (BIT(O_CPU) | BIT(O_MEMORY) | BIT(O_PIDS))
+static const unsigned allowed_run = BIT(O_ROOT) | BIT(O_NAME) | BIT(O_PARENT) | LIMIT_BITS |
+	BIT(O_TIMEOUT) | BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS);
+static const unsigned allowed_create = BIT(O_ROOT) | BIT(O_PARENT) | LIMIT_BITS |
+	BIT(O_STATUS) | BIT(O_CREATE);
+static const unsigned allowed_destroy = BIT(O_ROOT) | BIT(O_PARENT) | BIT(O_STATUS) |
+	BIT(O_DESTROY);
+static const unsigned allowed_delegate = BIT(O_DELEGATE) | BIT(O_USER) | BIT(O_STATUS);
+
+static const char *abs_path(const char *opt, const char *s)
+{
+	if (!*s)
+		sbx_die_usage("%s: invalid path '%s': empty", opt, s);
+	if (*s != '/')
+		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
+	return s;
+}
+
+static const char *cg_name(const char *opt, const char *s)
+{
+	const char *why = sbx_cg_name_invalid(s);
+
+	if (why)
+		sbx_die_usage("%s: invalid name '%s': %s", opt, s, why);
+	return s;
+}
+
+static unsigned parse(int argc, char **argv, struct opts *o)
+{
+	struct sbx_optstate st;
+	const char *arg;
+	unsigned given = 0;
+	int id;
+
+	sbx_opt_init(&st, 1);
+	while ((id = sbx_opt_next(&st, table, argc, argv, &arg))) {
+		given |= BIT(id);
+		switch (id) {
+		case O_ROOT: o->root = abs_path("--root", arg); break;
+		case O_NAME: o->name = cg_name("--name", arg); break;
+		case O_PARENT: o->parent = cg_name("--parent", arg); break;
+		case O_CPU: o->lim.cpu_pct = sbx_opt_percent("--cpu", arg, MAX_CPU_PCT); break;
+		case O_MEMORY: o->lim.memory = sbx_opt_size("--memory", arg, MAX_MEMORY); break;
+		case O_PIDS: o->lim.pids = sbx_opt_u64("--pids", arg, 1, MAX_PIDS); break;
+		case O_TIMEOUT: o->timeout_ms = sbx_opt_seconds("--timeout", arg, MAX_TIMEOUT); break;
+		case O_STATUS: o->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_READY: o->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
+		case O_PASS:
+			if (o->npass == MAX_PASS_FDS)
+				sbx_die_usage("--pass-fd: more than %d fds", MAX_PASS_FDS);
+			o->pass[o->npass++] = sbx_opt_fd("--pass-fd", arg);
+			break;
+		case O_CREATE: o->create = 1; break;
+		case O_DESTROY: o->destroy = 1; break;
+		case O_DELEGATE: o->delegate = abs_path("--delegate", arg); break;
+		case O_USER:
+			if (!*arg)
+				sbx_die_usage("--user: invalid user '': empty");
+			o->user = arg;
+			break;
+		case O_HELP:
+			fputs(usage_text, stdout);
+			fflush(stdout);
+			_exit(SBX_EXIT_OK);
+		}
+	}
+	o->argv = argv + st.ind;
+	return given;
+}
+
+/* The first option given that the mode does not take, in table order. */
+static void only(unsigned given, unsigned allowed, const char *mode)
+{
+	for (const struct sbx_opt *t = table; t->name; t++)
+		if ((given & BIT(t->id)) && !(allowed & BIT(t->id)))
+			sbx_die_usage("%s does not take --%s", mode, t->name);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	unsigned given;
+	int has_prog;
+
+	sbx_setprog(TOOL);
+	memset(&o, 0, sizeof o);
+	o.status_fd = o.ready_fd = -1;
+	given = parse(argc, argv, &o);
+	has_prog = o.argv[0] != NULL;
+
+	if (o.status_fd >= 0 && o.status_fd == o.ready_fd)
+		sbx_die_usage("--ready-fd: fd %d is also --status-fd", o.ready_fd);
+	if (o.create && o.destroy)
+		sbx_die_usage("--create and --destroy exclude each other");
+	if (o.user && !o.delegate)
+		sbx_die_usage("--user needs --delegate");
+
+	if (o.delegate) {
+		only(given, allowed_delegate, "--delegate");
+		if (!o.user)
+			sbx_die_usage("--delegate needs --user");
+		if (has_prog)
+			sbx_die_usage("--delegate takes no program");
+		return mode_delegate(&o);
+	}
+	if (o.create || o.destroy) {
+		const char *mode = o.create ? "--create" : "--destroy";
+		only(given, o.create ? allowed_create : allowed_destroy, mode);
+		if (!o.root)
+			sbx_die_usage("%s needs --root", mode);
+		if (!o.parent)
+			sbx_die_usage("%s needs --parent", mode);
+		if (has_prog)
+			sbx_die_usage("%s takes no program", mode);
+		return o.create ? mode_create(&o) : mode_destroy(&o);
+	}
+	only(given, allowed_run, "running a program");
+	if (!o.root)
+		sbx_die_usage("missing --root");
+	if (!o.name)
+		sbx_die_usage("missing --name");
+	if (!has_prog)
+		sbx_die_usage("missing program");
+	return mode_run(&o);
+}

@@ -1,0 +1,419 @@
+/* Running the command: make its cgroup, start it inside (never outside,
+ * not for an instant), supervise it, kill whatever is left, remove the
+ * cgroup, and only then report. */
+#include "sbx-cgroup.h"
+
+#include "cgroup.h"
+#include "die.h"
+#include "exec.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EMPTY_WAIT_MS 10000   /* bound on waiting for a killed cgroup to empty */
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#define SBX_CLONE_INTO_CGROUP 0x200000000ULL
+
+/* struct clone_args of <linux/sched.h> up to CLONE_ARGS_SIZE_VER2, spelled
+ * out so that the header does not clash with libc's <sched.h>. */
+struct clone_args_v2 {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal;
+	uint64_t stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+/* What happened, for the exit line and the exit code. */
+struct outcome {
+	int status;            /* wait status of the command */
+	int timed_out;
+	int cancel_signal;     /* the signal that cancelled the run, or 0 */
+	int leftovers;         /* the command exited, its descendants did not */
+	int killed;            /* cgroup.kill was written */
+	int cleanup_ok;
+	int have_oom, have_pids, have_cpu, have_peak, have_throttled;
+	unsigned long long oom_kill, pids_max, usage_usec, throttled_usec, peak;
+};
+
+static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t parent, int gate);
+
+static void status_start(const struct opts *o, const struct cg *child, pid_t pid, const char *how)
+{
+	struct sbx_json j;
+
+	if (o->status_fd < 0)
+		return;
+	sbx_json_begin(&j, TOOL, "start");
+	sbx_json_str(&j, "cgroup", child->path);
+	sbx_json_int(&j, "pid", pid);
+	sbx_json_str(&j, "placement", how);
+	sbx_json_write(&j, o->status_fd);
+}
+
+/* Start the command in the child cgroup: clone3(CLONE_INTO_CGROUP), or on
+ * kernels without it fork a child that waits on a pipe until the parent
+ * has written it into cgroup.procs. */
+static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t *oldmask,
+		   int *pidfd, const char **how, struct fail *f)
+{
+	struct clone_args_v2 ca;
+	pid_t self = getpid(), pid;
+	int gate[2];
+	char buf[32];
+
+	memset(&ca, 0, sizeof ca);
+	ca.flags = SBX_CLONE_INTO_CGROUP | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)pidfd;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)child->fd;
+	*pidfd = -1;
+	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid == 0)
+		child_exec(o, oldmask, self, -1);
+	if (pid > 0) {
+		*how = "clone3";
+		return pid;
+	}
+	if (errno != ENOSYS && errno != EINVAL && errno != E2BIG)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to start the command in %s", child->path);
+
+	*how = "fork";
+	if (pipe2(gate, O_CLOEXEC) < 0)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to create a pipe");
+	pid = fork();
+	if (pid < 0)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to fork");
+	if (pid == 0) {
+		close(gate[1]);
+		child_exec(o, oldmask, self, gate[0]);
+	}
+	close(gate[0]);
+	snprintf(buf, sizeof buf, "%d", (int)pid);
+	if (sbx_cg_write(child->fd, "cgroup.procs", buf) < 0) {
+		int e = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(gate[1]);
+		return failf(f, SBX_EXIT_SYS, e, "unable to move the command into %s/cgroup.procs",
+			     child->path);
+	}
+	/* Placed: let it run. */
+	if (write(gate[1], "", 1) != 1) {
+		int e = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(gate[1]);
+		return failf(f, SBX_EXIT_SYS, e, "unable to release the command");
+	}
+	close(gate[1]);
+	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return pid;
+}
+
+/* In the new process, already inside its cgroup (or about to be). Only
+ * async-signal-safe steps: after clone3 this shares nothing with libc's
+ * idea of the parent's threads. */
+static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t parent, int gate)
+{
+	char c;
+
+	/* Dies with sbx-cgroup, even if that is SIGKILLed: nothing is left
+	 * running unsupervised. The parent may already be gone. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(SBX_EXIT_LOST);
+	if (gate >= 0) {
+		ssize_t r;
+		do
+			r = read(gate, &c, 1);
+		while (r < 0 && errno == EINTR);
+		if (r != 1)
+			_exit(SBX_EXIT_SYS);
+		close(gate);
+	}
+	/* A new cgroup namespace rooted at the child cgroup where the
+	 * caller may create one (root); otherwise sbx-ns does it in its user
+	 * namespace. With nsdelegate it is a delegation boundary. */
+	if (unshare(CLONE_NEWCGROUP) < 0 && errno != EPERM && errno != EINVAL)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create a cgroup namespace");
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	if (sbx_close_fds_except(o->pass, o->npass) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
+	sbx_exec(o->argv, NULL, NULL);
+}
+
+static void reap(pid_t pid, int *exited, int *status)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG) < 0 || si.si_pid != pid)
+		return;
+	*exited = 1;
+	*status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
+}
+
+static int kill_once(const struct cg *child, struct outcome *out)
+{
+	if (out->killed)
+		return 0;
+	out->killed = 1;
+	return cg_kill(child);
+}
+
+/* Wait for the command; a timeout or a cancelling signal kills the whole
+ * cgroup, and the command is then reaped like any other ending. */
+static void supervise(const struct opts *o, const struct cg *child, pid_t pid, int pidfd,
+		      int sigfd, struct outcome *out)
+{
+	struct pollfd pfd[3];
+	int tfd = -1, exited = 0, n;
+
+	if (o->timeout_ms) {
+		struct itimerspec its;
+		memset(&its, 0, sizeof its);
+		its.it_value.tv_sec = (time_t)(o->timeout_ms / 1000);
+		its.it_value.tv_nsec = (long)(o->timeout_ms % 1000) * 1000000L;
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+			/* No timer, no timeout: do not let the command run unbounded. */
+			sbx_warn_errno("unable to arm the timeout; killing the command");
+			out->timed_out = 1;
+			if (kill_once(child, out) < 0)
+				sbx_warn_errno("unable to kill %s", child->path);
+		}
+	}
+	for (;;) {
+		reap(pid, &exited, &out->status);
+		if (exited)
+			break;
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+		if (pidfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (tfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		if (poll(pfd, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			sbx_die_errno(SBX_EXIT_SYS, "unable to poll");
+		}
+		if (pfd[0].revents) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof si) == sizeof si) {
+				if (si.ssi_signo == SIGCHLD || out->cancel_signal)
+					continue;
+				out->cancel_signal = (int)si.ssi_signo;
+				if (kill_once(child, out) < 0)
+					sbx_warn_errno("unable to kill %s", child->path);
+			}
+		}
+		if (tfd >= 0 && pfd[n - 1].revents) {
+			uint64_t ticks;
+			if (read(tfd, &ticks, sizeof ticks) == sizeof ticks && !out->timed_out &&
+			    !out->cancel_signal) {
+				out->timed_out = 1;
+				if (kill_once(child, out) < 0)
+					sbx_warn_errno("unable to kill %s", child->path);
+			}
+			close(tfd);
+			tfd = -1;
+		}
+	}
+	if (tfd >= 0)
+		close(tfd);
+}
+
+static void read_stats(const struct cg *cg, struct outcome *out)
+{
+	char buf[2048];
+
+	if (sbx_cg_read(cg->fd, "memory.events", buf, sizeof buf) >= 0)
+		out->have_oom = sbx_cg_keyed(buf, "oom_kill", &out->oom_kill) == 0;
+	if (sbx_cg_read(cg->fd, "pids.events", buf, sizeof buf) >= 0)
+		out->have_pids = sbx_cg_keyed(buf, "max", &out->pids_max) == 0;
+	if (sbx_cg_read(cg->fd, "cpu.stat", buf, sizeof buf) >= 0) {
+		out->have_cpu = sbx_cg_keyed(buf, "usage_usec", &out->usage_usec) == 0;
+		out->have_throttled = sbx_cg_keyed(buf, "throttled_usec", &out->throttled_usec) == 0;
+	}
+	if (sbx_cg_read(cg->fd, "memory.peak", buf, sizeof buf) >= 0)
+		out->have_peak = sscanf(buf, "%llu", &out->peak) == 1;
+}
+
+/* The exit code, by precedence: a failed cleanup (the release did not
+ * happen), cancellation (128 + the signal sbx-cgroup received), timeout,
+ * an OOM kill that the command did not survive, then the command's own
+ * status (its code, or 128 + N when a signal killed it). */
+static int exit_code(const struct outcome *out)
+{
+	int cmd = sbx_wait_code(out->status);
+
+	if (!out->cleanup_ok)
+		return SBX_EXIT_SYS;
+	if (out->cancel_signal)
+		return SBX_EXIT_SIGNAL_BASE + out->cancel_signal;
+	if (out->timed_out)
+		return SBX_EXIT_TIMEOUT;
+	if (out->oom_kill && cmd != 0)
+		return SBX_EXIT_OOM;
+	return cmd;
+}
+
+static void status_exit(const struct opts *o, const struct cg *child, const struct outcome *out,
+			int code)
+{
+	struct sbx_json j;
+
+	if (o->status_fd < 0)
+		return;
+	sbx_json_begin(&j, TOOL, "exit");
+	sbx_json_int(&j, "code", code);
+	if (WIFSIGNALED(out->status))
+		sbx_json_int(&j, "signal", WTERMSIG(out->status));
+	else
+		sbx_json_int(&j, "command_code", WEXITSTATUS(out->status));
+	sbx_json_str(&j, "cgroup", child->path);
+	sbx_json_bool(&j, "timed_out", out->timed_out);
+	sbx_json_bool(&j, "cancelled", out->cancel_signal != 0);
+	if (out->cancel_signal)
+		sbx_json_int(&j, "cancel_signal", out->cancel_signal);
+	sbx_json_bool(&j, "leftovers_killed", out->leftovers);
+#define OPT_UINT(key, have, v) do { if (have) sbx_json_uint(&j, key, v); else sbx_json_null(&j, key); } while (0)
+	OPT_UINT("oom_kill", out->have_oom, out->oom_kill);
+	OPT_UINT("pids_max_hits", out->have_pids, out->pids_max);
+	OPT_UINT("cpu_usage_usec", out->have_cpu, out->usage_usec);
+	OPT_UINT("cpu_throttled_usec", out->have_throttled, out->throttled_usec);
+	OPT_UINT("memory_peak", out->have_peak, out->peak);
+#undef OPT_UINT
+	sbx_json_bool(&j, "cleanup", out->cleanup_ok);
+	sbx_json_write(&j, o->status_fd);
+}
+
+/* Undo what setup made when the command never started. */
+static _Noreturn void abandon(const struct cg *holder, const char *name, const struct cg *root,
+			      const char *parent, int parent_created, const struct fail *f)
+{
+	cg_remove(holder, name);
+	if (parent_created)
+		cg_remove(root, parent);
+	fail_die(f);
+}
+
+int mode_run(const struct opts *o)
+{
+	struct cg root, parent, child;
+	const struct cg *holder = &root;
+	struct outcome out;
+	struct fail f;
+	sigset_t mask, oldmask;
+	int parent_created = 0, sigfd, pidfd, code;
+	const char *how = "";
+	pid_t pid;
+
+	/* Signals that cancel are taken from here on through a signalfd, so
+	 * none is lost between setup and supervision. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create a signalfd");
+	/* A status reader that went away must not kill the supervisor. */
+	signal(SIGPIPE, SIG_IGN);
+
+	cg_open_root(&root, o->root, "--root");
+	if (o->parent) {
+		if (cg_prepare_parent(&root, o->parent, &o->lim, &parent, &parent_created, &f) < 0)
+			fail_die(&f);
+		holder = &parent;
+	} else if (cg_need_controllers(&root, &o->lim, &f) < 0 ||
+		   cg_enable_controllers(&root, &o->lim, &f) < 0) {
+		fail_die(&f);
+	}
+
+	if (mkdirat(holder->fd, o->name, 0755) < 0) {
+		if (errno == EEXIST)
+			failf(&f, SBX_EXIT_POLICY, 0, "refusing to reuse %s/%s: it exists already",
+			      holder->path, o->name);
+		else
+			failf(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", holder->path, o->name);
+		if (parent_created)
+			cg_remove(&root, o->parent);
+		fail_die(&f);
+	}
+	if (cg_open_child(holder, o->name, &child, O_RDONLY) < 0) {
+		failf(&f, SBX_EXIT_SYS, errno, "unable to open %s", child.path);
+		abandon(holder, o->name, &root, o->parent, parent_created, &f);
+	}
+	if (cg_write_limits(&child, &o->lim, &f) < 0)
+		abandon(holder, o->name, &root, o->parent, parent_created, &f);
+
+	memset(&out, 0, sizeof out);
+	{
+		/* Cancelled while setting up: the command never starts. */
+		struct signalfd_siginfo si;
+		while (read(sigfd, &si, sizeof si) == sizeof si)
+			if (si.ssi_signo != SIGCHLD && !out.cancel_signal)
+				out.cancel_signal = (int)si.ssi_signo;
+		if (out.cancel_signal) {
+			out.cleanup_ok = cg_remove(holder, o->name) == 0;
+			out.status = out.cancel_signal; /* as if killed by it */
+			code = exit_code(&out);
+			status_exit(o, &child, &out, code);
+			return code;
+		}
+	}
+
+	pid = spawn(o, &child, &oldmask, &pidfd, &how, &f);
+	if (pid < 0)
+		abandon(holder, o->name, &root, o->parent, parent_created, &f);
+	status_start(o, &child, pid, how);
+	sbx_ready_fd(o->ready_fd);
+
+	supervise(o, &child, pid, pidfd, sigfd, &out);
+	if (pidfd >= 0)
+		close(pidfd);
+
+	/* The command is gone; whatever it started is not allowed to stay. */
+	out.cleanup_ok = 1;
+	if (!out.killed && cg_populated(&child) != 0) {
+		out.leftovers = 1;
+		if (kill_once(&child, &out) < 0) {
+			sbx_warn_errno("unable to kill what is left in %s", child.path);
+			out.cleanup_ok = 0;
+		}
+	}
+	if (cg_wait_empty(&child, EMPTY_WAIT_MS) < 0) {
+		sbx_warn_errno("unable to empty %s", child.path);
+		out.cleanup_ok = 0;
+	}
+	read_stats(&child, &out);
+	close(child.fd);
+	if (out.cleanup_ok && cg_remove(holder, o->name) < 0) {
+		sbx_warn_errno("unable to remove %s", child.path);
+		out.cleanup_ok = 0;
+	}
+	code = exit_code(&out);
+	status_exit(o, &child, &out, code);
+	return code;
+}

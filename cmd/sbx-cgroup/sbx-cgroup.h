@@ -1,0 +1,71 @@
+/* sbx-cgroup's own pieces: main.c parses and dispatches, setup.c makes and
+ * verifies cgroups, run.c starts the command in its cgroup and supervises
+ * it, delegate.c prepares a delegated subtree. */
+#ifndef SBX_CGROUP_TOOL_H
+#define SBX_CGROUP_TOOL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TOOL "sbx-cgroup"
+#define CPU_PERIOD 100000ULL      /* cpu.max period in microseconds */
+#define MAX_PASS_FDS 32
+
+struct limits {
+	uint64_t cpu_pct;  /* 0: not requested; 100 = one core */
+	uint64_t memory;   /* bytes; 0: not requested */
+	uint64_t pids;     /* 0: not requested */
+};
+
+struct opts {
+	const char *root, *name, *parent, *delegate, *user;
+	struct limits lim;
+	uint64_t timeout_ms;  /* 0: none */
+	int status_fd, ready_fd;
+	int pass[MAX_PASS_FDS];
+	size_t npass;
+	int create, destroy;
+	char **argv;          /* the command, NULL-terminated */
+};
+
+/* A cgroup sbx-cgroup works on: an fd and a path for messages. */
+struct cg {
+	int fd;               /* O_PATH directory fd (O_RDONLY for the child) */
+	char path[PATH_MAX];  /* --root based, for messages and status lines */
+};
+
+/* Why a step failed, for the caller to clean up before it dies. */
+struct fail {
+	int code;             /* exit code */
+	int eno;              /* errno to append, or 0 */
+	char msg[768];
+};
+int failf(struct fail *f, int code, int eno, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+_Noreturn void fail_die(const struct fail *f);
+
+/* setup.c */
+void cg_open_root(struct cg *root, const char *path, const char *opt);
+int cg_open_child(const struct cg *parent, const char *name, struct cg *out, int flags);
+int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct fail *f);
+int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct fail *f);
+int cg_write_limits(const struct cg *cg, const struct limits *lim, struct fail *f);
+int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct fail *f);
+int cg_prepare_parent(const struct cg *root, const char *name, const struct limits *lim,
+		      struct cg *out, int *created, struct fail *f);
+int cg_populated(const struct cg *cg);
+int cg_kill(const struct cg *cg);
+int cg_wait_empty(const struct cg *cg, unsigned ms);
+int cg_remove(const struct cg *parent, const char *name);
+int mode_create(const struct opts *o);
+int mode_destroy(const struct opts *o);
+
+/* run.c */
+int mode_run(const struct opts *o);
+
+/* delegate.c */
+int mode_delegate(const struct opts *o);
+
+#endif

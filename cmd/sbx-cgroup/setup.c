@@ -1,0 +1,566 @@
+/* Making, verifying, emptying and removing cgroups, always relative to the
+ * --root fd. A limit is never assumed: it is written, then read back. */
+#include "sbx-cgroup.h"
+
+#include "cgroup.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "json.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 64
+#define RMDIR_TRIES 300        /* x 10 ms: a just-emptied cgroup can stay busy briefly */
+
+int failf(struct fail *f, int code, int eno, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->code = code;
+	f->eno = eno;
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof f->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void fail_die(const struct fail *f)
+{
+	if (f->eno) {
+		errno = f->eno;
+		sbx_die_errno(f->code, "%s", f->msg);
+	}
+	sbx_die(f->code, "%s", f->msg);
+}
+
+void cg_open_root(struct cg *root, const char *path, const char *opt)
+{
+	size_t len = strlen(path);
+
+	root->fd = sbx_cg_open_root(path);
+	if (root->fd < 0) {
+		if (errno == ELOOP)
+			sbx_die_usage("%s: invalid path '%s': contains a symlink", opt, path);
+		if (errno == EMEDIUMTYPE)
+			sbx_die(SBX_EXIT_UNSUPPORTED,
+				"hard limits unsupported: %s is not on a cgroup v2 file system", path);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", path);
+	}
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (len >= sizeof root->path)
+		sbx_die_usage("%s: invalid path '%s': too long", opt, path);
+	memcpy(root->path, path, len);
+	root->path[len] = '\0';
+}
+
+int cg_open_child(const struct cg *parent, const char *name, struct cg *out, int flags)
+{
+	int n = snprintf(out->path, sizeof out->path, "%s/%s", parent->path, name);
+
+	if (n < 0 || (size_t)n >= sizeof out->path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	out->fd = sbx_cg_openat(parent->fd, name, flags | O_DIRECTORY);
+	return out->fd;
+}
+
+/* The controllers the requested limits need, in a fixed order. */
+static size_t needed(const struct limits *lim, const char *out[3])
+{
+	size_t n = 0;
+
+	if (lim->cpu_pct)
+		out[n++] = "cpu";
+	if (lim->memory)
+		out[n++] = "memory";
+	if (lim->pids)
+		out[n++] = "pids";
+	return n;
+}
+
+int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct fail *f)
+{
+	const char *want[3];
+	size_t n = needed(lim, want);
+	char have[512];
+
+	if (!n)
+		return 0;
+	if (sbx_cg_read(cg->fd, "cgroup.controllers", have, sizeof have) < 0)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.controllers", cg->path);
+	for (size_t i = 0; i < n; i++)
+		if (!sbx_cg_list_has(have, want[i]))
+			return failf(f, SBX_EXIT_UNSUPPORTED, 0,
+				     "hard limits unsupported: controller %s is not available in %s",
+				     want[i], cg->path);
+	return 0;
+}
+
+int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct fail *f)
+{
+	const char *want[3];
+	size_t n = needed(lim, want), i;
+	char have[512], add[64] = "";
+	int e = 0;
+
+	if (!n)
+		return 0;
+	if (sbx_cg_read(cg->fd, "cgroup.subtree_control", have, sizeof have) < 0)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.subtree_control",
+			     cg->path);
+	for (i = 0; i < n; i++) {
+		if (sbx_cg_list_has(have, want[i]))
+			continue;
+		strcat(add, *add ? " +" : "+");
+		strcat(add, want[i]);
+	}
+	if (!*add)
+		return 0;
+	if (sbx_cg_write(cg->fd, "cgroup.subtree_control", add) < 0)
+		e = errno;
+	if (sbx_cg_read(cg->fd, "cgroup.subtree_control", have, sizeof have) < 0)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.subtree_control",
+			     cg->path);
+	for (i = 0; i < n; i++)
+		if (!sbx_cg_list_has(have, want[i]))
+			return failf(f, SBX_EXIT_UNSUPPORTED, e,
+				     "hard limits unsupported: unable to enable controller %s in %s/cgroup.subtree_control",
+				     want[i], cg->path);
+	return 0;
+}
+
+/* Fail closed: if /proc/swaps cannot be read, assume there is swap. */
+static int swap_present(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/swaps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	/* The header line is always there; any further line is a swap area. */
+	char *nl = strchr(buf, '\n');
+	return !nl || nl[1] != '\0';
+}
+
+static int write_file(const struct cg *cg, const char *file, const char *val, struct fail *f)
+{
+	if (sbx_cg_write(cg->fd, file, val) < 0)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to write %s to %s/%s", val, cg->path, file);
+	return 0;
+}
+
+static int read_file(const struct cg *cg, const char *file, char *buf, size_t size,
+		     struct fail *f)
+{
+	if (sbx_cg_read(cg->fd, file, buf, size) < 0)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/%s", cg->path, file);
+	return 0;
+}
+
+static int readback(const struct cg *cg, const char *file, const char *want,
+		    const char *wrote, struct fail *f)
+{
+	char got[128];
+
+	if (read_file(cg, file, got, sizeof got, f) < 0)
+		return -1;
+	if (strcmp(got, want))
+		return failf(f, SBX_EXIT_POLICY, 0,
+			     "verification failed: %s/%s reads '%s' after writing '%s'",
+			     cg->path, file, got, wrote);
+	return 0;
+}
+
+/* No swap ever: memory.swap.max is 0. Without the file (swap accounting
+ * off) that holds only if the host has no swap at all. */
+static int no_swap(const struct cg *cg, int write, struct fail *f)
+{
+	char got[64];
+
+	if (write && sbx_cg_write(cg->fd, "memory.swap.max", "0") < 0 && errno != ENOENT)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to write 0 to %s/memory.swap.max",
+			     cg->path);
+	if (sbx_cg_read(cg->fd, "memory.swap.max", got, sizeof got) < 0) {
+		if (errno != ENOENT)
+			return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/memory.swap.max",
+				     cg->path);
+		if (swap_present())
+			return failf(f, SBX_EXIT_UNSUPPORTED, 0,
+				     "hard limits unsupported: %s/memory.swap.max is missing and the host has swap",
+				     cg->path);
+		return 0;
+	}
+	if (strcmp(got, "0")) {
+		if (write)
+			return failf(f, SBX_EXIT_POLICY, 0,
+				     "verification failed: %s/memory.swap.max reads '%s' after writing '0'",
+				     cg->path, got);
+		return failf(f, SBX_EXIT_POLICY, 0,
+			     "refusing looser limits: %s/memory.swap.max is '%s', requested '0'",
+			     cg->path, got);
+	}
+	return 0;
+}
+
+/* memory.max keeps whole pages: the kernel rounds a value down. */
+static unsigned long long page_floor(unsigned long long v)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (page <= 0)
+		page = 4096;
+	return v - v % (unsigned long long)page;
+}
+
+int cg_write_limits(const struct cg *cg, const struct limits *lim, struct fail *f)
+{
+	char val[64], want[64];
+
+	if (lim->cpu_pct) {
+		snprintf(val, sizeof val, "%llu %llu",
+			 (unsigned long long)(lim->cpu_pct * (CPU_PERIOD / 100)), CPU_PERIOD);
+		if (write_file(cg, "cpu.max", val, f) < 0 || readback(cg, "cpu.max", val, val, f) < 0)
+			return -1;
+	}
+	if (lim->memory) {
+		snprintf(val, sizeof val, "%llu", (unsigned long long)lim->memory);
+		snprintf(want, sizeof want, "%llu", page_floor(lim->memory));
+		if (write_file(cg, "memory.max", val, f) < 0 ||
+		    readback(cg, "memory.max", want, val, f) < 0 || no_swap(cg, 1, f) < 0)
+			return -1;
+	}
+	if (lim->pids) {
+		snprintf(val, sizeof val, "%llu", (unsigned long long)lim->pids);
+		if (write_file(cg, "pids.max", val, f) < 0 || readback(cg, "pids.max", val, val, f) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int looser(const struct cg *cg, const char *file, const char *got, const char *want,
+		  struct fail *f)
+{
+	return failf(f, SBX_EXIT_POLICY, 0, "refusing looser limits: %s/%s is '%s', requested '%s'",
+		     cg->path, file, got, want);
+}
+
+/* A plain decimal, or -1 for "max" and anything else. */
+static int number(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || (*end && *end != ' ') ? -1 : 0;
+}
+
+int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct fail *f)
+{
+	char got[128], want[64];
+	unsigned long long v, period;
+
+	if (lim->cpu_pct) {
+		unsigned long long quota = lim->cpu_pct * (CPU_PERIOD / 100);
+		snprintf(want, sizeof want, "%llu %llu", quota, CPU_PERIOD);
+		if (read_file(cg, "cpu.max", got, sizeof got, f) < 0)
+			return -1;
+		const char *sp = strchr(got, ' ');
+		/* quota_p / period_p <= quota / CPU_PERIOD, without division. */
+		if (number(got, &v) < 0 || !sp || number(sp + 1, &period) < 0 ||
+		    (unsigned __int128)v * CPU_PERIOD > (unsigned __int128)quota * period)
+			return looser(cg, "cpu.max", got, want, f);
+	}
+	if (lim->memory) {
+		snprintf(want, sizeof want, "%llu", page_floor(lim->memory));
+		if (read_file(cg, "memory.max", got, sizeof got, f) < 0)
+			return -1;
+		if (number(got, &v) < 0 || v > page_floor(lim->memory))
+			return looser(cg, "memory.max", got, want, f);
+		if (no_swap(cg, 0, f) < 0)
+			return -1;
+	}
+	if (lim->pids) {
+		snprintf(want, sizeof want, "%llu", (unsigned long long)lim->pids);
+		if (read_file(cg, "pids.max", got, sizeof got, f) < 0)
+			return -1;
+		if (number(got, &v) < 0 || v > lim->pids)
+			return looser(cg, "pids.max", got, want, f);
+	}
+	return 0;
+}
+
+/* The sandbox's parent P under root: made with the limits when it does not
+ * exist, verified as equal or tighter when it does. Either way its children
+ * get the controllers. */
+int cg_prepare_parent(const struct cg *root, const char *name, const struct limits *lim,
+		      struct cg *out, int *created, struct fail *f)
+{
+	*created = 0;
+	if (cg_open_child(root, name, out, O_PATH) >= 0) {
+		if (cg_need_controllers(out, lim, f) < 0 || cg_check_tighter(out, lim, f) < 0 ||
+		    cg_enable_controllers(out, lim, f) < 0)
+			goto fail;
+		return 0;
+	}
+	if (errno != ENOENT)
+		return failf(f, SBX_EXIT_SYS, errno, "unable to open %s", out->path);
+	if (cg_need_controllers(root, lim, f) < 0 || cg_enable_controllers(root, lim, f) < 0)
+		return -1;
+	if (mkdirat(root->fd, name, 0755) < 0) {
+		if (errno == EEXIST) /* made meanwhile by another run: verify it */
+			return cg_prepare_parent(root, name, lim, out, created, f);
+		return failf(f, SBX_EXIT_SYS, errno, "unable to create %s", out->path);
+	}
+	*created = 1;
+	if (cg_open_child(root, name, out, O_PATH) < 0) {
+		failf(f, SBX_EXIT_SYS, errno, "unable to open %s", out->path);
+		cg_remove(root, name);
+		return -1;
+	}
+	if (cg_write_limits(out, lim, f) < 0 || cg_enable_controllers(out, lim, f) < 0)
+		goto fail;
+	return 0;
+fail:
+	close(out->fd);
+	out->fd = -1;
+	if (*created)
+		cg_remove(root, name);
+	*created = 0;
+	return -1;
+}
+
+int cg_populated(const struct cg *cg)
+{
+	char ev[256];
+	unsigned long long v;
+
+	if (sbx_cg_read(cg->fd, "cgroup.events", ev, sizeof ev) < 0 ||
+	    sbx_cg_keyed(ev, "populated", &v) < 0)
+		return -1;
+	return v != 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* SIGKILL every process listed in dirfd's cgroup.procs and below. */
+static void kill_listed(int dirfd, int depth)
+{
+	char procs[65536], *p, *end;
+	DIR *d;
+	struct dirent *e;
+	int fd;
+
+	if (sbx_cg_read(dirfd, "cgroup.procs", procs, sizeof procs) >= 0) {
+		for (p = procs; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid > 0)
+				kill((pid_t)pid, SIGKILL);
+			while (*end == '\n')
+				end++;
+		}
+	}
+	if (depth >= MAX_DEPTH || (fd = sbx_cg_openat(dirfd, ".", O_RDONLY | O_DIRECTORY)) < 0)
+		return;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int sub = sbx_cg_openat(dirfd, e->d_name, O_PATH | O_DIRECTORY);
+		if (sub >= 0) {
+			kill_listed(sub, depth + 1);
+			close(sub);
+		}
+	}
+	closedir(d);
+}
+
+/* Kernels before 5.14 have no cgroup.kill: freeze so nothing can fork
+ * while the list is walked, kill what is listed, then thaw so the killed
+ * processes can die. */
+static int kill_frozen(const struct cg *cg)
+{
+	char ev[256];
+	unsigned long long frozen = 0;
+	long long end = now_ms() + 2000;
+
+	if (sbx_cg_write(cg->fd, "cgroup.freeze", "1") < 0)
+		return -1;
+	while (now_ms() < end) {
+		if (sbx_cg_read(cg->fd, "cgroup.events", ev, sizeof ev) >= 0 &&
+		    sbx_cg_keyed(ev, "frozen", &frozen) == 0 && frozen)
+			break;
+		poll(NULL, 0, 10);
+	}
+	kill_listed(cg->fd, 0);
+	return sbx_cg_write(cg->fd, "cgroup.freeze", "0");
+}
+
+int cg_kill(const struct cg *cg)
+{
+	if (sbx_cg_write(cg->fd, "cgroup.kill", "1") == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	return kill_frozen(cg);
+}
+
+int cg_wait_empty(const struct cg *cg, unsigned ms)
+{
+	char path[64];
+	long long end = now_ms() + ms;
+	int in, r;
+
+	/* cgroup.events is modified when populated changes: sleep on that,
+	 * with a short poll as a backstop if inotify is unavailable. */
+	snprintf(path, sizeof path, "/proc/self/fd/%d/cgroup.events", cg->fd);
+	in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (in >= 0 && inotify_add_watch(in, path, IN_MODIFY) < 0) {
+		close(in);
+		in = -1;
+	}
+	for (;;) {
+		long long left;
+		r = cg_populated(cg);
+		if (r <= 0)
+			break;
+		left = end - now_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			r = -1;
+			break;
+		}
+		if (in >= 0) {
+			struct pollfd pfd = { .fd = in, .events = POLLIN };
+			char buf[512];
+			poll(&pfd, 1, left < 100 ? (int)left : 100);
+			while (read(in, buf, sizeof buf) > 0)
+				;
+		} else {
+			poll(NULL, 0, 10);
+		}
+	}
+	if (in >= 0) {
+		int e = errno;
+		close(in);
+		errno = e;
+	}
+	return r;
+}
+
+static int remove_tree(int pfd, const char *name, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int fd, i;
+
+	if (depth > MAX_DEPTH) {
+		errno = ELOOP;
+		return -1;
+	}
+	fd = sbx_cg_openat(pfd, name, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -1;
+	}
+	/* Sub-cgroups the command made (when it could) go first. */
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		remove_tree(dirfd(d), e->d_name, depth + 1);
+	}
+	closedir(d);
+	for (i = 0; i < RMDIR_TRIES; i++) {
+		if (unlinkat(pfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY && errno != ENOTEMPTY)
+			return -1;
+		poll(NULL, 0, 10);
+	}
+	return -1;
+}
+
+int cg_remove(const struct cg *parent, const char *name)
+{
+	return remove_tree(parent->fd, name, 0);
+}
+
+static void report(const struct opts *o, const char *path, int created, int code)
+{
+	struct sbx_json j;
+
+	if (o->status_fd < 0)
+		return;
+	sbx_json_begin(&j, TOOL, "exit");
+	sbx_json_int(&j, "code", code);
+	sbx_json_str(&j, "cgroup", path);
+	if (o->create)
+		sbx_json_bool(&j, "created", created);
+	else
+		sbx_json_bool(&j, "cleanup", code == 0);
+	sbx_json_write(&j, o->status_fd);
+}
+
+int mode_create(const struct opts *o)
+{
+	struct cg root, parent;
+	struct fail f;
+	int created;
+
+	cg_open_root(&root, o->root, "--root");
+	if (cg_prepare_parent(&root, o->parent, &o->lim, &parent, &created, &f) < 0)
+		fail_die(&f);
+	report(o, parent.path, created, SBX_EXIT_OK);
+	return SBX_EXIT_OK;
+}
+
+int mode_destroy(const struct opts *o)
+{
+	struct cg root, parent;
+
+	cg_open_root(&root, o->root, "--root");
+	if (cg_open_child(&root, o->parent, &parent, O_PATH) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", parent.path);
+	if (cg_kill(&parent) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to kill the processes of %s", parent.path);
+	if (cg_wait_empty(&parent, 10000) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to empty %s", parent.path);
+	if (cg_remove(&root, o->parent) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to remove %s", parent.path);
+	report(o, parent.path, 0, SBX_EXIT_OK);
+	return SBX_EXIT_OK;
+}

@@ -1,0 +1,236 @@
+#include "cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+static int openat2_sys(int dirfd, const char *name, int flags, unsigned long long resolve)
+{
+	struct open_how how;
+
+	memset(&how, 0, sizeof how);
+	how.flags = (unsigned long long)flags;
+	how.resolve = resolve;
+	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+}
+
+/* Without openat2 (before 5.6) only a single component can be opened
+ * safely: O_NOFOLLOW covers the last one, and there is no other. */
+static int open_fallback(int dirfd, const char *name, int flags)
+{
+	if (strchr(name, '/') || !strcmp(name, "..")) {
+		errno = EXDEV;
+		return -1;
+	}
+	return openat(dirfd, name, flags | O_NOFOLLOW);
+}
+
+int sbx_cg_openat(int dirfd, const char *name, int flags)
+{
+	int fd;
+
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+		errno = EINVAL;
+		return -1;
+	}
+	flags |= O_CLOEXEC;
+	fd = openat2_sys(dirfd, name, flags,
+			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 && errno == ENOSYS)
+		fd = open_fallback(dirfd, name, flags);
+	return fd;
+}
+
+int sbx_cg_open_root(const char *path)
+{
+	struct statfs sf;
+	int fd;
+
+	fd = openat2_sys(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 && errno == ENOSYS) {
+		/* Older kernels: at least the last component is no symlink. */
+		struct stat st;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+			errno = ELOOP;
+			return -1;
+		}
+		fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -1;
+	if (fstatfs(fd, &sf) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (sf.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		errno = EMEDIUMTYPE;
+		return -1;
+	}
+	return fd;
+}
+
+ssize_t sbx_cg_read(int dirfd, const char *file, char *buf, size_t size)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd, e;
+
+	if (!size) {
+		errno = ENOSPC;
+		return -1;
+	}
+	fd = sbx_cg_openat(dirfd, file, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, buf + n, size - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		n += (size_t)r;
+		if (n == size - 1) {
+			char extra;
+			if (read(fd, &extra, 1) > 0) {
+				errno = ENOSPC;
+				goto fail;
+			}
+			break;
+		}
+	}
+	close(fd);
+	if (n && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return (ssize_t)n;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int sbx_cg_write(int dirfd, const char *file, const char *val)
+{
+	size_t len = strlen(val);
+	ssize_t w;
+	int fd, e;
+
+	fd = sbx_cg_openat(dirfd, file, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	/* A cgroup file takes one write as one value: no partial retries. */
+	do
+		w = write(fd, val, len);
+	while (w < 0 && errno == EINTR);
+	e = errno;
+	close(fd);
+	if (w < 0) {
+		errno = e;
+		return -1;
+	}
+	if ((size_t)w != len) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_cg_list_has(const char *list, const char *word)
+{
+	size_t wl = strlen(word);
+	const char *p = list;
+
+	if (!wl)
+		return 0;
+	while (*p) {
+		size_t n;
+		while (*p == ' ' || *p == '\n')
+			p++;
+		n = strcspn(p, " \n");
+		if (n == wl && !memcmp(p, word, wl))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+int sbx_cg_keyed(const char *text, const char *key, unsigned long long *val)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	while (*p) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			char *end;
+			const char *v = p + kl + 1;
+			if (*v < '0' || *v > '9')
+				break;
+			errno = 0;
+			*val = strtoull(v, &end, 10);
+			if (errno || (*end && *end != '\n'))
+				break;
+			return 0;
+		}
+		p = strchrnul(p, '\n');
+		if (*p)
+			p++;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+const char *sbx_cg_name_invalid(const char *name)
+{
+	size_t i;
+
+	if (!*name)
+		return "empty";
+	if (name[0] == '-')
+		return "starts with '-'";
+	for (i = 0; name[i]; i++) {
+		char c = name[i];
+		if (c == '/')
+			return "contains '/'";
+		if (c == '.')
+			return "contains '.'";
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return "invalid character";
+	}
+	if (i > 64)
+		return "longer than 64 characters";
+	return NULL;
+}
+
+const char *sbx_cg_not_delegated(int dirfd, uid_t uid)
+{
+	static const char *const files[] = {
+		".", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control",
+	};
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		int r = i ? fstatat(dirfd, files[i], &st, AT_SYMLINK_NOFOLLOW)
+			  : fstat(dirfd, &st);
+		if (r < 0 || st.st_uid != uid)
+			return files[i];
+	}
+	return NULL;
+}

@@ -1,0 +1,50 @@
+/* cgroup v2 access relative to a directory fd. Paths are resolved beneath
+ * that fd without following any symlink, and interface files are never
+ * created: a cgroup file that does not exist means the kernel (or the
+ * controller) does not offer it. sbx-cgroup configures through these;
+ * sbx-check probes through them. */
+#ifndef SBX_CGROUP_H
+#define SBX_CGROUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Open an absolute path as a cgroup v2 directory: O_PATH|O_DIRECTORY, no
+ * symlink in any component, and on a cgroup2 file system. Returns the fd,
+ * or -1 with errno: ELOOP (a symlink), ENOTDIR, EMEDIUMTYPE (not cgroup2),
+ * or what open reported. */
+int sbx_cg_open_root(const char *path);
+
+/* openat beneath dirfd with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
+ * RESOLVE_NO_MAGICLINKS (openat2), falling back to openat with O_NOFOLLOW
+ * on kernels without openat2 (name must then be a single component).
+ * O_CREAT is refused (EINVAL). O_CLOEXEC is always added. */
+int sbx_cg_openat(int dirfd, const char *name, int flags);
+
+/* Read a whole interface file into buf (NUL-terminated, one trailing
+ * newline removed). Returns the length, or -1 with errno (ENOSPC when the
+ * file does not fit). */
+ssize_t sbx_cg_read(int dirfd, const char *file, char *buf, size_t size);
+
+/* Write val to an interface file with one write(2). 0 or -1 with errno. */
+int sbx_cg_write(int dirfd, const char *file, const char *val);
+
+/* Is word one of the space-separated words of list? */
+int sbx_cg_list_has(const char *list, const char *word);
+
+/* "KEY VALUE" lines (cgroup.events, memory.events, cpu.stat): the value
+ * of key, or -1 with errno ENOENT when the key is absent. */
+int sbx_cg_keyed(const char *text, const char *key, unsigned long long *val);
+
+/* A cgroup name sbx may create: 1 to 64 of [A-Za-z0-9_-], not starting
+ * with '-'. No '.' at all, so that a name can never be, or later become, a
+ * kernel interface file such as cpu.max. NULL when fine, else why not. */
+const char *sbx_cg_name_invalid(const char *name);
+
+/* Delegation as cgroup-v2.rst describes it: the directory and its
+ * cgroup.procs, cgroup.threads and cgroup.subtree_control owned by uid.
+ * Returns NULL when all are, else the name of the first one that is not
+ * ("." for the directory), or of the one that could not be examined. */
+const char *sbx_cg_not_delegated(int dirfd, uid_t uid);
+
+#endif
