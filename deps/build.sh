@@ -198,6 +198,11 @@ setup_apt() {
 		tail -n 5 "$log" >&2
 		die "unable to update the private deps source list $aptdir/sources.list: apt-get update failed (log: $log)"
 	fi
+	# apt-get update only warns when the archive cannot be reached.
+	if ! compgen -G "$aptdir/lists/*_Sources*" >/dev/null; then
+		tail -n 5 "$log" >&2
+		die "unable to update the private deps source list $aptdir/sources.list: no source index was fetched (log: $log)"
+	fi
 }
 
 # Prints "URI KEYRING" for every enabled `deb` entry of the machine that

@@ -153,6 +153,18 @@ libseccomp 2.5.4-1+deb12u1 1 1 1"
 	assert_file_not_exists "$BATS_TEST_TMPDIR/deps/.stamp"
 }
 
+@test "a source missing from the cache while the archive is unreachable stops the build and names the index" {
+	local cache=$BATS_TEST_TMPDIR/cache
+	copy_cache "$cache"
+	rm "$cache/libcap2_2.66.orig.tar.xz"
+	run -111 --separate-stderr unshare -n env SBX_DEPS_CACHE="$cache" \
+		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
+	assert_equal "${stderr_lines[-1]}" "sbx: fatal: unable to update the private deps source list $cache/apt/sources.list: no source index was fetched (log: $BATS_TEST_TMPDIR/deps-log/fetch.log)"
+	assert_output ""
+	assert_not_exists "$BATS_TEST_TMPDIR/deps/.stamp"
+	assert_not_exists "$BATS_TEST_TMPDIR/deps/lib"
+}
+
 @test "deps/build.sh refuses to empty a directory it did not make" {
 	mkdir -p "$BATS_TEST_TMPDIR/usr/include"
 	echo keep >"$BATS_TEST_TMPDIR/usr/include/mine.h"
