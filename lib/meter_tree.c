@@ -1,0 +1,257 @@
+#include "meter_tree.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int push(struct sbx_meter_tree *t, const struct sbx_meter_proc *p)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 32;
+		struct sbx_meter_proc *v = realloc(t->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = *p;
+	return 0;
+}
+
+const struct sbx_meter_proc *sbx_meter_tree_find(const struct sbx_meter_tree *t,
+						 pid_t pid, uint64_t start)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].pid == pid && t->v[i].start == start)
+			return &t->v[i];
+	return NULL;
+}
+
+size_t sbx_meter_tree_kill(const struct sbx_meter_tree *t, int sig)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].pid > 1 && kill(t->v[i].pid, sig) == 0)
+			n++;
+	return n;
+}
+
+void sbx_meter_tree_free(struct sbx_meter_tree *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
+#ifdef __APPLE__
+/* macOS: walk down from root with proc_listchildpids. Not built or run by
+ * this project's CI (see the README: what has run on macOS). */
+#include <libproc.h>
+#include <mach/mach_time.h>
+#include <sys/proc_info.h>
+
+static int known_pid(const struct sbx_meter_tree *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+static int sample(pid_t pid, struct sbx_meter_proc *p)
+{
+	struct proc_taskallinfo ti;
+	mach_timebase_info_data_t tb;
+
+	/* Task times are in Mach absolute time units (not ns on arm64). */
+	if (mach_timebase_info(&tb) != KERN_SUCCESS || !tb.denom)
+		return -1;
+	if (proc_pidinfo(pid, PROC_PIDTASKALLINFO, 0, &ti, sizeof ti) != (int)sizeof ti)
+		return -1;
+	if (ti.pbsd.pbi_status == SZOMB)
+		return -1;
+	p->pid = pid;
+	p->start = (uint64_t)ti.pbsd.pbi_start_tvsec * 1000000u + ti.pbsd.pbi_start_tvusec;
+	p->cpu_ns = (ti.ptinfo.pti_total_user + ti.ptinfo.pti_total_system) *
+		    tb.numer / tb.denom;
+	p->rss = ti.ptinfo.pti_resident_size;
+	return 0;
+}
+
+static int add_children(struct sbx_meter_tree *q, pid_t pid)
+{
+	pid_t kids[1024];
+	int n = proc_listchildpids(pid, kids, sizeof kids);
+
+	for (int i = 0; i < n && i < (int)(sizeof kids / sizeof *kids); i++) {
+		struct sbx_meter_proc p = { .pid = kids[i] };
+		if (!known_pid(q, kids[i]) && push(q, &p) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sbx_meter_tree_scan(struct sbx_meter_tree *t, pid_t root)
+{
+	struct sbx_meter_tree q = { 0 }, out = { 0 };
+
+	/* Queue: root's children, then every earlier member (start checked
+	 * below), then children of whatever is found. */
+	if (add_children(&q, root) < 0)
+		goto fail;
+	for (size_t i = 0; i < t->n; i++)
+		if (!known_pid(&q, t->v[i].pid) && push(&q, &t->v[i]) < 0)
+			goto fail;
+	for (size_t i = 0; i < q.n; i++) {
+		struct sbx_meter_proc p;
+		const struct sbx_meter_proc *old;
+		if (sample(q.v[i].pid, &p) < 0)
+			continue;
+		/* An earlier member whose pid now names another process. */
+		old = sbx_meter_tree_find(t, p.pid, p.start);
+		if (!old && q.v[i].start && q.v[i].start != p.start)
+			continue;
+		if (push(&out, &p) < 0 || add_children(&q, p.pid) < 0)
+			goto fail;
+	}
+	sbx_meter_tree_free(&q);
+	sbx_meter_tree_free(t);
+	*t = out;
+	return 0;
+fail:
+	sbx_meter_tree_free(&q);
+	sbx_meter_tree_free(&out);
+	errno = ENOMEM;
+	return -1;
+}
+
+#else
+/* Linux: one pass over /proc, then the closure over parent links. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+struct row {
+	pid_t pid, ppid;
+	int mark;
+	struct sbx_meter_proc p;
+};
+
+static int read_stat(pid_t pid, struct row *r, uint64_t tck, uint64_t page)
+{
+	char path[64], buf[1024], *s;
+	unsigned long long utime, stime, start;
+	long long rss;
+	char state;
+	int ppid, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The command name may contain anything, ')' included: the fields
+	 * start after the last ')'. */
+	if (!(s = strrchr(buf, ')')))
+		return -1;
+	if (sscanf(s + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu"
+		   " %*d %*d %*d %*d %*d %*d %llu %*u %lld",
+		   &state, &ppid, &utime, &stime, &start, &rss) != 6)
+		return -1;
+	if (state == 'Z' || state == 'X')
+		return -1;
+	r->pid = pid;
+	r->ppid = ppid;
+	r->mark = 0;
+	r->p.pid = pid;
+	r->p.start = start;
+	r->p.cpu_ns = (utime + stime) * (1000000000ull / tck);
+	r->p.rss = rss > 0 ? (uint64_t)rss * page : 0;
+	return 0;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct row *)a)->pid, y = ((const struct row *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+static struct row *lookup(struct row *rows, size_t n, pid_t pid)
+{
+	struct row key = { .pid = pid };
+	return bsearch(&key, rows, n, sizeof *rows, by_pid);
+}
+
+int sbx_meter_tree_scan(struct sbx_meter_tree *t, pid_t root)
+{
+	uint64_t tck = (uint64_t)sysconf(_SC_CLK_TCK), page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct sbx_meter_tree out = { 0 };
+	struct row *rows = NULL, *r;
+	size_t n = 0, cap = 0, i;
+	struct dirent *e;
+	int changed, err = 0;
+	DIR *d;
+
+	if (!tck || 1000000000ull % tck)
+		tck = 100;
+	if (!(d = opendir("/proc")))
+		return -1;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			struct row *v = realloc(rows, c * sizeof *v);
+			if (!v) {
+				err = ENOMEM;
+				break;
+			}
+			rows = v;
+			cap = c;
+		}
+		if (read_stat((pid_t)pid, &rows[n], tck, page) == 0)
+			n++;
+	}
+	closedir(d);
+	if (err)
+		goto fail;
+	qsort(rows, n, sizeof *rows, by_pid);
+	for (i = 0; i < n; i++)
+		rows[i].mark = rows[i].ppid == root ||
+			       sbx_meter_tree_find(t, rows[i].pid, rows[i].p.start);
+	/* Parents before children is not guaranteed by pid order (pids
+	 * wrap), so repeat until nothing changes; trees are shallow. */
+	do {
+		changed = 0;
+		for (i = 0; i < n; i++) {
+			if (rows[i].mark || rows[i].pid == root)
+				continue;
+			r = lookup(rows, n, rows[i].ppid);
+			if (r && r->mark)
+				rows[i].mark = changed = 1;
+		}
+	} while (changed);
+	for (i = 0; i < n; i++) {
+		if (rows[i].mark && rows[i].pid != root && push(&out, &rows[i].p) < 0) {
+			err = ENOMEM;
+			goto fail;
+		}
+	}
+	free(rows);
+	sbx_meter_tree_free(t);
+	*t = out;
+	return 0;
+fail:
+	free(rows);
+	sbx_meter_tree_free(&out);
+	errno = err;
+	return -1;
+}
+#endif
