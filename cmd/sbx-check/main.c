@@ -1,0 +1,146 @@
+/* sbx-check: say what this host enforces, whether the sbx tools are the
+ * ones installed, and prove the sandbox holds by running the real chain.
+ * The shape of doas -C: check and answer, change nothing. */
+#include "check.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "opts.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--json]\n"
+	"       sbx-check tools [--manifest FILE] [--json] [PATH...]\n"
+	"       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]\n";
+
+enum { O_HELP = 1, O_PROBE, O_CGROUP, O_QUOTA, O_NS, O_MANIFEST, O_JSON };
+
+void chk_bindir(char *out, size_t n)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (k < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read /proc/self/exe");
+	self[k] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(out, n, "%s", self[0] ? self : "/");
+}
+
+/* Path options: absolute, existing, not a symlink, of the wanted kind. */
+static const char *path_opt(const char *opt, const char *v, int want_dir)
+{
+	struct stat st;
+
+	if (!v[0])
+		sbx_die_usage("--%s: empty path", opt);
+	if (v[0] != '/')
+		sbx_die_usage("--%s: not an absolute path '%s'", opt, v);
+	if (lstat(v, &st) < 0)
+		sbx_die_usage("--%s: unable to find '%s': %s", opt, v, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		sbx_die_usage("--%s: '%s' is a symlink", opt, v);
+	if (want_dir && !S_ISDIR(st.st_mode))
+		sbx_die_usage("--%s: '%s' is not a directory", opt, v);
+	if (!want_dir && !S_ISREG(st.st_mode))
+		sbx_die_usage("--%s: '%s' is not a regular file", opt, v);
+	return v;
+}
+
+static int run_mode(const char *mode, int argc, char **argv)
+{
+	static const struct sbx_opt host_tab[] = {
+		{ "cgroup-root", SBX_ARG, SBX_ONCE, O_CGROUP },
+		{ "quota-workspace", SBX_ARG, SBX_ONCE, O_QUOTA },
+		{ "json", SBX_NOARG, SBX_ONCE, O_JSON },
+		{ 0 },
+	};
+	static const struct sbx_opt tools_tab[] = {
+		{ "manifest", SBX_ARG, SBX_ONCE, O_MANIFEST },
+		{ "json", SBX_NOARG, SBX_ONCE, O_JSON },
+		{ 0 },
+	};
+	static const struct sbx_opt proof_tab[] = {
+		{ "cgroup-root", SBX_ARG, SBX_ONCE, O_CGROUP },
+		{ "quota-workspace", SBX_ARG, SBX_ONCE, O_QUOTA },
+		{ "ns", SBX_ARG, SBX_ONCE, O_NS },
+		{ "json", SBX_NOARG, SBX_ONCE, O_JSON },
+		{ 0 },
+	};
+	const struct sbx_opt *tab = !strcmp(mode, "host") ? host_tab
+				  : !strcmp(mode, "tools") ? tools_tab : proof_tab;
+	struct chk_opts o = { 0 };
+	struct chk_report r = { .mode = mode };
+	struct sbx_optstate st;
+	const char *arg;
+	int id, i;
+
+	sbx_opt_init(&st, 2);
+	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
+		switch (id) {
+		case O_CGROUP: o.cgroup_root = path_opt("cgroup-root", arg, 1); break;
+		case O_QUOTA: o.quota_ws = path_opt("quota-workspace", arg, 1); break;
+		case O_NS:
+			o.ns = path_opt("ns", arg, 0);
+			if (access(o.ns, X_OK) < 0)
+				sbx_die_usage("--ns: '%s' is not executable", o.ns);
+			break;
+		case O_MANIFEST: o.manifest = path_opt("manifest", arg, 0); break;
+		case O_JSON: o.json = 1; break;
+		}
+	}
+	if (strcmp(mode, "tools")) {
+		if (st.ind < argc)
+			sbx_die_usage("%s takes no operands: '%s'", mode, argv[st.ind]);
+	} else {
+		for (i = st.ind; i < argc; i++) {
+			if (!argv[i][0])
+				sbx_die_usage("tools: empty path");
+			if (argv[i][0] != '/')
+				sbx_die_usage("tools: not an absolute path '%s'", argv[i]);
+		}
+	}
+	if (!strcmp(mode, "host"))
+		chk_host(&r, &o);
+	else if (!strcmp(mode, "tools"))
+		chk_tools(&r, &o, argv + st.ind, argc - st.ind);
+	else
+		chk_proof(&r, &o);
+	return chk_finish(&r, o.json);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct sbx_opt tab[] = {
+		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
+		{ "probe", SBX_NOARG, SBX_ONCE, O_PROBE },
+		{ 0 },
+	};
+	struct sbx_optstate st;
+	const char *arg;
+	int id;
+
+	sbx_setprog("sbx-check");
+	sbx_opt_init(&st, 1);
+	id = sbx_opt_next(&st, tab, argc, argv, &arg);
+	if (id == O_HELP) {
+		fputs(usage, stdout);
+		return fflush(stdout) ? SBX_EXIT_SYS : SBX_EXIT_OK;
+	}
+	if (id == O_PROBE)
+		return chk_probe(argc - st.ind, argv + st.ind);
+	if (st.ind != 1)
+		sbx_die_usage("missing mode (host, tools or proof)");
+	if (argc < 2)
+		sbx_die_usage("missing mode (host, tools or proof)");
+	if (strcmp(argv[1], "host") && strcmp(argv[1], "tools") && strcmp(argv[1], "proof"))
+		sbx_die_usage("unknown mode '%s' (host, tools or proof)", argv[1]);
+	return run_mode(argv[1], argc, argv);
+}

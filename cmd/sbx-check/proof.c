@@ -1,0 +1,572 @@
+/* `sbx-check proof`: run the real chain on a scratch workspace and show,
+ * attempt by attempt, that the sandbox holds. The commands inside are this
+ * binary in its probe mode (copied into the workspace), so the proof needs
+ * no shell in the sandbox. Each attempt is judged on two things: what the
+ * probe says happened inside, and what the host sees afterwards. */
+#include "check.h"
+#include "die.h"
+#include "exitcodes.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN_TIMEOUT_MS 60000
+#define MAXARGS 32
+
+struct run {
+	int code;          /* exit code, 128+N for a signal, -1 timed out */
+	char out[1024];    /* stdout and stderr, newlines folded */
+};
+
+struct scratch {
+	char base[64];     /* /var/tmp/sbx-check.XXXXXX */
+	char ws[PATH_MAX];
+	char probe[PATH_MAX];
+	char secret[PATH_MAX];
+	char outside[PATH_MAX];
+};
+
+struct chain {
+	char ns[PATH_MAX];
+	char cgroup[PATH_MAX];
+	char quota[PATH_MAX];
+	int have_ns, have_cgroup, have_quota, have_broker;
+};
+
+/* Runs argv with stdin /dev/null and stdout+stderr captured, in its own
+ * process group so a timeout can kill whatever it left behind. */
+static void run(char *const argv[], struct run *res)
+{
+	int p[2], st, n = 0;
+	pid_t pid;
+	struct timespec t0, t;
+
+	memset(res, 0, sizeof *res);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create a pipe");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+		setpgid(0, 0);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(SBX_EXIT_SYS);
+		execv(argv[0], argv);
+		dprintf(2, "unable to exec %s: %s", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? SBX_EXIT_NOTFOUND : SBX_EXIT_EXEC);
+	}
+	close(p[1]);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		char buf[512];
+		long left;
+		ssize_t k;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = RUN_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
+					 (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			res->code = -1;
+			break;
+		}
+		if (poll(&pf, 1, (int)left) <= 0)
+			continue;
+		k = read(p[0], buf, sizeof buf);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		for (ssize_t i = 0; i < k && n + 4 < (int)sizeof res->out; i++)
+			res->out[n++] = buf[i] == '\n' ? ' ' : buf[i];
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	while (n && res->out[n - 1] == ' ')
+		n--;
+	res->out[n] = '\0';
+	if (res->code != -1)
+		res->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* dir/name, or die: a path that does not fit is never silently cut. */
+static void join(char *out, size_t n, const char *dir, const char *name)
+{
+	if (strlen(dir) + 1 + strlen(name) + 1 > n)
+		sbx_die(SBX_EXIT_SYS, "unable to build a path under %s: too long", dir);
+	out[0] = '\0';
+	chk_appendf(out, n, "%s/%s", dir, name);
+}
+
+static void put_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", path);
+	close(fd);
+}
+
+static void put_dir(const char *path)
+{
+	if (mkdir(path, 0755) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", path);
+}
+
+/* A copy of this very binary, read through /proc/self/exe. */
+static void copy_self(const char *dst)
+{
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
+	struct stat st;
+	off_t off = 0;
+
+	if (in < 0 || fstat(in, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open /proc/self/exe");
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (out < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", dst);
+	while (off < st.st_size)
+		if (sendfile(out, in, &off, (size_t)(st.st_size - off)) <= 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to copy sbx-check to %s", dst);
+	close(in);
+	close(out);
+}
+
+static void make_scratch(struct scratch *s)
+{
+	char p[PATH_MAX];
+
+	snprintf(s->base, sizeof s->base, "/var/tmp/sbx-check.XXXXXX");
+	if (!mkdtemp(s->base))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create a scratch directory in /var/tmp");
+	if (chmod(s->base, 0755) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to chmod %s", s->base);
+	join(s->ws, sizeof s->ws, s->base, "ws");
+	join(s->secret, sizeof s->secret, s->base, "secret");
+	join(s->outside, sizeof s->outside, s->base, "outside");
+	join(s->probe, sizeof s->probe, s->base, "ws/sbx-probe");
+	put_dir(s->ws);
+	put_dir(s->outside);
+	put_file(s->secret, "a sibling secret the sandbox must not read\n", 0600);
+	join(p, sizeof p, s->ws, "readme");
+	put_file(p, "a workspace file the sandbox may read\n", 0644);
+	join(p, sizeof p, s->ws, ".env");
+	put_file(p, "TOKEN=must-stay-unchanged\n", 0644);
+	join(p, sizeof p, s->ws, ".git");
+	put_dir(p);
+	join(p, sizeof p, s->ws, ".git/hooks");
+	put_dir(p);
+	join(p, sizeof p, s->ws, ".git/config");
+	put_file(p, "[core]\n", 0644);
+	copy_self(s->probe);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if ((flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT)
+		sbx_warn_errno("unable to remove %s", path);
+	return 0;
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int tool_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* argv for: [prefix...] NS [nsopts...] --workspace WS -- PROBE --probe ACTION ARGS */
+struct argv_b {
+	char *v[MAXARGS];
+	int n;
+};
+
+static void add(struct argv_b *a, const char *s)
+{
+	if (a->n + 1 >= MAXARGS)
+		sbx_die(SBX_EXIT_SYS, "unable to build a command line: too many arguments");
+	a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+static void add_ns(struct argv_b *a, const struct chain *c, const char *net, const char *ws,
+		   const char *probe)
+{
+	add(a, c->ns);
+	if (net) {
+		add(a, "--net");
+		add(a, net);
+	}
+	add(a, "--workspace");
+	add(a, ws);
+	add(a, "--");
+	add(a, probe);
+	add(a, "--probe");
+}
+
+static int file_has(const char *path, const char *text)
+{
+	char buf[256];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		return 0;
+	buf[n] = '\0';
+	return strcmp(buf, text) == 0;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* Judges one attempt. want_ok: the action should succeed. host_ok: what the
+ * host sees afterwards agrees with the expectation. */
+static void judge(struct chk_report *r, enum chk_class cls, const char *name, int want_ok,
+		  const struct run *res, int host_ok, const char *host_says)
+{
+	struct chk_item *it;
+
+	if (res->code == SBX_EXIT_NOISOLATION) {
+		it = chk_add(r, CLS_ISOLATION, name, CHK_UNSUPPORTED,
+			     "the chain refused: isolation unavailable (exit 106): %s", res->out);
+		chk_fix(it, "see `sbx-check host`");
+		return;
+	}
+	if (res->code == -1) {
+		chk_add(r, cls, name, CHK_FAIL, "no answer within %d s: %s", RUN_TIMEOUT_MS / 1000,
+			res->out);
+		return;
+	}
+	if (res->code != 0 && res->code != 1) {
+		chk_add(r, cls, name, CHK_FAIL, "the chain exited %d instead of running the probe: %s",
+			res->code, res->out);
+		return;
+	}
+	if ((res->code == 0) != want_ok) {
+		chk_add(r, cls, name, CHK_FAIL, "%s: %s", want_ok ? "refused" : "allowed", res->out);
+		return;
+	}
+	if (!host_ok) {
+		chk_add(r, cls, name, CHK_FAIL, "%s; but on the host: %s", res->out, host_says);
+		return;
+	}
+	chk_add(r, cls, name, CHK_OK, "%s%s", want_ok ? "" : "denied: ", res->out);
+}
+
+static void isolation(struct chk_report *r, const struct chain *c, const struct scratch *s)
+{
+	char target[PATH_MAX], envp[PATH_MAX];
+	struct argv_b a;
+	struct run res;
+
+	join(target, sizeof target, s->ws, "readme");
+	a.n = 0;
+	add_ns(&a, c, NULL, s->ws, s->probe);
+	add(&a, "read");
+	add(&a, target);
+	run(a.v, &res);
+	judge(r, CLS_ISOLATION, "workspace-read", 1, &res, 1, "");
+
+	join(target, sizeof target, s->ws, "created");
+	a.n = 0;
+	add_ns(&a, c, NULL, s->ws, s->probe);
+	add(&a, "write");
+	add(&a, target);
+	run(a.v, &res);
+	judge(r, CLS_ISOLATION, "workspace-write", 1, &res,
+	      file_has(target, "written by sbx-check --probe\n"),
+	      exists(target) ? "the file has other content" : "the file is not there");
+
+	a.n = 0;
+	add_ns(&a, c, NULL, s->ws, s->probe);
+	add(&a, "read");
+	add(&a, s->secret);
+	run(a.v, &res);
+	judge(r, CLS_ISOLATION, "sibling-secret", 0, &res, 1, "");
+
+	join(envp, sizeof envp, s->ws, ".env");
+	a.n = 0;
+	add_ns(&a, c, NULL, s->ws, s->probe);
+	add(&a, "write");
+	add(&a, envp);
+	run(a.v, &res);
+	judge(r, CLS_ISOLATION, "env-write", 0, &res,
+	      file_has(envp, "TOKEN=must-stay-unchanged\n"), ".env was modified");
+
+	join(target, sizeof target, s->ws, ".git/hooks/pre-commit");
+	a.n = 0;
+	add_ns(&a, c, NULL, s->ws, s->probe);
+	add(&a, "write");
+	add(&a, target);
+	run(a.v, &res);
+	judge(r, CLS_ISOLATION, "git-hook-write", 0, &res, !exists(target),
+	      ".git/hooks/pre-commit exists");
+
+	join(target, sizeof target, s->outside, "escaped");
+	a.n = 0;
+	add_ns(&a, c, NULL, s->ws, s->probe);
+	add(&a, "write");
+	add(&a, target);
+	run(a.v, &res);
+	judge(r, CLS_ISOLATION, "outside-write", 0, &res, !exists(target),
+	      "a file appeared outside the workspace");
+}
+
+/* A listener on the host's own 127.0.0.1: reaching it from inside would
+ * prove the sandbox shares the host's network. Nothing ever leaves the
+ * machine: the only address used is loopback. */
+static int host_listener(unsigned *port)
+{
+	struct sockaddr_in a;
+	socklen_t al = sizeof a;
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 16) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &al) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to listen on 127.0.0.1");
+	*port = ntohs(a.sin_port);
+	return s;
+}
+
+static void network(struct chk_report *r, const struct chain *c, const struct scratch *s)
+{
+	char portbuf[16];
+	struct argv_b a;
+	struct run res;
+	struct chk_item *it;
+	unsigned port;
+	int l = host_listener(&port);
+
+	snprintf(portbuf, sizeof portbuf, "%u", port);
+	a.n = 0;
+	add_ns(&a, c, NULL, s->ws, s->probe);
+	add(&a, "connect");
+	add(&a, portbuf);
+	run(a.v, &res);
+	judge(r, CLS_ISOLATION, "offline", 0, &res, 1, "");
+
+	a.n = 0;
+	add_ns(&a, c, "loopback", s->ws, s->probe);
+	add(&a, "loopback");
+	run(a.v, &res);
+	if (res.code == SBX_EXIT_USAGE) {
+		it = chk_add(r, CLS_EXTRA, "loopback", CHK_UNSUPPORTED,
+			     "this sbx-ns refuses --net loopback: %s", res.out);
+		chk_fix(it, "an sbx-ns with network modes");
+	} else {
+		judge(r, CLS_EXTRA, "loopback", 1, &res, 1, "");
+		a.n = 0;
+		add_ns(&a, c, "loopback", s->ws, s->probe);
+		add(&a, "connect");
+		add(&a, portbuf);
+		run(a.v, &res);
+		judge(r, CLS_EXTRA, "loopback-host", 0, &res, 1, "");
+	}
+	close(l);
+
+	/* The broker proof (an allowlisted name reaches a local origin, a
+	 * non-allowlisted name mapped to the same origin is refused) needs both
+	 * sbx-broker and sbx-ns's broker mode. */
+	if (!c->have_broker) {
+		it = chk_add(r, CLS_EXTRA, "broker", CHK_UNSUPPORTED,
+			     "sbx-broker is not installed beside sbx-check: the sandbox is offline only");
+		chk_fix(it, "install sbx-broker");
+	} else {
+		it = chk_add(r, CLS_EXTRA, "broker", CHK_UNSUPPORTED,
+			     "this sbx-check cannot yet drive sbx-broker: the broker is not proven");
+		chk_fix(it, "an sbx-check that knows sbx-broker's grammar");
+	}
+}
+
+static void cgroup_proof(struct chk_report *r, const struct chain *c, const struct scratch *s,
+			 const char *root)
+{
+	static const struct { const char *name, *opt, *val, *probe, *arg; } t[] = {
+		{ "pids-limit", "--pids", "16", "forkbomb", "256" },
+		{ "memory-limit", "--memory", "32M", "memhog", "256" },
+	};
+	struct chk_item *it;
+	char cgname[64];
+
+	for (size_t i = 0; i < 2; i++) {
+		struct argv_b a = { .n = 0 };
+		struct run res;
+
+		if (!root) {
+			it = chk_add(r, CLS_LIMITS, t[i].name, CHK_NOTCONF, "not proven");
+			chk_fix(it, "pass --cgroup-root DIR");
+			continue;
+		}
+		if (!c->have_cgroup) {
+			chk_add(r, CLS_LIMITS, t[i].name, CHK_UNSUPPORTED,
+				"sbx-cgroup is not installed beside sbx-check");
+			continue;
+		}
+		snprintf(cgname, sizeof cgname, "sbx-check-%ld-%zu", (long)getpid(), i);
+		add(&a, c->cgroup);
+		add(&a, "--root");
+		add(&a, root);
+		add(&a, "--name");
+		add(&a, cgname);
+		add(&a, t[i].opt);
+		add(&a, t[i].val);
+		add(&a, "--");
+		add_ns(&a, c, NULL, s->ws, s->probe);
+		add(&a, t[i].probe);
+		add(&a, t[i].arg);
+		run(a.v, &res);
+		if (res.code == SBX_EXIT_UNSUPPORTED) {
+			it = chk_add(r, CLS_LIMITS, t[i].name, CHK_UNSUPPORTED,
+				     "sbx-cgroup refused, fail-closed (exit 101): %s", res.out);
+			chk_fix(it, "see `sbx-check host --cgroup-root %s`", root);
+		} else if (i == 0) {
+			judge(r, CLS_LIMITS, t[i].name, 0, &res, 1, "");
+		} else if (res.code == SBX_EXIT_OOM || res.code == 128 + SIGKILL) {
+			chk_add(r, CLS_LIMITS, t[i].name, CHK_OK,
+				"a 256 MiB hog under --memory 32M was OOM-killed (exit %d)%s%s",
+				res.code, res.out[0] ? ": " : "", res.out);
+		} else {
+			judge(r, CLS_LIMITS, t[i].name, 0, &res, 1, "");
+		}
+	}
+}
+
+static void quota_proof(struct chk_report *r, const struct chain *c, const char *qws)
+{
+	char probe[PATH_MAX], fill[PATH_MAX];
+	struct argv_b a = { .n = 0 };
+	struct chk_item *it;
+	struct run res;
+
+	if (!qws) {
+		it = chk_add(r, CLS_LIMITS, "quota-limit", CHK_NOTCONF, "not proven");
+		chk_fix(it, "pass --quota-workspace DIR");
+		return;
+	}
+	if (!c->have_quota) {
+		chk_add(r, CLS_LIMITS, "quota-limit", CHK_UNSUPPORTED,
+			"sbx-quota is not installed beside sbx-check");
+		return;
+	}
+	snprintf(probe, sizeof probe, "%s/.sbx-check-probe.%ld", qws, (long)getpid());
+	snprintf(fill, sizeof fill, "%s/.sbx-check-fill.%ld", qws, (long)getpid());
+	copy_self(probe);
+	add(&a, c->quota);
+	add(&a, "verify");
+	add(&a, "--workspace");
+	add(&a, qws);
+	add(&a, "--");
+	add_ns(&a, c, NULL, qws, probe);
+	add(&a, "fill");
+	add(&a, fill);
+	add(&a, "1024");
+	run(a.v, &res);
+	unlink(probe);
+	unlink(fill);
+	if (res.code == SBX_EXIT_UNSUPPORTED || res.code == SBX_EXIT_POLICY) {
+		it = chk_add(r, CLS_LIMITS, "quota-limit", CHK_UNSUPPORTED,
+			     "sbx-quota refused, fail-closed (exit %d): %s", res.code, res.out);
+		chk_fix(it, "see `sbx-check host --quota-workspace %s`", qws);
+	} else if (res.code == 1 && !strstr(res.out, strerror(EDQUOT))) {
+		chk_add(r, CLS_LIMITS, "quota-limit", CHK_FAIL, "stopped, but not by the quota: %s",
+			res.out);
+	} else {
+		judge(r, CLS_LIMITS, "quota-limit", 0, &res, 1, "");
+	}
+}
+
+/* Without sbx-ns no limit can be shown on a sandboxed command. */
+static void limits_without_ns(struct chk_report *r, const struct chk_opts *o)
+{
+	static const char *const names[] = { "pids-limit", "memory-limit", "quota-limit" };
+	struct chk_item *it;
+
+	for (size_t i = 0; i < 3; i++) {
+		const char *conf = i < 2 ? o->cgroup_root : o->quota_ws;
+		if (conf) {
+			chk_add(r, CLS_LIMITS, names[i], CHK_UNSUPPORTED,
+				"not proven: sbx-ns is not installed");
+		} else {
+			it = chk_add(r, CLS_LIMITS, names[i], CHK_NOTCONF, "not proven");
+			chk_fix(it, "pass %s DIR", i < 2 ? "--cgroup-root" : "--quota-workspace");
+		}
+	}
+}
+
+void chk_proof(struct chk_report *r, const struct chk_opts *o)
+{
+	char bindir[PATH_MAX], p[PATH_MAX + 32];
+	struct chain c;
+	struct scratch s;
+	struct chk_item *it;
+
+	memset(&c, 0, sizeof c);
+	chk_bindir(bindir, sizeof bindir);
+	if (o->ns)
+		snprintf(c.ns, sizeof c.ns, "%s", o->ns);
+	else
+		join(c.ns, sizeof c.ns, bindir, "sbx-ns");
+	c.have_ns = tool_exists(c.ns);
+	join(c.cgroup, sizeof c.cgroup, bindir, "sbx-cgroup");
+	c.have_cgroup = tool_exists(c.cgroup);
+	join(c.quota, sizeof c.quota, bindir, "sbx-quota");
+	c.have_quota = tool_exists(c.quota);
+	join(p, sizeof p, bindir, "sbx-broker");
+	c.have_broker = tool_exists(p);
+
+	if (!c.have_ns) {
+		static const char *const names[] = { "workspace-read", "workspace-write",
+			"sibling-secret", "env-write", "git-hook-write", "outside-write", "offline" };
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+			it = chk_add(r, CLS_ISOLATION, names[i], CHK_UNSUPPORTED,
+				     "sbx-ns is not installed at %s", c.ns);
+			chk_fix(it, "install sbx-ns beside sbx-check");
+		}
+		limits_without_ns(r, o);
+		return;
+	}
+	make_scratch(&s);
+	isolation(r, &c, &s);
+	network(r, &c, &s);
+	cgroup_proof(r, &c, &s, o->cgroup_root);
+	quota_proof(r, &c, o->quota_ws);
+	remove_tree(s.base);
+}
