@@ -14,7 +14,7 @@
 #
 # SBX_PACKAGES_EXTRA="a b" adds package names to MODE's list; the tests use it
 # to name a package that cannot be installed.
-set -eu
+set -euf
 
 usage() {
 	echo "sbx: usage: deps/packages.sh build|test|vm|dynamic" >&2
@@ -47,6 +47,14 @@ want="$want ${SBX_PACKAGES_EXTRA:-}"
 
 missing=
 for p in $want; do
+	# Only package names reach apt-get: never an option.
+	case $p in
+	[a-z0-9]*) ;;
+	*) echo "sbx: usage: SBX_PACKAGES_EXTRA holds package names, not '$p'" >&2; exit 100 ;;
+	esac
+	case $p in
+	*[!a-z0-9+.:-]*) echo "sbx: usage: SBX_PACKAGES_EXTRA holds package names, not '$p'" >&2; exit 100 ;;
+	esac
 	case $(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || :) in
 	ii*) ;;
 	*) missing="$missing $p" ;;

@@ -189,6 +189,15 @@ libseccomp 2.5.4-1+deb12u1 1 1 1"
 	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic"
 }
 
+@test "deps/packages.sh takes only package names from SBX_PACKAGES_EXTRA, never apt options" {
+	run -100 --separate-stderr env SBX_PACKAGES_EXTRA="--allow-unauthenticated" \
+		"$SBX_ROOT/deps/packages.sh" build
+	assert_equal "$stderr" "sbx: usage: SBX_PACKAGES_EXTRA holds package names, not '--allow-unauthenticated'"
+	run -100 --separate-stderr env SBX_PACKAGES_EXTRA="gperf a/b" \
+		"$SBX_ROOT/deps/packages.sh" build
+	assert_equal "$stderr" "sbx: usage: SBX_PACKAGES_EXTRA holds package names, not 'a/b'"
+}
+
 @test "deps/packages.sh is silent when every build package is installed" {
 	run -0 --separate-stderr "$SBX_ROOT/deps/packages.sh" build
 	assert_output ""
