@@ -1,0 +1,63 @@
+/* sbx-broker's pieces: the configuration built by main, the resolver pool
+ * that keeps getaddrinfo off the event loop, and the loop itself. */
+#ifndef SBX_BROKER_H
+#define SBX_BROKER_H
+
+#include "hostpat.h"
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define BROKER_MAX_PORTS 64
+#define BROKER_MAX_ADDRS 16
+
+struct broker_cfg {
+	int listen_fd;
+	const char *listen_path;   /* set when the broker created the socket */
+	int proxy;                 /* --mode proxy */
+	struct sbx_hostpat *hosts;
+	size_t nhosts;
+	unsigned ports[BROKER_MAX_PORTS];
+	size_t nports;
+	struct sockaddr_storage upstream;
+	socklen_t upstream_len;
+	int allow_private;
+	uint64_t wall_ms, max_req, max_resp;
+	size_t max_conns;
+	int log_fd, ready_fd;
+};
+
+/* One name to resolve. The worker fills the answer; the loop owns the
+ * struct before and after (conn is cleared when the connection goes away
+ * while the name is being resolved). */
+struct broker_req {
+	void *conn;
+	char host[SBX_HOST_MAX + 1];
+	unsigned port;
+	int allow_private;
+	/* answer */
+	const char *refused;       /* NULL: every address passed */
+	int status;                /* the HTTP status for a refusal */
+	char addr_text[64];        /* the address that decided */
+	struct sockaddr_storage addrs[BROKER_MAX_ADDRS];
+	size_t naddrs;
+	struct broker_req *next;
+};
+
+struct broker_resolver {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct broker_req *head, *tail;
+	int result_rfd, result_wfd;
+};
+
+void broker_resolver_start(struct broker_resolver *r, unsigned nthreads);
+void broker_resolver_submit(struct broker_resolver *r, struct broker_req *q);
+
+/* Run until SIGTERM or SIGINT; returns the exit code. */
+int broker_loop(const struct broker_cfg *cfg);
+
+#endif

@@ -1,0 +1,1135 @@
+/* The event loop: one thread, non-blocking sockets, edge-triggered epoll.
+ * A connection walks through the states below; every step that waits for
+ * the network returns to the loop, and every event on either socket runs
+ * the connection's current step again until it would block. Tunnelled
+ * bytes move with splice(2) through a pipe per direction, so they are never
+ * copied into the broker's memory. */
+#include "broker.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "http1.h"
+#include "json.h"
+#include "netaddr.h"
+#include "tlshello.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HEAD_MAX (32 * 1024)     /* request head, 431 past it */
+#define RESP_HEAD_MAX (64 * 1024) /* response head, 502 past it */
+#define PIPE_BYTES (256 * 1024)
+#define RESOLVER_THREADS 4
+
+enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN };
+
+struct handle {
+	enum kind kind;
+	struct conn *c;
+};
+
+enum state {
+	S_HEAD,      /* reading the client's request head */
+	S_RESOLVE,   /* a worker resolves and checks the name */
+	S_DIAL,      /* connecting to the checked address (or the upstream) */
+	S_UPSTREAM,  /* proxy mode: the upstream's answer to our CONNECT */
+	S_HELLO,     /* after 200: reading and checking the ClientHello */
+	S_TUNNEL,    /* checked: bytes flow both ways unchanged */
+	S_HTTP,      /* one plain HTTP request and its response */
+};
+
+/* One direction of a connection: a small queue of bytes the broker itself
+ * produced or already read (a request head, a ClientHello), then whatever
+ * the source still sends, spliced through a pipe. */
+struct dir {
+	int src, dst;
+	char *buf;
+	size_t len, off;
+	int pipe[2];
+	size_t inpipe;
+	uint64_t count, limit, left; /* left: bytes the framing still allows */
+	int eof, done;
+};
+
+struct conn {
+	struct handle hc, ho;
+	int cfd, ofd;
+	enum state st;
+	struct conn *prev, *next;   /* ordered by deadline */
+	uint64_t start_ms, deadline_ms;
+	char *in;                   /* client bytes: the head, then the hello */
+	size_t inlen, incap;
+	char *rin;                  /* the upstream's or origin's head */
+	size_t rinlen, rincap;
+	struct broker_req *rq;      /* resolving, or the answer while dialling */
+	size_t ai;                  /* address being dialled */
+	char method[16];
+	char host[SBX_HOST_MAX + 1];
+	unsigned port;
+	int is_connect, is_head, resp_head_done, answered, dead;
+	struct conn *next_dead;
+	char addr[64];
+	struct dir up, down;
+	int status;
+	const char *decision;
+	char reason[200];
+};
+
+struct loop {
+	const struct broker_cfg *cfg;
+	int ep, lfd, sfd, reserve_fd;
+	struct broker_resolver res;
+	struct handle hl, hs, hr;
+	struct conn *head, *tail, *dead;
+	size_t nconns;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void iso_time(char *buf, size_t sz)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, sz, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sz - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+static void log_line(struct loop *L, struct sbx_json *j)
+{
+	/* The log is the record of what left the machine: a failed write is
+	 * reported, never silently dropped. */
+	if (sbx_json_write(j, L->cfg->log_fd) < 0)
+		sbx_warn_errno("unable to write the log");
+}
+
+static void log_conn(struct loop *L, struct conn *c)
+{
+	struct sbx_json j;
+	char t[40];
+
+	iso_time(t, sizeof t);
+	sbx_json_begin(&j, "sbx-broker", "connection");
+	sbx_json_str(&j, "time", t);
+	sbx_json_str(&j, "method", c->method[0] ? c->method : NULL);
+	sbx_json_str(&j, "host", c->host[0] ? c->host : NULL);
+	if (c->port)
+		sbx_json_uint(&j, "port", c->port);
+	else
+		sbx_json_null(&j, "port");
+	sbx_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
+	sbx_json_str(&j, "decision", c->decision);
+	if (c->status)
+		sbx_json_int(&j, "status", c->status);
+	else
+		sbx_json_null(&j, "status");
+	sbx_json_str(&j, "reason", c->reason[0] ? c->reason : NULL);
+	sbx_json_uint(&j, "bytes_up", c->up.count);
+	sbx_json_uint(&j, "bytes_down", c->down.count);
+	sbx_json_uint(&j, "duration_ms", now_ms() - c->start_ms);
+	log_line(L, &j);
+}
+
+static void set_reason(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_reason(struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	if (c->reason[0])
+		return; /* the first cause is the one worth reporting */
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+	va_end(ap);
+}
+
+static void close_pipe(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	p[0] = p[1] = -1;
+}
+
+static void conn_close(struct loop *L, struct conn *c)
+{
+	log_conn(L, c);
+	if (c->rq)
+		c->rq->conn = NULL; /* the worker's answer is dropped on arrival */
+	if (c->st != S_RESOLVE && c->rq)
+		free(c->rq);
+	if (c->cfd >= 0)
+		close(c->cfd);
+	if (c->ofd >= 0)
+		close(c->ofd);
+	close_pipe(c->up.pipe);
+	close_pipe(c->down.pipe);
+	free(c->up.buf);
+	free(c->down.buf);
+	free(c->in);
+	free(c->rin);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		L->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		L->tail = c->prev;
+	L->nconns--;
+	/* Freed after the current batch of events, which may still name it. */
+	c->dead = 1;
+	c->cfd = c->ofd = -1;
+	c->next_dead = L->dead;
+	L->dead = c;
+}
+
+static const char *status_text(int st)
+{
+	switch (st) {
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 405: return "Method Not Allowed";
+	case 413: return "Content Too Large";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
+}
+
+/* Answer and close. The reason travels in one header line (and as the
+ * body, for people reading curl's output). Whatever the client still had
+ * queued is read away first, so that closing does not turn into a reset
+ * that could destroy the answer before the client reads it. */
+static void send_error(int fd, int status, const char *reason)
+{
+	char buf[640], junk[4096];
+	int n = snprintf(buf, sizeof buf,
+			 "HTTP/1.1 %d %s\r\nSbx-Broker-Reason: %s\r\nContent-Type: text/plain\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\nsbx-broker: %s\n",
+			 status, status_text(status), reason, strlen(reason) + 13, reason);
+
+	if (n > 0 && (size_t)n < sizeof buf)
+		(void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; i++)
+		;
+}
+
+/* End a connection with a status for the client if it has had none yet. */
+static void refuse(struct loop *L, struct conn *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void refuse(struct loop *L, struct conn *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->reason[0]) {
+		va_start(ap, fmt);
+		vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+		va_end(ap);
+	}
+	if (!c->answered) {
+		c->status = status;
+		send_error(c->cfd, status, c->reason);
+	}
+	conn_close(L, c);
+}
+
+/* A plaintext TLS alert is all a client that is mid-handshake can read. */
+static void tls_refuse(struct loop *L, struct conn *c, int alert, const char *why)
+{
+	unsigned char rec[7] = { 21, 3, 1, 0, 2, 2, (unsigned char)alert };
+
+	c->decision = "refused";
+	set_reason(c, "%s", why);
+	(void)!send(c->cfd, rec, sizeof rec, MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(c->cfd, SHUT_WR);
+	conn_close(L, c);
+}
+
+static int ep_add(struct loop *L, int fd, struct handle *h, uint32_t ev)
+{
+	struct epoll_event e = { .events = ev, .data.ptr = h };
+	return epoll_ctl(L->ep, EPOLL_CTL_ADD, fd, &e);
+}
+
+/* Read from fd into a growing buffer, at most max bytes in all.
+ * 1: would block or full, 0: end of stream, -1: error. */
+static int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max)
+{
+	for (;;) {
+		ssize_t r;
+		if (*len == max)
+			return 1;
+		if (*len == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 2048;
+			char *nb;
+			if (ncap > max)
+				ncap = max;
+			nb = realloc(*buf, ncap);
+			if (!nb)
+				return -1;
+			*buf = nb;
+			*cap = ncap;
+		}
+		r = recv(fd, *buf + *len, *cap - *len, MSG_DONTWAIT);
+		if (r > 0) {
+			*len += (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 1 : -1;
+	}
+}
+
+/* Move what one direction can move now. 1: the source ended (or its
+ * framing is complete) and everything was delivered; 0: would block;
+ * -1: failed, reason set. */
+static int pump(struct conn *c, struct dir *d, const char *limit_name)
+{
+	for (;;) {
+		ssize_t r;
+		size_t n;
+
+		while (d->off < d->len) {
+			r = send(d->dst, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN || errno == EWOULDBLOCK)
+					return 0;
+				set_reason(c, "write failed: %s", strerror(errno));
+				return -1;
+			}
+			d->off += (size_t)r;
+		}
+		if (d->buf) {
+			free(d->buf);
+			d->buf = NULL;
+			d->len = d->off = 0;
+		}
+		if (d->inpipe) {
+			r = splice(d->pipe[0], NULL, d->dst, NULL, d->inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN)
+					return 0;
+				set_reason(c, "write failed: %s", strerror(errno));
+				return -1;
+			}
+			d->inpipe -= (size_t)r;
+			continue;
+		}
+		if (d->eof || d->left == 0)
+			return 1;
+		n = PIPE_BYTES;
+		if (n > d->left)
+			n = (size_t)d->left;
+		/* One byte past the limit is enough to know it was crossed;
+		 * that byte stays in the pipe and is never delivered. */
+		if (d->limit - d->count + 1 < n)
+			n = (size_t)(d->limit - d->count + 1);
+		if (d->pipe[0] < 0) {
+			if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+				set_reason(c, "unable to create a pipe: %s", strerror(errno));
+				return -1;
+			}
+			(void)fcntl(d->pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
+		}
+		r = splice(d->src, NULL, d->pipe[1], NULL, n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (r == 0) {
+			d->eof = 1;
+			continue;
+		}
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			set_reason(c, "read failed: %s", strerror(errno));
+			return -1;
+		}
+		d->count += (uint64_t)r;
+		d->inpipe += (size_t)r;
+		if (d->left != UINT64_MAX)
+			d->left -= (uint64_t)r;
+		if (d->count > d->limit) {
+			set_reason(c, "%s exceeded", limit_name);
+			return -1;
+		}
+	}
+}
+
+static void dir_init(struct dir *d, int src, int dst, uint64_t limit)
+{
+	d->src = src;
+	d->dst = dst;
+	d->limit = limit;
+	d->left = UINT64_MAX;
+}
+
+static int port_allowed(const struct broker_cfg *cfg, unsigned port)
+{
+	for (size_t i = 0; i < cfg->nports; i++)
+		if (cfg->ports[i] == port)
+			return 1;
+	return 0;
+}
+
+static int host_allowed(const struct broker_cfg *cfg, const char *host)
+{
+	if (!cfg->nhosts)
+		return cfg->proxy; /* proxy mode may leave the names open */
+	for (size_t i = 0; i < cfg->nhosts; i++)
+		if (sbx_hostpat_match(&cfg->hosts[i], host))
+			return 1;
+	return 0;
+}
+
+static int run(struct loop *L, struct conn *c);
+
+/* --- request head -> policy -> resolver --- */
+
+static int read_head(struct loop *L, struct conn *c)
+{
+	struct sbx_http_head *h;
+	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
+	int p;
+
+	h = malloc(sizeof *h);
+	if (!h) {
+		refuse(L, c, 502, "out of memory");
+		return -1;
+	}
+	p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+	if (p == SBX_HTTP_BAD) {
+		c->decision = "refused";
+		refuse(L, c, h->status_out, "%s", h->why);
+		free(h);
+		return -1;
+	}
+	if (p == SBX_HTTP_INCOMPLETE) {
+		free(h);
+		if (r < 0 || r == 0) {
+			set_reason(c, r ? "read failed" : "client closed before a full request");
+			conn_close(L, c);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(c->method, sizeof c->method, "%.*s", (int)h->mlen, h->method);
+	snprintf(c->host, sizeof c->host, "%s", h->host);
+	c->port = h->port;
+	c->is_connect = h->is_connect;
+	c->is_head = h->mlen == 4 && !memcmp(h->method, "HEAD", 4);
+	c->decision = "refused";
+	if (!port_allowed(L->cfg, h->port)) {
+		free(h);
+		refuse(L, c, 403, "port %u not allowed", c->port);
+		return -1;
+	}
+	if (!host_allowed(L->cfg, h->host)) {
+		free(h);
+		refuse(L, c, 403, "host %s not allowed", c->host);
+		return -1;
+	}
+	if (!c->is_connect) {
+		uint64_t body = h->has_length ? h->length : 0;
+		if (body > L->cfg->max_req || h->head_len > L->cfg->max_req - body) {
+			free(h);
+			refuse(L, c, 413, "request larger than --max-request-bytes");
+			return -1;
+		}
+		if (c->inlen - h->head_len > body) {
+			free(h);
+			refuse(L, c, 400, "bytes after the request");
+			return -1;
+		}
+	}
+	free(h);
+	c->rq = calloc(1, sizeof *c->rq);
+	if (!c->rq) {
+		refuse(L, c, 502, "out of memory");
+		return -1;
+	}
+	c->rq->conn = c;
+	c->rq->port = c->port;
+	c->rq->allow_private = L->cfg->allow_private;
+	snprintf(c->rq->host, sizeof c->rq->host, "%s", c->host);
+	c->st = S_RESOLVE;
+	broker_resolver_submit(&L->res, c->rq);
+	return 0;
+}
+
+/* --- dialling the checked address --- */
+
+static int dial(struct loop *L, struct conn *c)
+{
+	const struct broker_cfg *cfg = L->cfg;
+
+	while (c->ai < c->rq->naddrs) {
+		const struct sockaddr_storage *dst = cfg->proxy ? &cfg->upstream : &c->rq->addrs[c->ai];
+		socklen_t len = dst->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+		int fd;
+
+		sbx_addr_text((const struct sockaddr *)&c->rq->addrs[c->ai], c->addr, sizeof c->addr);
+		fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			refuse(L, c, 502, "unable to create a socket: %s", strerror(errno));
+			return -1;
+		}
+		if (connect(fd, (const struct sockaddr *)dst, len) == 0 || errno == EINPROGRESS) {
+			c->ofd = fd;
+			if (ep_add(L, fd, &c->ho, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+				refuse(L, c, 502, "unable to watch a socket: %s", strerror(errno));
+				return -1;
+			}
+			c->st = S_DIAL;
+			return 0;
+		}
+		set_reason(c, "unable to connect to %s: %s", c->addr, strerror(errno));
+		close(fd);
+		if (cfg->proxy)
+			break;
+		c->ai++;
+	}
+	refuse(L, c, 502, "unable to connect");
+	return -1;
+}
+
+static int established(struct loop *L, struct conn *c);
+
+static int dial_done(struct loop *L, struct conn *c)
+{
+	int err = 0, one = 1;
+	socklen_t len = sizeof err;
+
+	if (getsockopt(c->ofd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err == 0) {
+		struct sockaddr_storage peer;
+		socklen_t pl = sizeof peer;
+		/* Connected: EPOLLOUT also fires for a refused connection, so
+		 * ask for the peer; ENOTCONN means the connect failed. */
+		if (getpeername(c->ofd, (struct sockaddr *)&peer, &pl) < 0)
+			err = errno == ENOTCONN ? ECONNREFUSED : errno;
+	}
+	if (err == EINPROGRESS || err == EALREADY)
+		return 0;
+	if (err) {
+		set_reason(c, "unable to connect to %s: %s", c->addr, strerror(err));
+		close(c->ofd);
+		c->ofd = -1;
+		if (L->cfg->proxy) {
+			refuse(L, c, 502, "unable to connect to the upstream proxy");
+			return -1;
+		}
+		c->ai++;
+		c->reason[0] = '\0';
+		if (c->ai >= c->rq->naddrs) {
+			refuse(L, c, 502, "unable to connect to %s: %s", c->addr, strerror(err));
+			return -1;
+		}
+		return dial(L, c);
+	}
+	setsockopt(c->ofd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	free(c->rq);
+	c->rq = NULL;
+	if (L->cfg->proxy) {
+		char line[200];
+		int v6 = strchr(c->addr, ':') != NULL;
+		int n = snprintf(line, sizeof line, "CONNECT %s%s%s:%u HTTP/1.1\r\nHost: %s%s%s:%u\r\n\r\n",
+				 v6 ? "[" : "", c->addr, v6 ? "]" : "", c->port,
+				 v6 ? "[" : "", c->addr, v6 ? "]" : "", c->port);
+		if (send(c->ofd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
+			refuse(L, c, 502, "unable to send CONNECT to the upstream proxy");
+			return -1;
+		}
+		c->st = S_UPSTREAM;
+		return run(L, c);
+	}
+	return established(L, c);
+}
+
+static int read_upstream(struct loop *L, struct conn *c)
+{
+	struct sbx_http_head *h;
+	int r, p;
+
+	r = fill(c->ofd, &c->rin, &c->rinlen, &c->rincap, 16 * 1024);
+	h = malloc(sizeof *h);
+	if (!h) {
+		refuse(L, c, 502, "out of memory");
+		return -1;
+	}
+	p = sbx_http_parse_response(c->rin, c->rinlen, 16 * 1024, h);
+	if (p == SBX_HTTP_INCOMPLETE && r == 1) {
+		free(h);
+		return 0;
+	}
+	if (p == SBX_HTTP_INCOMPLETE || p == SBX_HTTP_BAD) {
+		refuse(L, c, 502, "upstream proxy: %s", p == SBX_HTTP_BAD ? h->why : "no answer to CONNECT");
+		free(h);
+		return -1;
+	}
+	if (h->status < 200 || h->status > 299) {
+		refuse(L, c, 502, "upstream proxy answered %d", h->status);
+		free(h);
+		return -1;
+	}
+	if (h->head_len != c->rinlen) {
+		free(h);
+		refuse(L, c, 502, "upstream proxy sent bytes after its answer");
+		return -1;
+	}
+	free(h);
+	free(c->rin);
+	c->rin = NULL;
+	c->rinlen = c->rincap = 0;
+	return established(L, c);
+}
+
+/* --- the connection is open: CONNECT or one plain request --- */
+
+static int hop_by_hop(const struct sbx_http_field *f)
+{
+	static const char *const names[] = { "connection", "proxy-connection", "keep-alive",
+		"proxy-authorization", "proxy-authenticate", "te", "trailer", "expect", NULL };
+	for (size_t i = 0; names[i]; i++)
+		if (f->nlen == strlen(names[i]) && !strncasecmp(f->name, names[i], f->nlen))
+			return 1;
+	return 0;
+}
+
+static int established(struct loop *L, struct conn *c)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct sbx_http_head *h;
+	size_t n, cap, body;
+	char *out;
+
+	c->decision = "allowed";
+	dir_init(&c->up, c->cfd, c->ofd, L->cfg->max_req);
+	dir_init(&c->down, c->ofd, c->cfd, L->cfg->max_resp);
+	if (c->is_connect) {
+		/* The head is done with; keep any bytes the client sent after
+		 * it without waiting for our answer. */
+		h = malloc(sizeof *h);
+		if (!h || sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h) != SBX_HTTP_DONE) {
+			free(h);
+			refuse(L, c, 502, "internal error");
+			return -1;
+		}
+		memmove(c->in, c->in + h->head_len, c->inlen - h->head_len);
+		c->inlen -= h->head_len;
+		free(h);
+		if (send(c->cfd, ok, sizeof ok - 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(sizeof ok - 1)) {
+			set_reason(c, "unable to answer the client");
+			conn_close(L, c);
+			return -1;
+		}
+		c->answered = 1;
+		c->status = 200;
+		c->st = S_HELLO;
+		return run(L, c);
+	}
+	/* Plain HTTP: the request is rebuilt from what was parsed, in origin
+	 * form, without hop-by-hop fields, and closes after one response. */
+	h = malloc(sizeof *h);
+	if (!h || sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h) != SBX_HTTP_DONE) {
+		free(h);
+		refuse(L, c, 502, "internal error");
+		return -1;
+	}
+	cap = h->head_len + 64 + (c->inlen - h->head_len);
+	out = malloc(cap);
+	if (!out) {
+		free(h);
+		refuse(L, c, 502, "out of memory");
+		return -1;
+	}
+	n = (size_t)snprintf(out, cap, "%.*s %.*s HTTP/1.1\r\n", (int)h->mlen, h->method, (int)h->plen, h->path);
+	for (size_t i = 0; i < h->nfields; i++) {
+		const struct sbx_http_field *f = &h->f[i];
+		if (hop_by_hop(f))
+			continue;
+		memcpy(out + n, f->name, f->nlen);
+		n += f->nlen;
+		memcpy(out + n, ": ", 2);
+		memcpy(out + n + 2, f->value, f->vlen);
+		n += 2 + f->vlen;
+		memcpy(out + n, "\r\n", 2);
+		n += 2;
+	}
+	memcpy(out + n, "Connection: close\r\n\r\n", 21);
+	n += 21;
+	body = c->inlen - h->head_len;
+	memcpy(out + n, c->in + h->head_len, body);
+	n += body;
+	c->up.buf = out;
+	c->up.len = n;
+	c->up.count = n;
+	c->up.limit = UINT64_MAX; /* checked whole, against the framing, before dialling */
+	c->up.left = (h->has_length ? h->length : 0) - body;
+	if (h->expect_continue && c->up.left) {
+		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+		(void)!send(c->cfd, cont, sizeof cont - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	free(h);
+	free(c->in);
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	c->st = S_HTTP;
+	return run(L, c);
+}
+
+static int read_hello(struct loop *L, struct conn *c)
+{
+	struct sbx_tls_hello th;
+	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, SBX_TLS_HELLO_MAX);
+	int p = sbx_tls_hello_parse((const unsigned char *)c->in, c->inlen, &th);
+
+	if (p == SBX_TLS_BAD) {
+		tls_refuse(L, c, th.alert, th.why);
+		return -1;
+	}
+	if (p == SBX_TLS_INCOMPLETE) {
+		if (c->inlen == SBX_TLS_HELLO_MAX) {
+			tls_refuse(L, c, SBX_TLS_ALERT_DECODE, "ClientHello larger than 64 KiB");
+			return -1;
+		}
+		if (r <= 0) {
+			c->decision = "refused";
+			set_reason(c, "client closed before a full ClientHello");
+			conn_close(L, c);
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(th.sni, c->host)) {
+		char why[600];
+		snprintf(why, sizeof why, "server name %s does not match CONNECT host %s", th.sni, c->host);
+		tls_refuse(L, c, SBX_TLS_ALERT_NAME, why);
+		return -1;
+	}
+	/* Checked: from here on every byte passes unchanged, starting with
+	 * the hello itself. */
+	c->up.buf = c->in;
+	c->up.len = c->inlen;
+	c->up.count = c->inlen;
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	if (c->up.count > c->up.limit) {
+		set_reason(c, "--max-request-bytes exceeded");
+		conn_close(L, c);
+		return -1;
+	}
+	c->st = S_TUNNEL;
+	return run(L, c);
+}
+
+static int tunnel(struct loop *L, struct conn *c)
+{
+	struct dir *ds[2] = { &c->up, &c->down };
+	const char *names[2] = { "--max-request-bytes", "--max-response-bytes" };
+
+	for (int i = 0; i < 2; i++) {
+		struct dir *d = ds[i];
+		int r;
+		if (d->done)
+			continue;
+		r = pump(c, d, names[i]);
+		if (r < 0) {
+			conn_close(L, c);
+			return -1;
+		}
+		if (r == 1) {
+			d->done = 1;
+			shutdown(d->dst, SHUT_WR);
+		}
+	}
+	if (c->up.done && c->down.done) {
+		conn_close(L, c);
+		return -1;
+	}
+	return 0;
+}
+
+/* The origin's response head, checked before any of it is passed on. */
+static int read_response(struct loop *L, struct conn *c)
+{
+	struct sbx_http_head *h;
+	int r, p;
+
+	r = fill(c->ofd, &c->rin, &c->rinlen, &c->rincap, RESP_HEAD_MAX);
+	h = malloc(sizeof *h);
+	if (!h) {
+		refuse(L, c, 502, "out of memory");
+		return -1;
+	}
+	for (;;) {
+		size_t body;
+		p = sbx_http_parse_response(c->rin, c->rinlen, RESP_HEAD_MAX, h);
+		if (p == SBX_HTTP_INCOMPLETE && r == 1) {
+			free(h);
+			return 0;
+		}
+		if (p != SBX_HTTP_DONE) {
+			refuse(L, c, 502, "%s", p == SBX_HTTP_BAD ? h->why : "origin closed without an answer");
+			free(h);
+			return -1;
+		}
+		/* Interim answers (100, 103) are dropped: the broker already
+		 * said 100 to a client that asked. */
+		if (h->status < 200) {
+			memmove(c->rin, c->rin + h->head_len, c->rinlen - h->head_len);
+			c->rinlen -= h->head_len;
+			continue;
+		}
+		if (sbx_http_no_body(&(struct sbx_http_head){ .method = c->method, .mlen = strlen(c->method) }, h->status))
+			c->down.left = 0;
+		else if (h->has_length)
+			c->down.left = h->length;
+		else
+			c->down.left = UINT64_MAX; /* chunked or close-delimited: until the origin closes */
+		if (c->down.left != UINT64_MAX && h->head_len + c->down.left > L->cfg->max_resp) {
+			refuse(L, c, 502, "response larger than --max-response-bytes");
+			free(h);
+			return -1;
+		}
+		body = c->rinlen - h->head_len;
+		if (body > c->down.left)
+			body = (size_t)c->down.left; /* anything past the framing is dropped */
+		c->down.buf = c->rin;
+		c->down.len = h->head_len + body;
+		c->down.count = c->down.len;
+		if (c->down.left != UINT64_MAX)
+			c->down.left -= body;
+		if (c->down.count > c->down.limit) {
+			free(h);
+			set_reason(c, "--max-response-bytes exceeded");
+			refuse(L, c, 502, "response larger than --max-response-bytes");
+			return -1;
+		}
+		c->status = h->status;
+		c->rin = NULL;
+		c->rinlen = c->rincap = 0;
+		c->resp_head_done = 1;
+		c->answered = 1;
+		free(h);
+		return 1;
+	}
+}
+
+static int http(struct loop *L, struct conn *c)
+{
+	int r;
+
+	if (!c->up.done) {
+		r = pump(c, &c->up, "--max-request-bytes");
+		if (r < 0) {
+			refuse(L, c, 502, "unable to forward the request");
+			return -1;
+		}
+		if (r == 1) {
+			if (c->up.eof && c->up.left) {
+				set_reason(c, "client closed before the whole body");
+				conn_close(L, c);
+				return -1;
+			}
+			c->up.done = 1;
+		}
+	}
+	if (c->up.done && !c->up.eof) {
+		/* Exactly one request: anything after its framed body ends the
+		 * connection (it was never forwarded). */
+		char b;
+		ssize_t n = recv(c->cfd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n > 0) {
+			c->decision = "refused";
+			refuse(L, c, 400, "bytes after the request");
+			return -1;
+		}
+		if (n == 0)
+			c->up.eof = 1;
+	}
+	if (!c->resp_head_done) {
+		r = read_response(L, c);
+		if (r <= 0)
+			return r;
+	}
+	r = pump(c, &c->down, "--max-response-bytes");
+	if (r < 0) {
+		conn_close(L, c);
+		return -1;
+	}
+	if (r == 1) {
+		if (c->down.left && c->down.left != UINT64_MAX)
+			set_reason(c, "origin closed before the whole body");
+		conn_close(L, c);
+		return -1;
+	}
+	return 0;
+}
+
+/* Run the current step until it would block. -1: c is gone. */
+static int run(struct loop *L, struct conn *c)
+{
+	switch (c->st) {
+	case S_HEAD: return read_head(L, c);
+	case S_RESOLVE: return 0;
+	case S_DIAL: return dial_done(L, c);
+	case S_UPSTREAM: return read_upstream(L, c);
+	case S_HELLO: return read_hello(L, c);
+	case S_TUNNEL: return tunnel(L, c);
+	case S_HTTP: return http(L, c);
+	}
+	return 0;
+}
+
+static void on_event(struct loop *L, struct handle *h, uint32_t ev)
+{
+	struct conn *c = h->c;
+
+	if (c->dead)
+		return;
+	/* A client that hangs up before its tunnel exists is gone for good. */
+	if (h->kind == K_CLIENT && (ev & (EPOLLHUP | EPOLLERR)) &&
+	    (c->st == S_RESOLVE || c->st == S_DIAL || c->st == S_UPSTREAM)) {
+		set_reason(c, "client went away");
+		conn_close(L, c);
+		return;
+	}
+	run(L, c);
+}
+
+static void on_resolved(struct loop *L)
+{
+	struct broker_req *q;
+
+	for (;;) {
+		ssize_t r = read(L->res.result_rfd, &q, sizeof q);
+		struct conn *c;
+		if (r != sizeof q)
+			return;
+		c = q->conn;
+		if (!c) {
+			free(q);
+			continue;
+		}
+		c->st = S_DIAL; /* the answer now belongs to the connection */
+		if (q->refused) {
+			snprintf(c->addr, sizeof c->addr, "%s", q->addr_text);
+			c->decision = q->status == 403 ? "refused" : "failed";
+			if (q->addr_text[0])
+				refuse(L, c, q->status, "address %s refused: %s", q->addr_text, q->refused);
+			else
+				refuse(L, c, q->status, "%s: %s", c->host, q->refused);
+			continue;
+		}
+		c->decision = "allowed";
+		dial(L, c);
+	}
+}
+
+static void on_accept(struct loop *L)
+{
+	for (;;) {
+		int fd = accept4(L->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct conn *c;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if ((errno == EMFILE || errno == ENFILE) && L->reserve_fd >= 0) {
+				/* Out of fds: use the reserve to say so and let go
+				 * of the caller rather than spin on a readable
+				 * listener. */
+				close(L->reserve_fd);
+				fd = accept4(L->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+				if (fd >= 0) {
+					send_error(fd, 503, "out of file descriptors");
+					close(fd);
+				}
+				L->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+				continue;
+			}
+			return;
+		}
+		if (L->nconns >= L->cfg->max_conns) {
+			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms() };
+			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached");
+			send_error(fd, 503, tmp.reason);
+			close(fd);
+			log_conn(L, &tmp);
+			continue;
+		}
+		c = calloc(1, sizeof *c);
+		if (!c) {
+			send_error(fd, 503, "out of memory");
+			close(fd);
+			continue;
+		}
+		c->cfd = fd;
+		c->ofd = -1;
+		c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
+		c->hc = (struct handle){ K_CLIENT, c };
+		c->ho = (struct handle){ K_ORIGIN, c };
+		c->start_ms = now_ms();
+		c->deadline_ms = c->start_ms + L->cfg->wall_ms;
+		c->decision = "refused";
+		c->st = S_HEAD;
+		/* Every connection has the same wall time, so appending keeps
+		 * the list sorted by deadline. */
+		c->prev = L->tail;
+		if (L->tail)
+			L->tail->next = c;
+		else
+			L->head = c;
+		L->tail = c;
+		L->nconns++;
+		if (ep_add(L, fd, &c->hc, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+			set_reason(c, "unable to watch a socket: %s", strerror(errno));
+			conn_close(L, c);
+			continue;
+		}
+		run(L, c);
+	}
+}
+
+static void expire(struct loop *L, uint64_t now)
+{
+	while (L->head && L->head->deadline_ms <= now) {
+		struct conn *c = L->head;
+		refuse(L, c, 504, "--max-wall-time exceeded");
+	}
+}
+
+static void terminate(struct loop *L, int sig)
+{
+	struct sbx_json j;
+	char t[40];
+
+	close(L->lfd);
+	if (L->cfg->listen_path)
+		unlink(L->cfg->listen_path);
+	while (L->head) {
+		set_reason(L->head, "broker terminated");
+		refuse(L, L->head, 503, "broker terminated");
+	}
+	iso_time(t, sizeof t);
+	sbx_json_begin(&j, "sbx-broker", "exit");
+	sbx_json_str(&j, "time", t);
+	sbx_json_int(&j, "code", 0);
+	sbx_json_int(&j, "signal", sig);
+	log_line(L, &j);
+}
+
+int broker_loop(const struct broker_cfg *cfg)
+{
+	struct loop L = { .cfg = cfg, .lfd = cfg->listen_fd };
+	struct epoll_event evs[256];
+	sigset_t ss;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &ss, NULL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
+	L.sfd = signalfd(-1, &ss, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (L.sfd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create a signalfd");
+	/* Threads started after the mask is set inherit it, so the signals
+	 * reach only the signalfd. */
+	broker_resolver_start(&L.res, RESOLVER_THREADS);
+	L.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	L.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (L.ep < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create an epoll instance");
+	L.hl.kind = K_LISTEN;
+	L.hs.kind = K_SIGNAL;
+	L.hr.kind = K_RESOLVER;
+	if (fcntl(L.lfd, F_SETFL, fcntl(L.lfd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    ep_add(&L, L.lfd, &L.hl, EPOLLIN) < 0 || ep_add(&L, L.sfd, &L.hs, EPOLLIN) < 0 ||
+	    ep_add(&L, L.res.result_rfd, &L.hr, EPOLLIN) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to watch the listening socket");
+	{
+		struct sbx_json j;
+		char t[40];
+		iso_time(t, sizeof t);
+		sbx_json_begin(&j, "sbx-broker", "listening");
+		sbx_json_str(&j, "time", t);
+		sbx_json_uint(&j, "max_connections", cfg->max_conns);
+		log_line(&L, &j);
+	}
+	sbx_ready_fd(cfg->ready_fd);
+
+	for (;;) {
+		uint64_t now = now_ms();
+		int timeout = -1, n;
+
+		expire(&L, now);
+		if (L.head)
+			timeout = (int)(L.head->deadline_ms - now);
+		n = epoll_wait(L.ep, evs, sizeof evs / sizeof evs[0], timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			sbx_die_errno(SBX_EXIT_SYS, "unable to wait for events");
+		}
+		for (int i = 0; i < n; i++) {
+			struct handle *h = evs[i].data.ptr;
+			switch (h->kind) {
+			case K_LISTEN:
+				on_accept(&L);
+				break;
+			case K_SIGNAL: {
+				struct signalfd_siginfo si;
+				if (read(L.sfd, &si, sizeof si) == sizeof si) {
+					terminate(&L, (int)si.ssi_signo);
+					return SBX_EXIT_OK;
+				}
+				break;
+			}
+			case K_RESOLVER:
+				on_resolved(&L);
+				break;
+			default:
+				on_event(&L, h, evs[i].events);
+				break;
+			}
+		}
+		while (L.dead) {
+			struct conn *c = L.dead;
+			L.dead = c->next_dead;
+			free(c);
+		}
+	}
+}

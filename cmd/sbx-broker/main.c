@@ -1,0 +1,322 @@
+/* sbx-broker: the host-side egress broker of one sandbox. It listens on a
+ * Unix stream socket (the sandbox's only way out), and for each connection
+ * takes one CONNECT or one plain HTTP request, checks the name against the
+ * allowlist, the port, and every address the name resolves to, then dials
+ * the checked address itself (or asks the configured upstream proxy to).
+ * Nothing is ever connected directly on a failure: there is no fallback. */
+#include "broker.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "opts.h"
+#include "parse.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdnoreturn.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define USAGE \
+	"usage: sbx-broker (--listen PATH | --listen-fd FD) [--mode allowlist|proxy]\n" \
+	"                  [--allow-host NAME]... [--allow-port N]... [--upstream http://HOST:PORT]\n" \
+	"                  [--allow-private-networks] [--max-wall-time SEC]\n" \
+	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
+	"                  [--max-connections N] [--log-fd FD] [--ready-fd FD]\n"
+
+enum {
+	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
+	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
+	O_METHOD, O_HEADER, O_REDIRECTS,
+};
+
+static const struct sbx_opt options[] = {
+	{ "listen", SBX_ARG, SBX_ONCE, O_LISTEN },
+	{ "listen-fd", SBX_ARG, SBX_ONCE, O_LISTEN_FD },
+	{ "mode", SBX_ARG, SBX_ONCE, O_MODE },
+	{ "allow-host", SBX_ARG, SBX_MANY, O_HOST },
+	{ "allow-port", SBX_ARG, SBX_MANY, O_PORT },
+	{ "upstream", SBX_ARG, SBX_ONCE, O_UPSTREAM },
+	{ "allow-private-networks", SBX_NOARG, SBX_ONCE, O_PRIVATE },
+	{ "max-wall-time", SBX_ARG, SBX_ONCE, O_WALL },
+	{ "max-request-bytes", SBX_ARG, SBX_ONCE, O_REQ },
+	{ "max-response-bytes", SBX_ARG, SBX_ONCE, O_RESP },
+	{ "max-connections", SBX_ARG, SBX_ONCE, O_CONNS },
+	{ "log-fd", SBX_ARG, SBX_ONCE, O_LOG },
+	{ "ready-fd", SBX_ARG, SBX_ONCE, O_READY },
+	{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
+	/* Offered elsewhere, refused here: see refuse_unenforceable(). */
+	{ "allow-method", SBX_ARG, SBX_MANY, O_METHOD },
+	{ "allow-request-header", SBX_ARG, SBX_MANY, O_HEADER },
+	{ "max-redirects", SBX_ARG, SBX_ONCE, O_REDIRECTS },
+	{ 0 },
+};
+
+/* The broker sees inside plain HTTP but not inside HTTPS tunnels, where
+ * methods, headers and redirects travel encrypted. A rule it can apply to
+ * only some of the traffic would look like protection and not be one. */
+static noreturn void refuse_unenforceable(const char *opt)
+{
+	sbx_die_usage("%s: refused: HTTPS is tunnelled without being decrypted, so the broker "
+		      "cannot enforce this; restrict hosts and ports instead", opt);
+}
+
+static void add_host(struct broker_cfg *cfg, const char *s)
+{
+	struct sbx_hostpat p;
+	const char *why = sbx_hostpat_parse(s, &p);
+
+	if (why)
+		sbx_die_usage("--allow-host: invalid host '%s': %s", s, why);
+	for (size_t i = 0; i < cfg->nhosts; i++)
+		if (cfg->hosts[i].wildcard == p.wildcard && !strcmp(cfg->hosts[i].name, p.name))
+			sbx_die_usage("--allow-host: '%s' given twice", s);
+	cfg->hosts = realloc(cfg->hosts, (cfg->nhosts + 1) * sizeof *cfg->hosts);
+	if (!cfg->hosts)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the allowlist");
+	cfg->hosts[cfg->nhosts++] = p;
+}
+
+static void add_port(struct broker_cfg *cfg, const char *s)
+{
+	unsigned port = (unsigned)sbx_opt_u64("--allow-port", s, 1, 65535);
+
+	for (size_t i = 0; i < cfg->nports; i++)
+		if (cfg->ports[i] == port)
+			sbx_die_usage("--allow-port: %u given twice", port);
+	if (cfg->nports == BROKER_MAX_PORTS)
+		sbx_die_usage("--allow-port: more than %d ports", BROKER_MAX_PORTS);
+	cfg->ports[cfg->nports++] = port;
+}
+
+/* http://HOST:PORT and nothing else: no credentials (they would end up in
+ * argv and logs), no SOCKS, no path. The upstream is trusted by the one
+ * who configures it, so it may be a private or loopback address. */
+static void parse_upstream(struct broker_cfg *cfg, const char *url)
+{
+	const char *hp, *colon;
+	char host[256], port[8];
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
+	size_t hl;
+	int e;
+
+	if (!*url)
+		sbx_die_usage("--upstream: empty URL");
+	if (!strncasecmp(url, "socks", 5))
+		sbx_die_usage("--upstream: invalid URL '%s': SOCKS proxies are not supported", url);
+	if (strncmp(url, "http://", 7))
+		sbx_die_usage("--upstream: invalid URL '%s': only http://HOST:PORT is supported", url);
+	hp = url + 7;
+	if (strchr(hp, '@'))
+		sbx_die_usage("--upstream: invalid URL '%s': credentials are not supported", url);
+	if (strchr(hp, '/') || strchr(hp, '?') || strchr(hp, '#'))
+		sbx_die_usage("--upstream: invalid URL '%s': a path is not allowed", url);
+	if (hp[0] == '[') {
+		const char *end = strchr(hp, ']');
+		if (!end || end[1] != ':')
+			sbx_die_usage("--upstream: invalid URL '%s': port missing", url);
+		hl = (size_t)(end - hp - 1);
+		hp++;
+		colon = end + 1;
+	} else {
+		colon = strrchr(hp, ':');
+		if (!colon)
+			sbx_die_usage("--upstream: invalid URL '%s': port missing", url);
+		hl = (size_t)(colon - hp);
+	}
+	if (hl == 0 || hl >= sizeof host)
+		sbx_die_usage("--upstream: invalid URL '%s': host missing", url);
+	memcpy(host, hp, hl);
+	host[hl] = '\0';
+	for (size_t i = 0; i < hl; i++)
+		if ((unsigned char)host[i] <= ' ' || (unsigned char)host[i] >= 0x7f)
+			sbx_die_usage("--upstream: invalid URL '%s': invalid host", url);
+	snprintf(port, sizeof port, "%u", (unsigned)sbx_opt_u64("--upstream port", colon + 1, 1, 65535));
+	e = getaddrinfo(host, port, &hints, &res);
+	if (e)
+		sbx_die(SBX_EXIT_SYS, "unable to resolve upstream %s: %s", host, gai_strerror(e));
+	memcpy(&cfg->upstream, res->ai_addr, res->ai_addrlen);
+	cfg->upstream_len = res->ai_addrlen;
+	freeaddrinfo(res);
+}
+
+static int listening_unix_stream(int fd)
+{
+	int v = 0;
+	socklen_t l = sizeof v;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) < 0 || v != SOCK_STREAM)
+		return 0;
+	l = sizeof v;
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) < 0 || !v)
+		return 0;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 || ss.ss_family != AF_UNIX)
+		return 0;
+	return 1;
+}
+
+static int listen_path(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create a socket");
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* An existing file is never removed: it may be another broker's. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s", path);
+	if (listen(fd, 1024) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to listen on %s", path);
+	return fd;
+}
+
+/* systemd socket activation: exactly one socket, fd 3, meant for us. */
+static int activation_fd(void)
+{
+	const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
+	uint64_t n, p;
+
+	if (!fds)
+		return -1;
+	if (!pid || sbx_parse_u64(pid, 1, UINT32_MAX, &p) || p != (uint64_t)getpid())
+		return -1;
+	if (sbx_parse_u64(fds, 0, 1U << 20, &n) || n != 1)
+		sbx_die_usage("LISTEN_FDS: socket activation must pass exactly one socket");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDNAMES");
+	if (!listening_unix_stream(3))
+		sbx_die_usage("LISTEN_FDS: fd 3 is not a listening Unix stream socket");
+	return 3;
+}
+
+/* The default cap keeps a whole tunnel's fds (two sockets, two pipes)
+ * within the fd limit, raised to its hard maximum first. */
+static size_t default_max_conns(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1000;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 6 * 1000000)
+		return 1000000;
+	return rl.rlim_cur > 64 + 6 ? (size_t)((rl.rlim_cur - 64) / 6) : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct broker_cfg cfg = {
+		.listen_fd = -1, .log_fd = 2, .ready_fd = -1,
+		.wall_ms = 30000, .max_req = 1 << 20, .max_resp = 10 << 20,
+	};
+	struct sbx_optstate st;
+	const char *arg, *listen = NULL, *mode = NULL, *upstream = NULL;
+	int id, listen_fd = -1, log_fd = -1;
+	size_t max_conns = 0;
+
+	sbx_setprog("sbx-broker");
+	sbx_opt_init(&st, 1);
+	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
+		switch (id) {
+		case O_LISTEN:
+			if (!*arg)
+				sbx_die_usage("--listen: empty path");
+			if (arg[0] != '/')
+				sbx_die_usage("--listen: '%s' is not an absolute path", arg);
+			if (strlen(arg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+				sbx_die_usage("--listen: '%s' is too long for a socket path", arg);
+			listen = arg;
+			break;
+		case O_LISTEN_FD:
+			listen_fd = sbx_opt_fd("--listen-fd", arg);
+			if (!listening_unix_stream(listen_fd))
+				sbx_die_usage("--listen-fd: fd %d is not a listening Unix stream socket", listen_fd);
+			break;
+		case O_MODE:
+			if (strcmp(arg, "allowlist") && strcmp(arg, "proxy"))
+				sbx_die_usage("--mode: '%s' is not allowlist or proxy", arg);
+			mode = arg;
+			break;
+		case O_HOST: add_host(&cfg, arg); break;
+		case O_PORT: add_port(&cfg, arg); break;
+		case O_UPSTREAM: upstream = arg; break;
+		case O_PRIVATE: cfg.allow_private = 1; break;
+		case O_WALL: cfg.wall_ms = sbx_opt_seconds("--max-wall-time", arg, 7 * 86400 * 1000ULL); break;
+		case O_REQ: cfg.max_req = sbx_opt_size("--max-request-bytes", arg, 1ULL << 40); break;
+		case O_RESP: cfg.max_resp = sbx_opt_size("--max-response-bytes", arg, 1ULL << 40); break;
+		case O_CONNS: max_conns = (size_t)sbx_opt_u64("--max-connections", arg, 1, 1000000); break;
+		case O_LOG: log_fd = sbx_opt_fd("--log-fd", arg); break;
+		case O_READY: cfg.ready_fd = sbx_opt_fd("--ready-fd", arg); break;
+		case O_HELP:
+			fputs(USAGE, stdout);
+			return fflush(stdout) ? SBX_EXIT_SYS : SBX_EXIT_OK;
+		case O_METHOD: refuse_unenforceable("--allow-method");
+		case O_HEADER: refuse_unenforceable("--allow-request-header");
+		case O_REDIRECTS: refuse_unenforceable("--max-redirects");
+		}
+	}
+	if (st.ind < argc)
+		sbx_die_usage("unexpected operand '%s' (sbx-broker runs no program)", argv[st.ind]);
+	if (log_fd >= 0 && log_fd == cfg.ready_fd)
+		sbx_die_usage("--log-fd and --ready-fd are the same fd %d", log_fd);
+	if (listen_fd >= 0 && (listen_fd == log_fd || listen_fd == cfg.ready_fd))
+		sbx_die_usage("--listen-fd %d is also given to another option", listen_fd);
+	if (log_fd >= 0)
+		cfg.log_fd = log_fd;
+	cfg.proxy = mode && !strcmp(mode, "proxy");
+	if (cfg.proxy && !upstream)
+		sbx_die_usage("--mode proxy needs --upstream");
+	if (!cfg.proxy && upstream)
+		sbx_die_usage("--upstream needs --mode proxy");
+	if (!cfg.proxy && !cfg.nhosts)
+		sbx_die_usage("--mode allowlist needs at least one --allow-host");
+	if (!cfg.nports) {
+		cfg.ports[cfg.nports++] = 80;
+		cfg.ports[cfg.nports++] = 443;
+	}
+	if (listen && listen_fd >= 0)
+		sbx_die_usage("--listen and --listen-fd are exclusive");
+	if (getenv("LISTEN_FDS") && (listen || listen_fd >= 0)) {
+		const char *pid = getenv("LISTEN_PID");
+		uint64_t p;
+		if (pid && !sbx_parse_u64(pid, 1, UINT32_MAX, &p) && p == (uint64_t)getpid())
+			sbx_die_usage("socket activation (LISTEN_FDS) and --listen/--listen-fd are exclusive");
+	}
+	if (!listen && listen_fd < 0) {
+		listen_fd = activation_fd();
+		if (listen_fd < 0)
+			sbx_die_usage("missing --listen or --listen-fd (or socket activation)");
+	}
+	if (upstream)
+		parse_upstream(&cfg, upstream);
+	cfg.max_conns = default_max_conns();
+	if (max_conns)
+		cfg.max_conns = max_conns;
+	if (listen) {
+		listen_fd = listen_path(listen);
+		cfg.listen_path = listen;
+	}
+	cfg.listen_fd = listen_fd;
+	/* Nothing else of the caller's is inherited by the broker's
+	 * connections; the fds we keep are marked close-on-exec anyway. */
+	{
+		int keep[3] = { listen_fd, cfg.log_fd, cfg.ready_fd };
+		if (sbx_close_fds_except(keep, 3) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
+	}
+	return broker_loop(&cfg);
+}

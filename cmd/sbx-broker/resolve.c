@@ -1,0 +1,182 @@
+/* Name resolution off the event loop: a few threads around getaddrinfo
+ * (thread-safe in musl and glibc). Each answer is checked in the worker,
+ * every address of it, against the host's interface addresses as they are
+ * at that moment (read again for every name, so an address added after
+ * start-up is still refused). The finished request goes back to the loop
+ * as a pointer written to a pipe. */
+#include "broker.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "netaddr.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_OWN 256
+
+static size_t own_addresses(struct sockaddr_storage *own, size_t max)
+{
+	struct ifaddrs *ifa, *i;
+	size_t n = 0;
+
+	if (getifaddrs(&ifa) < 0)
+		return (size_t)-1;
+	for (i = ifa; i && n < max; i = i->ifa_next) {
+		if (!i->ifa_addr)
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET)
+			memcpy(&own[n++], i->ifa_addr, sizeof(struct sockaddr_in));
+		else if (i->ifa_addr->sa_family == AF_INET6)
+			memcpy(&own[n++], i->ifa_addr, sizeof(struct sockaddr_in6));
+	}
+	freeifaddrs(ifa);
+	return n;
+}
+
+/* What gets dialled: IPv4 for the mapped and compatible IPv6 forms. */
+static void dial_form(const struct sockaddr *sa, unsigned port, struct sockaddr_storage *out)
+{
+	struct in_addr v4;
+
+	memset(out, 0, sizeof *out);
+	if (sa->sa_family == AF_INET6 &&
+	    sbx_addr6_embedded4(&((const struct sockaddr_in6 *)sa)->sin6_addr, &v4)) {
+		struct sockaddr_in *s = (struct sockaddr_in *)out;
+		s->sin_family = AF_INET;
+		s->sin_addr = v4;
+		s->sin_port = htons((uint16_t)port);
+		return;
+	}
+	if (sa->sa_family == AF_INET) {
+		memcpy(out, sa, sizeof(struct sockaddr_in));
+		((struct sockaddr_in *)out)->sin_port = htons((uint16_t)port);
+	} else {
+		memcpy(out, sa, sizeof(struct sockaddr_in6));
+		((struct sockaddr_in6 *)out)->sin6_port = htons((uint16_t)port);
+	}
+}
+
+static void resolve_one(struct broker_req *q)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
+	struct addrinfo *res, *a;
+	struct sockaddr_storage own[MAX_OWN];
+	size_t nown;
+	int e;
+
+	e = getaddrinfo(q->host, NULL, &hints, &res);
+	if (e) {
+		q->refused = e == EAI_NONAME ? "name does not resolve" : "name resolution failed";
+		q->status = 502;
+		return;
+	}
+	nown = own_addresses(own, MAX_OWN);
+	if (nown == (size_t)-1) {
+		/* Without the host's own addresses the check cannot be made:
+		 * fail closed. */
+		freeaddrinfo(res);
+		q->refused = "unable to list this host's addresses";
+		q->status = 502;
+		return;
+	}
+	/* One refused address refuses the name: an attacker who controls a
+	 * name's DNS can mix a public answer with an internal one. */
+	for (a = res; a; a = a->ai_next) {
+		const char *why;
+		if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
+			continue;
+		why = sbx_addr_check(a->ai_addr, q->allow_private, own, nown);
+		if (why) {
+			sbx_addr_text(a->ai_addr, q->addr_text, sizeof q->addr_text);
+			q->refused = why;
+			q->status = 403;
+			q->naddrs = 0;
+			freeaddrinfo(res);
+			return;
+		}
+		if (q->naddrs < BROKER_MAX_ADDRS) {
+			struct sockaddr_storage d;
+			size_t i;
+			dial_form(a->ai_addr, q->port, &d);
+			for (i = 0; i < q->naddrs && memcmp(&q->addrs[i], &d, sizeof d); i++)
+				;
+			if (i == q->naddrs)
+				q->addrs[q->naddrs++] = d;
+		}
+	}
+	freeaddrinfo(res);
+	if (!q->naddrs) {
+		q->refused = "name has no internet address";
+		q->status = 502;
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct broker_resolver *r = arg;
+
+	for (;;) {
+		struct broker_req *q;
+		pthread_mutex_lock(&r->mu);
+		while (!r->head)
+			pthread_cond_wait(&r->cv, &r->mu);
+		q = r->head;
+		r->head = q->next;
+		if (!r->head)
+			r->tail = NULL;
+		pthread_mutex_unlock(&r->mu);
+		resolve_one(q);
+		/* A pointer is far below PIPE_BUF: the write is atomic. */
+		while (write(r->result_wfd, &q, sizeof q) < 0 && errno == EINTR)
+			;
+	}
+	return NULL;
+}
+
+void broker_resolver_start(struct broker_resolver *r, unsigned nthreads)
+{
+	int p[2];
+	pthread_attr_t at;
+
+	memset(r, 0, sizeof *r);
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the resolver pipe");
+	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set up the resolver pipe");
+	r->result_rfd = p[0];
+	r->result_wfd = p[1];
+	pthread_attr_init(&at);
+	/* musl's default thread stack is small; getaddrinfo and a list of
+	 * interface addresses want more. */
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	for (unsigned i = 0; i < nthreads; i++) {
+		pthread_t t;
+		int e = pthread_create(&t, &at, worker, r);
+		if (e) {
+			errno = e;
+			sbx_die_errno(SBX_EXIT_SYS, "unable to start a resolver thread");
+		}
+		pthread_detach(t);
+	}
+	pthread_attr_destroy(&at);
+}
+
+void broker_resolver_submit(struct broker_resolver *r, struct broker_req *q)
+{
+	q->next = NULL;
+	pthread_mutex_lock(&r->mu);
+	if (r->tail)
+		r->tail->next = q;
+	else
+		r->head = q;
+	r->tail = q;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}

@@ -1,0 +1,64 @@
+/* A strict HTTP/1.1 message-head parser (RFC 9112) for the broker: one
+ * request per connection, framed by Content-Length alone, and a response
+ * whose framing is unambiguous. Anything a lenient parser and a strict one
+ * could read differently is refused, because a proxy that frames a message
+ * differently from the origin is how requests get smuggled. */
+#ifndef SBX_HTTP1_H
+#define SBX_HTTP1_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SBX_HTTP_MAX_HEADERS 100
+
+enum {
+	SBX_HTTP_INCOMPLETE = 0, /* need more bytes */
+	SBX_HTTP_DONE = 1,       /* a whole head was parsed */
+	SBX_HTTP_BAD = -1,       /* refused: status and why are set */
+};
+
+struct sbx_http_field {
+	const char *name, *value; /* point into the caller's buffer */
+	size_t nlen, vlen;        /* value without surrounding whitespace */
+};
+
+struct sbx_http_head {
+	size_t head_len;          /* bytes up to and including the empty line */
+	int version;              /* 10 or 11 */
+	/* requests */
+	const char *method, *target;
+	size_t mlen, tlen;
+	int is_connect;
+	char host[254];           /* from the target, normal form */
+	unsigned port;
+	const char *path;         /* origin-form part of an absolute target */
+	size_t plen;
+	int expect_continue;
+	/* responses */
+	int status;
+	int chunked;              /* response: Transfer-Encoding ends in chunked */
+	int has_length;
+	uint64_t length;          /* Content-Length */
+	size_t nfields;
+	struct sbx_http_field f[SBX_HTTP_MAX_HEADERS];
+	int status_out;           /* on SBX_HTTP_BAD: the status to answer */
+	const char *why;          /* on SBX_HTTP_BAD: one line, no CR/LF */
+};
+
+/* Parse a request head in buf[0..len). max_head is the most head bytes
+ * accepted (431 past it). A CONNECT needs authority-form "host:port"; every
+ * other method needs absolute-form "http://host[:port]/path". */
+int sbx_http_parse_request(const char *buf, size_t len, size_t max_head,
+			   struct sbx_http_head *h);
+
+/* Parse a response head; is_head: the request was HEAD (no body). */
+int sbx_http_parse_response(const char *buf, size_t len, size_t max_head,
+			    struct sbx_http_head *h);
+
+/* 1 if the response to method with status carries no body at all. */
+int sbx_http_no_body(const struct sbx_http_head *req, int status);
+
+/* Find a field by name (case-insensitive); NULL if absent. */
+const struct sbx_http_field *sbx_http_field(const struct sbx_http_head *h, const char *name);
+
+#endif

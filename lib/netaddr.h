@@ -1,0 +1,38 @@
+/* Which resolved addresses the broker may connect to. Only global unicast
+ * addresses pass by default; --allow-private-networks also opens the
+ * private ranges, never loopback, link-local, multicast, unspecified or the
+ * host's own addresses, nor the reserved and documentation ranges. */
+#ifndef SBX_NETADDR_H
+#define SBX_NETADDR_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+enum sbx_addr_class {
+	SBX_ADDR_GLOBAL = 0,  /* allowed */
+	SBX_ADDR_PRIVATE,     /* allowed only with --allow-private-networks */
+	SBX_ADDR_FORBIDDEN,   /* never allowed */
+};
+
+/* Class of an IPv4 address (network byte order) or IPv6 address; why gets
+ * the name of the range ("loopback", "private", ...) or "global".
+ * IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible (::a.b.c.d) IPv6
+ * addresses are classified by the IPv4 address they carry. */
+enum sbx_addr_class sbx_addr4_class(const struct in_addr *a, const char **why);
+enum sbx_addr_class sbx_addr6_class(const struct in6_addr *a, const char **why);
+
+/* If a carries an IPv4 address (mapped or compatible), write it to v4 and
+ * return 1. The broker dials that IPv4 address, never the IPv6 form. */
+int sbx_addr6_embedded4(const struct in6_addr *a, struct in_addr *v4);
+
+/* The decision for one address: NULL when it may be dialled, else why not
+ * ("loopback", "own address", ...). own is the host's interface addresses
+ * (n entries, AF_INET or AF_INET6 sockaddrs, may be NULL). */
+const char *sbx_addr_check(const struct sockaddr *sa, int allow_private,
+			   const struct sockaddr_storage *own, size_t n);
+
+/* "a.b.c.d" or an IPv6 text form, without the port. */
+void sbx_addr_text(const struct sockaddr *sa, char *buf, size_t sz);
+
+#endif
