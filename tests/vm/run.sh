@@ -238,12 +238,21 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-drive "file=$work/ext4.img,format=raw,if=virtio,cache=unsafe" \
 	</dev/null >"$work/qemu.log" 2>&1 &
 qpid=$!
-# Stream results as they arrive; tail stops once QEMU (or timeout) is gone.
+# timeout runs QEMU in its own process group: a ^C or a killed make must not leave it behind.
+trap 'kill $qpid 2>/dev/null' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# Stream results as they arrive; tail stops once QEMU (or timeout) is gone. Both run in
+# the background so that the wait below, unlike a foreground pipeline, lets a signal's
+# trap run at once.
 tail -n +1 -f --pid=$qpid "$work/results.log" 2>/dev/null | tr -d '\r' |
 	awk '/^SBXVM BEGIN /{sub(/^SBXVM BEGIN /, "vm: "); print; fflush(); next}
-	     /^SBXVM ROLE /{role=$3; next} /^SBXVM /{next} role!=""{print "[" role "] " $0; fflush()}'
+	     /^SBXVM ROLE /{role=$3; next} /^SBXVM /{next} role!=""{print "[" role "] " $0; fflush()}' &
+spid=$!
 wait $qpid
 qrc=$?
+wait $spid
+trap - EXIT INT TERM
 set -e
 elapsed=$(($(date +%s) - start))
 
@@ -282,6 +291,8 @@ problems=$(sed -n 's/^problem=//p' <<<"$summary")
 ok=1
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	fail "timeout: the VM did not finish within $timeout_s s"
+	last=$(tr -d '\r' <"$work/results.log" | grep -E '^(not )?ok ' | tail -n 1)
+	[ -z "$last" ] || echo "vm: last result before the timeout: $last"
 	ok=0
 elif [ "$begin" != 1 ]; then
 	fail "boot failure: the VM sent no result (qemu exit status $qrc)"
