@@ -242,7 +242,7 @@ static void cgroup(struct chk_report *r, const struct chk_opts *o)
 		} else {
 			it = chk_add(r, CLS_LIMITS, "cgroup-controllers", CHK_UNSUPPORTED,
 				     "%s offers only '%s', not %s%s%s: no hard limits on this host", dir,
-				     ctl, miss, v1[0] ? "; the cgroup v1 hierarchies hold " : "", v1);
+				     ctl[0] ? ctl : "(none)", miss, v1[0] ? "; the cgroup v1 hierarchies hold " : "", v1);
 			chk_fix(it, "boot with cgroup_no_v1=all (or systemd.unified_cgroup_hierarchy=1) "
 				"so cpu, memory and pids move to cgroup v2");
 		}
@@ -263,7 +263,8 @@ static void cgroup(struct chk_report *r, const struct chk_opts *o)
 		lacking(ctl, miss, sizeof miss);
 		if (miss[0]) {
 			it = chk_add(r, CLS_LIMITS, "cgroup-subtree", CHK_MISSING,
-				     "%s enables '%s' for children, not %s", dir, ctl, miss);
+				     "%s enables '%s' for children, not %s", dir, ctl[0] ? ctl : "(none)",
+				     miss);
 			chk_fix(it, "echo '+cpu +memory +pids' > %s/cgroup.subtree_control", dir);
 		} else {
 			chk_add(r, CLS_LIMITS, "cgroup-subtree", CHK_OK,

@@ -121,6 +121,17 @@ static int do_loopback(void)
 	return said(0, "server and client talked on 127.0.0.1:%u", ntohs(a.sin_port));
 }
 
+/* A raw socket could forge packets; nothing is ever sent on it. */
+static int do_raw(void)
+{
+	int s = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+
+	if (s < 0)
+		return said(1, "socket(AF_INET, SOCK_RAW): %s", strerror(errno));
+	close(s);
+	return said(0, "opened a raw socket");
+}
+
 static int do_forkbomb(const char *maxarg)
 {
 	uint64_t max, n;
@@ -217,6 +228,8 @@ int chk_probe(int argc, char **argv)
 		return do_connect(argv[1]);
 	if (!strcmp(a, "loopback") && argc == 1)
 		return do_loopback();
+	if (!strcmp(a, "raw-socket") && argc == 1)
+		return do_raw();
 	if (!strcmp(a, "forkbomb") && argc == 2)
 		return do_forkbomb(argv[1]);
 	if (!strcmp(a, "memhog") && argc == 2)
