@@ -260,6 +260,10 @@ const char *sbx_sbpl_glob(const char *ws, const char *in, size_t len,
 		i = j;
 	}
 	puts_(&re, "(/.*)?$");
+	/* A glob without wildcards denies its own path: what needs
+	 * protecting is its parent. */
+	if (fixed && !pre.failed && strlen(pre.s) > wslen)
+		*strrchr(pre.s, '/') = '\0', pre.len = strlen(pre.s);
 	free(path.s);
 	if (!why && (re.failed || pre.failed))
 		why = "out of memory";
@@ -401,8 +405,7 @@ const char *sbx_sbpl_build(const struct sbx_sbpl_cfg *cfg, struct sbx_sbpl *out,
 					 &re, &pre)))
 			goto fail;
 		set_add(&regexes, re, strlen(re));
-		/* The fixed prefix itself, unless it is what the regex denies
-		 * anyway, and every ancestor down to the workspace. */
+		/* The fixed prefix and its ancestors down to the workspace. */
 		if (strlen(pre) > strlen(out->workspace))
 			ancestors(&prot, pre);
 		set_add(&prot, pre, strlen(pre));

@@ -30,8 +30,9 @@ const char *sbx_sbpl_canon(const char *in, size_t len, char **out);
  * stands for itself (regex metacharacters are escaped). The same input
  * rules as sbx_sbpl_canon apply, plus: absolute globs outside the
  * workspace and "**" mixed with other characters in a component are
- * refused. *prefix receives the longest leading part without wildcards
- * (an absolute path), whose ancestors the profile protects. */
+ * refused. *prefix receives the directory the profile protects from
+ * unlink and rename along with its ancestors: the longest leading part
+ * without wildcards, or the parent of a glob that has none. */
 const char *sbx_sbpl_glob(const char *ws, const char *in, size_t len,
 			  char **regex, char **prefix);
 
