@@ -219,6 +219,10 @@ int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct 
 	 * line end that may never come. */
 	if (len > 0 && (buf[0] == 0x16 || buf[0] == (char)0x80))
 		return bad(h, 400, "TLS sent without CONNECT");
+	/* RFC 9112 lets a server skip empty lines before a request; a proxy
+	 * that did so would read a different stream than a strict peer. */
+	if (len > 0 && (buf[0] == '\r' || buf[0] == '\n'))
+		return bad(h, 400, "empty request line");
 	hl = head_end(buf, len, max_head, h, 400);
 	if (hl <= 0)
 		return hl < 0 ? SBX_HTTP_BAD : SBX_HTTP_INCOMPLETE;

@@ -139,6 +139,11 @@ int sbx_tls_hello_parse(const unsigned char *buf, size_t len, struct sbx_tls_hel
 				return bad(h, SBX_TLS_ALERT_DECODE, "ClientHello too large");
 			memcpy(msg + have, rec + 5, part);
 			have += part;
+			if (have >= 4 && !want && msg[0] == 1) {
+				want = 4 + ((size_t)msg[1] << 16 | (size_t)msg[2] << 8 | msg[3]);
+				if (want > sizeof msg)
+					return bad(h, SBX_TLS_ALERT_DECODE, "ClientHello too large");
+			}
 			break;
 		}
 		if (have + rlen > sizeof msg)
