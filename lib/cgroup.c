@@ -57,7 +57,9 @@ int sbx_cg_open_root(const char *path)
 	struct statfs sf;
 	int fd;
 
-	fd = openat2_sys(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+	/* RESOLVE_NO_SYMLINKS covers the last component too; O_NOFOLLOW
+	 * would open a final symlink itself and report ENOTDIR instead. */
+	fd = openat2_sys(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC,
 			 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0 && errno == ENOSYS) {
 		/* Older kernels: at least the last component is no symlink. */

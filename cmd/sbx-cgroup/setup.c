@@ -356,8 +356,10 @@ int cg_populated(const struct cg *cg)
 	char ev[256];
 	unsigned long long v;
 
-	if (sbx_cg_read(cg->fd, "cgroup.events", ev, sizeof ev) < 0 ||
-	    sbx_cg_keyed(ev, "populated", &v) < 0)
+	if (sbx_cg_read(cg->fd, "cgroup.events", ev, sizeof ev) < 0)
+		/* Removed under us (--destroy): only an empty cgroup can be. */
+		return errno == ENOENT ? 0 : -1;
+	if (sbx_cg_keyed(ev, "populated", &v) < 0)
 		return -1;
 	return v != 0;
 }

@@ -1,0 +1,281 @@
+#!/usr/bin/env bats
+# sbx-cgroup on a kernel with cpu, memory and pids controllers: limits hold, every ending
+# (exit, leftovers, timeout, cancellation, OOM) kills the whole tree and removes the cgroup.
+# Runs as root and as the unprivileged owner of a delegated subtree.
+
+load helpers/vm
+
+setup() {
+	R=$SBX_VM_CGROUP
+	N=c$BATS_TEST_NUMBER
+	P=p$BATS_TEST_NUMBER
+	st=$BATS_TEST_TMPDIR/status
+	: >"$st"
+}
+
+teardown() {
+	vm_cgroup_remove "$R/$P/$N"
+	vm_cgroup_remove "$R/$P/sub"
+	vm_cgroup_remove "$R/$P/a"
+	vm_cgroup_remove "$R/$P/b"
+	vm_cgroup_remove "$R/$P"
+	vm_cgroup_remove "$R/$N"
+}
+
+# The value of KEY in the exit line of the status file.
+exit_field() {
+	grep '"event":"exit"' "$st" | grep -o "\"$1\":[^,}]*" | cut -d: -f2
+}
+
+# pid is gone, or a zombie nobody reaped yet (a zombie holds no cgroup and runs nothing).
+assert_dead() {
+	local pid=$1 i
+	for i in $(seq 50); do
+		[ -e "/proc/$pid" ] || return 0
+		grep -q '^[0-9]* (.*) Z ' "/proc/$pid/stat" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "process $pid is still running: $(cat "/proc/$pid/stat" 2>/dev/null)"
+}
+
+@test "limits are written to the child cgroup and read back before the command runs" {
+	run -0 --separate-stderr sbx-cgroup --root "$R" --name "$N" --cpu 150 --memory 100M \
+		--pids 32 -- cat "$R/$N/cpu.max" "$R/$N/memory.max" "$R/$N/memory.swap.max" "$R/$N/pids.max"
+	assert_equal "$stderr" ""
+	assert_output "150000 100000
+104857600
+0
+32"
+	assert_not_exist "$R/$N"
+}
+
+@test "the command's exit code passes through and the exit line reports a clean release" {
+	run -7 --separate-stderr sbx-cgroup --root "$R" --name "$N" --pids 8 --status-fd 7 \
+		-- sh -c 'exit 7' 7>"$st"
+	assert_equal "$stderr" ""
+	run -0 grep -c . "$st"
+	assert_output 2
+	run -0 sed -n 1p "$st"
+	assert_output --regexp "^\{\"tool\":\"sbx-cgroup\",\"event\":\"start\",\"cgroup\":\"$R/$N\",\"pid\":[0-9]+,\"placement\":\"clone3\"\}$"
+	run -0 sed -n 2p "$st"
+	assert_output --regexp "^\{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":7,\"command_code\":7,\"cgroup\":\"$R/$N\",\"timed_out\":false,\"cancelled\":false,\"leftovers_killed\":false,\"oom_kill\":0,\"pids_max_hits\":0,\"cpu_usage_usec\":[0-9]+,\"cpu_throttled_usec\":0,\"memory_peak\":[0-9]+,\"cleanup\":true\}$"
+	assert_not_exist "$R/$N"
+}
+
+@test "the command runs in its own cgroup from its first instruction" {
+	run -0 --separate-stderr sbx-cgroup --root "$R" --name "$N" -- cat /proc/self/cgroup
+	if [ "$SBX_VM_ROLE" = root ]; then
+		# root gets a cgroup namespace rooted at the child cgroup
+		assert_output "0::/"
+	else
+		assert_output "0::/${R#/sys/fs/cgroup/}/$N"
+	fi
+}
+
+@test "a fork bomb stops at pids.max, is reported, and its children are killed" {
+	run -1 --separate-stderr sbx-cgroup --root "$R" --name "$N" --pids 16 --status-fd 7 \
+		-- "$SBX_TESTBIN/cg-forkbomb" 7>"$st"
+	assert_output "forked 15 children, then fork failed: Resource temporarily unavailable"
+	assert_equal "$stderr" ""
+	assert_equal "$(exit_field pids_max_hits)" 1
+	assert_equal "$(exit_field leftovers_killed)" true
+	assert_equal "$(exit_field cleanup)" true
+	assert_not_exist "$R/$N"
+}
+
+@test "a memory hog is OOM-killed, reported as oom_kill, and sbx-cgroup exits 105" {
+	run -105 --separate-stderr sbx-cgroup --root "$R" --name "$N" --memory 32M --status-fd 7 \
+		-- "$SBX_TESTBIN/cg-memhog" 256 7>"$st"
+	assert_output ""
+	assert_equal "$stderr" ""
+	assert_equal "$(exit_field code)" 105
+	assert_equal "$(exit_field signal)" 9
+	assert_equal "$(exit_field oom_kill)" 1
+	local peak
+	peak=$(exit_field memory_peak)
+	(( peak > 0 && peak <= 33554432 )) || fail "memory_peak $peak above 32 MiB"
+	assert_not_exist "$R/$N"
+}
+
+@test "a busy loop at --cpu 50 gets 40 to 60 percent of one core over 3 s" {
+	run -0 --separate-stderr sbx-cgroup --root "$R" --name "$N" --cpu 50 --status-fd 7 \
+		-- "$SBX_TESTBIN/cg-busy" 3 7>"$st"
+	assert_equal "$stderr" ""
+	local used throttled
+	used=$(exit_field cpu_usage_usec)
+	throttled=$(exit_field cpu_throttled_usec)
+	(( used >= 1200000 && used <= 1800000 )) || fail "busy loop used $used us of 3000000"
+	(( throttled > 0 )) || fail "never throttled ($throttled)"
+	assert_not_exist "$R/$N"
+}
+
+@test "--timeout kills a grandchild that called setsid and closed its stdio" {
+	local pidfile=$BATS_TEST_TMPDIR/pid
+	run -104 --separate-stderr sbx-cgroup --root "$R" --name "$N" --timeout 3 --status-fd 7 \
+		-- "$SBX_TESTBIN/cg-escape" "$pidfile" wait 7>"$st"
+	assert_equal "$stderr" ""
+	assert_equal "$(exit_field timed_out)" true
+	assert_equal "$(exit_field signal)" 9
+	assert_equal "$(exit_field cleanup)" true
+	assert_dead "$(cat "$pidfile")"
+	assert_not_exist "$R/$N"
+}
+
+@test "a setsid grandchild left behind by a command that exited is killed" {
+	local pidfile=$BATS_TEST_TMPDIR/pid
+	run -0 --separate-stderr sbx-cgroup --root "$R" --name "$N" --status-fd 7 \
+		-- "$SBX_TESTBIN/cg-escape" "$pidfile" exit 7>"$st"
+	assert_equal "$stderr" ""
+	assert_equal "$(exit_field leftovers_killed)" true
+	assert_dead "$(cat "$pidfile")"
+	assert_not_exist "$R/$N"
+}
+
+@test "SIGTERM to sbx-cgroup cancels the command, cleans up, then exits 143" {
+	local pidfile=$BATS_TEST_TMPDIR/pid ready=$BATS_TEST_TMPDIR/ready i
+	sbx-cgroup --root "$R" --name "$N" --status-fd 7 --ready-fd 8 \
+		-- "$SBX_TESTBIN/cg-escape" "$pidfile" wait 7>"$st" 8>"$ready" &
+	local sbx=$!
+	for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
+	assert_file_not_empty "$ready"
+	kill -TERM "$sbx"
+	run -143 wait "$sbx"
+	assert_equal "$(exit_field cancelled)" true
+	assert_equal "$(exit_field cancel_signal)" 15
+	assert_equal "$(exit_field cleanup)" true
+	assert_dead "$(cat "$pidfile")"
+	assert_not_exist "$R/$N"
+}
+
+@test "the command dies with sbx-cgroup when sbx-cgroup is SIGKILLed" {
+	sbx-cgroup --root "$R" --name "$N" --status-fd 7 -- sleep 1000 7>"$st" &
+	local sbx=$! i pid=
+	for i in $(seq 100); do
+		pid=$(grep -o '"pid":[0-9]*' "$st" | cut -d: -f2)
+		[ -n "$pid" ] && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "no start line"
+	kill -KILL "$sbx"
+	run -137 wait "$sbx"
+	assert_dead "$pid"
+}
+
+@test "two commands under one parent share its memory total" {
+	run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --create --memory 64M
+	assert_equal "$stderr" ""
+	sbx-cgroup --root "$R" --parent "$P" --name a --memory 64M -- "$SBX_TESTBIN/cg-memhog" 40 4 &
+	local a=$!
+	sbx-cgroup --root "$R" --parent "$P" --name b --memory 64M -- "$SBX_TESTBIN/cg-memhog" 40 4 &
+	local b=$! ra=0 rb=0
+	wait "$a" || ra=$?
+	wait "$b" || rb=$?
+	# 80 MiB do not fit in 64 MiB: one of them is OOM-killed, the other may finish.
+	[ "$ra" = 105 ] || [ "$rb" = 105 ] || fail "both survived: $ra $rb"
+	[[ "$ra $rb" =~ ^(0|105)\ (0|105)$ ]] || fail "unexpected exit codes: $ra $rb"
+	local peak
+	peak=$(cat "$R/$P/memory.peak")
+	(( peak <= 67108864 )) || fail "the parent peaked at $peak"
+	run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --destroy
+	assert_equal "$stderr" ""
+	assert_not_exist "$R/$P"
+}
+
+@test "an existing parent with looser limits is refused and nothing runs" {
+	run -0 sbx-cgroup --root "$R" --parent "$P" --create --memory 64M --pids 32
+	run -102 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --name "$N" --memory 32M \
+		-- touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "$stderr" "sbx-cgroup: fatal: refusing looser limits: $R/$P/memory.max is '67108864', requested '33554432'"
+	run -102 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --name "$N" --pids 8 \
+		-- touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "$stderr" "sbx-cgroup: fatal: refusing looser limits: $R/$P/pids.max is '32', requested '8'"
+	run -102 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --name "$N" --cpu 50 \
+		-- touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "$stderr" "sbx-cgroup: fatal: refusing looser limits: $R/$P/cpu.max is 'max 100000', requested '50000 100000'"
+	assert_not_exist "$BATS_TEST_TMPDIR/ran"
+	assert_not_exist "$R/$P/$N"
+	# equal or tighter is fine
+	run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --name "$N" --memory 128M \
+		--pids 32 -- true
+	assert_equal "$stderr" ""
+	assert_not_exist "$R/$P/$N"
+}
+
+@test "a controller that is not available is refused, naming it" {
+	mkdir "$R/$P" "$R/$P/sub"
+	run -101 --separate-stderr sbx-cgroup --root "$R/$P/sub" --name "$N" --pids 8 \
+		-- touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "$stderr" "sbx-cgroup: fatal: hard limits unsupported: controller pids is not available in $R/$P/sub"
+	run -101 --separate-stderr sbx-cgroup --root "$R/$P/sub" --name "$N" --cpu 10 --memory 1G \
+		-- touch "$BATS_TEST_TMPDIR/ran"
+	assert_equal "$stderr" "sbx-cgroup: fatal: hard limits unsupported: controller cpu is not available in $R/$P/sub"
+	assert_not_exist "$BATS_TEST_TMPDIR/ran"
+	assert_not_exist "$R/$P/sub/$N"
+}
+
+@test "the command cannot write its own or its ancestors' limits or leave its cgroup" {
+	run -0 sbx-cgroup --root "$R" --parent "$P" --create --memory 64M --pids 32
+	if [ "$SBX_VM_ROLE" = root ]; then
+		# as another uid: every limit and procs file above and at the command is root's
+		run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --name "$N" --memory 64M \
+			-- runas 65534 65534 "$SBX_TESTBIN/cg-write" max "$R/$P/memory.max" \
+			"$R/$P/$N/memory.max" "$R/$P/$N/pids.max" "$R/$P/cgroup.procs" "$R/cgroup.procs"
+		assert_output "$R/$P/memory.max: Permission denied
+$R/$P/$N/memory.max: Permission denied
+$R/$P/$N/pids.max: Permission denied
+$R/$P/cgroup.procs: Permission denied
+$R/cgroup.procs: Permission denied"
+		# as root inside its cgroup namespace: no moving out (nsdelegate)
+		run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --name "$N" \
+			-- "$SBX_TESTBIN/cg-write" 0 "$R/runner/cgroup.procs" "$R/cgroup.procs"
+		assert_output "$R/runner/cgroup.procs: No such file or directory
+$R/cgroup.procs: No such file or directory"
+	else
+		# as the delegating uid, the way sbx-ns runs it: a user and cgroup namespace with
+		# its own cgroupfs, which shows the command's cgroup and nothing above it
+		run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --name "$N" --memory 64M \
+			-- "$SBX_TESTBIN/cg-nsview" "$SBX_TESTBIN/cg-write" max /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max \
+			"$R/$P/memory.max" "$R/cgroup.procs"
+		assert_output "/sys/fs/cgroup/memory.max: Operation not permitted
+/sys/fs/cgroup/pids.max: Operation not permitted
+$R/$P/memory.max: No such file or directory
+$R/cgroup.procs: No such file or directory"
+	fi
+	run -0 cat "$R/$P/memory.max"
+	assert_output 67108864
+	assert_not_exist "$R/$P/$N"
+}
+
+@test "--delegate makes a subtree its user owns, with the controllers enabled, as root only" {
+	if [ "$SBX_VM_ROLE" = root ]; then
+		run -0 --separate-stderr sbx-cgroup --delegate "$R/$P" --user 1000
+		assert_equal "$stderr" ""
+		local f
+		for f in "" /cgroup.procs /cgroup.threads /cgroup.subtree_control; do
+			run -0 stat -c %u:%g "$R/$P$f"
+			assert_output 1000:1000
+		done
+		run -0 stat -c %u "$R/$P/memory.max"
+		assert_output 0
+		run -0 cat "$R/$P/cgroup.subtree_control"
+		assert_output "cpu memory pids"
+		run -0 runas 1000 1000 mkdir "$R/$P/sub"
+		run -102 --separate-stderr sbx-cgroup --delegate "$R/$P" --user 1000
+		assert_equal "$stderr" "sbx-cgroup: fatal: refusing to delegate $R/$P: it exists already"
+	else
+		run -102 --separate-stderr sbx-cgroup --delegate "$R/$P" --user 1000
+		assert_equal "$stderr" "sbx-cgroup: fatal: refusing to delegate: only root can"
+		assert_not_exist "$R/$P"
+	fi
+}
+
+@test "--destroy kills what still runs under a parent and removes it" {
+	run -0 sbx-cgroup --root "$R" --parent "$P" --create --pids 16
+	sbx-cgroup --root "$R" --parent "$P" --name "$N" --status-fd 7 -- sleep 1000 7>"$st" &
+	local sbx=$! i
+	for i in $(seq 100); do grep -q '"event":"start"' "$st" && break; sleep 0.1; done
+	run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --destroy
+	assert_equal "$stderr" ""
+	run -137 wait "$sbx"
+	assert_not_exist "$R/$P"
+}
