@@ -320,6 +320,15 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 			reap(child, &status);
 		} while (sbx_meter_tree_scan(&tree, self) == 0 && tree.n && now_ms() < deadline);
 	}
+	/* Killed processes turn into zombies of ours (we are their
+	 * subreaper): reap them, so none is left to init. */
+	for (uint64_t deadline = now_ms() + REAP_WAIT_MS; now_ms() < deadline; ) {
+		pid_t p = waitpid(-1, NULL, WNOHANG);
+		if (p < 0)
+			break;
+		if (p == 0)
+			sleep_ms(5);
+	}
 	sbx_meter_tree_free(&tree);
 	sbx_meter_tree_free(&prev);
 	if (pidfd >= 0)

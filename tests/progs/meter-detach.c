@@ -1,9 +1,9 @@
 /* meter-detach DELAY_MS MIB HOLD_MS WAIT_MS: a detached descendant.
  * After DELAY_MS, forks a child that starts a new session, forks the
  * grandchild and exits at once (the classic double fork), so the
- * grandchild is an orphan. The grandchild touches MIB MiB, prints
- * "grandchild PID touched MIB MiB", holds the memory for HOLD_MS and
- * exits. The original process waits WAIT_MS after the fork and exits 0. */
+ * grandchild is an orphan. The grandchild prints "grandchild PID",
+ * touches MIB MiB, prints "touched MIB MiB", holds the memory for HOLD_MS
+ * and exits. The original process waits WAIT_MS after the fork and exits 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -35,6 +35,8 @@ int main(int argc, char **argv)
 			_exit(111);
 		if (pid > 0)
 			_exit(0);
+		printf("grandchild %d\n", (int)getpid());
+		fflush(stdout);
 		/* volatile: the stores must happen, or the compiler may drop
 		 * an allocation nobody reads. */
 		volatile char *m = malloc((size_t)mib << 20 | 1);
@@ -42,7 +44,7 @@ int main(int argc, char **argv)
 			_exit(111);
 		for (size_t i = 0; i < ((size_t)mib << 20); i += 4096)
 			m[i] = 1;
-		printf("grandchild %d touched %ld MiB\n", (int)getpid(), mib);
+		printf("touched %ld MiB\n", mib);
 		fflush(stdout);
 		sleep_ms(hold);
 		_exit(0);
