@@ -14,8 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef __linux__
 #include <poll.h>
+
+#ifdef __linux__
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #endif
@@ -51,18 +52,25 @@ static void sleep_ms(uint64_t ms)
 }
 
 /* Sleep up to ms, waking early when the command exits (Linux: its pidfd
- * becomes readable), so a short command is not held for a whole interval. */
-static void nap(int pidfd, uint64_t ms)
+ * becomes readable), so a short command is not held for a whole interval,
+ * or when the caller cancels (cancel_fd readable). */
+static void nap(int pidfd, int cancel_fd, uint64_t ms)
 {
-#ifdef __linux__
-	if (pidfd >= 0) {
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		if (poll(&p, 1, (int)ms) >= 0 || errno == EINTR)
-			return;
-	}
-#endif
-	(void)pidfd;
-	sleep_ms(ms);
+	struct pollfd p[2];
+	nfds_t n = 0;
+
+	if (pidfd >= 0)
+		p[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	if (cancel_fd > 2)
+		p[n++] = (struct pollfd){ .fd = cancel_fd, .events = POLLIN };
+	if (!n || (poll(p, n, (int)ms) < 0 && errno != EINTR))
+		sleep_ms(ms);
+}
+
+static int readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return fd > 2 && poll(&p, 1, 0) > 0;
 }
 
 static int open_pidfd(pid_t pid)
@@ -209,7 +217,7 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 	uint64_t interval = cfg->interval_ms ? cfg->interval_ms : SBX_METER_DEFAULT_INTERVAL_MS;
 	struct sbx_meter_tree tree = { 0 }, prev = { 0 };
 	pid_t self = getpid();
-	uint64_t last, next_disk, cpu_ns = 0;
+	uint64_t last, next_disk, deadline, cpu_ns = 0;
 	int64_t debt_ns = 0;
 	int pidfd, status = 0, err = 0;
 
@@ -217,6 +225,7 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 	status_start(cfg, interval, status_fd, tool);
 	pidfd = open_pidfd(child);
 	last = next_disk = now_ms();
+	deadline = cfg->timeout_ms ? last + cfg->timeout_ms : 0;
 
 	for (;;) {
 		uint64_t delta = 0, rss = 0, t;
@@ -233,12 +242,18 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 			err = errno;
 			break;
 		}
-		if (out->lost) {
+		if (!out->lost && !out->timed_out && !out->cancelled) {
+			if (readable(cfg->cancel_fd))
+				out->cancelled = 1;
+			else if (deadline && now_ms() >= deadline)
+				out->timed_out = 1;
+		}
+		if (out->lost || out->timed_out || out->cancelled) {
 			/* Keep killing (new forks included) until the command
 			 * is gone. */
 			sweep(&tree, self, SIGSTOP);
 			sbx_meter_tree_kill(&tree, SIGKILL);
-			nap(pidfd, 10);
+			nap(pidfd, -1, 10);
 			continue;
 		}
 		out->samples++;
@@ -282,17 +297,24 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 			if (debt_ns > 0) {
 				/* Stopped for S, the allowance grows by
 				 * S * pct / 100: exactly the debt. */
-				uint64_t s = (uint64_t)debt_ns / 10000 / cfg->cpu_pct;
+				uint64_t s = (uint64_t)debt_ns / 10000 / cfg->cpu_pct, t0;
+				if (deadline && t + s > deadline)
+					s = deadline > t ? deadline - t : 0;
 				sweep(&tree, self, SIGSTOP);
-				sleep_ms(s);
+				t0 = now_ms();
+				nap(pidfd, cfg->cancel_fd, s);
 				sbx_meter_tree_kill(&tree, SIGCONT);
-				out->stopped_ms += s;
-				debt_ns = 0;
 				last = now_ms();
+				/* A cancel or the command's death may cut the
+				 * stop short: only the time really stopped pays. */
+				debt_ns -= (int64_t)((last - t0) * 1000000 * cfg->cpu_pct / 100);
+				out->stopped_ms += last - t0;
 				continue;
 			}
 		}
-		nap(pidfd, interval);
+		t = now_ms();
+		nap(pidfd, cfg->cancel_fd,
+		    deadline && deadline < t + interval ? (deadline > t ? deadline - t : 0) : interval);
 	}
 	if (err) {
 		/* Supervision failed: nothing is metered any more, so nothing
@@ -305,24 +327,24 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 	out->cpu_ms = cpu_ns / 1000000;
 
 	/* The disk once more: what the last interval wrote counts too. */
-	if (!err)
+	if (!err && !out->timed_out && !out->cancelled)
 		check_disk(cfg, out, status_fd, tool);
 
 	/* Whatever outlived the command is killed: a run ends with no
 	 * process of its tree left. */
 	if (sbx_meter_tree_scan(&tree, self) == 0 && tree.n) {
-		uint64_t deadline = now_ms() + REAP_WAIT_MS;
+		uint64_t until = now_ms() + REAP_WAIT_MS;
 		out->leftover = tree.n;
 		do {
 			sweep(&tree, self, SIGSTOP);
 			sbx_meter_tree_kill(&tree, SIGKILL);
 			sleep_ms(5);
 			reap(child, &status);
-		} while (sbx_meter_tree_scan(&tree, self) == 0 && tree.n && now_ms() < deadline);
+		} while (sbx_meter_tree_scan(&tree, self) == 0 && tree.n && now_ms() < until);
 	}
 	/* Killed processes turn into zombies of ours (we are their
 	 * subreaper): reap them, so none is left to init. */
-	for (uint64_t deadline = now_ms() + REAP_WAIT_MS; now_ms() < deadline; ) {
+	for (uint64_t until = now_ms() + REAP_WAIT_MS; now_ms() < until; ) {
 		pid_t p = waitpid(-1, NULL, WNOHANG);
 		if (p < 0)
 			break;
@@ -338,13 +360,24 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 		errno = err;
 		return -1;
 	}
-	out->code = out->lost ? SBX_EXIT_LOST : sbx_wait_code(out->status);
+	if (out->lost)
+		out->code = SBX_EXIT_LOST;
+	else if (out->timed_out)
+		out->code = SBX_EXIT_TIMEOUT;
+	else if (out->cancelled)
+		out->code = SBX_EXIT_SIGNAL_BASE + SIGKILL;
+	else
+		out->code = sbx_wait_code(out->status);
 	return 0;
 }
 
 void sbx_meter_json(struct sbx_json *j, const struct sbx_meter_result *r)
 {
 	sbx_json_str(j, "enforcement", SBX_METER_ENFORCEMENT);
+	if (r->timed_out)
+		sbx_json_bool(j, "timed_out", 1);
+	if (r->cancelled)
+		sbx_json_bool(j, "cancelled", 1);
 	if (r->lost) {
 		sbx_json_str(j, "lost", r->lost);
 		sbx_json_uint(j, "limit", r->limit);

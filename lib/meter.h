@@ -43,11 +43,19 @@ struct sbx_meter_cfg {
 	uint64_t disk;                  /* bytes, logical; 0: no limit */
 	const char *const *disk_paths;  /* directories whose files count */
 	size_t ndisk_paths;
+	uint64_t timeout_ms;            /* kill the tree after this; 0: never */
+	int cancel_fd;                  /* > 2: readable means cancel (e.g. a
+	                                 * signalfd); it is polled, never read */
 };
 
 struct sbx_meter_result {
 	int code;            /* exit code for the caller: the command's own,
-	                      * 128+N, or SBX_EXIT_LOST */
+	                      * 128+N, SBX_EXIT_LOST, SBX_EXIT_TIMEOUT, or
+	                      * 128+SIGKILL when cancelled (a caller that knows
+	                      * which signal cancelled it reports its own) */
+	int timed_out;       /* the tree was killed at timeout_ms */
+	int cancelled;       /* the tree was killed because cancel_fd was
+	                      * readable */
 	int status;          /* the command's wait(2) status */
 	const char *lost;    /* NULL, "memory", "disk" or "disk-unreadable" */
 	uint64_t limit;      /* the limit that was exceeded */
@@ -80,7 +88,8 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 
 /* The figures of a result as fields of a status line (the caller's
  * "exit" line): enforcement, lost/limit/measured when lost, peak_memory,
- * peak_disk, cpu_ms, stopped_ms, samples. */
+ * peak_disk, cpu_ms, stopped_ms, samples, leftover; timed_out or
+ * cancelled when true. */
 void sbx_meter_json(struct sbx_json *j, const struct sbx_meter_result *r);
 
 /* For a LOST result: "PROG: fatal: sandbox lost: memory limit exceeded:

@@ -160,3 +160,24 @@ gone() {
 	# Not even as zombies: the meter reaps what it killed.
 	run -1 pgrep -x meter-hog
 }
+
+@test "a timeout kills the whole tree and exits 104" {
+	run -104 --separate-stderr "$T/meter-run" --timeout 0.5 --status-fd 3 -- sh -c 'sleep 30 & sleep 30' 3>"$status_file"
+	assert_equal "$stderr" "meter-run: fatal: timed out: sh killed (sampled, not hard)"
+	run -0 tail -1 "$status_file"
+	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":104,"enforcement":"sampled, not hard","timed_out":true,'
+	run -1 pgrep -f 'sleep 30$'
+}
+
+@test "a cancelling signal to the supervisor kills the tree and exits 128+N" {
+	"$T/meter-run" --status-fd 3 -- sh -c 'sleep 30 & sleep 30' 3>"$status_file" &
+	sup=$!
+	for _ in $(seq 100); do pgrep -f 'sleep 30$' >/dev/null && break; sleep 0.05; done
+	kill -TERM "$sup"
+	rc=0
+	wait "$sup" || rc=$?
+	assert_equal "$rc" 143
+	run -0 tail -1 "$status_file"
+	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":143,"enforcement":"sampled, not hard","cancelled":true,'
+	run -1 pgrep -f 'sleep 30$'
+}

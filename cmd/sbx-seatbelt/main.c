@@ -275,7 +275,8 @@ static int run(const struct opts *o, const struct sbx_sbpl *s, int wsfd)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to meter %s", o->argv[0]);
 	sbx_json_begin(&j, "sbx-seatbelt", "exit");
 	sbx_json_int(&j, "code", r.code);
-	if (!r.lost && WIFSIGNALED(r.status))
+	/* "signal" is the command's own death, not the meter's kill. */
+	if (!r.lost && !r.timed_out && !r.cancelled && WIFSIGNALED(r.status))
 		sbx_json_int(&j, "signal", WTERMSIG(r.status));
 	sbx_meter_json(&j, &r);
 	sbx_json_write(&j, o->status_fd);

@@ -1,10 +1,13 @@
 /* meter-run [--cpu PCT] [--memory SIZE] [--disk SIZE] [--workspace DIR]
- *           [--interval SECONDS] [--status-fd FD] [--] prog [args...]
+ *           [--interval SECONDS] [--timeout SECONDS] [--status-fd FD]
+ *           [--] prog [args...]
  *
  * Runs prog under the sampled meter (lib/meter.h) with nothing else around
  * it, so the host suite can drive the meter with real processes. It is also
- * the reference for a tool's sampled mode: prepare, fork, exec, run the
- * meter, write the exit line, exit with the result's code. */
+ * the reference for a tool's sampled mode: block the cancelling signals
+ * into a signalfd, prepare, fork, restore the mask in the child and exec,
+ * run the meter, write the exit line, exit with the result's code (SIGTERM,
+ * SIGINT or SIGHUP to meter-run kill the tree: 128 + that signal). */
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
@@ -16,10 +19,11 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { O_CPU = 1, O_MEMORY, O_DISK, O_WORKSPACE, O_INTERVAL, O_STATUS_FD };
+enum { O_CPU = 1, O_MEMORY, O_DISK, O_WORKSPACE, O_INTERVAL, O_TIMEOUT, O_STATUS_FD };
 
 static const struct sbx_opt table[] = {
 	{ "cpu", SBX_ARG, SBX_ONCE, O_CPU },
@@ -27,6 +31,7 @@ static const struct sbx_opt table[] = {
 	{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
 	{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
 	{ "interval", SBX_ARG, SBX_ONCE, O_INTERVAL },
+	{ "timeout", SBX_ARG, SBX_ONCE, O_TIMEOUT },
 	{ "status-fd", SBX_ARG, SBX_ONCE, O_STATUS_FD },
 	{ 0 }
 };
@@ -39,6 +44,7 @@ int main(int argc, char **argv)
 	const char *arg, *ws = NULL;
 	int id, status_fd = -1;
 	struct sbx_json j;
+	sigset_t mask, old;
 	pid_t pid;
 
 	sbx_setprog("meter-run");
@@ -54,6 +60,7 @@ int main(int argc, char **argv)
 			if (cfg.interval_ms < SBX_METER_MIN_INTERVAL_MS)
 				sbx_die_usage("--interval: invalid seconds '%s': below 0.01", arg);
 			break;
+		case O_TIMEOUT: cfg.timeout_ms = sbx_opt_seconds("--timeout", arg, 86400000); break;
 		case O_STATUS_FD: status_fd = sbx_opt_fd("--status-fd", arg); break;
 		}
 	}
@@ -63,23 +70,42 @@ int main(int argc, char **argv)
 		cfg.disk_paths = &ws;
 		cfg.ndisk_paths = 1;
 	}
+	/* Cancelling signals wait in a signalfd that the meter polls. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
+	    (cfg.cancel_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set up signals");
 	if (sbx_meter_prepare() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to become a child subreaper");
 	if (status_fd >= 0)
 		sbx_fd_cloexec(status_fd, 1);
 	if ((pid = fork()) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
-	if (pid == 0)
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		sbx_exec(argv + st.ind, NULL, NULL);
+	}
 	if (sbx_meter_run(&cfg, pid, status_fd, "meter-run", &r) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to meter %s", argv[st.ind]);
+	if (r.cancelled) {
+		struct signalfd_siginfo si;
+		if (read(cfg.cancel_fd, &si, sizeof si) == (ssize_t)sizeof si)
+			r.code = SBX_EXIT_SIGNAL_BASE + (int)si.ssi_signo;
+	}
 	sbx_json_begin(&j, "meter-run", "exit");
 	sbx_json_int(&j, "code", r.code);
-	if (!r.lost && WIFSIGNALED(r.status))
+	/* "signal" is the command's own death, not the meter's kill. */
+	if (!r.lost && !r.timed_out && !r.cancelled && WIFSIGNALED(r.status))
 		sbx_json_int(&j, "signal", WTERMSIG(r.status));
 	sbx_meter_json(&j, &r);
 	sbx_json_write(&j, status_fd);
 	if (r.lost)
 		sbx_meter_die_lost(&r);
+	if (r.timed_out)
+		sbx_die(SBX_EXIT_TIMEOUT, "timed out: %s killed (%s)", argv[st.ind],
+			SBX_METER_ENFORCEMENT);
 	return r.code;
 }
