@@ -1,0 +1,105 @@
+/* The seccomp filter, loaded last before exec (libseccomp, x86_64 only).
+ *
+ * Default: allow. Denied with EPERM (a failing call the command can handle):
+ * the mount family, cross-process access (ptrace, process_vm_*, kcmp), the
+ * keyrings, bpf, perf_event_open, userfaultfd, io_uring, open_by_handle_at,
+ * kexec, modules, swap, reboot, setns, quotactl, unshare and clone with a
+ * namespace flag, the ioctls TIOCSTI, TIOCLINUX, FS_IOC_FSSETXATTR and
+ * FS_IOC_SETFLAGS (command compared on the low 32 bits, as the kernel reads
+ * it, so the high-bit aliases are denied too), personality other than
+ * PER_LINUX (the query included), and in offline mode socket() of every family.
+ * clone3 fails with ENOSYS so that libc falls back to clone, whose flags
+ * the filter can read. Any other architecture (int 0x80, x32 numbers) kills
+ * the process: its numbers mean different calls, so no return is safe. */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+
+#include <errno.h>
+#include <seccomp.h>
+#include <stdint.h>
+
+#define NS_FLAGS_CLONE 0x7e020000ULL /* NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET */
+#define NS_FLAG_NEWTIME 0x80ULL      /* unshare only: in clone it is part of the exit signal */
+/* Newer than the libseccomp we build with: by number (x86_64). */
+#define NR_OPEN_TREE_ATTR 467
+#define NR_FILE_SETATTR   469
+
+static void rule(scmp_filter_ctx ctx, uint32_t action, int nr, const char *name,
+		 unsigned n, const struct scmp_arg_cmp *args)
+{
+	int rc = seccomp_rule_add_exact_array(ctx, action, nr, n, args);
+
+	if (rc < 0) {
+		errno = -rc;
+		sbx_die_errno(SBX_EXIT_SYS, "unable to add the seccomp rule for %s", name);
+	}
+}
+
+#define DENY(sys) rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sys), #sys, 0, NULL)
+
+static void deny_flags(scmp_filter_ctx ctx, int nr, const char *name, uint64_t flags)
+{
+	for (int bit = 0; bit < 64; bit++) {
+		uint64_t f = 1ULL << bit;
+		struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
+		if (flags & f)
+			rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, name, 1, &a);
+	}
+}
+
+static void deny_ioctl(scmp_filter_ctx ctx, uint64_t cmd)
+{
+	struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, cmd);
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), "ioctl", 1, &a);
+}
+
+void ns_load_filter(const struct ns_run *r)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	/* Any value but PER_LINUX, compared on all 64 bits: what the kernel
+	 * truncates to 0 may be refused, never the reverse. libseccomp takes
+	 * one comparison per argument, so the query (0xffffffff) is refused
+	 * too. */
+	struct scmp_arg_cmp pers = SCMP_A0(SCMP_CMP_NE, 0);
+	int rc;
+
+	if (!ctx)
+		sbx_die(SBX_EXIT_SYS, "unable to create the seccomp filter");
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
+		errno = -rc;
+		sbx_die_errno(SBX_EXIT_SYS, "unable to configure the seccomp filter");
+	}
+	DENY(mount); DENY(umount2); DENY(pivot_root); DENY(move_mount); DENY(open_tree);
+	DENY(fsopen); DENY(fsconfig); DENY(fsmount); DENY(fspick); DENY(mount_setattr);
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), NR_OPEN_TREE_ATTR, "open_tree_attr", 0, NULL);
+	DENY(ptrace); DENY(process_vm_readv); DENY(process_vm_writev); DENY(kcmp);
+	DENY(keyctl); DENY(add_key); DENY(request_key);
+	DENY(bpf); DENY(perf_event_open); DENY(userfaultfd);
+	DENY(io_uring_setup); DENY(io_uring_enter); DENY(io_uring_register);
+	DENY(open_by_handle_at);
+	DENY(kexec_load); DENY(kexec_file_load);
+	DENY(init_module); DENY(finit_module); DENY(delete_module);
+	DENY(swapon); DENY(swapoff); DENY(reboot);
+	DENY(setns); DENY(quotactl); DENY(quotactl_fd);
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), NR_FILE_SETATTR, "file_setattr", 0, NULL);
+	deny_flags(ctx, SCMP_SYS(clone), "clone", NS_FLAGS_CLONE);
+	deny_flags(ctx, SCMP_SYS(unshare), "unshare", NS_FLAGS_CLONE | NS_FLAG_NEWTIME);
+	rule(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL);
+	deny_ioctl(ctx, 0x5412);      /* TIOCSTI */
+	deny_ioctl(ctx, 0x541c);      /* TIOCLINUX */
+	deny_ioctl(ctx, 0x401c5820);  /* FS_IOC_FSSETXATTR (project id, PROJINHERIT) */
+	deny_ioctl(ctx, 0x40086602);  /* FS_IOC_SETFLAGS (immutable, append-only) */
+	deny_ioctl(ctx, 0x40046602);  /* FS_IOC32_SETFLAGS */
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), "personality", 1, &pers);
+	if (r->net == NET_NONE)
+		DENY(socket);
+	rc = seccomp_load(ctx);
+	if (rc < 0) {
+		errno = -rc;
+		sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
+	}
+	seccomp_release(ctx);
+}

@@ -1,0 +1,225 @@
+/* Inside the namespaces: pid 1 of the sandbox builds the root, gives up its
+ * privileges and forks the command; then it only reaps, forwards
+ * SIGTERM/SIGINT/SIGHUP/SIGQUIT to the command, and reports the command's
+ * status to the outer process.
+ *
+ * The command's process takes the last steps: a nested user namespace of
+ * its own (after pid 1 limited this namespace's children to one per user,
+ * so no further one can be made; proved by trying), no capabilities, no new
+ * privileges, Landlock, a clean environment, only stdio open, the
+ * parent-death signal, and the seccomp filter last. */
+#include "ns.h"
+
+#include "die.h"
+#include "exec.h"
+#include "exitcodes.h"
+#include "fd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = sbx_write_all(fd, s, strlen(s));
+	close(fd);
+	return rc;
+}
+
+/* A new user namespace for the command alone, mapping only its identity.
+ * Its parent allows one child namespace per user, so the kernel refuses
+ * any further one whatever the filter does. */
+static void nest_userns(void)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to create the command's user namespace");
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write /proc/self/uid_map");
+	if (write_file("/proc/self/setgroups", "deny") < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write /proc/self/setgroups");
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (write_file("/proc/self/gid_map", map) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write /proc/self/gid_map");
+	if (unshare(CLONE_NEWUSER) == 0)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to block user namespaces: a nested one could still be created");
+}
+
+static char **build_env(const struct ns_run *r, const char **path)
+{
+	size_t n = 3 + r->nsetenv + r->nkeepenv + 1, k = 0;
+	char **env = calloc(n, sizeof *env);
+	const char *ws = r->ops[r->ws].dest;
+	const char *defaults[3][2] = {
+		{ "PATH", "/usr/local/bin:/usr/bin:/bin" }, { "HOME", ws }, { "TMPDIR", "/tmp" },
+	};
+
+	if (!env)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	for (int d = 0; d < 3; d++) {
+		size_t len = strlen(defaults[d][0]);
+		int overridden = 0;
+		for (size_t i = 0; i < r->nsetenv; i++)
+			if (!strncmp(r->setenv[i], defaults[d][0], len) && r->setenv[i][len] == '=')
+				overridden = 1;
+		for (size_t i = 0; i < r->nkeepenv; i++)
+			if (!strcmp(r->keepenv[i], defaults[d][0]) && getenv(defaults[d][0]))
+				overridden = 1;
+		if (overridden)
+			continue;
+		if (asprintf(&env[k], "%s=%s", defaults[d][0], defaults[d][1]) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		k++;
+	}
+	for (size_t i = 0; i < r->nkeepenv; i++) {
+		const char *v = getenv(r->keepenv[i]);
+		if (v && asprintf(&env[k++], "%s=%s", r->keepenv[i], v) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	}
+	for (size_t i = 0; i < r->nsetenv; i++)
+		env[k++] = (char *)r->setenv[i];
+	env[k] = NULL;
+	*path = "/usr/local/bin:/usr/bin:/bin";
+	for (size_t i = 0; i < k; i++)
+		if (!strncmp(env[i], "PATH=", 5))
+			*path = env[i] + 5;
+	return env;
+}
+
+noreturn static void command(struct ns_run *r, int hidepid)
+{
+	struct ns_report rep = { 'S', 0, hidepid };
+	const char *path;
+	char **env;
+	int keep[2], nkeep = 0;
+
+	if (setsid() < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
+	/* pid 1 is not dumpable; the command's own /proc/self files must be
+	 * its own to write its maps (exec makes it dumpable anyway). */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set the dumpable flag");
+	nest_userns();
+	if (ns_drop_bounding() < 0 || ns_clear_caps() < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
+	if (chdir(r->ops[r->ws].dest) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->ops[r->ws].dest);
+	rep.value = ns_landlock(r);
+	env = build_env(r, &path);
+	keep[nkeep++] = r->report_fd;
+	if (r->ready_fd >= 0)
+		keep[nkeep++] = r->ready_fd;
+	if (sbx_close_fds_except(keep, (size_t)nkeep) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set the parent-death signal");
+	if (getppid() != 1)
+		_exit(SBX_EXIT_LOST);
+	if (sigprocmask(SIG_SETMASK, &r->oldmask, NULL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
+	ns_load_filter(r);
+	if (write(r->report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
+		_exit(SBX_EXIT_LOST);
+	close(r->report_fd);
+	sbx_ready_fd(r->ready_fd);
+	sbx_exec(r->cmd, path, env);
+}
+
+static void drop_init(struct ns_run *r)
+{
+	if (ns_drop_bounding() < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to drop the capability bounding set");
+	if (r->root) {
+		if (setgroups(0, NULL) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to clear supplementary groups");
+		if (setresgid(r->gid, r->gid, r->gid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set gid %u", (unsigned)r->gid);
+		if (setresuid(r->uid, r->uid, r->uid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set uid %u", (unsigned)r->uid);
+	}
+	if (ns_clear_caps() < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
+	/* A change of credentials resets both: set them after it. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to protect the sandbox's pid 1");
+}
+
+void ns_init_main(struct ns_run *r)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pf;
+	sigset_t set;
+	int hidepid = 0, sfd, st;
+	pid_t cmd, p;
+	char c;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Wait for the maps; EOF means the outer process is gone. */
+	if (read(r->sync_fd, &c, 1) != 1)
+		_exit(SBX_EXIT_LOST);
+	if (write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
+		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
+	ns_build_root(r, &hidepid);
+	drop_init(r);
+	pf.fd = r->sync_fd;
+	pf.events = POLLIN;
+	if (poll(&pf, 1, 0) != 0)
+		_exit(SBX_EXIT_LOST);
+
+	cmd = fork();
+	if (cmd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to fork the command");
+	if (cmd == 0)
+		command(r, hidepid);
+
+	if (sbx_close_fds_except(&r->report_fd, 1) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to close fds");
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0) {
+		kill(cmd, SIGKILL);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create signalfd");
+	}
+	for (;;) {
+		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			kill(cmd, (int)si.ssi_signo);
+			continue;
+		}
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (p == cmd) {
+				struct ns_report rep = { 'X', st, 0 };
+				if (write(r->report_fd, &rep, sizeof rep) < 0)
+					_exit(SBX_EXIT_LOST);
+				_exit(sbx_wait_code(st) & 0xff);
+			}
+		}
+	}
+}

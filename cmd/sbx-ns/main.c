@@ -1,0 +1,497 @@
+/* sbx-ns: run a command nobody trusts in fresh namespaces, on a fresh root,
+ * without privileges, behind seccomp and Landlock.
+ *
+ *   sbx-ns (the caller's identity) --clone--> pid 1 of the sandbox (builds
+ *   the root, reaps, forwards signals) --fork--> the command.
+ *
+ * This file is the outer process: options, the checks that need the
+ * caller's view of the host, the namespaces, and the wait. */
+#include "ns.h"
+
+#include "die.h"
+#include "exec.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "json.h"
+#include "opts.h"
+#include "parse.h"
+#include "probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+static const char usage[] =
+	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH] [--rw PATH]\n"
+	"              [--ro-fd FD] [--rw-fd FD] [--runtime PATHS] [--tmp-in-workspace]\n"
+	"              [--deny-write GLOB] [--require-landlock] [--uid N --gid N]\n"
+	"              [--setenv NAME=VALUE] [--keep-env NAME] [--net none]\n"
+	"              [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+
+enum {
+	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
+	O_TMP_IN_WS, O_DENY_WRITE, O_REQUIRE_LANDLOCK, O_UID, O_GID, O_SETENV,
+	O_KEEP_ENV, O_NET, O_STATUS_FD, O_READY_FD, O_HELP,
+	/* Planned, same table: --bind SRC DEST, --ro-bind SRC DEST (and fd
+	 * forms), --broker-fd, --command-path, --protect, --allow-exec,
+	 * --grant-fd, --grant-key, --quiet-denials. */
+};
+
+static const struct sbx_opt options[] = {
+	{ "workspace",        SBX_ARG,   SBX_ONCE, O_WORKSPACE },
+	{ "workspace-fd",     SBX_ARG,   SBX_ONCE, O_WORKSPACE_FD },
+	{ "ro",               SBX_ARG,   SBX_MANY, O_RO },
+	{ "rw",               SBX_ARG,   SBX_MANY, O_RW },
+	{ "ro-fd",            SBX_ARG,   SBX_MANY, O_RO_FD },
+	{ "rw-fd",            SBX_ARG,   SBX_MANY, O_RW_FD },
+	{ "runtime",          SBX_ARG,   SBX_ONCE, O_RUNTIME },
+	{ "tmp-in-workspace", SBX_NOARG, SBX_ONCE, O_TMP_IN_WS },
+	{ "deny-write",       SBX_ARG,   SBX_MANY, O_DENY_WRITE },
+	{ "require-landlock", SBX_NOARG, SBX_ONCE, O_REQUIRE_LANDLOCK },
+	{ "uid",              SBX_ARG,   SBX_ONCE, O_UID },
+	{ "gid",              SBX_ARG,   SBX_ONCE, O_GID },
+	{ "setenv",           SBX_ARG,   SBX_MANY, O_SETENV },
+	{ "keep-env",         SBX_ARG,   SBX_MANY, O_KEEP_ENV },
+	{ "net",              SBX_ARG,   SBX_ONCE, O_NET },
+	{ "status-fd",        SBX_ARG,   SBX_ONCE, O_STATUS_FD },
+	{ "ready-fd",         SBX_ARG,   SBX_ONCE, O_READY_FD },
+	{ "help",             SBX_NOARG, SBX_ONCE, O_HELP },
+	{ 0, 0, 0, 0 }
+};
+
+static void parse_net(struct ns_run *r, const char *s)
+{
+	if (!strcmp(s, "none")) {
+		r->net = NET_NONE;
+		return;
+	}
+	if (!*s)
+		sbx_die_usage("--net: invalid mode '': empty");
+	if (!strcmp(s, "loopback") || !strcmp(s, "host") || !strncmp(s, "broker:", 7))
+		sbx_die_usage("--net: unsupported mode '%s' (this build offers none)", s);
+	sbx_die_usage("--net: invalid mode '%s' (none, loopback, broker:PATH, host)", s);
+}
+
+/* NAME of --setenv/--keep-env: what a shell accepts as a variable name. */
+static void check_env_name(const char *opt, const char *arg, const char *name, size_t len)
+{
+	size_t i;
+
+	if (!len)
+		sbx_die_usage("%s: invalid variable '%s': empty name", opt, arg);
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			 (i && c >= '0' && c <= '9');
+		if (!ok)
+			sbx_die_usage("%s: invalid variable '%s': bad name", opt, arg);
+	}
+}
+
+static size_t env_name_len(const char *s)
+{
+	const char *eq = strchr(s, '=');
+	return eq ? (size_t)(eq - s) : strlen(s);
+}
+
+/* A name set twice (by --setenv or --keep-env) is a usage error, never
+ * last-one-wins. */
+static void check_env_unique(const struct ns_run *r, const char *opt, const char *arg)
+{
+	size_t n = env_name_len(arg), i;
+
+	for (i = 0; i < r->nsetenv; i++)
+		if (env_name_len(r->setenv[i]) == n && !strncmp(r->setenv[i], arg, n))
+			sbx_die_usage("%s: variable %.*s given twice", opt, (int)n, arg);
+	for (i = 0; i < r->nkeepenv; i++)
+		if (env_name_len(r->keepenv[i]) == n && !strncmp(r->keepenv[i], arg, n))
+			sbx_die_usage("%s: variable %.*s given twice", opt, (int)n, arg);
+}
+
+static const char **push_str(const char **v, size_t *n, const char *s)
+{
+	v = realloc(v, (*n + 1) * sizeof *v);
+	if (!v)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	v[(*n)++] = s;
+	return v;
+}
+
+static void parse(struct ns_run *r, int argc, char **argv)
+{
+	struct sbx_optstate st;
+	const char *arg;
+	int id, have_ws = 0;
+
+	sbx_opt_init(&st, 1);
+	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
+		switch (id) {
+		case O_HELP:
+			fputs(usage, stdout);
+			exit(0);
+		case O_WORKSPACE:
+		case O_WORKSPACE_FD:
+			if (have_ws)
+				sbx_die_usage("--workspace and --workspace-fd are exclusive");
+			have_ws = 1;
+			r->ws = r->nops;
+			if (id == O_WORKSPACE)
+				ns_add_path(r, MNT_WORKSPACE, 0, "--workspace", arg);
+			else
+				ns_add_fd(r, MNT_WORKSPACE, 0, "--workspace-fd", arg);
+			break;
+		case O_RO: ns_add_path(r, MNT_RO, 1, "--ro", arg); break;
+		case O_RW: ns_add_path(r, MNT_RW, 0, "--rw", arg); break;
+		case O_RO_FD: ns_add_fd(r, MNT_RO, 1, "--ro-fd", arg); break;
+		case O_RW_FD: ns_add_fd(r, MNT_RW, 0, "--rw-fd", arg); break;
+		case O_RUNTIME:
+			if (!*arg)
+				sbx_die_usage("--runtime: empty (use --runtime none for no system paths)");
+			r->runtime = arg;
+			break;
+		case O_TMP_IN_WS: r->tmp_in_ws = 1; break;
+		case O_DENY_WRITE:
+			ns_check_glob(arg);
+			r->deny = push_str(r->deny, &r->ndeny, arg);
+			break;
+		case O_REQUIRE_LANDLOCK: r->require_landlock = 1; break;
+		case O_UID:
+			r->uid = (uid_t)sbx_opt_u64("--uid", arg, 1, 4294967294ULL);
+			r->have_uid = 1;
+			break;
+		case O_GID:
+			r->gid = (gid_t)sbx_opt_u64("--gid", arg, 1, 4294967294ULL);
+			r->have_gid = 1;
+			break;
+		case O_SETENV:
+			if (!strchr(arg, '='))
+				sbx_die_usage("--setenv: invalid variable '%s': missing '='", arg);
+			check_env_name("--setenv", arg, arg, env_name_len(arg));
+			check_env_unique(r, "--setenv", arg);
+			r->setenv = push_str(r->setenv, &r->nsetenv, arg);
+			break;
+		case O_KEEP_ENV:
+			check_env_name("--keep-env", arg, arg, strlen(arg));
+			check_env_unique(r, "--keep-env", arg);
+			r->keepenv = push_str(r->keepenv, &r->nkeepenv, arg);
+			break;
+		case O_NET: parse_net(r, arg); break;
+		case O_STATUS_FD: r->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
+		}
+	}
+	if (st.ind >= argc)
+		sbx_die_usage("missing program");
+	if (!*argv[st.ind])
+		sbx_die_usage("empty program name");
+	r->cmd = argv + st.ind;
+	if (!have_ws)
+		sbx_die_usage("missing --workspace or --workspace-fd");
+	if (r->status_fd >= 0 && r->status_fd == r->ready_fd)
+		sbx_die_usage("--status-fd and --ready-fd are the same fd %d", r->status_fd);
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].fd >= 0 && (r->ops[i].fd == r->status_fd || r->ops[i].fd == r->ready_fd))
+			sbx_die_usage("%s: fd %d is also the status or ready fd", r->ops[i].opt, r->ops[i].fd);
+}
+
+/* Who the command runs as. Root never runs it as root: it names the
+ * identity (as the spec's execution uid/gid); an unprivileged caller runs it
+ * as itself and may not choose. */
+static void check_identity(struct ns_run *r)
+{
+	r->caller_uid = getuid();
+	r->caller_gid = getgid();
+	if (geteuid() != r->caller_uid || getegid() != r->caller_gid)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run set-user-ID or set-group-ID");
+	r->root = r->caller_uid == 0;
+	if (!r->root) {
+		if (r->have_uid || r->have_gid)
+			sbx_die_usage("%s: only root chooses the command's identity",
+				      r->have_uid ? "--uid" : "--gid");
+		r->uid = r->caller_uid;
+		r->gid = r->caller_gid;
+		return;
+	}
+	if (!r->have_uid || !r->have_gid)
+		sbx_die_usage("running as root needs --uid and --gid (the command never runs as root)");
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int e;
+
+	if (fd < 0)
+		return -1;
+	if (sbx_write_all(fd, s, strlen(s)) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+static const char userns_help[] =
+	"user namespaces are blocked for this caller; an administrator must allow them "
+	"(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, "
+	"kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for sbx-ns, "
+	"and no container seccomp policy denying clone with CLONE_NEWUSER)";
+
+/* The maps of the sandbox's user namespace, written from outside: root maps
+ * itself (to build the root with its own view of the host) and the
+ * command's identity; anyone else maps only itself, as the kernel allows. */
+static void write_maps(const struct ns_run *r, pid_t pid)
+{
+	char path[64], map[128];
+
+	if (!r->root) {
+		snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
+		if (write_file(path, "deny") < 0 && errno != ENOENT)
+			sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to write %s (%s)", path, userns_help);
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
+	} else {
+		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
+	}
+	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+	if (write_file(path, map) < 0)
+		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to write %s (%s)", path, userns_help);
+	if (!r->root)
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
+	else
+		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
+	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+	if (write_file(path, map) < 0)
+		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to write %s (%s)", path, userns_help);
+}
+
+static void status_namespaces(const struct ns_run *r, pid_t pid)
+{
+	static const char *const ns[] = { "user", "mnt", "pid", "ipc", "uts", "net", "cgroup" };
+	struct sbx_json j;
+	char path[64];
+	struct stat st;
+
+	if (r->status_fd < 0)
+		return;
+	sbx_json_begin(&j, NS_PROG, "namespaces");
+	sbx_json_int(&j, "pid", pid);
+	sbx_json_open_obj(&j, "ns");
+	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, ns[i]);
+		if (stat(path, &st) == 0)
+			sbx_json_uint(&j, ns[i], (uint64_t)st.st_ino);
+		else
+			sbx_json_null(&j, ns[i]);
+	}
+	sbx_json_close_obj(&j);
+	sbx_json_write(&j, r->status_fd);
+}
+
+static void status_started(const struct ns_run *r, const struct ns_report *rep)
+{
+	struct sbx_json j;
+
+	if (r->status_fd < 0)
+		return;
+	sbx_json_begin(&j, NS_PROG, "started");
+	if (rep->value > 0)
+		sbx_json_int(&j, "landlock", rep->value);
+	else
+		sbx_json_str(&j, "landlock", "none");
+	sbx_json_bool(&j, "seccomp", 1);
+	sbx_json_str(&j, "net", "none");
+	sbx_json_bool(&j, "hidepid", rep->extra);
+	sbx_json_str(&j, "userns", "blocked");
+	sbx_json_uint(&j, "uid", r->uid);
+	sbx_json_uint(&j, "gid", r->gid);
+	sbx_json_write(&j, r->status_fd);
+}
+
+/* The outcome: the command's code, 128+N for a signal; if the sandbox died
+ * before the command started, its own code (the message is already out). */
+static int finish(const struct ns_run *r, int started, int have_exit, int cmd_status, int init_status)
+{
+	struct sbx_json j;
+	int code, sig = 0;
+
+	if (have_exit) {
+		code = sbx_wait_code(cmd_status);
+		if (WIFSIGNALED(cmd_status))
+			sig = WTERMSIG(cmd_status);
+	} else {
+		code = sbx_wait_code(init_status);
+		if (WIFSIGNALED(init_status))
+			sig = WTERMSIG(init_status);
+	}
+	if (r->status_fd >= 0) {
+		sbx_json_begin(&j, NS_PROG, "exit");
+		sbx_json_int(&j, "code", code);
+		if (sig)
+			sbx_json_int(&j, "signal", sig);
+		if (!started)
+			sbx_json_str(&j, "stage", "setup");
+		sbx_json_write(&j, r->status_fd);
+	}
+	return code;
+}
+
+/* Forward termination requests to pid 1 (which passes them to the command)
+ * and collect the reports until pid 1 is gone. */
+static int wait_sandbox(struct ns_run *r, pid_t pid)
+{
+	sigset_t set;
+	struct signalfd_siginfo si;
+	struct pollfd pf[2];
+	struct ns_report rep;
+	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0) {
+		kill(pid, SIGKILL);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create signalfd");
+	}
+	for (;;) {
+		pf[0].fd = sfd;
+		pf[0].events = POLLIN;
+		pf[1].fd = report_open ? r->report_fd : -1;
+		pf[1].events = POLLIN;
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			kill(pid, SIGKILL);
+			sbx_die_errno(SBX_EXIT_SYS, "unable to poll");
+		}
+		if (pf[1].revents) {
+			ssize_t n = read(r->report_fd, &rep, sizeof rep);
+			if (n == (ssize_t)sizeof rep && rep.kind == 'S') {
+				started = 1;
+				status_started(r, &rep);
+			} else if (n == (ssize_t)sizeof rep && rep.kind == 'X') {
+				have_exit = 1;
+				cmd_status = rep.value;
+			} else if (n <= 0 && !(n < 0 && errno == EINTR)) {
+				report_open = 0;
+			}
+		}
+		if (!(pf[0].revents & POLLIN))
+			continue;
+		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			kill(pid, (int)si.ssi_signo);
+			continue;
+		}
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+	}
+	/* pid 1 wrote its report before exiting: drain it. */
+	while (report_open) {
+		ssize_t n = read(r->report_fd, &rep, sizeof rep);
+		if (n != (ssize_t)sizeof rep)
+			break;
+		if (rep.kind == 'S') {
+			started = 1;
+			status_started(r, &rep);
+		} else if (rep.kind == 'X') {
+			have_exit = 1;
+			cmd_status = rep.value;
+		}
+	}
+	close(sfd);
+	return finish(r, started, have_exit, cmd_status, st);
+}
+
+int main(int argc, char **argv)
+{
+	struct ns_run r;
+	sigset_t block;
+	int syncp[2], repp[2], code;
+	pid_t ppid = getppid(), pid;
+
+	sbx_setprog(NS_PROG);
+	memset(&r, 0, sizeof r);
+	r.status_fd = r.ready_fd = r.wsfd = -1;
+	r.net = NET_NONE;
+	parse(&r, argc, argv);
+	check_identity(&r);
+
+	/* Killing whatever started sbx-ns kills the sandbox. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set the parent-death signal");
+	if (getppid() != ppid)
+		sbx_die(SBX_EXIT_LOST, "unable to start: the parent process is gone");
+
+	ns_add_runtime(&r);
+	ns_check_ops(&r);
+	ns_check_launcher(&r);
+	if (sbx_probe_landlock(&r.landlock_abi) != 0)
+		r.landlock_abi = 0;
+	if (r.require_landlock && r.landlock_abi <= 0)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
+	ns_plan_scratch(&r);
+	ns_plan_deny(&r);
+
+	if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create pipes");
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	signal(SIGCHLD, SIG_DFL);
+	if (sigprocmask(SIG_BLOCK, &block, &r.oldmask) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
+
+	/* One clone: every namespace at once; the child is pid 1. Raw clone
+	 * (fork semantics) so nothing in libc runs twice. */
+	pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWCGROUP | SIGCHLD),
+			     0, 0, 0, 0);
+	if (pid < 0)
+		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to create namespaces (%s)", userns_help);
+	if (pid == 0) {
+		close(syncp[1]);
+		close(repp[0]);
+		r.sync_fd = syncp[0];
+		r.report_fd = repp[1];
+		ns_init_main(&r);
+	}
+	close(syncp[0]);
+	close(repp[1]);
+	r.report_fd = repp[0];
+	write_maps(&r, pid);
+	status_namespaces(&r, pid);
+	/* Go. The outer keeps its end open for life: the sandbox sees EOF
+	 * (and has its parent-death signal) when the outer is gone. */
+	if (write(syncp[1], "g", 1) != 1) {
+		kill(pid, SIGKILL);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to start the sandbox");
+	}
+	if (r.ready_fd >= 0)
+		close(r.ready_fd);
+	code = wait_sandbox(&r, pid);
+	ns_cleanup_deny(&r);
+	return code;
+}

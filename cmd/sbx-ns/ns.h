@@ -1,0 +1,132 @@
+/* sbx-ns: what the steps of one run share. The outer process fills a
+ * struct ns_run from argv and from its checks of the host; the sandbox's
+ * pid 1 and the command's process inherit it as a copy of memory (clone
+ * without CLONE_VM), so the plan is made once, by the caller's identity,
+ * before anything is created. */
+#ifndef SBX_NS_H
+#define SBX_NS_H
+
+#include <signal.h>
+#include <stdnoreturn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define NS_PROG "sbx-ns"
+
+/* One bind mount of the sandbox's root, in the order it is applied. */
+enum mount_kind {
+	MNT_RUNTIME = 1,   /* the default system set, or --runtime */
+	MNT_RO,            /* --ro PATH, --ro-fd FD */
+	MNT_RW,            /* --rw PATH, --rw-fd FD */
+	MNT_WORKSPACE,     /* --workspace DIR, --workspace-fd FD */
+	MNT_SCRATCH,       /* --tmp-in-workspace: a workspace directory at /tmp or /dev/shm */
+	MNT_SYMLINK,       /* a runtime path that is a symlink (/bin -> usr/bin) */
+	/* Room for binds to a chosen destination (--bind SRC DEST and the
+	 * fd forms): src and dest differ; everything else is the same. */
+};
+
+struct mount_op {
+	enum mount_kind kind;
+	int ro;
+	const char *opt;   /* the option that asked for it, for messages */
+	char *src;         /* canonical host path */
+	char *dest;        /* absolute path inside the sandbox */
+	int fd;            /* the caller's fd (the *-fd forms), else -1 */
+	dev_t dev;         /* identity checked at every step */
+	ino_t ino;
+	int isdir;
+};
+
+/* Deny-write: what the outer found in the workspace, relative to it. */
+enum deny_kind {
+	DENY_ANCESTOR = 1, /* bound onto itself so it cannot be renamed or removed */
+	DENY_PROTECT,      /* bound read-only onto itself */
+};
+
+struct deny_op {
+	enum deny_kind kind;
+	char *rel;
+	dev_t dev;
+	ino_t ino;
+	int created;       /* a placeholder the outer made (removed at the end) */
+	int isdir;
+};
+
+enum net_mode { NET_NONE = 1 };
+
+struct ns_run {
+	/* argv */
+	struct mount_op *ops;
+	size_t nops, capops;
+	const char **deny;     /* --deny-write globs (NULL: the defaults) */
+	size_t ndeny;
+	const char **setenv;   /* NAME=VALUE */
+	size_t nsetenv;
+	const char **keepenv;  /* NAME */
+	size_t nkeepenv;
+	const char *runtime;   /* --runtime PATHS, NULL for the default set */
+	int tmp_in_ws;
+	int require_landlock;
+	int have_uid, have_gid;
+	uid_t uid;             /* the command's identity */
+	gid_t gid;
+	enum net_mode net;
+	int status_fd, ready_fd;
+	char **cmd;            /* prog and its args */
+
+	/* found by the outer */
+	int root;              /* the caller is root (maps 0 too, switches to uid/gid) */
+	uid_t caller_uid;
+	gid_t caller_gid;
+	size_t ws;             /* index of the workspace in ops */
+	int wsfd;              /* O_PATH on the workspace, the outer's own */
+	struct deny_op *dops;
+	size_t ndops, capdops;
+	int landlock_abi;      /* 0: none */
+	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
+	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
+	int report_fd;         /* sandbox -> outer: what happened inside */
+};
+
+/* Records on the report pipe, fixed size so one write(2) is atomic. */
+struct ns_report {
+	int kind;          /* 'S' command about to exec, 'X' command ended */
+	int value;         /* 'S': Landlock ABI (0 none); 'X': wait status */
+	int extra;         /* 'S': hidepid applied; 'X': unused */
+};
+
+/* paths.c */
+void ns_add_path(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg);
+void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg);
+void ns_add_runtime(struct ns_run *r);
+void ns_check_ops(struct ns_run *r);
+struct mount_op *ns_push_op(struct ns_run *r);
+int ns_under(const char *path, const char *dir);
+
+/* launcher.c */
+void ns_check_launcher(const struct ns_run *r);
+
+/* deny.c */
+void ns_check_glob(const char *glob);
+void ns_plan_deny(struct ns_run *r);
+void ns_plan_scratch(struct ns_run *r);
+void ns_cleanup_deny(struct ns_run *r);
+
+/* root.c: in the sandbox's pid 1, before the command exists */
+void ns_build_root(struct ns_run *r, int *hidepid);
+
+/* inside.c */
+noreturn void ns_init_main(struct ns_run *r);
+
+/* filter.c */
+void ns_load_filter(const struct ns_run *r);
+
+/* landlock.c */
+int ns_landlock(const struct ns_run *r);
+
+/* caps.c */
+int ns_drop_bounding(void);
+int ns_clear_caps(void);
+
+#endif

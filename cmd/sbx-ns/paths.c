@@ -1,0 +1,250 @@
+/* The roots of the sandbox: which host paths appear in it, checked once
+ * here with the caller's view and identity. Every path is taken only in its
+ * canonical form (no symlink, '.', '..' or repeated slash), so what was
+ * checked is what the sandbox shows; the device and inode found here are
+ * compared again when the sandbox mounts it. */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+#include "fd.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const never[] = { "/proc", "/sys", "/dev", NULL };
+/* The workspace would collide with the runtime mounts or the private /tmp. */
+static const char *const never_ws[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64", "/dev",
+					"/proc", "/sys", "/tmp", NULL };
+static const char *const default_runtime[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64",
+					       "/etc", NULL };
+
+/* path is dir or lies below it (both canonical). */
+int ns_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return 1;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+struct mount_op *ns_push_op(struct ns_run *r)
+{
+	struct mount_op *op;
+
+	if (r->nops == r->capops) {
+		size_t cap = r->capops ? r->capops * 2 : 16;
+		op = realloc(r->ops, cap * sizeof *op);
+		if (!op)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		r->ops = op;
+		r->capops = cap;
+	}
+	op = &r->ops[r->nops++];
+	memset(op, 0, sizeof *op);
+	op->fd = -1;
+	return op;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	return d;
+}
+
+/* NULL when path is canonical and every component exists and none is a
+ * symlink (the last one too, unless last_link_ok); else why not. */
+static const char *canonical(const char *path, int last_link_ok, struct stat *st)
+{
+	char buf[PATH_MAX], real[PATH_MAX];
+	size_t len = strlen(path), i;
+
+	if (len >= sizeof buf)
+		return "too long";
+	memcpy(buf, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (lstat(buf, st) < 0)
+			return errno == ENOENT ? "does not exist" : strerror(errno);
+		if (S_ISLNK(st->st_mode) && !(i == len && last_link_ok))
+			return i == len ? "a symlink" : "has a symlink in its path";
+		buf[i] = path[i];
+	}
+	if (S_ISLNK(st->st_mode))
+		return NULL;
+	if (!realpath(path, real))
+		return strerror(errno);
+	if (strcmp(real, path))
+		return "not canonical";
+	return NULL;
+}
+
+/* Usage checks shared by every path option. */
+static void check_place(const char *opt, const char *arg, const char *path, enum mount_kind kind)
+{
+	const char *const *d;
+
+	if (!strcmp(path, "/"))
+		sbx_die_usage("%s: invalid path '%s': the root", opt, arg);
+	for (d = kind == MNT_WORKSPACE ? never_ws : never; *d; d++)
+		if (ns_under(path, *d))
+			sbx_die_usage("%s: invalid path '%s': under %s", opt, arg, *d);
+}
+
+static void fill(struct mount_op *op, enum mount_kind kind, int ro, const char *opt,
+		 const char *path, const struct stat *st)
+{
+	op->kind = kind;
+	op->ro = ro;
+	op->opt = opt;
+	op->src = xstrdup(path);
+	op->dest = op->src;
+	op->dev = st->st_dev;
+	op->ino = st->st_ino;
+	op->isdir = S_ISDIR(st->st_mode);
+}
+
+static void check_type(const char *opt, const char *arg, enum mount_kind kind, const struct stat *st)
+{
+	if (kind == MNT_WORKSPACE && !S_ISDIR(st->st_mode))
+		sbx_die_usage("%s: invalid path '%s': not a directory", opt, arg);
+	if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode))
+		sbx_die_usage("%s: invalid path '%s': not a file or directory", opt, arg);
+}
+
+void ns_add_path(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg)
+{
+	struct stat st;
+	const char *why;
+
+	if (!*arg)
+		sbx_die_usage("%s: invalid path '': empty", opt);
+	if (arg[0] != '/')
+		sbx_die_usage("%s: invalid path '%s': relative", opt, arg);
+	why = canonical(arg, 0, &st);
+	if (why)
+		sbx_die_usage("%s: invalid path '%s': %s", opt, arg, why);
+	check_place(opt, arg, arg, kind);
+	check_type(opt, arg, kind, &st);
+	fill(ns_push_op(r), kind, ro, opt, arg, &st);
+}
+
+/* An fd the caller opened: bound at the path it resolves to, and only if
+ * that path still names the very object (else someone replaced it). */
+void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg)
+{
+	char link[64], path[PATH_MAX];
+	struct stat fst, st;
+	struct mount_op *op;
+	const char *why;
+	ssize_t n;
+	int fd = sbx_opt_fd(opt, arg);
+
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].fd == fd)
+			sbx_die_usage("%s: fd %d given twice", opt, fd);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof path - 1);
+	if (n < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", link);
+	path[n] = '\0';
+	if (fstat(fd, &fst) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat fd %d", fd);
+	if (path[0] != '/' || (!S_ISDIR(fst.st_mode) && !S_ISREG(fst.st_mode)))
+		sbx_die_usage("%s: invalid fd '%s': not a file or directory", opt, arg);
+	if (kind == MNT_WORKSPACE && !S_ISDIR(fst.st_mode))
+		sbx_die_usage("%s: invalid fd '%s': not a directory", opt, arg);
+	check_place(opt, path, path, kind);
+	why = canonical(path, 0, &st);
+	if (why || st.st_dev != fst.st_dev || st.st_ino != fst.st_ino)
+		sbx_die(SBX_EXIT_POLICY, "unable to bind fd %d: %s no longer names the object "
+			"the fd was opened on (race)", fd, path);
+	op = ns_push_op(r);
+	fill(op, kind, ro, opt, path, &fst);
+	op->fd = fd;
+}
+
+/* The system paths every command needs, read-only, before the caller's
+ * own binds. A path that is a symlink (/bin -> usr/bin on merged-/usr
+ * systems) is recreated as the same symlink. */
+void ns_add_runtime(struct ns_run *r)
+{
+	size_t first = r->nops, i, n;
+	struct mount_op *op, tmp[64];
+	char list[4096], *save = NULL, *p;
+	const char *const *d;
+	struct stat st;
+	int given = r->runtime != NULL;
+
+	if (given && !strcmp(r->runtime, "none"))
+		return;
+	if (given) {
+		if (strlen(r->runtime) >= sizeof list)
+			sbx_die_usage("--runtime: too long");
+		if (strstr(r->runtime, "::") || r->runtime[0] == ':' ||
+		    r->runtime[strlen(r->runtime) - 1] == ':')
+			sbx_die_usage("--runtime: invalid list '%s': empty entry", r->runtime);
+		strcpy(list, r->runtime);
+		for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+			const char *why;
+			if (p[0] != '/')
+				sbx_die_usage("--runtime: invalid path '%s': relative", p);
+			why = canonical(p, 1, &st);
+			if (why)
+				sbx_die_usage("--runtime: invalid path '%s': %s", p, why);
+			check_place("--runtime", p, p, MNT_RO);
+			if (!S_ISLNK(st.st_mode))
+				check_type("--runtime", p, MNT_RO, &st);
+			fill(ns_push_op(r), MNT_RUNTIME, 1, "--runtime", p, &st);
+		}
+	} else {
+		for (d = default_runtime; *d; d++) {
+			if (canonical(*d, 1, &st))
+				continue;
+			if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode))
+				continue;
+			fill(ns_push_op(r), MNT_RUNTIME, 1, "--runtime", *d, &st);
+		}
+	}
+	for (i = first; i < r->nops; i++) {
+		op = &r->ops[i];
+		if (lstat(op->src, &st) == 0 && S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t len = readlink(op->src, target, sizeof target - 1);
+			if (len <= 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to read symlink %s", op->src);
+			target[len] = '\0';
+			op->kind = MNT_SYMLINK;
+			op->src = xstrdup(target);
+			op->dest = xstrdup(op->dest);
+		}
+	}
+	/* Move them in front of the caller's binds. */
+	n = r->nops - first;
+	if (n > sizeof tmp / sizeof tmp[0])
+		sbx_die_usage("--runtime: too many paths");
+	memcpy(tmp, r->ops + first, n * sizeof *tmp);
+	memmove(r->ops + n, r->ops, first * sizeof *tmp);
+	memcpy(r->ops, tmp, n * sizeof *tmp);
+	r->ws += n;
+}
+
+/* Two binds at one place would silently hide one of them. */
+void ns_check_ops(struct ns_run *r)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(r->ops[i].dest, r->ops[j].dest))
+				sbx_die_usage("%s: %s is already bound (by %s)", r->ops[i].opt,
+					      r->ops[i].dest, r->ops[j].opt);
+}

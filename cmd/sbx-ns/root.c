@@ -1,0 +1,314 @@
+/* The sandbox's root, built by its pid 1 (full capabilities in the new user
+ * namespace, nothing outside it): a tmpfs holding only what the plan names,
+ * then pivot_root and the old root detached.
+ *
+ * Sources are opened first, before anything is mounted, and checked against
+ * the device and inode the outer process saw; each bind is a clone of that
+ * very object (open_tree), made read-only with all its submounts in one
+ * step (mount_setattr), and attached to a mount point this process created
+ * on its own tmpfs (move_mount onto an fd, no path walked twice). */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define A_RDONLY 0x1ULL
+#define A_NOSUID 0x2ULL
+#define A_NODEV  0x4ULL
+#define A_NOEXEC 0x8ULL
+#define TREE_CLONE 1U
+#define AT_RECURSIVE_ 0x8000U
+#define MOVE_F_EMPTY 0x4U
+#define MOVE_T_EMPTY 0x40U
+
+struct mattr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+static int open_tree_(int dfd, const char *p, unsigned f)
+{
+	return (int)syscall(SYS_open_tree, dfd, p, f);
+}
+
+static int move_mount_(int fdfd, const char *fp, int tdfd, const char *tp, unsigned f)
+{
+	return (int)syscall(SYS_move_mount, fdfd, fp, tdfd, tp, f);
+}
+
+static int setattr_(int dfd, const char *p, unsigned f, uint64_t set)
+{
+	struct mattr a = { .attr_set = set };
+	return (int)syscall(SYS_mount_setattr, dfd, p, f, &a, sizeof a);
+}
+
+static int openat2_(int dfd, const char *p, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = flags, .resolve = resolve };
+	return (int)syscall(SYS_openat2, dfd, p, &how, sizeof how);
+}
+
+/* Our own tmpfs instances: the only places where mount points may be made. */
+struct owned {
+	dev_t dev[4];
+	int n;
+};
+
+static int is_owned(const struct owned *o, dev_t d)
+{
+	for (int i = 0; i < o->n; i++)
+		if (o->dev[i] == d)
+			return 1;
+	return 0;
+}
+
+static void own(struct owned *o, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", path);
+	o->dev[o->n++] = st.st_dev;
+}
+
+/* The mount point for dest (absolute, in the sandbox) relative to the new
+ * root (the cwd): missing components are created, only on our tmpfs;
+ * symlinks are never followed. Returns an O_PATH fd on it. */
+static int mount_point(const struct owned *o, const char *dest, int isdir)
+{
+	char buf[PATH_MAX], *p, *slash;
+	struct stat st;
+	int fd, next;
+
+	snprintf(buf, sizeof buf, "%s", dest + 1);
+	fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open the new root");
+	for (p = buf; *p; p = slash + 1) {
+		int last;
+		slash = strchrnul(p, '/');
+		last = *slash == '\0';
+		*slash = '\0';
+		next = openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT) {
+			if (fstat(fd, &st) < 0 || !is_owned(o, st.st_dev))
+				sbx_die(SBX_EXIT_SYS, "unable to create mount point %s: %s is not on the "
+					"sandbox's own tmpfs", dest, buf);
+			if (!last || isdir) {
+				if (mkdirat(fd, p, 0755) < 0 && errno != EEXIST)
+					sbx_die_errno(SBX_EXIT_SYS, "unable to create mount point %s", dest);
+			} else {
+				int f = openat(fd, p, O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+				if (f < 0)
+					sbx_die_errno(SBX_EXIT_SYS, "unable to create mount point %s", dest);
+				close(f);
+			}
+			next = openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to open mount point %s", dest);
+		if (fstat(next, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat mount point %s", dest);
+		if (S_ISLNK(st.st_mode) || (!last && !S_ISDIR(st.st_mode)) ||
+		    (last && !!S_ISDIR(st.st_mode) != !!isdir))
+			sbx_die(SBX_EXIT_SYS, "unable to use mount point %s: %s has the wrong type", dest, buf);
+		close(fd);
+		fd = next;
+		if (last)
+			break;
+		*slash = '/';
+	}
+	return fd;
+}
+
+/* Clone the tree at srcfd, set its flags, attach it at the target fd. */
+static void bind_fd(int srcfd, int target, uint64_t attr, int recursive, const char *what)
+{
+	unsigned rec = recursive ? AT_RECURSIVE_ : 0;
+	int tree = open_tree_(srcfd, "", TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | rec);
+
+	if (tree < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to clone mount of %s", what);
+	if (attr && setattr_(tree, "", AT_EMPTY_PATH | rec, attr) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set mount flags of %s", what);
+	if (move_mount_(tree, "", target, "", MOVE_F_EMPTY | MOVE_T_EMPTY) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to mount %s", what);
+	close(tree);
+}
+
+static void verify(const char *rel, const char *shown, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	if (lstat(rel, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat mounted %s", shown);
+	if (st.st_dev != dev || st.st_ino != ino)
+		sbx_die(SBX_EXIT_POLICY, "unable to bind %s: the mounted object is not the one checked (race)", shown);
+}
+
+static void mount_or_die(const char *src, const char *target, const char *type,
+			 unsigned long flags, const char *data)
+{
+	if (mount(src, target, type, flags, data) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to mount %s on /%s", type ? type : src, target);
+}
+
+static void build_dev(const struct ns_run *r, struct owned *o)
+{
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty", NULL };
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "dev/ptmx" }, { "/proc/self/fd", "dev/fd" },
+		{ "/proc/self/fd/0", "dev/stdin" }, { "/proc/self/fd/1", "dev/stdout" },
+		{ "/proc/self/fd/2", "dev/stderr" },
+	};
+	char src[32], dst[32];
+
+	mount_or_die("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755");
+	own(o, "dev");
+	for (const char *const *n = nodes; *n; n++) {
+		int f;
+		snprintf(src, sizeof src, "/dev/%s", *n);
+		snprintf(dst, sizeof dst, "dev/%s", *n);
+		f = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		if (f < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to create /%s", dst);
+		close(f);
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s on /%s", src, dst);
+	}
+	if (mkdir("dev/pts", 0755) < 0 || mkdir("dev/shm", 01777) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create /dev/pts and /dev/shm");
+	mount_or_die("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		     "newinstance,ptmxmode=0666,mode=620");
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+		if (symlink(links[i][0], links[i][1]) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to create /%s", links[i][1]);
+	if (!r->tmp_in_ws)
+		mount_or_die("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+}
+
+static void build_proc(int *hidepid)
+{
+	static const char *const opts[] = { "hidepid=invisible", "hidepid=2" };
+
+	*hidepid = 1;
+	for (size_t i = 0; i < 2; i++)
+		if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) == 0)
+			return;
+	*hidepid = 0;
+	mount_or_die("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
+/* Deny-write, in path order (ancestors before what lies below them). */
+static void build_deny(const struct ns_run *r)
+{
+	const char *ws = r->ops[r->ws].dest + 1;
+
+	for (size_t i = 0; i < r->ndops; i++) {
+		const struct deny_op *d = &r->dops[i];
+		char rel[PATH_MAX], shown[PATH_MAX + 2];
+		struct stat st;
+		int fd;
+
+		if (!strcmp(d->rel, "."))
+			snprintf(rel, sizeof rel, "%s", ws);
+		else
+			snprintf(rel, sizeof rel, "%s/%s", ws, d->rel);
+		snprintf(shown, sizeof shown, "/%s", rel);
+		fd = openat2_(AT_FDCWD, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			sbx_die_errno(SBX_EXIT_POLICY, "unable to protect %s (race)", shown);
+		if (st.st_dev != d->dev || st.st_ino != d->ino)
+			sbx_die(SBX_EXIT_POLICY, "unable to protect %s: it was replaced (race)", shown);
+		bind_fd(fd, fd, d->kind == DENY_PROTECT ? A_RDONLY | A_NOSUID | A_NODEV : 0,
+			S_ISDIR(st.st_mode), shown);
+		close(fd);
+	}
+}
+
+void ns_build_root(struct ns_run *r, int *hidepid)
+{
+	struct owned o = { .n = 0 };
+	int *src = calloc(r->nops ? r->nops : 1, sizeof *src);
+
+	if (!src)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	/* Sources first, while the host tree is whole, each checked. */
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct mount_op *op = &r->ops[i];
+		struct stat st;
+
+		src[i] = -1;
+		if (op->kind == MNT_SYMLINK)
+			continue;
+		src[i] = openat2_(AT_FDCWD, op->src, O_PATH | O_CLOEXEC,
+				  RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (src[i] < 0)
+			sbx_die_errno(errno == ELOOP || errno == ENOENT ? SBX_EXIT_POLICY : SBX_EXIT_SYS,
+				      "unable to open %s", op->src);
+		if (fstat(src[i], &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", op->src);
+		if (st.st_dev != op->dev || st.st_ino != op->ino)
+			sbx_die(SBX_EXIT_POLICY, "unable to bind %s: it was replaced (race)", op->src);
+	}
+
+	/* The new root: a tmpfs over the old /tmp (private to this mount
+	 * namespace), made the root by pivot_root at the end. */
+	mount_or_die("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+	if (chdir("/tmp") < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the new root");
+	own(&o, ".");
+	if (mkdir("proc", 0555) < 0 || mkdir("dev", 0755) < 0 || mkdir("tmp", 01777) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the directories of the new root");
+	build_proc(hidepid);
+	build_dev(r, &o);
+	if (!r->tmp_in_ws) {
+		mount_or_die("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+		own(&o, "tmp");
+	}
+
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct mount_op *op = &r->ops[i];
+		char rel[PATH_MAX];
+		int target;
+
+		if (op->kind == MNT_SYMLINK) {
+			if (symlink(op->src, op->dest + 1) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to create symlink %s", op->dest);
+			continue;
+		}
+		target = mount_point(&o, op->dest, op->isdir);
+		bind_fd(src[i], target, (op->ro ? A_RDONLY : 0) | A_NOSUID | A_NODEV, 1, op->src);
+		close(target);
+		close(src[i]);
+		snprintf(rel, sizeof rel, "%s", op->dest + 1);
+		verify(rel, op->src, op->dev, op->ino);
+	}
+	free(src);
+	build_deny(r);
+
+	/* Nothing more is created: /dev and the root itself read-only. */
+	if (setattr_(AT_FDCWD, "dev", 0, A_RDONLY) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to make /dev read-only");
+	if (setattr_(AT_FDCWD, ".", 0, A_RDONLY) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to make / read-only");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to pivot_root to the new root");
+	if (umount2(".", MNT_DETACH) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to detach the old root");
+	if (chdir("/") < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to enter /");
+}
