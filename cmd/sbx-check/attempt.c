@@ -1,10 +1,10 @@
-/* The hidden probe mode, `sbx-check --probe ACTION ARGS`, run by the proof
- * inside the sandbox so that no shell or other tool is needed in there. Each
- * action prints one line saying what happened and exits 0 when the action
- * succeeded, 1 when it was refused (with the errno text), 2 on bad input.
- * Every network action targets 127.0.0.1 only: if the sandbox does not
- * hold, the traffic still never leaves the machine. Fork and memory probes
- * stop at a caller-given bound, so an unconfined run stays harmless. */
+/* The hidden probe mode, `sbx-check --probe ACTION ARGS`: the attempts the
+ * proof runs inside the sandbox, so that no shell or other tool is needed in
+ * there. Each action prints one line saying what happened and exits 0 when
+ * the action succeeded, 1 when it was refused (with the errno text), 2 on
+ * bad input. Every network action targets 127.0.0.1 only: if the sandbox
+ * does not hold, the traffic still never leaves the machine. Fork and memory
+ * probes stop at a caller-given bound, so an unconfined run stays harmless. */
 #include "check.h"
 #include "parse.h"
 
