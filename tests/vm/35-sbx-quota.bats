@@ -1,0 +1,321 @@
+#!/usr/bin/env bats
+# sbx-quota on real project quotas, XFS and ext4, as root and as the unprivileged user.
+# Root makes its own workspaces with `sbx-quota prepare` (8 MiB, 16 inodes); the user gets
+# the one init prepared with the same limits (it cannot set limits itself), reads them
+# through statfs, and damages its own workspace the ways an owner can.
+
+load helpers/vm
+
+: "${SBX_TESTBIN:=/sbx/testbin}"
+qa() { "$SBX_TESTBIN/quota-attr" "$@"; }
+
+# The errno of a write past a project limit: XFS answers ENOSPC (a project quota acts as
+# the size of a directory tree), ext4 EDQUOT.
+full_errno() { if [ "$1" = xfs ]; then echo ENOSPC; else echo EDQUOT; fi; }
+
+# ws_for FS: sets ws (an empty workspace under an 8 MiB / 16 inode project) and proj.
+ws_for() {
+	fs=$1
+	if [ "$SBX_VM_ROLE" = root ]; then
+		proj=$((5000 + BATS_TEST_NUMBER))
+		ws=/mnt/$fs/q35-$BATS_TEST_NUMBER
+		mkdir "$ws"
+		sbx-quota prepare --workspace "$ws" --project "$proj" --disk 8M --inodes 16
+	else
+		ws=/mnt/$fs/sbxuser-quota
+		if [ "$fs" = xfs ]; then proj=2000; else proj=2001; fi
+	fi
+}
+
+teardown() {
+	[ -z "${enforce_off:-}" ] || qa --enforce on "$enforce_off"
+	if [ -n "${ws:-}" ] && [ -d "$ws" ]; then
+		if [ "$SBX_VM_ROLE" = root ]; then
+			rm -rf "$ws"
+		else
+			find "$ws" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+			qa "$ws" "$proj" inherit
+		fi
+	fi
+	local x
+	for x in "${extra[@]}"; do rm -rf "$x"; done
+}
+extra=()
+
+# --- each test body runs for both filesystems ---------------------------------------------
+
+t_prepare_then_verify() {
+	ws_for "$1"
+	mkdir -p "$ws/a/b"
+	echo data >"$ws/a/b/f"
+	run -0 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M --inodes 16
+	assert_output ""
+	assert_equal "$stderr" ""
+	run -0 qa "$ws/a/b/f"
+	assert_output "$proj noinherit"
+	run -0 qa "$ws/a/b"
+	assert_output "$proj inherit"
+}
+
+t_status_fd() {
+	ws_for "$1"
+	local src=quotactl
+	[ "$SBX_VM_ROLE" = root ] || src=statfs
+	run -0 --separate-stderr sh -c 'exec 5>&1 && exec sbx-quota verify --workspace "$1" --disk 8M --status-fd 5 >/dev/null' sh "$ws"
+	assert_equal "${#lines[@]}" 2
+	assert_regex "${lines[0]}" "^\\{\"tool\":\"sbx-quota\",\"event\":\"verified\",\"workspace\":\"$ws\",\"fs\":\"$1\",\"dev\":\"[0-9]+:[0-9]+\",\"fsid\":\"[0-9a-f]{16}\",\"mount_id\":[0-9]+,\"project\":$proj,\"limits_from\":\"$src\",\"block_hard\":8388608,\"block_soft\":0,\"inode_hard\":16,\"inode_soft\":0,\"bytes_used\":[0-9]+,\"inodes_used\":1,\"entries\":1\\}$"
+	assert_equal "${lines[1]}" '{"tool":"sbx-quota","event":"exit","code":0}'
+}
+
+t_edquot_bytes() {
+	ws_for "$1"
+	extra+=("/mnt/$1/outside-$SBX_VM_ROLE-$BATS_TEST_NUMBER")
+	run -1 sbx-quota verify --workspace "$ws" --disk 8M -- fill bytes "$ws/data" 33554432
+	assert_output --regexp "^wrote [0-9]+ bytes: $(full_errno "$1")\$"
+	local n=${output#wrote }
+	n=${n%% *}
+	((n <= 8388608 && n >= 8388608 - 1048576)) || fail "wrote $n bytes under an 8388608-byte limit"
+	# The rest of the filesystem is not charged: a file outside the project still grows.
+	run -0 fill bytes "/mnt/$1/outside-$SBX_VM_ROLE-$BATS_TEST_NUMBER" 16777216
+	assert_output "wrote 16777216 bytes"
+}
+
+t_edquot_inodes() {
+	ws_for "$1"
+	run -1 sbx-quota verify --workspace "$ws" --disk 8M --inodes 16 -- fill files "$ws" 1000
+	assert_output "created 15 files: $(full_errno "$1")"
+}
+
+t_enforcement_off() {
+	ws_for "$1"
+	if [ "$SBX_VM_ROLE" = root ]; then
+		enforce_off=/mnt/$1
+		qa --enforce off "/mnt/$1"
+		run -101 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+		assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws ($1): project quota enforcement is off"
+	else
+		# Only an administrator can switch enforcement off.
+		run -111 qa --enforce off "/mnt/$1"
+		assert_output "quota-attr: fatal: unable to stop enforcing quotas on /mnt/$1: Operation not permitted"
+		run -0 sbx-quota verify --workspace "$ws" --disk 8M
+	fi
+}
+
+t_root_noinherit() {
+	ws_for "$1"
+	qa "$ws" "$proj" noinherit
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: its root lacks PROJINHERIT"
+}
+
+t_deep_noinherit() {
+	ws_for "$1"
+	mkdir -p "$ws/a/b/c/d"
+	qa "$ws/a/b/c" "$proj" noinherit
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: directory 'a/b/c' lacks PROJINHERIT"
+}
+
+t_deep_other_project() {
+	ws_for "$1"
+	mkdir -p "$ws/a/b/c"
+	: >"$ws/a/b/c/f"
+	qa "$ws/a/b/c/f" 7
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: 'a/b/c/f' has project id 7, not $proj"
+}
+
+t_looser_blocks() {
+	ws_for "$1"
+	if [ "$SBX_VM_ROLE" = root ]; then
+		run -0 sbx-quota prepare --workspace "$ws" --project "$proj" --disk 16M --inodes 16 --replace
+		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj block hard limit 16777216 exceeds --disk 8388608"
+	else
+		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 4M
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj block limit (statfs) 8388608 exceeds --disk 4194304"
+	fi
+}
+
+t_looser_inodes() {
+	ws_for "$1"
+	if [ "$SBX_VM_ROLE" = root ]; then
+		quota-set "$ws" "$proj" 8388608 4096
+		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj inode hard limit 4096 exceeds --disk / 4096 = 2048"
+		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 16M --inodes 4095
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj inode hard limit 4096 exceeds --inodes 4095"
+	else
+		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M --inodes 8
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj inode limit (statfs) 16 exceeds --inodes 8"
+	fi
+}
+
+t_symlink() {
+	ws_for "$1"
+	mkdir "$ws/a"
+	ln -s / "$ws/a/up"
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: 'a/up' is a symbolic link"
+}
+
+t_hardlink() {
+	ws_for "$1"
+	local out=/mnt/$1/link-$SBX_VM_ROLE-$BATS_TEST_NUMBER
+	extra+=("$out")
+	mkdir "$ws/a"
+	: >"$ws/a/f"
+	ln "$ws/a/f" "$out"
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: 'a/f' has 2 hard links"
+}
+
+t_bind_mount() {
+	ws_for "$1"
+	local other=/mnt/$1/bind-$SBX_VM_ROLE-$BATS_TEST_NUMBER
+	extra+=("$other")
+	mkdir "$other" "$ws/m"
+	local ns="unshare -m"
+	[ "$SBX_VM_ROLE" = root ] || ns="unshare -Urm"
+	# In a mount namespace of its own, so nothing is left mounted; the user's is inside a
+	# user namespace, where quotactl reads are refused and statfs is what remains.
+	run -102 --separate-stderr $ns sh -c 'mount --bind "$1" "$2/m" && exec sbx-quota verify --workspace "$2" --disk 8M' sh "$other" "$ws"
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: 'm' is another mount (a mount point or bind mount)"
+	run -102 --separate-stderr $ns sh -c 'mount -t tmpfs tmpfs "$1/m" && exec sbx-quota verify --workspace "$1" --disk 8M' sh "$ws"
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: 'm' is on another filesystem"
+}
+
+t_shared_project() {
+	ws_for "$1"
+	local other=/mnt/$1/shared-$SBX_VM_ROLE-$BATS_TEST_NUMBER
+	extra+=("$other")
+	mkdir "$other"
+	qa "$other" "$proj" inherit
+	: >"$other/x"
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj is shared: 3 inodes are charged to it, the workspace has 1"
+	if [ "$SBX_VM_ROLE" = root ]; then
+		local third=/mnt/$1/third-$BATS_TEST_NUMBER
+		extra+=("$third")
+		mkdir "$third"
+		run -102 --separate-stderr sbx-quota prepare --workspace "$third" --project "$proj" --disk 8M
+		assert_equal "$stderr" "sbx-quota: fatal: refusing to prepare $third: project $proj is in use by 3 inodes outside the workspace"
+	fi
+}
+
+t_pass_fd_and_max_file() {
+	ws_for "$1"
+	run -0 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M --pass-fd 7 --max-file 1M -- \
+		sh -c 'stat -L -c %d:%i /proc/self/fd/7; stat -c %d:%i "$1"; grep "^Max file size" /proc/self/limits' sh "$ws"
+	assert_equal "${lines[0]}" "${lines[1]}"
+	assert_regex "${lines[2]}" '^Max file size +1048576 +1048576 +bytes *$'
+	run -153 sbx-quota verify --workspace "$ws" --disk 8M --max-file 1M -- fill bytes "$ws/big" 4194304
+}
+
+t_prepare_widen() {
+	ws_for "$1"
+	if [ "$SBX_VM_ROLE" = root ]; then
+		run -102 --separate-stderr sbx-quota prepare --workspace "$ws" --project "$proj" --disk 16M --inodes 16
+		assert_equal "$stderr" "sbx-quota: fatal: refusing to prepare $ws: project $proj has a block hard limit of 8388608; raising it to 16777216 needs --replace"
+		run -102 --separate-stderr sbx-quota prepare --workspace "$ws" --project "$proj" --disk 8M --inodes 32
+		assert_equal "$stderr" "sbx-quota: fatal: refusing to prepare $ws: project $proj has an inode hard limit of 16; raising it to 32 needs --replace"
+		run -0 sbx-quota prepare --workspace "$ws" --project "$proj" --disk 4M --inodes 8
+		run -0 sbx-quota prepare --workspace "$ws" --project "$proj" --disk 16M --replace
+		run -0 sbx-quota report --workspace "$ws"
+		assert_line "block hard limit: 16777216"
+		assert_line "inode hard limit: 4096"
+	else
+		run -111 --separate-stderr sbx-quota prepare --workspace "$ws" --project "$proj" --disk 8M
+		assert_equal "$stderr" "sbx-quota: fatal: unable to read the quota of project $proj on $ws: Operation not permitted"
+	fi
+}
+
+t_prepare_tree() {
+	ws_for "$1"
+	[ "$SBX_VM_ROLE" = root ] || { run -0 true; return; }
+	local t=/mnt/$1/tree-$BATS_TEST_NUMBER
+	extra+=("$t")
+	mkdir -p "$t/a/b/c" "$t/d"
+	echo x >"$t/a/b/c/f"
+	echo y >"$t/d/g"
+	run -0 sbx-quota prepare --workspace "$t" --project $((proj + 100)) --disk 8M
+	for p in "$t" "$t/a" "$t/a/b" "$t/a/b/c" "$t/d"; do
+		run -0 qa "$p"
+		assert_output "$((proj + 100)) inherit"
+	done
+	run -0 qa "$t/a/b/c/f"
+	assert_output "$((proj + 100)) noinherit"
+	run -0 sbx-quota verify --workspace "$t" --disk 8M
+	# A link inside stops prepare before anything changes.
+	local u=/mnt/$1/tree2-$BATS_TEST_NUMBER
+	extra+=("$u")
+	mkdir -p "$u/a"
+	ln -s /etc "$u/a/l"
+	run -102 --separate-stderr sbx-quota prepare --workspace "$u" --project $((proj + 200)) --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: 'a/l' is a symbolic link"
+	run -0 qa "$u/a"
+	assert_output "0 noinherit"
+}
+
+t_report() {
+	ws_for "$1"
+	local src=quotactl soft=0
+	[ "$SBX_VM_ROLE" = root ] || src=statfs
+	run -0 sbx-quota report --workspace "$ws"
+	assert_line "filesystem: $1"
+	assert_line "accounting: on"
+	assert_line "enforcement: on"
+	assert_line "project id: $proj"
+	assert_line "projinherit: on"
+	assert_line "limits from: $src"
+	assert_line "block hard limit: 8388608"
+	assert_line "inode hard limit: 16"
+	assert_line "inode soft limit: $soft"
+	assert_line "inodes used: 1"
+}
+
+@test "prepare then verify succeeds on xfs, and every inode carries the project" { t_prepare_then_verify xfs; }
+@test "verify writes the filesystem identity and the limits it checked to --status-fd on xfs" { t_status_fd xfs; }
+@test "writing past the block limit on xfs gets ENOSPC (XFS reports project quotas as a full disk) and the rest of the filesystem still takes writes" { t_edquot_bytes xfs; }
+@test "creating files past the inode limit on xfs gets ENOSPC" { t_edquot_inodes xfs; }
+@test "verify refuses xfs when project quota enforcement is off" { t_enforcement_off xfs; }
+@test "verify refuses a workspace on xfs whose root lacks PROJINHERIT" { t_root_noinherit xfs; }
+@test "verify refuses a workspace on xfs with one deep directory without PROJINHERIT" { t_deep_noinherit xfs; }
+@test "verify refuses a workspace on xfs with a deep file of another project" { t_deep_other_project xfs; }
+@test "verify refuses a block limit on xfs looser than --disk" { t_looser_blocks xfs; }
+@test "verify refuses an inode limit on xfs above --disk / 4096 or --inodes" { t_looser_inodes xfs; }
+@test "verify refuses a symbolic link inside a workspace on xfs" { t_symlink xfs; }
+@test "verify refuses a file inside a workspace on xfs with a second link outside" { t_hardlink xfs; }
+@test "verify refuses a bind mount and a tmpfs mounted inside a workspace on xfs" { t_bind_mount xfs; }
+@test "verify and prepare refuse a project id on xfs that another tree uses" { t_shared_project xfs; }
+@test "verify on xfs passes the verified directory as --pass-fd and sets --max-file as RLIMIT_FSIZE" { t_pass_fd_and_max_file xfs; }
+@test "prepare on xfs refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen xfs; }
+@test "prepare on xfs puts an existing tree into the project and refuses one with a link" { t_prepare_tree xfs; }
+@test "report on xfs shows the state, the limits and the use" { t_report xfs; }
+
+@test "prepare then verify succeeds on ext4, and every inode carries the project" { t_prepare_then_verify ext4; }
+@test "verify writes the filesystem identity and the limits it checked to --status-fd on ext4" { t_status_fd ext4; }
+@test "writing past the block limit on ext4 gets EDQUOT and the rest of the filesystem still takes writes" { t_edquot_bytes ext4; }
+@test "creating files past the inode limit on ext4 gets EDQUOT" { t_edquot_inodes ext4; }
+@test "verify refuses ext4 when project quota enforcement is off" { t_enforcement_off ext4; }
+@test "verify refuses a workspace on ext4 whose root lacks PROJINHERIT" { t_root_noinherit ext4; }
+@test "verify refuses a workspace on ext4 with one deep directory without PROJINHERIT" { t_deep_noinherit ext4; }
+@test "verify refuses a workspace on ext4 with a deep file of another project" { t_deep_other_project ext4; }
+@test "verify refuses a block limit on ext4 looser than --disk" { t_looser_blocks ext4; }
+@test "verify refuses an inode limit on ext4 above --disk / 4096 or --inodes" { t_looser_inodes ext4; }
+@test "verify refuses a symbolic link inside a workspace on ext4" { t_symlink ext4; }
+@test "verify refuses a file inside a workspace on ext4 with a second link outside" { t_hardlink ext4; }
+@test "verify refuses a bind mount and a tmpfs mounted inside a workspace on ext4" { t_bind_mount ext4; }
+@test "verify and prepare refuse a project id on ext4 that another tree uses" { t_shared_project ext4; }
+@test "verify on ext4 passes the verified directory as --pass-fd and sets --max-file as RLIMIT_FSIZE" { t_pass_fd_and_max_file ext4; }
+@test "prepare on ext4 refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen ext4; }
+@test "prepare on ext4 puts an existing tree into the project and refuses one with a link" { t_prepare_tree ext4; }
+@test "report on ext4 shows the state, the limits and the use" { t_report ext4; }
+
+@test "verify refuses a tmpfs workspace in the VM with the unsupported code" {
+	local d
+	d=$(mktemp -d /dev/shm/q35.XXXXXX)
+	extra+=("$d")
+	run -101 --separate-stderr sbx-quota verify --workspace "$d" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $d is on tmpfs, not XFS or ext4"
+}
