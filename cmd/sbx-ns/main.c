@@ -36,11 +36,10 @@
 #endif
 
 static const char usage[] =
-	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH] [--rw PATH]\n"
-	"              [--ro-fd FD] [--rw-fd FD] [--runtime PATHS] [--tmp-in-workspace]\n"
-	"              [--deny-write GLOB] [--require-landlock] [--uid N --gid N]\n"
-	"              [--setenv NAME=VALUE] [--keep-env NAME] [--net none]\n"
-	"              [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH]... [--rw PATH]... "
+	"[--ro-fd FD]... [--rw-fd FD]... [--runtime PATHS] [--tmp-in-workspace] "
+	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
+	"[--keep-env NAME]... [--net none] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
