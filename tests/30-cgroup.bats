@@ -295,3 +295,14 @@ sbx-cgroup --delegate DIR --user USER [--status-fd FD]"
 		--ready-fd 9 -- sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "' 7>/dev/null 8>/dev/null 9>/dev/null
 	assert_output --regexp '^0 1 2 (3 )?8 $'
 }
+
+@test "without clone3 the command is forked, placed in its cgroup, and only then runs" {
+	run -0 --separate-stderr "$SBX_TESTBIN/cg-noclone3" sbx-cgroup --root "$SCRATCH" --name a \
+		--status-fd 7 -- sh -c 'grep -qx $$ "$0/cgroup.procs" && echo placed' "$SCRATCH/a" \
+		7>"$BATS_TEST_TMPDIR/st"
+	assert_equal "$stderr" ""
+	assert_output "placed"
+	run -0 grep -c '"event":"start",.*"placement":"fork"}$' "$BATS_TEST_TMPDIR/st"
+	assert_output 1
+	assert_not_exist "$SCRATCH/a"
+}

@@ -38,7 +38,10 @@ int main(int argc, char **argv)
 	put("/proc/self/uid_map", map);
 	snprintf(map, sizeof map, "0 %u 1", gid);
 	put("/proc/self/gid_map", map);
+	/* A tmpfs first: the kernel refuses to mount the same cgroup2 super
+	 * block straight onto the root of its existing mount (EBUSY). */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("none", "/sys/fs/cgroup", "tmpfs", 0, NULL) < 0 ||
 	    mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL) < 0) {
 		fprintf(stderr, "cg-nsview: fatal: unable to mount cgroup2: %s\n", strerror(errno));
 		return 111;

@@ -72,6 +72,18 @@ assert_dead() {
 	fi
 }
 
+@test "without clone3 the command is forked, placed, limited, and only then runs" {
+	run -0 --separate-stderr "$SBX_TESTBIN/cg-noclone3" sbx-cgroup --root "$R" --name "$N" \
+		--pids 8 --memory 64M --status-fd 7 \
+		-- sh -c 'grep -qx $$ "$0/cgroup.procs" && cat "$0/pids.max" "$0/memory.max"' "$R/$N" 7>"$st"
+	assert_equal "$stderr" ""
+	assert_output "8
+67108864"
+	run -0 grep -c '"event":"start",.*"placement":"fork"}$' "$st"
+	assert_output 1
+	assert_not_exist "$R/$N"
+}
+
 @test "a fork bomb stops at pids.max, is reported, and its children are killed" {
 	run -1 --separate-stderr sbx-cgroup --root "$R" --name "$N" --pids 16 --status-fd 7 \
 		-- "$SBX_TESTBIN/cg-forkbomb" 7>"$st"
