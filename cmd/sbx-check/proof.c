@@ -26,6 +26,10 @@
 #include <unistd.h>
 
 #define RUN_TIMEOUT_MS 60000
+/* sbx-ns never runs a command as root: a root caller's proof runs as
+ * nobody, and the workspace belongs to nobody so that its writes can work. */
+#define PROOF_UID "65534"
+#define PROOF_ID 65534
 #define MAXARGS 32
 
 struct run {
@@ -152,8 +156,14 @@ static void copy_self(const char *dst)
 	close(out);
 }
 
+/* Only the sandbox may stand between the command and the files it must not
+ * touch: the secret is world-readable, the outside directory world-writable
+ * and .env and the hooks writable by the command's uid. A denial then proves
+ * the sandbox, not file permissions. */
 static void make_scratch(struct scratch *s)
 {
+	static const char *const owned[] = { "", "/readme", "/.env", "/.git", "/.git/hooks",
+					     "/.git/config", "/sbx-probe" };
 	char p[PATH_MAX];
 
 	snprintf(s->base, sizeof s->base, "/var/tmp/sbx-check.XXXXXX");
@@ -167,7 +177,9 @@ static void make_scratch(struct scratch *s)
 	join(s->probe, sizeof s->probe, s->base, "ws/sbx-probe");
 	put_dir(s->ws);
 	put_dir(s->outside);
-	put_file(s->secret, "a sibling secret the sandbox must not read\n", 0600);
+	if (chmod(s->outside, 0777) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to chmod %s", s->outside);
+	put_file(s->secret, "a sibling secret the sandbox must not read\n", 0644);
 	join(p, sizeof p, s->ws, "readme");
 	put_file(p, "a workspace file the sandbox may read\n", 0644);
 	join(p, sizeof p, s->ws, ".env");
@@ -179,6 +191,11 @@ static void make_scratch(struct scratch *s)
 	join(p, sizeof p, s->ws, ".git/config");
 	put_file(p, "[core]\n", 0644);
 	copy_self(s->probe);
+	for (size_t i = 0; getuid() == 0 && i < sizeof owned / sizeof owned[0]; i++) {
+		join(p, sizeof p, s->ws, owned[i][0] ? owned[i] + 1 : ".");
+		if (lchown(p, PROOF_ID, PROOF_ID) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", p);
+	}
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -220,6 +237,12 @@ static void add_ns(struct argv_b *a, const struct chain *c, const char *net, con
 		   const char *probe)
 {
 	add(a, c->ns);
+	if (getuid() == 0) {
+		add(a, "--uid");
+		add(a, PROOF_UID);
+		add(a, "--gid");
+		add(a, PROOF_UID);
+	}
 	if (net) {
 		add(a, "--net");
 		add(a, net);
