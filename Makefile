@@ -42,7 +42,7 @@ CFLAGS   ?= -O2
 CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -ffunction-sections -fdata-sections \
             -fstack-protector-strong -Ilib
 LDFLAGS  += -Wl,--gc-sections
-LDLIBS   := -lseccomp -lcap
+LDLIBS   := -lseccomp -lcap -ljansson -lnettle
 
 ifeq ($(STATIC),1)
 CC       := musl-gcc
@@ -52,9 +52,9 @@ DEPSTAMP := $(DEPS)/.stamp
 PKGMODE  := build
 else
 CC       ?= cc
-CFLAGS   += -D_FORTIFY_SOURCE=2 -fPIE $(shell pkg-config --cflags libseccomp libcap 2>/dev/null)
+CFLAGS   += -D_FORTIFY_SOURCE=2 -fPIE $(shell pkg-config --cflags libseccomp libcap jansson nettle 2>/dev/null)
 LDFLAGS  += -pie -Wl,--as-needed
-LDLIBS   := $(shell pkg-config --libs libseccomp libcap 2>/dev/null || echo $(LDLIBS))
+LDLIBS   := $(shell pkg-config --libs libseccomp libcap jansson nettle 2>/dev/null || echo $(LDLIBS))
 DEPSTAMP :=
 PKGMODE  := dynamic
 endif

@@ -309,6 +309,8 @@ build_one() {
 	case $pkg in
 	libseccomp) build_libseccomp ;;
 	libcap2) build_libcap2 ;;
+	jansson) build_jansson ;;
+	nettle) build_nettle ;;
 	*) die "unable to build deps $pkg: deps/build.sh has no recipe for it" ;;
 	esac
 }
@@ -360,6 +362,49 @@ build_libcap2() {
 	step install install -D -m 0644 libcap/libcap.a "$prefix/lib/libcap.a"
 	step install install -D -m 0644 libcap/include/sys/capability.h \
 		"$prefix/include/sys/capability.h"
+}
+
+# Policies are JSON: jansson decodes strictly (duplicate keys refused with
+# JSON_REJECT_DUPLICATES) and says where an error is.
+build_jansson() {
+	local c defs
+	cd "$src/src"
+	# The release tarball ships no configure script (it would need autotools
+	# or cmake); the library is a dozen C files, so compile them directly
+	# with the answers configure would find on Linux with musl.
+	step jansson_config.h sed -e 's/@json_inline@/inline/' \
+		-e 's/@json_have_long_long@/1/' -e 's/@json_have_localeconv@/1/' \
+		-e 's/@json_have_atomic_builtins@/1/' -e 's/@json_have_sync_builtins@/1/' \
+		-e 'w jansson_config.h' jansson_config.h.in
+	: >jansson_private_config.h
+	defs="-DHAVE_STDINT_H=1 -DHAVE_UNISTD_H=1 -DHAVE_FCNTL_H=1 -DHAVE_SYS_STAT_H=1
+		-DHAVE_SYS_TIME_H=1 -DHAVE_SYS_TYPES_H=1 -DHAVE_SCHED_H=1 -DHAVE_CLOSE=1
+		-DHAVE_OPEN=1 -DHAVE_READ=1 -DHAVE_GETPID=1 -DHAVE_GETTIMEOFDAY=1
+		-DHAVE_SCHED_YIELD=1 -DHAVE_LOCALECONV=1 -DHAVE_ATOMIC_BUILTINS=1
+		-DHAVE_SYNC_BUILTINS=1 -DUSE_URANDOM=1"
+	for c in dump error hashtable hashtable_seed load memory pack_unpack \
+		strbuffer strconv utf value version; do
+		# shellcheck disable=SC2086 # defs and cflags are word lists
+		step "compile $c.c" musl-gcc $cflags $defs -I. -c -o "$c.o" "$c.c"
+	done
+	step ar ar rcs libjansson.a ./*.o
+	step install install -D -m 0644 libjansson.a "$prefix/lib/libjansson.a"
+	step install install -D -m 0644 jansson.h "$prefix/include/jansson.h"
+	step install install -D -m 0644 jansson_config.h "$prefix/include/jansson_config.h"
+}
+
+# SHA-256 and HMAC for tool identity and grants: only libnettle, without the
+# public-key half (which would pull in GMP) and without the assembly
+# variants (they need m4 and run-time CPU detection; C is fast enough for
+# hashing a few binaries and grant records).
+build_nettle() {
+	cd "$src"
+	step configure ./configure CC=musl-gcc CFLAGS="$cflags" \
+		--prefix="$prefix" --libdir="$prefix/lib" --enable-static --disable-shared \
+		--disable-public-key --disable-documentation --disable-openssl --disable-assembler \
+		--disable-dependency-tracking
+	step make make -j"$jobs" libnettle.a
+	step "make install" make install-headers install-static
 }
 
 main "$@"
