@@ -40,6 +40,7 @@ size_t sbx_meter_tree_kill(const struct sbx_meter_tree *t, int sig)
 void sbx_meter_tree_free(struct sbx_meter_tree *t)
 {
 	free(t->v);
+	free(t->foreign);
 	memset(t, 0, sizeof *t);
 }
 
@@ -187,12 +188,24 @@ static struct row *lookup(struct row *rows, size_t n, pid_t pid)
 	return bsearch(&key, rows, n, sizeof *rows, by_pid);
 }
 
+static int by_pid_t(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int is_foreign(const struct sbx_meter_tree *t, pid_t pid)
+{
+	return t->nforeign && bsearch(&pid, t->foreign, t->nforeign, sizeof pid, by_pid_t);
+}
+
 int sbx_meter_tree_scan(struct sbx_meter_tree *t, pid_t root)
 {
 	uint64_t tck = (uint64_t)sysconf(_SC_CLK_TCK), page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct sbx_meter_tree out = { 0 };
 	struct row *rows = NULL, *r;
-	size_t n = 0, cap = 0, i;
+	pid_t *foreign = NULL;
+	size_t n = 0, cap = 0, nf = 0, capf = 0, i;
 	struct dirent *e;
 	int changed, err = 0;
 	DIR *d;
@@ -206,6 +219,20 @@ int sbx_meter_tree_scan(struct sbx_meter_tree *t, pid_t root)
 		long pid = strtol(e->d_name, &end, 10);
 		if (*end || pid <= 0)
 			continue;
+		if (is_foreign(t, (pid_t)pid)) {
+			if (nf == capf) {
+				size_t c = capf ? capf * 2 : 256;
+				pid_t *v = realloc(foreign, c * sizeof *v);
+				if (!v) {
+					err = ENOMEM;
+					break;
+				}
+				foreign = v;
+				capf = c;
+			}
+			foreign[nf++] = (pid_t)pid;
+			continue;
+		}
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 256;
 			struct row *v = realloc(rows, c * sizeof *v);
@@ -239,17 +266,44 @@ int sbx_meter_tree_scan(struct sbx_meter_tree *t, pid_t root)
 		}
 	} while (changed);
 	for (i = 0; i < n; i++) {
-		if (rows[i].mark && rows[i].pid != root && push(&out, &rows[i].p) < 0) {
-			err = ENOMEM;
-			goto fail;
+		if (rows[i].mark && rows[i].pid != root) {
+			if (push(&out, &rows[i].p) < 0) {
+				err = ENOMEM;
+				goto fail;
+			}
+			continue;
 		}
+		/* Outside the tree for sure only when its parent was seen
+		 * outside too (or is the kernel's): a parent that exited
+		 * mid-scan may have been ours, and its orphan is re-read. */
+		if (rows[i].pid != root && rows[i].ppid > 0 &&
+		    !lookup(rows, n, rows[i].ppid) && !is_foreign(t, rows[i].ppid))
+			continue;
+		if (nf == capf) {
+			size_t c = capf ? capf * 2 : 256;
+			pid_t *v = realloc(foreign, c * sizeof *v);
+			if (!v) {
+				err = ENOMEM;
+				goto fail;
+			}
+			foreign = v;
+			capf = c;
+		}
+		foreign[nf++] = rows[i].pid;
 	}
+	qsort(foreign, nf, sizeof *foreign, by_pid_t);
 	free(rows);
-	sbx_meter_tree_free(t);
-	*t = out;
+	free(t->v);
+	free(t->foreign);
+	t->v = out.v;
+	t->n = out.n;
+	t->cap = out.cap;
+	t->foreign = foreign;
+	t->nforeign = nf;
 	return 0;
 fail:
 	free(rows);
+	free(foreign);
 	sbx_meter_tree_free(&out);
 	errno = err;
 	return -1;

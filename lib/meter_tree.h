@@ -19,9 +19,17 @@ struct sbx_meter_proc {
 struct sbx_meter_tree {
 	struct sbx_meter_proc *v;
 	size_t n, cap;
+	/* Linux: pids known not to be in the tree, sorted. A process outside
+	 * the tree can never join it (re-parenting only moves a process
+	 * towards init or a subreaper among its own ancestors), so its stat
+	 * need not be read again while its pid stays listed in /proc. A pid
+	 * that leaves the listing leaves the cache, so a reused pid is read
+	 * afresh unless the whole pid space wraps within one interval. */
+	pid_t *foreign;
+	size_t nforeign;
 };
 
-/* Replace t with the current tree below root (root itself excluded): every
+/* Replace t's members with the current tree below root (root excluded): every
  * descendant of root, plus every member of the previous t that is still
  * alive with the same start time, plus their descendants. Zombies are
  * left out. Returns 0, or -1 with errno. */

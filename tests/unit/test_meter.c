@@ -155,3 +155,28 @@ TEST(meter_tree_keeps_a_member_whose_parent_exited)
 	close(p[0]);
 	close(p[1]);
 }
+
+TEST(meter_tree_cache_of_outsiders_never_hides_new_children)
+{
+	struct sbx_meter_tree t = { 0 };
+	pid_t kid;
+
+	/* The first scan reads every process and caches the outsiders. */
+	CHECK(sbx_meter_tree_scan(&t, getpid()) == 0);
+	CHECK(t.n == 0);
+	CHECK(t.nforeign > 0);
+	kid = fork();
+	if (kid == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(sbx_meter_tree_scan(&t, getpid()) == 0);
+	CHECK(t.n == 1 && t.v[0].pid == kid);
+	for (size_t i = 0; i < t.nforeign; i++)
+		CHECK(t.foreign[i] != kid);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	CHECK(sbx_meter_tree_scan(&t, getpid()) == 0);
+	CHECK(t.n == 0);
+	sbx_meter_tree_free(&t);
+}
