@@ -131,10 +131,10 @@ void ns_add_path(struct ns_run *r, enum mount_kind kind, int ro, const char *opt
 		sbx_die_usage("%s: invalid path '': empty", opt);
 	if (arg[0] != '/')
 		sbx_die_usage("%s: invalid path '%s': relative", opt, arg);
+	check_place(opt, arg, arg, kind);
 	why = canonical(arg, 0, &st);
 	if (why)
 		sbx_die_usage("%s: invalid path '%s': %s", opt, arg, why);
-	check_place(opt, arg, arg, kind);
 	check_type(opt, arg, kind, &st);
 	fill(ns_push_op(r), kind, ro, opt, arg, &st);
 }

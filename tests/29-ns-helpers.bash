@@ -1,0 +1,51 @@
+# Shared by the sbx-ns suites (tests/2N-ns-*.bats): `load 29-ns-helpers`.
+# A scratch tree per file: bin/ holds the attempt program (bound read-only
+# into the sandbox), ws/ a workspace owned by the unprivileged test user,
+# so the same workspace serves root runs (--uid/--gid of that user) and runs
+# as that user.
+
+ns_setup_file() {
+	sbx_test_user
+	NS_DIR=$(sbx_scratch)
+	mkdir -p "$NS_DIR/bin" "$NS_DIR/ws"
+	cp "$SBX_TESTBIN/ns-attempt" "$NS_DIR/bin/ns-attempt"
+	chmod 0755 "$NS_DIR/bin/ns-attempt"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/ws"
+	export NS_DIR NS_WS="$NS_DIR/ws" NS_ATT="$NS_DIR/bin/ns-attempt"
+}
+
+ns_teardown_file() {
+	[ -n "${NS_DIR:-}" ] && rm -rf "$NS_DIR"
+}
+
+# A fresh workspace for one test, owned by the test user.
+ns_ws() {
+	local d
+	d=$(mktemp -d "$NS_DIR/ws.XXXXXX")
+	chmod 0755 "$d"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$d"
+	echo "$d"
+}
+
+# sbx-ns as root, the command as the test user.
+ns_root() {
+	sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" "$@"
+}
+
+# sbx-ns as the test user.
+ns_user() {
+	as_user sbx-ns "$@"
+}
+
+# Run one attempt in both modes and expect the same line from each.
+# Usage: ns_expect WS "expected line" attempt [args...]
+ns_expect() {
+	local ws=$1 want=$2
+	shift 2
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" "$@"
+	assert_output "$want"
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" "$@"
+	assert_output "$want"
+	assert_equal "$stderr" ""
+}
