@@ -469,3 +469,25 @@ teardown() {
 		assert_line "result: isolation unavailable (exit 106)"
 	fi
 }
+
+@test "the demo runs on this host: limits refused fail-closed, every attempt blocked, nothing escapes" {
+	if [ ! -x "$SBX_BIN/sbx-ns" ]; then
+		run -106 --separate-stderr "$SBX_ROOT/demo/run.sh"
+		assert_line "   no isolation on this host: the untrusted script is not run"
+		return 0
+	fi
+	run -0 --separate-stderr "$SBX_ROOT/demo/run.sh"
+	assert_equal "$stderr" ""
+	assert_line "   cgroup limits: UNAVAILABLE here; sbx-cgroup refuses, fail-closed (exit 101):"
+	assert_line --regexp '^  write a file in the workspace +ALLOWED +wrote /var/tmp/sbx-demo\.[A-Za-z0-9]{6}/home/project/result\.txt$'
+	assert_line --regexp '^  read ~/\.ssh/id_ed25519 +blocked +cat: /var/tmp/sbx-demo\.[A-Za-z0-9]{6}/home/\.ssh/id_ed25519: No such file or directory$'
+	assert_line --regexp '^  write outside the workspace +blocked +'
+	assert_line --regexp '^  write \.git/hooks/pre-commit +blocked +.*: Read-only file system$'
+	assert_line --regexp '^  overwrite \.env +blocked +.*: Read-only file system$'
+	assert_line --regexp '^  open a raw socket +blocked +socket\(AF_INET, SOCK_RAW\): Operation not permitted$'
+	assert_line "  fork bomb                                not attempted: no pids limit on this host would stop it"
+	assert_line "   nothing outside the workspace changed; .env and .git/hooks are intact"
+	refute_line --regexp 'ALLOWED +(cat|opened|connected)'
+	run -0 find /sys/fs/cgroup/unified -maxdepth 1 -name 'sbx-demo-*'
+	assert_output ""
+}
