@@ -9,10 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-
 struct ctx {
 	struct sbx_qtree *t;
 	unsigned dev_major, dev_minor;
@@ -48,7 +44,7 @@ static int visit(void *arg, const struct sbx_walk_entry *e)
 {
 	struct ctx *c = arg;
 	struct sbx_qtree *t = c->t;
-	const struct statx *st = e->st;
+	const struct sbx_statx *st = e->st;
 	char q[1024];
 	uint32_t projid;
 	int inherit, dir = S_ISDIR(st->stx_mode);
@@ -62,7 +58,7 @@ static int visit(void *arg, const struct sbx_walk_entry *e)
 	if (st->stx_dev_major != c->dev_major || st->stx_dev_minor != c->dev_minor)
 		return say(t, SBX_EXIT_POLICY,
 			   "refusing workspace: '%s' is on another filesystem", q);
-	if (c->have_mnt_id && (st->stx_mask & STATX_MNT_ID) && st->stx_mnt_id != c->mnt_id)
+	if (c->have_mnt_id && (st->stx_mask & SBX_STATX_MNT_ID) && st->stx_mnt_id != c->mnt_id)
 		return say(t, SBX_EXIT_POLICY,
 			   "refusing workspace: '%s' is another mount (a mount point or bind mount)", q);
 	if (!dir && st->stx_nlink > 1)
@@ -99,17 +95,17 @@ int sbx_qtree_run(int rootfd, struct sbx_qtree *t)
 {
 	struct ctx c = { .t = t };
 	struct sbx_walk_err err;
-	struct statx st;
+	struct sbx_statx st;
 	char q[1024];
 	int r;
 
 	t->entries = t->in_project = 0;
 	t->msg[0] = '\0';
-	if (statx(rootfd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &st) < 0)
+	if (sbx_statx(rootfd, "", AT_EMPTY_PATH, SBX_STATX_TYPE | SBX_STATX_MNT_ID, &st) < 0)
 		return say(t, SBX_EXIT_SYS, "unable to stat the workspace: %s", strerror(errno));
 	c.dev_major = st.stx_dev_major;
 	c.dev_minor = st.stx_dev_minor;
-	c.have_mnt_id = !!(st.stx_mask & STATX_MNT_ID);
+	c.have_mnt_id = !!(st.stx_mask & SBX_STATX_MNT_ID);
 	c.mnt_id = st.stx_mnt_id;
 	r = sbx_walk(rootfd, 0, visit, &c, &err);
 	if (r == 0 || r == SBX_EXIT_POLICY || r == SBX_EXIT_SYS)

@@ -8,11 +8,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-
 #define BUFSZ 32768
+
+int sbx_statx(int dirfd, const char *path, int flags, unsigned mask, struct sbx_statx *st)
+{
+	return (int)syscall(SYS_statx, dirfd, path, flags, mask, st);
+}
 
 struct linux_dirent64 {
 	uint64_t d_ino;
@@ -92,9 +93,9 @@ static int push(struct walk *w, unsigned depth, int fd, size_t pathlen)
 	return 0;
 }
 
-static int stat_fd(int fd, unsigned mask, struct statx *st)
+static int stat_fd(int fd, unsigned mask, struct sbx_statx *st)
 {
-	return statx(fd, "", AT_EMPTY_PATH, mask, st);
+	return sbx_statx(fd, "", AT_EMPTY_PATH, mask, st);
 }
 
 static int run(struct walk *w, int rootfd, unsigned mask, sbx_walk_fn fn, void *ctx)
@@ -112,7 +113,7 @@ static int run(struct walk *w, int rootfd, unsigned mask, sbx_walk_fn fn, void *
 		struct level *L = &w->lv[depth];
 		struct linux_dirent64 *d;
 		struct sbx_walk_entry e;
-		struct statx st;
+		struct sbx_statx st;
 		size_t plen;
 		int type, r, cfd = -1;
 
@@ -163,7 +164,7 @@ static int run(struct walk *w, int rootfd, unsigned mask, sbx_walk_fn fn, void *
 			if ((type == DT_DIR || type == DT_REG) && errno != ELOOP &&
 			    errno != ENOTDIR)
 				return fail(w, "open", plen);
-			if (statx(L->fd, d->d_name, AT_SYMLINK_NOFOLLOW, mask, &st) < 0)
+			if (sbx_statx(L->fd, d->d_name, AT_SYMLINK_NOFOLLOW, mask, &st) < 0)
 				return fail(w, "stat", plen);
 			if (S_ISDIR(st.stx_mode) || S_ISREG(st.stx_mode)) {
 				errno = EAGAIN; /* it keeps changing under us */
@@ -212,7 +213,7 @@ int sbx_walk(int rootfd, unsigned mask, sbx_walk_fn fn, void *ctx,
 	int r;
 
 	memset(err, 0, sizeof *err);
-	mask |= STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_MNT_ID;
+	mask |= SBX_STATX_TYPE | SBX_STATX_MODE | SBX_STATX_NLINK | SBX_STATX_MNT_ID;
 	r = run(&w, rootfd, mask, fn, ctx);
 	for (unsigned i = 0; i < w.nlv; i++) {
 		/* A walk that stopped early leaves its directories open. */

@@ -12,6 +12,28 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <stdint.h>
+
+/* statx(2) on every libc: musl before 1.2.5 has no wrapper and glibc's
+ * struct cannot be mixed with <linux/stat.h>. Same layout as the kernel's. */
+struct sbx_statx_ts { int64_t tv_sec; uint32_t tv_nsec; int32_t pad; };
+struct sbx_statx {
+	uint32_t stx_mask, stx_blksize;
+	uint64_t stx_attributes;
+	uint32_t stx_nlink, stx_uid, stx_gid;
+	uint16_t stx_mode, pad1;
+	uint64_t stx_ino, stx_size, stx_blocks, stx_attributes_mask;
+	struct sbx_statx_ts stx_atime, stx_btime, stx_ctime, stx_mtime;
+	uint32_t stx_rdev_major, stx_rdev_minor, stx_dev_major, stx_dev_minor;
+	uint64_t stx_mnt_id;
+	uint64_t spare[13];
+};
+#define SBX_STATX_TYPE   0x0001U
+#define SBX_STATX_MODE   0x0002U
+#define SBX_STATX_NLINK  0x0004U
+#define SBX_STATX_MNT_ID 0x1000U
+int sbx_statx(int dirfd, const char *path, int flags, unsigned mask, struct sbx_statx *st);
+
 #define SBX_WALK_MAX_DEPTH 512   /* directories held open at once */
 
 struct sbx_walk_entry {
@@ -20,7 +42,7 @@ struct sbx_walk_entry {
 	const char *name;        /* last component */
 	int dirfd;               /* the parent directory */
 	int fd;                  /* the entry (directory or regular file), else -1 */
-	const struct statx *st;  /* of fd, or of the name without following */
+	const struct sbx_statx *st;  /* of fd, or of the name without following */
 	unsigned depth;          /* 1 for the root's own entries */
 };
 
@@ -42,8 +64,8 @@ struct sbx_walk_err {
 };
 
 /* Walk the tree below rootfd (the root itself is not shown; rootfd's file
- * offset is not used). mask: what statx must fill (STATX_TYPE, STATX_NLINK
- * and STATX_MNT_ID are always asked for). Returns 0 when every entry was
+ * offset is not used). mask: what statx must fill (SBX_STATX_TYPE, SBX_STATX_NLINK
+ * and SBX_STATX_MNT_ID are always asked for). Returns 0 when every entry was
  * shown, else the callback's value or SBX_WALK_ESYS / SBX_WALK_ETOODEEP
  * with *err filled. */
 int sbx_walk(int rootfd, unsigned mask, sbx_walk_fn fn, void *ctx,

@@ -28,17 +28,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-
 #define TOOL "sbx-quota"
 #define MAX_BYTES (1ULL << 60)
 #define MAX_INODES (1ULL << 48)
 
 static const char usage_text[] =
-	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE]\n"
-	"                        [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
+	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE] [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
 	"       sbx-quota prepare --workspace DIR --project ID --disk SIZE [--inodes N] [--replace]\n"
 	"       sbx-quota report --workspace DIR [--json]\n";
 
@@ -57,7 +52,7 @@ struct ws {
 	char name[1024];          /* the path given, escaped for messages */
 	const char *path;
 	int fd;
-	struct statx stx;
+	struct sbx_statx stx;
 	struct statfs sfs;
 	enum sbx_qfs kind;
 	const char *fsname;
@@ -103,6 +98,8 @@ static int parse_pass_fd(const char *s)
 
 	if (!why && v <= 2)
 		why = "0, 1 and 2 are stdio";
+	/* An open fd there belongs to someone (the status fd, a later
+	 * tool's): never replace it silently. */
 	if (!why && fcntl((int)v, F_GETFD) >= 0)
 		why = "already open";
 	if (why)
@@ -179,8 +176,6 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 	if (verb == 'p' && o->inodes && o->inodes > o->disk / 4096)
 		sbx_die_usage("--inodes: %llu is more than --disk / 4096 = %llu",
 			      (unsigned long long)o->inodes, (unsigned long long)(o->disk / 4096));
-	if (o->pass_fd >= 0 && o->pass_fd == o->status_fd)
-		sbx_die_usage("--pass-fd and --status-fd are both %d", o->pass_fd);
 	if (st.ind < argc) {
 		if (verb != 'v')
 			sbx_die_usage("unexpected argument '%s'", argv[st.ind]);
@@ -205,12 +200,12 @@ static void ws_open(struct ws *w, const char *path, int status_fd)
 			sbx_die_usage("--workspace: invalid path '%s': not a directory", w->name);
 		fail(w, SBX_EXIT_SYS, "unable to open workspace %s: %s", w->name, strerror(errno));
 	}
-	if (statx(w->fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &w->stx) < 0)
+	if (sbx_statx(w->fd, "", AT_EMPTY_PATH, SBX_STATX_TYPE | SBX_STATX_MNT_ID, &w->stx) < 0)
 		fail(w, SBX_EXIT_SYS, "unable to stat workspace %s: %s", w->name, strerror(errno));
 	if (fstatfs(w->fd, &w->sfs) < 0)
 		fail(w, SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
 	w->dev = makedev(w->stx.stx_dev_major, w->stx.stx_dev_minor);
-	w->mnt_id = (w->stx.stx_mask & STATX_MNT_ID) ? w->stx.stx_mnt_id : 0;
+	w->mnt_id = (w->stx.stx_mask & SBX_STATX_MNT_ID) ? w->stx.stx_mnt_id : 0;
 	w->kind = sbx_quota_fs_kind((unsigned long)w->sfs.f_type);
 	w->fsname = sbx_quota_fs_name((unsigned long)w->sfs.f_type);
 }
@@ -549,8 +544,17 @@ int main(int argc, char **argv)
 	sbx_setprog(TOOL);
 	if (!verb)
 		sbx_die_usage("missing subcommand (verify, prepare or report)");
-	if (!strcmp(verb, "--help"))
-		usage_ok();
+	if (verb[0] == '-') {
+		/* Options before the subcommand: only --help; the parser says
+		 * the rest in the words every tool uses. */
+		static const struct sbx_opt tab[] = { { "help", SBX_NOARG, SBX_ONCE, O_HELP }, { 0, 0, 0, 0 } };
+		struct sbx_optstate st;
+		const char *arg;
+		sbx_opt_init(&st, 1);
+		if (sbx_opt_next(&st, tab, argc, argv, &arg) == O_HELP)
+			usage_ok();
+		sbx_die_usage("missing subcommand (verify, prepare or report)");
+	}
 	if (!strcmp(verb, "verify")) {
 		parse(argc, argv, 'v', &o);
 		return verify(&o);
