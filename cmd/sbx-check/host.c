@@ -315,7 +315,8 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	struct fsxattr fx;
 	struct statfs sf;
 	struct chk_item *it;
-	const char *fs;
+	const char *fs, *how = "";
+	unsigned long long limit = 0;
 	int fd;
 
 	if (!o->quota_ws) {
@@ -376,7 +377,16 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	}
 	memset(&dq, 0, sizeof dq);
 	if (syscall(__NR_quotactl_fd, fd, HOST_QCMD(Q_XGETQUOTA, HOST_PRJQUOTA), fx.fsx_projid,
-		    &dq) < 0 || dq.d_blk_hardlimit == 0) {
+		    &dq) == 0) {
+		limit = (unsigned long long)dq.d_blk_hardlimit * 512;
+		how = "hard limit";
+	} else if ((errno == EPERM || errno == EACCES) && fstatfs(fd, &sf) == 0) {
+		/* Only CAP_SYS_ADMIN may read a project's limits; XFS and ext4
+		 * report them through statfs on a PROJINHERIT directory. */
+		limit = (unsigned long long)sf.f_blocks * (unsigned long long)sf.f_bsize;
+		how = "limit (statfs)";
+	}
+	if (!limit) {
 		it = chk_add(r, CLS_LIMITS, "quota", CHK_MISSING,
 			     "project %u of %s has no block hard limit", fx.fsx_projid, o->quota_ws);
 		chk_fix(it, "xfs_quota -x -c 'limit -p bhard=SIZE %u' MOUNTPOINT", fx.fsx_projid);
@@ -384,9 +394,8 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 		return;
 	}
 	it = chk_add(r, CLS_LIMITS, "quota", CHK_OK,
-		     "%s (%s) project %u, hard limit %llu bytes, accounting and enforcement on%s",
-		     o->quota_ws, fs, fx.fsx_projid,
-		     (unsigned long long)dq.d_blk_hardlimit * 512,
+		     "%s (%s) project %u, %s %llu bytes, accounting and enforcement on%s",
+		     o->quota_ws, fs, fx.fsx_projid, how, limit,
 		     fx.fsx_xflags & FS_XFLAG_PROJINHERIT ? "" : " (PROJINHERIT not set: new "
 								  "subdirectories escape)");
 	if (!(fx.fsx_xflags & FS_XFLAG_PROJINHERIT))

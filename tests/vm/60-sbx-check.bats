@@ -1,0 +1,66 @@
+#!/usr/bin/env bats
+# sbx-check on a kernel that has what the host lacks: cgroup v2 cpu, memory and pids, and
+# project quotas. The host report must say ok for each, and the proof must show every
+# limit enforced through the real chain.
+
+load helpers/vm
+
+teardown() {
+	[ -z "${qdir:-}" ] || vm_quota_dir_remove "$qdir"
+}
+
+@test "host: the role's cgroup subtree offers, enables and delegates cpu, memory and pids" {
+	run -0 --separate-stderr sbx-check host --cgroup-root "$SBX_VM_CGROUP"
+	assert_equal "$stderr" ""
+	assert_line --regexp "^userns +ok +user namespaces work for uid $(id -u)(,|\$)"
+	assert_line "cgroup2            ok             mounted at /sys/fs/cgroup"
+	assert_line "cgroup-controllers ok             $SBX_VM_CGROUP offers cpu, memory and pids"
+	assert_line "cgroup-subtree     ok             $SBX_VM_CGROUP enables cpu, memory and pids for children"
+	assert_line "cgroup-delegation  ok             uid $(id -u) may manage $SBX_VM_CGROUP"
+	assert_line "cgroup-swap        ok             $SBX_VM_CGROUP/memory.swap.max exists"
+	assert_line "result: all checks passed (exit 0)"
+}
+
+@test "host: the cgroup2 root itself offers the controllers when no root is given" {
+	run -0 --separate-stderr sbx-check host
+	assert_line "cgroup-controllers ok             /sys/fs/cgroup offers cpu, memory and pids"
+	assert_line "result: all checks passed (exit 0)"
+}
+
+@test "host: an XFS and an ext4 workspace under a project quota are ready" {
+	local fs how=
+	[ "$SBX_VM_ROLE" = root ] && how="hard limit" || how="limit (statfs)"
+	for fs in xfs ext4; do
+		qdir=$(vm_quota_dir $fs)
+		run -0 --separate-stderr sbx-check host --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir"
+		assert_equal "$stderr" ""
+		assert_line --regexp "^quota +ok +$qdir \\($fs\\) project [0-9]+, $how [0-9]+ bytes, accounting and enforcement on\$"
+		assert_line "result: all checks passed (exit 0)"
+		vm_quota_dir_remove "$qdir"
+		qdir=
+	done
+}
+
+@test "host --json says ok for the cgroup and quota lines" {
+	qdir=$(vm_quota_dir xfs)
+	run -0 --separate-stderr sbx-check host --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir" --json
+	assert_output --partial '"name":"cgroup-controllers","class":"limits","status":"ok"'
+	assert_output --partial '"name":"quota","class":"limits","status":"ok"'
+	assert_output --regexp '"result":"all checks passed","code":0}$'
+}
+
+@test "proof: a fork bomb, a memory hog and a disk filler are each stopped by their limit" {
+	qdir=$(vm_quota_dir ext4)
+	if [ ! -x "$SBX_BIN/sbx-ns" ]; then
+		run -106 --separate-stderr sbx-check proof --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir"
+		assert_line "result: isolation unavailable (exit 106)"
+		return 0
+	fi
+	run -0 --separate-stderr sbx-check proof --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir"
+	assert_equal "$stderr" ""
+	assert_line --regexp '^pids-limit +ok +denied: forked [0-9]+ children, then fork failed: Resource temporarily unavailable$'
+	assert_line --regexp '^memory-limit +ok +a 256 MiB hog under --memory 32M was OOM-killed \(exit (105|137)\)'
+	assert_line --regexp '^quota-limit +ok +denied: wrote [0-9]+ bytes: Disk quota exceeded$'
+	assert_line --regexp '^sibling-secret +ok +denied: '
+	assert_line "result: all checks passed (exit 0)"
+}
