@@ -48,7 +48,9 @@ void sbx_meter_tree_free(struct sbx_meter_tree *t)
 /* macOS: walk down from root with proc_listchildpids. Not built or run by
  * this project's CI (see the README: what has run on macOS). */
 #include <libproc.h>
+#include <mach/kern_return.h>
 #include <mach/mach_time.h>
+#include <sys/proc.h>        /* SZOMB */
 #include <sys/proc_info.h>
 
 static int known_pid(const struct sbx_meter_tree *t, pid_t pid)

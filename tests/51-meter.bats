@@ -181,3 +181,31 @@ gone() {
 	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":143,"enforcement":"sampled, not hard","cancelled":true,'
 	run -1 pgrep -f 'sleep 30$'
 }
+
+@test "memory held in a tmpfs file is not resident in any process and is not counted" {
+	# A documented limit of summing RSS: pages of a tmpfs file that no
+	# process maps belong to no process. (Under sbx-ns the sandbox's
+	# tmpfs is private; in sampled mode nothing meters it.)
+	shm=/dev/shm/sbx-meter-test.$$
+	run -0 --separate-stderr "$T/meter-run" --memory 16M --status-fd 3 -- \
+		sh -c "head -c 33554432 /dev/zero >'$shm'; sleep 0.5" 3>"$status_file"
+	assert_equal "$stderr" ""
+	run -0 stat -c %s "$shm"
+	assert_output 33554432
+	rm -f "$shm"
+	run -0 tail -1 "$status_file"
+	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":0,'
+}
+
+@test "a tree that forks while it is being throttled is stopped whole" {
+	# Forty sleepers and a busy loop at --cpu 10: the loop still gets
+	# at most about a tenth of a core, so nobody keeps running through
+	# a stop by being forked during the sweep.
+	run -0 --separate-stderr chrt -f 20 "$T/meter-run" --cpu 10 -- chrt -f 10 sh -c \
+		"for i in \$(seq 40); do (sleep 0.05; sleep 0.05) & done; '$T/meter-busy' 2; wait"
+	assert_equal "$stderr" ""
+	pct=${output#cpu }
+	pct=${pct%\%}
+	echo "busy loop among forks got $pct% of a core" >&3
+	(( pct <= 20 ))
+}
