@@ -49,3 +49,9 @@ ns_expect() {
 	assert_output "$want"
 	assert_equal "$stderr" ""
 }
+
+# Run "$@" with fd 5 on the captured stdout: `run ns_fd5 ns_user --status-fd 5 ...`
+# (a redirection written after `run` would point at the test's own stdout).
+ns_fd5() {
+	"$@" 5>&1
+}

@@ -246,10 +246,17 @@ static int write_file(const char *path, const char *s)
 }
 
 static const char userns_help[] =
-	"user namespaces are blocked for this caller; an administrator must allow them "
-	"(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, "
-	"kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for sbx-ns, "
-	"and no container seccomp policy denying clone with CLONE_NEWUSER)";
+	"user namespaces are blocked for this caller; an administrator must allow them: "
+	"sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, "
+	"kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), "
+	"no container seccomp policy denying clone with CLONE_NEWUSER";
+
+/* The errno text first, then what to change: "unable to STEP: why; help". */
+noreturn static void die_userns(const char *step, const char *path)
+{
+	int e = errno;
+	sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s; %s", step, path, strerror(e), userns_help);
+}
 
 /* The maps of the sandbox's user namespace, written from outside: root maps
  * itself (to build the root with its own view of the host) and the
@@ -261,21 +268,21 @@ static void write_maps(const struct ns_run *r, pid_t pid)
 	if (!r->root) {
 		snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
 		if (write_file(path, "deny") < 0 && errno != ENOENT)
-			sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to write %s (%s)", path, userns_help);
+			die_userns("write ", path);
 		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
 	} else {
 		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
 	if (write_file(path, map) < 0)
-		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to write %s (%s)", path, userns_help);
+		die_userns("write ", path);
 	if (!r->root)
 		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
 	else
 		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
 	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
 	if (write_file(path, map) < 0)
-		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to write %s (%s)", path, userns_help);
+		die_userns("write ", path);
 }
 
 static void status_namespaces(const struct ns_run *r, pid_t pid)
@@ -469,7 +476,7 @@ int main(int argc, char **argv)
 			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWCGROUP | SIGCHLD),
 			     0, 0, 0, 0);
 	if (pid < 0)
-		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to create namespaces (%s)", userns_help);
+		die_userns("create namespaces", "");
 	if (pid == 0) {
 		close(syncp[1]);
 		close(repp[0]);

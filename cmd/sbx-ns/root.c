@@ -280,11 +280,16 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 		own(&o, "tmp");
 	}
 
+	/* /tmp and /dev/shm from the workspace first (--tmp-in-workspace),
+	 * then the binds in argv order. */
+	for (int pass = 0; pass < 2; pass++)
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct mount_op *op = &r->ops[i];
 		char rel[PATH_MAX];
 		int target;
 
+		if ((op->kind == MNT_SCRATCH) != (pass == 0))
+			continue;
 		if (op->kind == MNT_SYMLINK) {
 			if (symlink(op->src, op->dest + 1) < 0)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to create symlink %s", op->dest);

@@ -1,0 +1,270 @@
+#!/usr/bin/env bats
+# sbx-ns: what the command gets, as root (command as the test user) and as
+# the unprivileged test user: its workspace, read-only roots, /tmp, /dev,
+# its exit status, signals, the status and ready fds, and nothing more.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load 29-ns-helpers
+
+setup_file() { ns_setup_file; }
+teardown_file() { ns_teardown_file; }
+
+BLOCKED="user namespaces are blocked for this caller; an administrator must allow them: sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), no container seccomp policy denying clone with CLONE_NEWUSER"
+
+@test "the workspace is writable and files land on the host owned by the command's identity" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" write "$ws/by-root"
+	assert_output "write: ok"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" write "$ws/by-user"
+	assert_output "write: ok"
+	assert_equal "$(stat -c %u:%g "$ws/by-root")" "$SBX_TEST_UID:$SBX_TEST_GID"
+	assert_equal "$(stat -c %u:%g "$ws/by-user")" "$SBX_TEST_UID:$SBX_TEST_GID"
+	assert_equal "$(cat "$ws/by-user")" "pwned"
+}
+
+@test "the cwd is the workspace and the command runs as the chosen or the calling identity" {
+	local ws
+	ws=$(ns_ws)
+	ns_expect "$ws" "cwd: $ws" cwd
+	ns_expect "$ws" "euid: $SBX_TEST_UID" euid
+}
+
+@test "a --ro path is readable and not writable, a --rw path is writable" {
+	local ws ro rw
+	ws=$(ns_ws)
+	ro=$(ns_ws)
+	rw=$(ns_ws)
+	echo data > "$ro/f"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ro "$ro" --rw "$rw" -- \
+		sh -c "cat $ro/f; $NS_ATT write $ro/g; $NS_ATT write $ro/f; $NS_ATT write $rw/h"
+	assert_output "data
+write: EROFS
+write: EROFS
+write: ok"
+	assert_file_not_exist "$ro/g"
+	assert_equal "$(cat "$ro/f")" "data"
+	assert_file_exist "$rw/h"
+}
+
+@test "/tmp, /dev/shm and /dev/null are writable; /, /dev and the runtime are not" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
+		"$NS_ATT write /tmp/x; $NS_ATT write /dev/shm/x; $NS_ATT append /dev/null; $NS_ATT write /x; $NS_ATT write /dev/x; $NS_ATT write /usr/x; $NS_ATT write /etc/x; $NS_ATT mkdir /home"
+	assert_output "write: ok
+write: ok
+append: ok
+write: EROFS
+write: EROFS
+write: EROFS
+write: EROFS
+mkdir: EROFS"
+}
+
+@test "the private /tmp is not the host's /tmp and vanishes with the sandbox" {
+	local ws
+	ws=$(ns_ws)
+	run -0 ns_user --workspace "$ws" -- sh -c 'ls -A /tmp; echo x > /tmp/mine'
+	assert_output ""
+	run -0 ns_user --workspace "$ws" -- ls -A /tmp
+	assert_output ""
+}
+
+@test "--tmp-in-workspace puts /tmp and /dev/shm in the workspace's .sbx-tmp" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_root --tmp-in-workspace --workspace "$ws" -- sh -c 'echo a > /tmp/t; echo b > /dev/shm/s'
+	assert_equal "$(cat "$ws/.sbx-tmp/tmp/t")" "a"
+	assert_equal "$(cat "$ws/.sbx-tmp/shm/s")" "b"
+	assert_equal "$(stat -c %u:%a "$ws/.sbx-tmp/tmp")" "$SBX_TEST_UID:700"
+	run -0 --separate-stderr ns_user --tmp-in-workspace --workspace "$ws" -- cat /tmp/t
+	assert_output "a"
+}
+
+@test "--tmp-in-workspace refuses a .sbx-tmp that is a symlink or someone else's" {
+	local ws
+	ws=$(ns_ws)
+	ln -s /etc "$ws/.sbx-tmp"
+	run -102 --separate-stderr ns_root --tmp-in-workspace --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use $ws/.sbx-tmp for /tmp: not a directory"
+	rm "$ws/.sbx-tmp"
+	mkdir "$ws/.sbx-tmp"
+	run -102 --separate-stderr ns_root --tmp-in-workspace --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use $ws/.sbx-tmp for /tmp: owned by uid 0, not $SBX_TEST_UID"
+}
+
+@test "nothing of the host outside the roots exists inside" {
+	local ws
+	ws=$(ns_ws)
+	run -0 ns_user --workspace "$ws" -- ls -A /
+	assert_output "bin
+dev
+etc
+lib
+lib64
+proc
+sbin
+tmp
+usr
+var"
+	run -0 ns_user --workspace "$ws" -- ls -A /dev
+	assert_output "fd
+full
+null
+ptmx
+pts
+random
+shm
+stderr
+stdin
+stdout
+tty
+urandom
+zero"
+}
+
+@test "the environment holds only PATH, HOME, TMPDIR and what --setenv and --keep-env name" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr env -i SECRET=s KEEP=k "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
+		--workspace "$ws" --ro "$NS_DIR/bin" --setenv A=1 --keep-env KEEP --keep-env ABSENT -- "$NS_ATT" env
+	assert_output "PATH=/usr/local/bin:/usr/bin:/bin
+HOME=$ws
+TMPDIR=/tmp
+KEEP=k
+A=1"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" --setenv PATH=/bin --setenv HOME=/tmp -- "$NS_ATT" env
+	assert_output "TMPDIR=/tmp
+PATH=/bin
+HOME=/tmp"
+}
+
+@test "the command's exit code passes through, and 128+N when killed by signal N" {
+	local ws
+	ws=$(ns_ws)
+	run -7 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" exit 7
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" exit 0
+	run -137 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" kill-self 9
+	run -143 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" -- "$NS_ATT" kill-self 15
+	assert_equal "$stderr" ""
+}
+
+@test "a missing or unexecutable program exits 127 or 126 and says so" {
+	local ws
+	ws=$(ns_ws)
+	run -127 --separate-stderr ns_user --workspace "$ws" -- no-such-program
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find no-such-program"
+	run -127 --separate-stderr ns_user --workspace "$ws" -- /no/such/program
+	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /no/such/program: No such file or directory"
+	echo data > "$ws/plain"
+	run -126 --separate-stderr ns_root --workspace "$ws" -- "$ws/plain"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to exec $ws/plain: Permission denied"
+}
+
+@test "the status fd reports namespaces, the sandbox and the exit, one JSON object per line" {
+	local ws
+	ws=$(ns_ws)
+	run -3 ns_fd5 ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- "$NS_ATT" exit 3
+	assert_line --index 0 --regexp '^\{"tool":"sbx-ns","event":"namespaces","pid":[0-9]+,"ns":\{"user":[0-9]+,"mnt":[0-9]+,"pid":[0-9]+,"ipc":[0-9]+,"uts":[0-9]+,"net":[0-9]+,"cgroup":[0-9]+\}\}$'
+	assert_line --index 1 "{\"tool\":\"sbx-ns\",\"event\":\"started\",\"landlock\":7,\"seccomp\":true,\"net\":\"none\",\"hidepid\":true,\"userns\":\"blocked\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID}"
+	assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":3}'
+	assert_equal "${#lines[@]}" 3
+	run -137 ns_fd5 ns_root --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- "$NS_ATT" kill-self 9
+	assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":137,"signal":9}'
+}
+
+@test "the namespaces in the status are new ones, not the caller's" {
+	local ws host
+	ws=$(ns_ws)
+	host=$(stat -L -c %i /proc/self/ns/net)
+	run -0 ns_fd5 ns_user --workspace "$ws" --status-fd 5 -- true
+	refute_line --partial "\"net\":$host,"
+	assert_line --index 0 --partial '"event":"namespaces"'
+}
+
+@test "a setup failure inside the sandbox is reported with stage setup and the step's exit code" {
+	local ws d
+	ws=$(ns_ws)
+	d=$(mktemp -d /tmp/sbx-ns-test.XXXXXX)
+	chmod 0755 "$d"
+	run -111 --separate-stderr ns_fd5 ns_root --tmp-in-workspace --workspace "$ws" --ro "$d" --status-fd 5 -- true
+	rmdir "$d"
+	assert_line --index 1 '{"tool":"sbx-ns","event":"exit","code":111,"stage":"setup"}'
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create mount point $d: ${d#/} is not on the sandbox's own tmpfs"
+}
+
+@test "a --ro path under the host's /tmp appears in the private /tmp" {
+	local ws d
+	ws=$(ns_ws)
+	d=$(mktemp -d /tmp/sbx-ns-test.XXXXXX)
+	chmod 0755 "$d"
+	echo hi > "$d/f"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$d" -- cat "$d/f"
+	rm -r "$d"
+	assert_output "hi"
+}
+
+@test "blocked user namespaces are refused with 106, naming what the administrator must change" {
+	local ws
+	ws=$(ns_ws)
+	run -106 --separate-stderr unshare --user --map-root-user sh -c \
+		"echo 0 > /proc/sys/user/max_user_namespaces && exec sbx-ns --uid 1 --gid 1 --deny-write 'none*' --workspace $ws --status-fd 3 -- true 3>&1"
+	assert_output ""
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: No space left on device; $BLOCKED"
+}
+
+@test "the ready fd gets one newline just before the command starts" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" --ready-fd 4 -- sh -c "od -An -c $ws/ready" 4>"$ws/ready"
+	assert_output "  \\n"
+}
+
+@test "SIGTERM to sbx-ns reaches the command through pid 1" {
+	local ws pid
+	ws=$(ns_ws)
+	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- "$NS_ATT" sleep 60 4>"$ws/ready" 3>&- &
+	pid=$!
+	for _ in $(seq 100); do [ -s "$ws/ready" ] && break; sleep 0.05; done
+	sleep 0.1
+	kill -TERM "$(pgrep -P "$pid" -x sbx-ns || echo "$pid")"
+	run -143 wait "$pid"
+}
+
+@test "killing whatever started sbx-ns kills the whole sandbox" {
+	local ws parent
+	ws=$(ns_ws)
+	bash -c "sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --ro $NS_DIR/bin --ready-fd 4 -- $NS_ATT sleep 997 4>$ws/ready & wait" 3>&- &
+	parent=$!
+	for _ in $(seq 100); do [ -s "$ws/ready" ] && break; sleep 0.05; done
+	run -0 pgrep -f "ns-attempt sleep 997"
+	kill -KILL "$parent"
+	for _ in $(seq 100); do pgrep -f "ns-attempt sleep 997" >/dev/null || break; sleep 0.05; done
+	run -1 pgrep -f "ns-attempt sleep 997"
+	run -1 pgrep -f "sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws"
+}
+
+@test "--require-landlock runs where the kernel has Landlock" {
+	local ws
+	ws=$(ns_ws)
+	run -0 ns_fd5 ns_user --require-landlock --workspace "$ws" --status-fd 5 -- true
+	assert_line --index 1 --partial '"landlock":7,'
+}
+
+@test "--runtime replaces the system set; none leaves only /proc, /dev and /tmp" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_root --runtime /usr:/bin:/lib:/lib64 --workspace "$ws" -- /bin/ls -A /
+	assert_output "bin
+dev
+lib
+lib64
+proc
+tmp
+usr
+var"
+	run -127 --separate-stderr ns_root --runtime none --workspace "$ws" -- /bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /bin/true: No such file or directory"
+}
