@@ -375,12 +375,13 @@ static long long now_ms(void)
 /* SIGKILL every process listed in dirfd's cgroup.procs and below. */
 static void kill_listed(int dirfd, int depth)
 {
-	char procs[65536], *p, *end;
+	size_t size = 1 << 20;   /* pids of 7 digits and a newline: 131072 of them */
+	char *procs = malloc(size), *p, *end;
 	DIR *d;
 	struct dirent *e;
 	int fd;
 
-	if (sbx_cg_read(dirfd, "cgroup.procs", procs, sizeof procs) >= 0) {
+	if (procs && sbx_cg_read(dirfd, "cgroup.procs", procs, size) >= 0) {
 		for (p = procs; *p; p = end) {
 			long pid = strtol(p, &end, 10);
 			if (end == p)
@@ -391,6 +392,7 @@ static void kill_listed(int dirfd, int depth)
 				end++;
 		}
 	}
+	free(procs);
 	if (depth >= MAX_DEPTH || (fd = sbx_cg_openat(dirfd, ".", O_RDONLY | O_DIRECTORY)) < 0)
 		return;
 	if (!(d = fdopendir(fd))) {

@@ -151,7 +151,9 @@ assert_dead() {
 	for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
 	assert_file_not_empty "$ready"
 	kill -TERM "$sbx"
-	run -143 wait "$sbx"
+	local rc=0
+	wait "$sbx" || rc=$?
+	assert_equal "$rc" 143
 	assert_equal "$(exit_field cancelled)" true
 	assert_equal "$(exit_field cancel_signal)" 15
 	assert_equal "$(exit_field cleanup)" true
@@ -169,7 +171,9 @@ assert_dead() {
 	done
 	[ -n "$pid" ] || fail "no start line"
 	kill -KILL "$sbx"
-	run -137 wait "$sbx"
+	local rc=0
+	wait "$sbx" || rc=$?
+	assert_equal "$rc" 137
 	assert_dead "$pid"
 }
 
@@ -288,6 +292,8 @@ $R/cgroup.procs: No such file or directory"
 	for i in $(seq 100); do grep -q '"event":"start"' "$st" && break; sleep 0.1; done
 	run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --destroy
 	assert_equal "$stderr" ""
-	run -137 wait "$sbx"
+	local rc=0
+	wait "$sbx" || rc=$?
+	assert_equal "$rc" 137
 	assert_not_exist "$R/$P"
 }
