@@ -29,7 +29,7 @@ teardown() {
 
 @test "host: an XFS and an ext4 workspace under a project quota are ready" {
 	local fs how=
-	[ "$SBX_VM_ROLE" = root ] && how="hard limit" || how="limit (statfs)"
+	[ "$SBX_VM_ROLE" = root ] && how="hard limit" || how="limit \\(statfs\\)"
 	for fs in xfs ext4; do
 		qdir=$(vm_quota_dir $fs)
 		run -0 --separate-stderr sbx-check host --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir"
