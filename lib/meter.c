@@ -155,6 +155,8 @@ static void status_start(const struct sbx_meter_cfg *cfg, uint64_t interval,
 		sbx_json_uint(&j, "memory", cfg->memory);
 	if (cfg->disk)
 		sbx_json_uint(&j, "disk", cfg->disk);
+	if (cfg->pids)
+		sbx_json_uint(&j, "pids", cfg->pids);
 	sbx_json_write(&j, fd);
 }
 
@@ -275,6 +277,10 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 			lose(out, "memory", cfg->memory, rss, status_fd, tool);
 			continue;
 		}
+		if (cfg->pids && tree.n > cfg->pids) {
+			lose(out, "pids", cfg->pids, tree.n, status_fd, tool);
+			continue;
+		}
 		t = now_ms();
 		if (t >= next_disk) {
 			check_disk(cfg, out, status_fd, tool);
@@ -388,6 +394,7 @@ void sbx_meter_json(struct sbx_json *j, const struct sbx_meter_result *r)
 	sbx_json_uint(j, "cpu_ms", r->cpu_ms);
 	sbx_json_uint(j, "stopped_ms", r->stopped_ms);
 	sbx_json_uint(j, "samples", r->samples);
+	sbx_json_uint(j, "peak_procs", r->peak_procs);
 	sbx_json_uint(j, "leftover", r->leftover);
 }
 
@@ -396,7 +403,8 @@ void sbx_meter_die_lost(const struct sbx_meter_result *r)
 	if (!strcmp(r->lost, "disk-unreadable"))
 		sbx_die(SBX_EXIT_LOST, "sandbox lost: unable to measure disk usage (%s)",
 			SBX_METER_ENFORCEMENT);
-	sbx_die(SBX_EXIT_LOST, "sandbox lost: %s limit exceeded: %llu bytes sampled, limit %llu (%s)",
-		r->lost, (unsigned long long)r->measured, (unsigned long long)r->limit,
+	sbx_die(SBX_EXIT_LOST, "sandbox lost: %s limit exceeded: %llu %s sampled, limit %llu (%s)",
+		r->lost, (unsigned long long)r->measured,
+		strcmp(r->lost, "pids") ? "bytes" : "processes", (unsigned long long)r->limit,
 		SBX_METER_ENFORCEMENT);
 }

@@ -11,8 +11,9 @@
  *    process, so the sum errs on the high side);
  *  - disk: sums the logical sizes (st_size) of regular files under the
  *    metered directories, also once more after the command has ended.
- * Exceeding memory or disk kills every tracked process (SIGKILL) and the
- * result is LOST with the reason; no file is ever deleted.
+ *  - pids: counts the processes of the tree in each sample.
+ * Exceeding memory, pids or disk kills every tracked process (SIGKILL) and
+ * the result is LOST with the reason; no file is ever deleted.
  *
  * What sampling cannot promise, by construction: a limit can be overshot
  * for up to one interval; a process that is born and dies between two
@@ -41,6 +42,9 @@ struct sbx_meter_cfg {
 	uint64_t cpu_pct;               /* percent of one core; 0: no limit */
 	uint64_t memory;                /* bytes, sum of RSS; 0: no limit */
 	uint64_t disk;                  /* bytes, logical; 0: no limit */
+	uint64_t pids;                  /* processes seen in one sample; 0: no
+	                                 * limit (a sampled count: a burst of
+	                                 * forks between samples is not seen) */
 	const char *const *disk_paths;  /* directories whose files count */
 	size_t ndisk_paths;
 	uint64_t timeout_ms;            /* kill the tree after this; 0: never */
@@ -57,7 +61,8 @@ struct sbx_meter_result {
 	int cancelled;       /* the tree was killed because cancel_fd was
 	                      * readable */
 	int status;          /* the command's wait(2) status */
-	const char *lost;    /* NULL, "memory", "disk" or "disk-unreadable" */
+	const char *lost;    /* NULL, "memory", "pids", "disk" or
+	                      * "disk-unreadable" */
 	uint64_t limit;      /* the limit that was exceeded */
 	uint64_t measured;   /* the sample that exceeded it */
 	uint64_t peak_memory;

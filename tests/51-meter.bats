@@ -13,7 +13,7 @@ setup() {
 }
 
 lost_msg() { # REASON LIMIT
-	echo "^meter-run: fatal: sandbox lost: $1 limit exceeded: [0-9]+ bytes sampled, limit $2 \\(sampled, not hard\\)\$"
+	echo "^meter-run: fatal: sandbox lost: $1 limit exceeded: [0-9]+ ${3:-bytes} sampled, limit $2 \\(sampled, not hard\\)\$"
 }
 
 # The pid is dead or a zombie of someone else: not running any more.
@@ -27,7 +27,7 @@ gone() {
 	run -0 sed -n 1p "$status_file"
 	assert_output '{"tool":"meter-run","event":"meter","enforcement":"sampled, not hard","interval_ms":100,"cpu":100,"memory":67108864}'
 	run -0 sed -n 2p "$status_file"
-	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":7,"enforcement":"sampled, not hard","peak_memory":[0-9]+,"peak_disk":0,"cpu_ms":[0-9]+,"stopped_ms":[0-9]+,"samples":[0-9]+,"leftover":0\}$'
+	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":7,"enforcement":"sampled, not hard","peak_memory":[0-9]+,"peak_disk":0,"cpu_ms":[0-9]+,"stopped_ms":[0-9]+,"samples":[0-9]+,"peak_procs":[0-9]+,"leftover":0\}$'
 }
 
 @test "a command killed by a signal exits 128+N with the signal in the exit line" {
@@ -129,7 +129,7 @@ gone() {
 	assert_line --index 0 --regexp '^grandchild [0-9]+$'
 	assert_line --index 1 'touched 64 MiB'
 	run -0 tail -1 "$status_file"
-	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":0,"enforcement":"sampled, not hard","peak_memory":[0-9]+,"peak_disk":0,"cpu_ms":[0-9]+,"stopped_ms":0,"samples":1,"leftover":0\}$'
+	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":0,"enforcement":"sampled, not hard","peak_memory":[0-9]+,"peak_disk":0,"cpu_ms":[0-9]+,"stopped_ms":0,"samples":1,"peak_procs":1,"leftover":0\}$'
 	peak=$(sed 's/.*"peak_memory":\([0-9]*\).*/\1/' <<<"$output")
 	(( peak < 16 << 20 ))
 }
@@ -208,4 +208,17 @@ gone() {
 	pct=${pct%\%}
 	echo "busy loop among forks got $pct% of a core" >&3
 	(( pct <= 20 ))
+}
+
+@test "a tree with more processes than --pids in one sample is LOST" {
+	run -103 --separate-stderr "$T/meter-run" --pids 10 --status-fd 3 -- sh -c 'for i in $(seq 30); do sleep 30 & done; wait' 3>"$status_file"
+	assert_regex "$stderr" "$(lost_msg pids 10 processes)"
+	run -0 sed -n 2p "$status_file"
+	assert_output --regexp '^\{"tool":"meter-run","event":"lost","reason":"pids","enforcement":"sampled, not hard","limit":10,"measured":[0-9]+\}$'
+	run -1 pgrep -f 'sleep 30$'
+}
+
+@test "a status reader that goes away does not take the supervisor with it" {
+	run -3 --separate-stderr "$T/meter-run" --memory 1G --status-fd 3 -- sh -c 'sleep 0.3; exit 3' 3> >(exec true)
+	assert_equal "$stderr" ""
 }

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +271,9 @@ static int run(const struct opts *o, const struct sbx_sbpl *s, int wsfd)
 		execv(SANDBOX_EXEC, av);
 		sbx_die_errno(SBX_EXIT_EXEC, "unable to exec %s", SANDBOX_EXEC);
 	}
+	/* A status reader that went away must not kill the supervisor
+	 * (and leave the tree unmetered). */
+	signal(SIGPIPE, SIG_IGN);
 	if (sbx_meter_run(&mc, pid, o->status_fd, "sbx-seatbelt", &r) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to meter %s", o->argv[0]);
 	sbx_json_begin(&j, "sbx-seatbelt", "exit");

@@ -1,4 +1,4 @@
-/* meter-run [--cpu PCT] [--memory SIZE] [--disk SIZE] [--workspace DIR]
+/* meter-run [--cpu PCT] [--memory SIZE] [--pids N] [--disk SIZE] [--workspace DIR]
  *           [--interval SECONDS] [--timeout SECONDS] [--status-fd FD]
  *           [--] prog [args...]
  *
@@ -23,11 +23,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { O_CPU = 1, O_MEMORY, O_DISK, O_WORKSPACE, O_INTERVAL, O_TIMEOUT, O_STATUS_FD };
+enum { O_CPU = 1, O_MEMORY, O_PIDS, O_DISK, O_WORKSPACE, O_INTERVAL, O_TIMEOUT, O_STATUS_FD };
 
 static const struct sbx_opt table[] = {
 	{ "cpu", SBX_ARG, SBX_ONCE, O_CPU },
 	{ "memory", SBX_ARG, SBX_ONCE, O_MEMORY },
+	{ "pids", SBX_ARG, SBX_ONCE, O_PIDS },
 	{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
 	{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
 	{ "interval", SBX_ARG, SBX_ONCE, O_INTERVAL },
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
 		switch (id) {
 		case O_CPU: cfg.cpu_pct = sbx_opt_percent("--cpu", arg, 6400); break;
 		case O_MEMORY: cfg.memory = sbx_opt_size("--memory", arg, UINT64_MAX / 2); break;
+		case O_PIDS: cfg.pids = sbx_opt_u64("--pids", arg, 1, 4194304); break;
 		case O_DISK: cfg.disk = sbx_opt_size("--disk", arg, UINT64_MAX / 2); break;
 		case O_WORKSPACE: ws = arg; break;
 		case O_INTERVAL:
@@ -88,6 +90,9 @@ int main(int argc, char **argv)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		sbx_exec(argv + st.ind, NULL, NULL);
 	}
+	/* A status reader that went away must not kill the supervisor
+	 * (and leave the tree unmetered). */
+	signal(SIGPIPE, SIG_IGN);
 	if (sbx_meter_run(&cfg, pid, status_fd, "meter-run", &r) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to meter %s", argv[st.ind]);
 	if (r.cancelled) {
