@@ -375,7 +375,9 @@ static int verify(const struct opts *o)
 			fail(&w, SBX_EXIT_SYS, "unable to set RLIMIT_FSIZE: %s", strerror(errno));
 	}
 	if (o->pass_fd >= 0) {
-		if (dup2(w.fd, o->pass_fd) < 0)
+		/* The workspace may already be open as that very fd (open(2)
+		 * takes the lowest free one): then only close-on-exec goes. */
+		if (w.fd == o->pass_fd ? sbx_fd_cloexec(w.fd, 0) < 0 : dup2(w.fd, o->pass_fd) < 0)
 			fail(&w, SBX_EXIT_SYS, "unable to pass the workspace as fd %d: %s",
 			     o->pass_fd, strerror(errno));
 	}
@@ -396,7 +398,8 @@ static int verify(const struct opts *o)
 			sbx_json_write(&j, o->status_fd);
 		}
 	}
-	close(w.fd);
+	if (w.fd != o->pass_fd)
+		close(w.fd);
 	if (!o->prog)
 		return SBX_EXIT_OK;
 	sbx_exec(o->prog, NULL, NULL);

@@ -212,6 +212,25 @@ t_pass_fd_and_max_file() {
 	run -153 sbx-quota verify --workspace "$ws" --disk 8M --max-file 1M -- fill bytes "$ws/big" 4194304
 }
 
+t_chain_sbx_ns() {
+	ws_for "$1"
+	# The directory sbx-ns binds is the one verified: sbx-ns compares the fd with the path.
+	# fd 3 is free (bats' own is closed first), so the workspace is opened as 3 itself.
+	run -0 --separate-stderr sh -c 'exec 3>&- && exec sbx-quota verify --workspace "$1" --disk 8M --pass-fd 3 -- \
+		sbx-ns --workspace-fd 3 -- sh -c "pwd && echo hi >made && cat made"' sh "$ws"
+	assert_equal "$stderr" ""
+	assert_equal "${lines[0]}" "$ws"
+	assert_equal "${lines[1]}" "hi"
+	run -0 qa "$ws/made"
+	assert_output "$proj noinherit"
+	# A refusal stops the chain before sbx-ns.
+	ln -s / "$ws/up"
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M --pass-fd 7 -- \
+		sbx-ns --workspace-fd 7 -- touch ran
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace: 'up' is a symbolic link"
+	assert_file_not_exist "$ws/ran"
+}
+
 t_prepare_widen() {
 	ws_for "$1"
 	if [ "$SBX_VM_ROLE" = root ]; then
@@ -289,6 +308,7 @@ t_report() {
 @test "verify refuses a bind mount and a tmpfs mounted inside a workspace on xfs" { t_bind_mount xfs; }
 @test "verify and prepare refuse a project id on xfs that another tree uses" { t_shared_project xfs; }
 @test "verify on xfs passes the verified directory as --pass-fd and sets --max-file as RLIMIT_FSIZE" { t_pass_fd_and_max_file xfs; }
+@test "verify on xfs hands the verified directory to sbx-ns --workspace-fd, and a refusal stops the chain" { t_chain_sbx_ns xfs; }
 @test "prepare on xfs refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen xfs; }
 @test "prepare on xfs puts an existing tree into the project and refuses one with a link" { t_prepare_tree xfs; }
 @test "report on xfs shows the state, the limits and the use" { t_report xfs; }
@@ -308,6 +328,7 @@ t_report() {
 @test "verify refuses a bind mount and a tmpfs mounted inside a workspace on ext4" { t_bind_mount ext4; }
 @test "verify and prepare refuse a project id on ext4 that another tree uses" { t_shared_project ext4; }
 @test "verify on ext4 passes the verified directory as --pass-fd and sets --max-file as RLIMIT_FSIZE" { t_pass_fd_and_max_file ext4; }
+@test "verify on ext4 hands the verified directory to sbx-ns --workspace-fd, and a refusal stops the chain" { t_chain_sbx_ns ext4; }
 @test "prepare on ext4 refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen ext4; }
 @test "prepare on ext4 puts an existing tree into the project and refuses one with a link" { t_prepare_tree ext4; }
 @test "report on ext4 shows the state, the limits and the use" { t_report ext4; }
