@@ -206,6 +206,11 @@ extra=()
 	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): no quota control in this kernel: Function not implemented"
 }
 
+@test "without quotactl_fd, verify asks the block device from mountinfo and still refuses" {
+	run -101 --separate-stderr "$SBX_TESTBIN/quota-nofd" sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): no quota control in this kernel: Function not implemented"
+}
+
 @test "a refusal is written to --status-fd as the exit line" {
 	run -101 --separate-stderr bash -c 'exec 5>&1; exec sbx-quota verify --workspace "$1" --disk 8M --status-fd 5' sh "$ws"
 	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":101,\"error\":\"hard limits unsupported: $ws (xfs): no quota control in this kernel: Function not implemented\"}"

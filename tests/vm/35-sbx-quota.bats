@@ -101,6 +101,27 @@ t_enforcement_off() {
 	fi
 }
 
+# An ext4 mounted without prjquota: busybox can only make ext2 (no quota feature), which the
+# ext4 driver mounts; the kernel then has quota control but no project accounting.
+t_mounted_without_prjquota() {
+	if [ "$SBX_VM_ROLE" = root ]; then
+		local img=/tmp/noquota-$BATS_TEST_NUMBER.img
+		mnt=/tmp/noquota-$BATS_TEST_NUMBER
+		extra+=("$img" "$mnt")
+		truncate -s 16M "$img"
+		mke2fs -F "$img" 16384 >/dev/null
+		mkdir "$mnt"
+		mount -o loop -t ext4 "$img" "$mnt"
+		run -101 --separate-stderr sbx-quota verify --workspace "$mnt" --disk 8M
+		umount "$mnt"
+		assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $mnt (ext4): project quota accounting is off (mount option prjquota)"
+	else
+		# The user cannot mount one; its home, on the initramfs, is no better.
+		run -101 --separate-stderr sbx-quota verify --workspace "$HOME" --disk 8M
+		assert_regex "$stderr" "^sbx-quota: fatal: hard limits unsupported: $HOME is on (tmpfs|ramfs), not XFS or ext4\$"
+	fi
+}
+
 t_root_noinherit() {
 	ws_for "$1"
 	qa "$ws" "$proj" noinherit
@@ -231,6 +252,15 @@ t_chain_sbx_ns() {
 	assert_file_not_exist "$ws/ran"
 }
 
+t_no_quotactl_fd() {
+	ws_for "$1"
+	# As on a kernel before 5.14: quotactl on the block device from mountinfo instead.
+	run -0 --separate-stderr "$SBX_TESTBIN/quota-nofd" sbx-quota verify --workspace "$ws" --disk 8M --inodes 16
+	assert_equal "$stderr" ""
+	run -102 --separate-stderr "$SBX_TESTBIN/quota-nofd" sbx-quota verify --workspace "$ws" --disk 8M --inodes 8
+	assert_regex "$stderr" "^sbx-quota: fatal: refusing workspace $ws: project $proj inode (hard limit|limit \\(statfs\\)) 16 exceeds --inodes 8\$"
+}
+
 t_prepare_widen() {
 	ws_for "$1"
 	if [ "$SBX_VM_ROLE" = root ]; then
@@ -309,6 +339,7 @@ t_report() {
 @test "verify and prepare refuse a project id on xfs that another tree uses" { t_shared_project xfs; }
 @test "verify on xfs passes the verified directory as --pass-fd and sets --max-file as RLIMIT_FSIZE" { t_pass_fd_and_max_file xfs; }
 @test "verify on xfs hands the verified directory to sbx-ns --workspace-fd, and a refusal stops the chain" { t_chain_sbx_ns xfs; }
+@test "verify on xfs works without quotactl_fd through the block device" { t_no_quotactl_fd xfs; }
 @test "prepare on xfs refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen xfs; }
 @test "prepare on xfs puts an existing tree into the project and refuses one with a link" { t_prepare_tree xfs; }
 @test "report on xfs shows the state, the limits and the use" { t_report xfs; }
@@ -329,9 +360,12 @@ t_report() {
 @test "verify and prepare refuse a project id on ext4 that another tree uses" { t_shared_project ext4; }
 @test "verify on ext4 passes the verified directory as --pass-fd and sets --max-file as RLIMIT_FSIZE" { t_pass_fd_and_max_file ext4; }
 @test "verify on ext4 hands the verified directory to sbx-ns --workspace-fd, and a refusal stops the chain" { t_chain_sbx_ns ext4; }
+@test "verify on ext4 works without quotactl_fd through the block device" { t_no_quotactl_fd ext4; }
 @test "prepare on ext4 refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen ext4; }
 @test "prepare on ext4 puts an existing tree into the project and refuses one with a link" { t_prepare_tree ext4; }
 @test "report on ext4 shows the state, the limits and the use" { t_report ext4; }
+
+@test "verify refuses an ext4 mounted without prjquota (root) and the initramfs (user)" { t_mounted_without_prjquota; }
 
 @test "verify refuses a tmpfs workspace in the VM with the unsupported code" {
 	local d
