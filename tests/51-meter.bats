@@ -97,7 +97,10 @@ gone() {
 
 @test "the disk is checked once more after the command: a quick writer is LOST too" {
 	ws=$(sbx_scratch)
-	run -103 --separate-stderr "$T/meter-run" --interval 5 --disk 4M --workspace "$ws" --status-fd 3 -- "$T/meter-fill" "$ws/fill" 8 3>"$status_file"
+	# The first sample comes at once, the next one only after 5 s: the
+	# writer starts after the first and is done long before the second.
+	run -103 --separate-stderr "$T/meter-run" --interval 5 --disk 4M --workspace "$ws" --status-fd 3 -- \
+		sh -c "sleep 0.5; exec '$T/meter-fill' '$ws/fill' 8" 3>"$status_file"
 	assert_regex "$stderr" "$(lost_msg disk 4194304)"
 	assert_output "wrote 8 MiB"
 	run -0 stat -c %s "$ws/fill"
@@ -124,7 +127,7 @@ gone() {
 	# that touches 64 MiB and exits within milliseconds, and ends long
 	# before a second sample. The meter sees one sample and a tiny peak:
 	# this is the documented limit of sampling.
-	run -0 --separate-stderr "$T/meter-run" --interval 5 --memory 16M --status-fd 3 -- "$T/meter-detach" 200 64 1 300 3>"$status_file"
+	run -0 --separate-stderr "$T/meter-run" --interval 5 --memory 16M --status-fd 3 -- "$T/meter-detach" 500 64 1 300 3>"$status_file"
 	assert_equal "$stderr" ""
 	assert_line --index 0 --regexp '^grandchild [0-9]+$'
 	assert_line --index 1 'touched 64 MiB'
