@@ -1,0 +1,207 @@
+/* Policies: an administrator's baseline that a request can only narrow.
+ *
+ * A policy holds the fields of the `sandbox` block (filesystem roots,
+ * deny-write globs, network, fallback) and of the `resources` block (CPU,
+ * memory, processes, disk, inodes). It comes from JSON (policy_json.c: the
+ * files other sandbox systems already use, loaded strictly), or is built by
+ * a tool from its argv (the request). sbx_policy_merge() combines the
+ * baseline and the request into the effective policy, which is never more
+ * permissive than the baseline: a request that asks for more is refused
+ * naming the field, or, with clamp, narrowed to the baseline and the field
+ * listed as clamped.
+ *
+ * Every field records whether it was given ("set") and where it came from
+ * ("origin": "--memory", or "--baseline /etc/b.json: $.resources.memory_mb")
+ * so that a refusal can name both sides. An unset field places no
+ * constraint: the other side's value applies. Loading a `sandbox` block
+ * fills the keys it omits with the documented defaults, as its users expect;
+ * an absent block leaves its fields unset.
+ *
+ * Errors never exit: they fill a struct sbx_perr (exit code and message,
+ * without the program name) and the tool decides; sbx_policy_die() prints
+ * it in the usual shape. Codes: SBX_EXIT_USAGE for malformed input (bad
+ * JSON, unknown key, wrong type, out-of-range value, an inconsistent unsafe
+ * fallback), SBX_EXIT_POLICY for a refused merge or an untrusted baseline
+ * file, SBX_EXIT_SYS for a failed read. */
+#ifndef SBX_POLICY_H
+#define SBX_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbx_json;
+
+/* Ordered from narrowest to widest: a merge takes the smaller. */
+enum sbx_pol_net {
+	SBX_PNET_NONE = 1,     /* "none": no network */
+	SBX_PNET_LOOPBACK,     /* "localhost": loopback only (sbx-ns --net loopback) */
+	SBX_PNET_BROKER,       /* "allowlist": through sbx-broker, allowlisted hosts */
+	SBX_PNET_HOST,         /* "all": the host's network (sbx-ns --net host) */
+};
+
+enum sbx_pol_mode {
+	SBX_PMODE_NATIVE = 1,  /* "native": confined (narrower) */
+	SBX_PMODE_OFF,         /* "off": unconfined; no sbx tool runs this way */
+};
+
+enum sbx_pol_fallback {
+	SBX_PFB_FAIL_CLOSED = 1,   /* "fail-closed": no sandbox, no run */
+	SBX_PFB_UNSAFE_HOST,       /* "unsafe-host-process": run unconfined */
+};
+
+/* Which fields a tool enforces: a merge looks only at these, so one policy
+ * file can serve every tool of a chain. */
+#define SBX_PSCOPE_NS     0x1u  /* the sandbox block */
+#define SBX_PSCOPE_CGROUP 0x2u  /* cpu_percent, memory_mb, max_processes, require_hard_limits */
+#define SBX_PSCOPE_QUOTA  0x4u  /* disk_mb, max_inodes, require_hard_limits */
+#define SBX_PSCOPE_ALL    0x7u
+
+/* Limits of the values a policy may hold (the tools' own maxima). */
+#define SBX_POL_MAX_CPU_PCT  100000ULL         /* 1000 cores */
+#define SBX_POL_MAX_MEMORY   (1ULL << 50)      /* 1 PiB, in bytes */
+#define SBX_POL_MAX_DISK     (1ULL << 60)      /* bytes */
+#define SBX_POL_MAX_PIDS     4194304ULL        /* PID_MAX_LIMIT */
+#define SBX_POL_MAX_INODES   (1ULL << 48)
+#define SBX_POL_MAX_ITEMS    4096              /* entries of one list */
+#define SBX_POL_MAX_BYTES    (4u << 20)        /* a policy file or fd */
+
+struct sbx_pol_u64 { uint64_t v; int set; char *origin; };
+struct sbx_pol_int { int v; int set; char *origin; };   /* enums and booleans */
+struct sbx_pol_item { char *val; char *origin; };
+struct sbx_pol_list { struct sbx_pol_item *it; size_t n, cap; int set; char *origin; };
+
+struct sbx_policy {
+	char *source;                 /* "--baseline /etc/b.json", "--policy-fd 4", "argv" */
+
+	/* sandbox block (seed names in comments) */
+	struct sbx_pol_int mode;      /* mode */
+	struct sbx_pol_int net;       /* network.mode */
+	struct sbx_pol_list allow;    /* network.allowlist: host patterns, normal form */
+	struct sbx_pol_list ro;       /* readableRoots: absolute once resolved */
+	struct sbx_pol_list rw;       /* writableRoots */
+	struct sbx_pol_list deny;     /* denyWrite: globs relative to the workspace */
+	struct sbx_pol_int fallback;  /* fallback */
+	struct sbx_pol_int unsafe;    /* unsafeAllowHostProcess */
+
+	/* resources block */
+	struct sbx_pol_u64 cpu;       /* cpu_percent: 100 = one core */
+	struct sbx_pol_u64 memory;    /* memory_mb, held in bytes */
+	struct sbx_pol_u64 pids;      /* max_processes */
+	struct sbx_pol_u64 disk;      /* disk_mb, held in bytes */
+	struct sbx_pol_u64 inodes;    /* max_inodes (sbx's addition) */
+	struct sbx_pol_int hard;      /* require_hard_limits */
+};
+
+struct sbx_perr {
+	int code;
+	char msg[1536];
+};
+
+/* Fields narrowed by a clamped merge, by their block path
+ * ("resources.memory_mb", "sandbox.readableRoots"), each once. */
+#define SBX_POL_NFIELDS 14
+struct sbx_pol_clamped {
+	const char *field[SBX_POL_NFIELDS];
+	size_t n;
+};
+
+/* The deny-write globs a sandbox block has when it names none. */
+extern const char *const sbx_policy_default_deny[];
+
+/* policy.c: the model */
+void sbx_policy_init(struct sbx_policy *p, const char *source);
+void sbx_policy_free(struct sbx_policy *p);
+int sbx_policy_has_sandbox(const struct sbx_policy *p);
+int sbx_policy_has_resources(const struct sbx_policy *p);
+
+/* Building a request from argv. origin is the option ("--ro"); each
+ * returns 0, or -1 with e filled (SBX_EXIT_USAGE) for a value the policy
+ * cannot hold. Values are checked like the JSON ones. */
+int sbx_policy_set_u64(struct sbx_policy *p, struct sbx_pol_u64 *f, uint64_t v,
+		       const char *origin, struct sbx_perr *e);
+int sbx_policy_set_int(struct sbx_policy *p, struct sbx_pol_int *f, int v,
+		       const char *origin, struct sbx_perr *e);
+/* Append to a list (marks it set). Roots must be absolute or relative to
+ * the workspace (resolved later), globs as sbx-ns takes them, hosts as
+ * sbx-broker takes them; duplicates are dropped. */
+int sbx_policy_add_root(struct sbx_policy *p, struct sbx_pol_list *l, const char *path,
+			const char *origin, struct sbx_perr *e);
+int sbx_policy_add_glob(struct sbx_policy *p, const char *glob, const char *origin,
+			struct sbx_perr *e);
+int sbx_policy_add_host(struct sbx_policy *p, const char *pattern, const char *origin,
+			struct sbx_perr *e);
+/* Mark a list given (and empty if nothing was added): an argv request
+ * says everything about its roots, so an omitted --ro means "no readable
+ * root", not "whatever the baseline has". */
+void sbx_policy_list_given(struct sbx_pol_list *l, const char *origin);
+/* Fill every unset field of the sandbox block with its default: mode
+ * native, network none with an empty allowlist, readable and writable
+ * roots ".", the default deny-write globs, fail-closed, no host process. */
+void sbx_policy_sandbox_defaults(struct sbx_policy *p);
+
+/* Turn relative roots into absolute ones under ws (a canonical absolute
+ * directory, or NULL when the tool has no workspace: a relative root is
+ * then an error). Roots are lexically normal: no "." or ".." components,
+ * no "//", no trailing '/'. Call on both sides before merging. */
+int sbx_policy_resolve_roots(struct sbx_policy *p, const char *ws, struct sbx_perr *e);
+
+/* Checks of a single policy: both halves of the unsafe fallback or
+ * neither (SBX_EXIT_USAGE). The JSON loader runs it; call it on a request
+ * built by hand. */
+int sbx_policy_check(const struct sbx_policy *p, struct sbx_perr *e);
+
+/* eff = base ∧ req over the fields in scope. base may be NULL (no
+ * baseline: eff is a copy of req). Without clamp a request field wider
+ * than the baseline's is refused (SBX_EXIT_POLICY, message naming both
+ * origins); with clamp it is narrowed and listed in *cl (may be NULL).
+ * eff is initialised here; free it with sbx_policy_free. */
+int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req,
+		     unsigned scope, int clamp, struct sbx_policy *eff,
+		     struct sbx_pol_clamped *cl, struct sbx_perr *e);
+
+/* 1 when path (absolute, normal) lies within one of the roots of l
+ * (component-wise: /a/bc is not within /a/b). */
+int sbx_policy_within(const struct sbx_pol_list *l, const char *path);
+int sbx_path_within(const char *path, const char *root);
+
+/* Both halves of the unsafe fallback are on. */
+int sbx_policy_unsafe_fallback(const struct sbx_policy *p);
+
+/* Names used in messages and JSON. */
+const char *sbx_policy_net_name(int net);     /* "none", "localhost", "allowlist", "all" */
+const char *sbx_policy_net_sbx_name(int net); /* "none", "loopback", "broker", "host" */
+
+/* policy_json.c */
+/* Parse len bytes (not NUL-terminated) as a policy. p must have been
+ * initialised; source labels messages. Strict: duplicate keys, unknown
+ * keys, wrong types, floats where integers belong, zero, negative and
+ * too-large values, trailing bytes, a BOM, NUL in strings, nesting beyond
+ * 2048 levels are refused with the JSON path ("$.sandbox.network.mode"). */
+int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct sbx_perr *e);
+/* The policy, restricted to scope, as a JSON document (indented, ending in
+ * a newline), loadable by sbx_policy_parse. malloc'd; NULL on ENOMEM. */
+char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope);
+/* Add "clamped":[fields...] to a status line being built. */
+void sbx_policy_clamped_json(struct sbx_json *j, const struct sbx_pol_clamped *cl);
+
+/* policy_file.c: reading policies the tools were given */
+/* --baseline FILE: an absolute path; every directory on the way and the
+ * file owned by root or the caller and not writable by group or others
+ * (a directory may be if it is sticky and root's, like /tmp); no symbolic
+ * link anywhere; a regular file. Reads at most SBX_POL_MAX_BYTES and
+ * parses it. source is the label for messages ("--baseline FILE"). */
+int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr *e);
+/* --baseline-fd FD / --policy-fd FD: reads the fd from its current offset
+ * to end of file and parses it; the fd is left open (the tool closes it:
+ * both options consume their fd). */
+int sbx_policy_load_fd(struct sbx_policy *p, int fd, struct sbx_perr *e);
+
+/* Print e the way sbx tools report: a usage error for SBX_EXIT_USAGE, a
+ * fatal error otherwise, and exit with e->code. */
+_Noreturn void sbx_policy_die(const struct sbx_perr *e);
+
+/* Set e (returns -1), printf-style. */
+int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
