@@ -16,6 +16,27 @@ lost_msg() { # REASON LIMIT
 	echo "^meter-run: fatal: sandbox lost: $1 limit exceeded: [0-9]+ ${3:-bytes} sampled, limit $2 \\(sampled, not hard\\)\$"
 }
 
+# How many live processes have exactly this command line (no procps
+# needed; zombies have none). The odd durations make the lines unique.
+running() {
+	local f args n=0
+	for f in /proc/[0-9]*/cmdline; do
+		{ mapfile -d "" args <"$f"; } 2>/dev/null || continue
+		[ "${args[*]}" = "$*" ] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# How many processes, zombies included, are named NAME.
+named() {
+	local f line n=0
+	for f in /proc/[0-9]*/stat; do
+		{ read -r line <"$f"; } 2>/dev/null || continue
+		[[ $line == *" ($1) "* ]] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
 # The pid is dead or a zombie of someone else: not running any more.
 gone() {
 	! kill -0 "$1" 2>/dev/null || grep -q '^State:.Z' "/proc/$1/status"
@@ -157,32 +178,36 @@ gone() {
 
 @test "a fork storm under a memory limit is killed to the last process" {
 	run -103 --separate-stderr "$T/meter-run" --memory 32M -- sh -c \
-		'for i in $(seq 40); do (sleep 30) & done; '"'$T/meter-hog'"' 100 30'
+		'for i in $(seq 40); do (sleep 31.7) & done; '"'$T/meter-hog'"' 100 30'
 	assert_regex "$stderr" "$(lost_msg memory 33554432)"
-	run -1 pgrep -f 'sleep 30$'
+	run -0 running sleep 31.7
+	assert_output 0
 	# Not even as zombies: the meter reaps what it killed.
-	run -1 pgrep -x meter-hog
+	run -0 named meter-hog
+	assert_output 0
 }
 
 @test "a timeout kills the whole tree and exits 104" {
-	run -104 --separate-stderr "$T/meter-run" --timeout 0.5 --status-fd 3 -- sh -c 'sleep 30 & sleep 30' 3>"$status_file"
+	run -104 --separate-stderr "$T/meter-run" --timeout 0.5 --status-fd 3 -- sh -c 'sleep 31.7 & sleep 31.7' 3>"$status_file"
 	assert_equal "$stderr" "meter-run: fatal: timed out: sh killed (sampled, not hard)"
 	run -0 tail -1 "$status_file"
 	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":104,"enforcement":"sampled, not hard","timed_out":true,'
-	run -1 pgrep -f 'sleep 30$'
+	run -0 running sleep 31.7
+	assert_output 0
 }
 
 @test "a cancelling signal to the supervisor kills the tree and exits 128+N" {
-	"$T/meter-run" --status-fd 3 -- sh -c 'sleep 30 & sleep 30' 3>"$status_file" &
+	"$T/meter-run" --status-fd 3 -- sh -c 'sleep 31.7 & sleep 31.7' 3>"$status_file" &
 	sup=$!
-	for _ in $(seq 100); do pgrep -f 'sleep 30$' >/dev/null && break; sleep 0.05; done
+	for _ in $(seq 100); do [ "$(running sleep 31.7)" = 2 ] && break; sleep 0.05; done
 	kill -TERM "$sup"
 	rc=0
 	wait "$sup" || rc=$?
 	assert_equal "$rc" 143
 	run -0 tail -1 "$status_file"
 	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":143,"enforcement":"sampled, not hard","cancelled":true,'
-	run -1 pgrep -f 'sleep 30$'
+	run -0 running sleep 31.7
+	assert_output 0
 }
 
 @test "memory held in a tmpfs file is not resident in any process and is not counted" {
@@ -214,11 +239,12 @@ gone() {
 }
 
 @test "a tree with more processes than --pids in one sample is LOST" {
-	run -103 --separate-stderr "$T/meter-run" --pids 10 --status-fd 3 -- sh -c 'for i in $(seq 30); do sleep 30 & done; wait' 3>"$status_file"
+	run -103 --separate-stderr "$T/meter-run" --pids 10 --status-fd 3 -- sh -c 'for i in $(seq 30); do sleep 31.7 & done; wait' 3>"$status_file"
 	assert_regex "$stderr" "$(lost_msg pids 10 processes)"
 	run -0 sed -n 2p "$status_file"
 	assert_output --regexp '^\{"tool":"meter-run","event":"lost","reason":"pids","enforcement":"sampled, not hard","limit":10,"measured":[0-9]+\}$'
-	run -1 pgrep -f 'sleep 30$'
+	run -0 running sleep 31.7
+	assert_output 0
 }
 
 @test "a status reader that goes away does not take the supervisor with it" {
