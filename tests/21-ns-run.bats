@@ -229,8 +229,10 @@ HOME=/tmp"
 	pid=$!
 	for _ in $(seq 100); do [ -s "$ws/ready" ] && break; sleep 0.05; done
 	sleep 0.1
-	kill -TERM "$(pgrep -P "$pid" -x sbx-ns || echo "$pid")"
-	run -143 wait "$pid"
+	kill -TERM "$(pgrep -P "$pid" -x sbx-ns)"
+	local rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
 }
 
 @test "killing whatever started sbx-ns kills the whole sandbox" {

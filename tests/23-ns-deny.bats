@@ -145,3 +145,22 @@ append: ok"
 "link: EXDEV
 link: EXDEV"
 }
+
+@test "a placeholder shared by two concurrent runs stays until neither needs it" {
+	local ws a="$NS_DIR/bin/ns-attempt" pa pb
+	ws=$(ns_ws)
+	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- sh -c 'while [ ! -e a-go ]; do sleep 0.02; done' 4>"$NS_DIR/ready-a" 3>&- &
+	pa=$!
+	for _ in $(seq 200); do [ -s "$NS_DIR/ready-a" ] && break; sleep 0.02; done
+	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- sh -c "while [ ! -e b-go ]; do sleep 0.02; done; $a write .env" \
+		>"$NS_DIR/out-b" 4>"$NS_DIR/ready-b" 3>&- &
+	pb=$!
+	for _ in $(seq 200); do [ -s "$NS_DIR/ready-b" ] && break; sleep 0.02; done
+	touch "$ws/a-go"
+	wait "$pa"
+	assert_file_exist "$ws/.env"
+	touch "$ws/b-go"
+	wait "$pb"
+	assert_equal "$(cat "$NS_DIR/out-b")" "write: EROFS"
+	assert_equal "$(stat -c %s "$ws/.env")" 0
+}

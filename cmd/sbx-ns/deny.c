@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,7 +65,30 @@ static int is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-static void add(struct ns_run *r, enum deny_kind kind, const char *rel, const struct stat *st, int created)
+/* A shared lock on a protected object for as long as the run lasts: a
+ * placeholder is removed at the end only by the run that made it and only
+ * if it can take the lock exclusively, so a concurrent run on the same
+ * workspace never loses its protection (the placeholder then stays). */
+static int lock_shared(int dirfd, const char *name, const struct stat *st)
+{
+	struct stat now;
+	int fd;
+
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+	    flock(fd, LOCK_SH) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void add(struct ns_run *r, enum deny_kind kind, const char *rel, const struct stat *st,
+		int created, int lockfd)
 {
 	struct deny_op *d;
 
@@ -88,6 +112,7 @@ static void add(struct ns_run *r, enum deny_kind kind, const char *rel, const st
 	d->ino = st->st_ino;
 	d->created = created;
 	d->isdir = S_ISDIR(st->st_mode);
+	d->lockfd = lockfd;
 }
 
 static void join(char *out, const char *prefix, const char *name)
@@ -101,25 +126,32 @@ static void join(char *out, const char *prefix, const char *name)
 /* A placeholder where a literal denied path is missing: an empty file for
  * the last component, else an empty directory, owned by the command's
  * identity, never following a symlink. */
-static void placeholder(struct ns_run *r, int dirfd, const char *rel, const char *name, int dir)
+static void placeholder(struct ns_run *r, int dirfd, const char *prefix, const char *rel,
+			const char *name, int dir)
 {
 	struct stat st;
-	int fd;
+	int fd = -1, rc;
 
-	if (dir) {
-		if (mkdirat(dirfd, name, 0555) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to create placeholder %s", rel);
-	} else {
-		fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
-		if (fd < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to create placeholder %s", rel);
-		close(fd);
+	if (dir)
+		rc = mkdirat(dirfd, name, 0555);
+	else
+		rc = fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (rc < 0) {
+		/* Inside a directory we may not write to (another run's
+		 * placeholder): protect that directory itself instead. */
+		if ((errno == EACCES || errno == EROFS) && *prefix && fstatat(dirfd, ".", &st, 0) == 0) {
+			add(r, DENY_PROTECT, prefix, &st, 0, lock_shared(dirfd, ".", &st));
+			return;
+		}
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create placeholder %s", rel);
 	}
+	if (fd >= 0)
+		close(fd);
 	if (r->root && fchownat(dirfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to chown placeholder %s", rel);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat placeholder %s", rel);
-	add(r, DENY_PROTECT, rel, &st, 1);
+	add(r, DENY_PROTECT, rel, &st, 1, lock_shared(dirfd, name, &st));
 }
 
 static void match(struct ns_run *r, int dirfd, const char *prefix, char **comps, int i, int n, int literal);
@@ -156,10 +188,10 @@ static void step(struct ns_run *r, int dirfd, const char *prefix, const char *na
 		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
 			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
 				rel, (unsigned long)st.st_nlink);
-		add(r, DENY_PROTECT, rel, &st, 0);
+		add(r, DENY_PROTECT, rel, &st, 0, lock_shared(dirfd, name, &st));
 		return;
 	}
-	add(r, DENY_ANCESTOR, rel, &st, 0);
+	add(r, DENY_ANCESTOR, rel, &st, 0, -1);
 	if (!S_ISDIR(st.st_mode))
 		return;
 	sub = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -178,7 +210,7 @@ static void match(struct ns_run *r, int dirfd, const char *prefix, char **comps,
 		/* Everything below prefix: the directory itself read-only. */
 		if (fstatat(dirfd, ".", &st, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", prefix);
-		add(r, DENY_PROTECT, *prefix ? prefix : ".", &st, 0);
+		add(r, DENY_PROTECT, *prefix ? prefix : ".", &st, 0, lock_shared(dirfd, ".", &st));
 		return;
 	}
 	if (!is_glob(c)) {
@@ -188,7 +220,7 @@ static void match(struct ns_run *r, int dirfd, const char *prefix, char **comps,
 			char rel[PATH_MAX];
 			join(rel, prefix, c);
 			if (!covered(r, rel))
-				placeholder(r, dirfd, rel, c, i < n - 1);
+				placeholder(r, dirfd, prefix, rel, c, i < n - 1);
 		} else if (errno != ENOENT && errno != ENOTDIR) {
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s/%s in the workspace", prefix, c);
 		}
@@ -319,7 +351,7 @@ void ns_cleanup_deny(struct ns_run *r)
 		struct stat st;
 		int pfd;
 
-		if (!d->created)
+		if (!d->created || d->lockfd < 0 || flock(d->lockfd, LOCK_EX | LOCK_NB) < 0)
 			continue;
 		snprintf(parent, sizeof parent, "%s", d->rel);
 		slash = strrchr(parent, '/');

@@ -50,6 +50,7 @@ struct deny_op {
 	dev_t dev;
 	ino_t ino;
 	int created;       /* a placeholder the outer made (removed at the end) */
+	int lockfd;        /* held with a shared flock for the run, or -1 */
 	int isdir;
 };
 
