@@ -349,25 +349,35 @@ static void ancestors(struct set *s, const char *path)
 }
 
 /* Reads a command-line program needs on macOS, fixed by this tool (never
- * caller input, so they may appear as literals). Never the home directory. */
+ * caller input, so they may appear as literals). Never the home directory.
+ * The dyld shared cache lives under /System/Library/dyld or, since macOS
+ * 13, in the OS cryptex; /private/var/select/sh is what /bin/sh runs. */
+#define RUNTIME_CODE \
+	"  (subpath \"/usr/lib\")\n" \
+	"  (subpath \"/System/Library\")\n" \
+	"  (subpath \"/System/Volumes/Preboot/Cryptexes/OS\")\n" \
+	"  (subpath \"/Library/Apple/System/Library\")\n" \
+	"  (subpath \"/Library/Apple/usr/lib\")\n" \
+	"  (subpath \"/bin\")\n" \
+	"  (subpath \"/usr/bin\")\n" \
+	"  (subpath \"/Applications/Xcode.app/Contents/Developer\")\n" \
+	"  (subpath \"/Library/Developer/CommandLineTools\")"
+
 static const char runtime_reads[] =
 	"(allow file-read*\n"
-	"  (subpath \"/usr/lib\")\n"
+	RUNTIME_CODE "\n"
 	"  (subpath \"/usr/share\")\n"
-	"  (subpath \"/System/Library\")\n"
-	"  (subpath \"/bin\")\n"
-	"  (subpath \"/usr/bin\")\n"
 	"  (literal \"/etc\")\n"
 	"  (subpath \"/private/etc\")\n"
 	"  (literal \"/var\")\n"
 	"  (literal \"/tmp\")\n"
 	"  (literal \"/private/var/select/sh\")\n"
-	"  (subpath \"/Applications/Xcode.app/Contents/Developer\")\n"
-	"  (subpath \"/Library/Developer/CommandLineTools\")\n"
 	"  (literal \"/dev/null\")\n"
 	"  (literal \"/dev/zero\")\n"
 	"  (literal \"/dev/random\")\n"
 	"  (literal \"/dev/urandom\"))\n"
+	"(allow file-map-executable\n"
+	RUNTIME_CODE ")\n"
 	"(allow file-write-data (literal \"/dev/null\"))\n";
 
 const char *sbx_sbpl_build(const struct sbx_sbpl_cfg *cfg, struct sbx_sbpl *out,
@@ -450,8 +460,8 @@ const char *sbx_sbpl_build(const struct sbx_sbpl_cfg *cfg, struct sbx_sbpl *out,
 		printf_(&prof, "\n  (literal (param \"UP%zu\"))", i);
 	puts_(&prof, ")\n");
 	for (i = 0; i < ro.n; i++)
-		printf_(&prof, "(allow file-read* (subpath (param \"RO%zu\")))\n", i);
-	puts_(&prof, "(allow file-read* file-write* (subpath (param \"WS\")))\n");
+		printf_(&prof, "(allow file-read* file-map-executable (subpath (param \"RO%zu\")))\n", i);
+	puts_(&prof, "(allow file-read* file-write* file-map-executable (subpath (param \"WS\")))\n");
 	/* Later rules win in SBPL: the denials come after the allowance. */
 	for (i = 0; i < regexes.n; i++)
 		printf_(&prof, "(deny file-write* (regex (param \"DENY%zu\")))\n", i);
