@@ -43,7 +43,7 @@ static void deny_flags(scmp_filter_ctx ctx, int nr, const char *name, uint64_t f
 {
 	for (int bit = 0; bit < 64; bit++) {
 		uint64_t f = 1ULL << bit;
-		struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, f, f);
+		struct scmp_arg_cmp a = { .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = f, .datum_b = f };
 		if (flags & f)
 			rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, name, 1, &a);
 	}
@@ -51,7 +51,7 @@ static void deny_flags(scmp_filter_ctx ctx, int nr, const char *name, uint64_t f
 
 static void deny_ioctl(scmp_filter_ctx ctx, uint64_t cmd)
 {
-	struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, cmd);
+	struct scmp_arg_cmp a = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffULL, .datum_b = cmd };
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), "ioctl", 1, &a);
 }
 
@@ -62,7 +62,7 @@ void ns_load_filter(const struct ns_run *r)
 	 * truncates to 0 may be refused, never the reverse. libseccomp takes
 	 * one comparison per argument, so the query (0xffffffff) is refused
 	 * too. */
-	struct scmp_arg_cmp pers = SCMP_A0(SCMP_CMP_NE, 0);
+	struct scmp_arg_cmp pers = { .arg = 0, .op = SCMP_CMP_NE, .datum_a = 0, .datum_b = 0 };
 	int rc;
 
 	if (!ctx)
