@@ -49,6 +49,24 @@ teardown() {
 	assert_output --regexp '"result":"all checks passed","code":0}$'
 }
 
+# An sbx-ns stand-in that runs the command unconfined: the isolation lines must fail, but
+# sbx-cgroup and sbx-quota around it must still stop the fork bomb, the memory hog and
+# the disk filler (on XFS, which enforces project quotas even for root).
+@test "proof: with an unconfined stand-in, isolation fails but every limit still holds (exit 107)" {
+	local ns=$BATS_TEST_TMPDIR/fake-ns
+	printf '#!/bin/sh\nwhile [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n' >"$ns"
+	chmod 0755 "$ns"
+	qdir=$(vm_quota_dir xfs)
+	run --separate-stderr sbx-check proof --ns "$ns" --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir"
+	assert_line "result: a proof failed (exit 107)"
+	assert_equal "$status" 107
+	assert_equal "$stderr" ""
+	assert_line --regexp '^sibling-secret +FAIL +allowed: read 43 bytes from '
+	assert_line --regexp '^pids-limit +ok +denied: forked [0-9]+ children, then fork failed: Resource temporarily unavailable$'
+	assert_line --regexp '^memory-limit +ok +a 256 MiB hog under --memory 32M was OOM-killed \(exit (105|137)\)'
+	assert_line --regexp '^quota-limit +ok +denied: wrote [0-9]+ bytes: No space left on device$'
+}
+
 @test "proof: a fork bomb, a memory hog and a disk filler are each stopped by their limit" {
 	qdir=$(vm_quota_dir ext4)
 	if [ ! -x "$SBX_BIN/sbx-ns" ]; then
@@ -56,7 +74,10 @@ teardown() {
 		assert_line "result: isolation unavailable (exit 106)"
 		return 0
 	fi
-	run -0 --separate-stderr sbx-check proof --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir"
+	run --separate-stderr sbx-check proof --cgroup-root "$SBX_VM_CGROUP" --quota-workspace "$qdir"
+	# The verdict line first: on failure it shows every line of evidence.
+	assert_line "result: all checks passed (exit 0)"
+	assert_equal "$status" 0
 	assert_equal "$stderr" ""
 	assert_line --regexp '^pids-limit +ok +denied: forked [0-9]+ children, then fork failed: Resource temporarily unavailable$'
 	assert_line --regexp '^memory-limit +ok +a 256 MiB hog under --memory 32M was OOM-killed \(exit (105|137)\)'
