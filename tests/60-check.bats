@@ -491,3 +491,18 @@ teardown() {
 	run -0 find /sys/fs/cgroup/unified -maxdepth 1 -name 'sbx-demo-*'
 	assert_output ""
 }
+
+@test "tools: a file name with a newline cannot forge a report line, and a FIFO does not hang the check" {
+	copy_tools sbx-check
+	local evil="$scratch/x"$'\n'"sbx-ns ok"
+	cp "$scratch/bin/sbx-check" "$evil"
+	mkfifo "$scratch/fifo"
+	run -108 --separate-stderr sbx-check tools "$evil" "$scratch/fifo"
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 3
+	assert_line --regexp "^x\\?sbx-ns ok +ok +path=$scratch/x\\?sbx-ns ok dev="
+	assert_line "fifo               unsafe         $scratch/fifo is not a regular file"
+	run -0 sbx-check tools --json "$evil"
+	run -0 json_get 'd["checks"][0]["path"]' <<<"$output"
+	assert_output "$evil"
+}

@@ -43,6 +43,9 @@ struct chk_item *chk_add(struct chk_report *r, enum chk_class cls, const char *n
 	it = &r->items[r->n++];
 	memset(it, 0, sizeof *it);
 	snprintf(it->name, sizeof it->name, "%s", name);
+	for (char *c = it->name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	it->cls = cls;
 	it->st = st;
 	va_start(ap, fmt);
@@ -122,6 +125,14 @@ static int exit_code(const struct chk_report *r, const char **why)
 	return code;
 }
 
+/* Text lines carry paths from the filesystem: a control character (a
+ * newline in a file name) must not be able to forge a line of the report. */
+static void put_clean(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
 static void print_text(const struct chk_report *r, int code, const char *why)
 {
 	size_t i;
@@ -129,11 +140,16 @@ static void print_text(const struct chk_report *r, int code, const char *why)
 
 	for (i = 0; i < r->n; i++) {
 		const struct chk_item *it = &r->items[i];
-		printf("%-18s %-14s %s", it->name, status_word[it->st], it->detail);
-		for (k = 0; k < it->nf; k++)
-			printf("%s%s=%s", (k || it->detail[0]) ? " " : "", it->f[k].key, it->f[k].val);
-		if (it->fix[0])
-			printf("; to fix: %s", it->fix);
+		printf("%-18s %-14s ", it->name, status_word[it->st]);
+		put_clean(it->detail);
+		for (k = 0; k < it->nf; k++) {
+			printf("%s%s=", (k || it->detail[0]) ? " " : "", it->f[k].key);
+			put_clean(it->f[k].val);
+		}
+		if (it->fix[0]) {
+			fputs("; to fix: ", stdout);
+			put_clean(it->fix);
+		}
 		putchar('\n');
 	}
 	printf("result: %s (exit %d)\n", why, code);
