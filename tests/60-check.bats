@@ -506,3 +506,20 @@ teardown() {
 	run -0 json_get 'd["checks"][0]["path"]' <<<"$output"
 	assert_output "$evil"
 }
+
+@test "proof: SIGTERM halfway kills the chain, removes the scratch workspace and dies of the signal" {
+	printf '#!/bin/sh\necho $$ >"%s/pid.tmp" && mv "%s/pid.tmp" "%s/started"\nexec sleep 60\n' \
+		"$scratch" "$scratch" "$scratch" >"$scratch/slow-ns"
+	chmod 0755 "$scratch/slow-ns"
+	local before pid
+	before=$(leftovers)
+	sbx-check proof --ns "$scratch/slow-ns" >"$scratch/out" 2>&1 &
+	pid=$!
+	while [ ! -e "$scratch/started" ]; do sleep 0.05; done
+	kill -TERM "$pid"
+	run -143 wait "$pid"
+	run -0 cat "$scratch/out"
+	assert_output ""
+	assert_equal "$(leftovers)" "$before"
+	run -1 kill -0 "$(cat "$scratch/started")"
+}

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -46,6 +47,9 @@ struct scratch {
 };
 
 struct chain {
+	int sigfd;         /* SIGINT, SIGTERM, SIGHUP: stop, clean up, then die of it */
+	int stop;          /* the signal received, 0 while running */
+	sigset_t oldmask;
 	char ns[PATH_MAX];
 	char cgroup[PATH_MAX];
 	char quota[PATH_MAX];
@@ -53,14 +57,19 @@ struct chain {
 };
 
 /* Runs argv with stdin /dev/null and stdout+stderr captured, in its own
- * process group so a timeout can kill whatever it left behind. */
-static void run(char *const argv[], struct run *res)
+ * process group so a timeout or an interruption can kill whatever it left
+ * behind. After an interruption nothing more is run. */
+static void run(struct chain *c, char *const argv[], struct run *res)
 {
 	int p[2], st, n = 0;
 	pid_t pid;
 	struct timespec t0, t;
 
 	memset(res, 0, sizeof *res);
+	if (c->stop) {
+		res->code = -1;
+		return;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a pipe");
 	fflush(stdout);
@@ -69,6 +78,7 @@ static void run(char *const argv[], struct run *res)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
+		sigprocmask(SIG_SETMASK, &c->oldmask, NULL);
 		setpgid(0, 0);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
 			_exit(SBX_EXIT_SYS);
@@ -79,7 +89,9 @@ static void run(char *const argv[], struct run *res)
 	close(p[1]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+		struct pollfd pf[2] = { { .fd = p[0], .events = POLLIN },
+					{ .fd = c->sigfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
 		char buf[512];
 		long left;
 		ssize_t k;
@@ -93,7 +105,16 @@ static void run(char *const argv[], struct run *res)
 			res->code = -1;
 			break;
 		}
-		if (poll(&pf, 1, (int)left) <= 0)
+		if (poll(pf, 2, (int)left) <= 0)
+			continue;
+		if ((pf[1].revents & POLLIN) && read(c->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+			c->stop = (int)si.ssi_signo;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			res->code = -1;
+			break;
+		}
+		if (!(pf[0].revents & (POLLIN | POLLHUP)))
 			continue;
 		k = read(p[0], buf, sizeof buf);
 		if (k < 0 && errno == EINTR)
@@ -311,7 +332,7 @@ static void judge(struct chk_report *r, enum chk_class cls, const char *name, in
 	chk_add(r, cls, name, CHK_OK, "%s%s", want_ok ? "" : "denied: ", res->out);
 }
 
-static void isolation(struct chk_report *r, const struct chain *c, const struct scratch *s)
+static void isolation(struct chk_report *r, struct chain *c, const struct scratch *s)
 {
 	char target[PATH_MAX], envp[PATH_MAX];
 	struct argv_b a;
@@ -322,7 +343,7 @@ static void isolation(struct chk_report *r, const struct chain *c, const struct 
 	add_ns(&a, c, NULL, s->ws, s->probe);
 	add(&a, "read");
 	add(&a, target);
-	run(a.v, &res);
+	run(c, a.v, &res);
 	judge(r, CLS_ISOLATION, "workspace-read", 1, &res, 1, "");
 
 	join(target, sizeof target, s->ws, "created");
@@ -330,7 +351,7 @@ static void isolation(struct chk_report *r, const struct chain *c, const struct 
 	add_ns(&a, c, NULL, s->ws, s->probe);
 	add(&a, "write");
 	add(&a, target);
-	run(a.v, &res);
+	run(c, a.v, &res);
 	judge(r, CLS_ISOLATION, "workspace-write", 1, &res,
 	      file_has(target, "written by sbx-check --probe\n"),
 	      exists(target) ? "the file has other content" : "the file is not there");
@@ -339,7 +360,7 @@ static void isolation(struct chk_report *r, const struct chain *c, const struct 
 	add_ns(&a, c, NULL, s->ws, s->probe);
 	add(&a, "read");
 	add(&a, s->secret);
-	run(a.v, &res);
+	run(c, a.v, &res);
 	judge(r, CLS_ISOLATION, "sibling-secret", 0, &res, 1, "");
 
 	join(envp, sizeof envp, s->ws, ".env");
@@ -347,7 +368,7 @@ static void isolation(struct chk_report *r, const struct chain *c, const struct 
 	add_ns(&a, c, NULL, s->ws, s->probe);
 	add(&a, "write");
 	add(&a, envp);
-	run(a.v, &res);
+	run(c, a.v, &res);
 	judge(r, CLS_ISOLATION, "env-write", 0, &res,
 	      file_has(envp, "TOKEN=must-stay-unchanged\n"), ".env was modified");
 
@@ -356,7 +377,7 @@ static void isolation(struct chk_report *r, const struct chain *c, const struct 
 	add_ns(&a, c, NULL, s->ws, s->probe);
 	add(&a, "write");
 	add(&a, target);
-	run(a.v, &res);
+	run(c, a.v, &res);
 	judge(r, CLS_ISOLATION, "git-hook-write", 0, &res, !exists(target),
 	      ".git/hooks/pre-commit exists");
 
@@ -365,7 +386,7 @@ static void isolation(struct chk_report *r, const struct chain *c, const struct 
 	add_ns(&a, c, NULL, s->ws, s->probe);
 	add(&a, "write");
 	add(&a, target);
-	run(a.v, &res);
+	run(c, a.v, &res);
 	judge(r, CLS_ISOLATION, "outside-write", 0, &res, !exists(target),
 	      "a file appeared outside the workspace");
 }
@@ -389,7 +410,7 @@ static int host_listener(unsigned *port)
 	return s;
 }
 
-static void network(struct chk_report *r, const struct chain *c, const struct scratch *s)
+static void network(struct chk_report *r, struct chain *c, const struct scratch *s)
 {
 	char portbuf[16];
 	struct argv_b a;
@@ -403,13 +424,13 @@ static void network(struct chk_report *r, const struct chain *c, const struct sc
 	add_ns(&a, c, NULL, s->ws, s->probe);
 	add(&a, "connect");
 	add(&a, portbuf);
-	run(a.v, &res);
+	run(c, a.v, &res);
 	judge(r, CLS_ISOLATION, "offline", 0, &res, 1, "");
 
 	a.n = 0;
 	add_ns(&a, c, "loopback", s->ws, s->probe);
 	add(&a, "loopback");
-	run(a.v, &res);
+	run(c, a.v, &res);
 	if (res.code == SBX_EXIT_USAGE) {
 		it = chk_add(r, CLS_EXTRA, "loopback", CHK_UNSUPPORTED,
 			     "this sbx-ns refuses --net loopback: %s", res.out);
@@ -420,7 +441,7 @@ static void network(struct chk_report *r, const struct chain *c, const struct sc
 		add_ns(&a, c, "loopback", s->ws, s->probe);
 		add(&a, "connect");
 		add(&a, portbuf);
-		run(a.v, &res);
+		run(c, a.v, &res);
 		judge(r, CLS_EXTRA, "loopback-host", 0, &res, 1, "");
 	}
 	close(l);
@@ -440,7 +461,7 @@ static void network(struct chk_report *r, const struct chain *c, const struct sc
 	}
 }
 
-static void cgroup_proof(struct chk_report *r, const struct chain *c, const struct scratch *s,
+static void cgroup_proof(struct chk_report *r, struct chain *c, const struct scratch *s,
 			 const char *root)
 {
 	static const struct { const char *name, *opt, *val, *probe, *arg; } t[] = {
@@ -476,7 +497,7 @@ static void cgroup_proof(struct chk_report *r, const struct chain *c, const stru
 		add_ns(&a, c, NULL, s->ws, s->probe);
 		add(&a, t[i].probe);
 		add(&a, t[i].arg);
-		run(a.v, &res);
+		run(c, a.v, &res);
 		if (res.code == SBX_EXIT_UNSUPPORTED) {
 			it = chk_add(r, CLS_LIMITS, t[i].name, CHK_UNSUPPORTED,
 				     "sbx-cgroup refused, fail-closed (exit 101): %s", res.out);
@@ -493,7 +514,7 @@ static void cgroup_proof(struct chk_report *r, const struct chain *c, const stru
 	}
 }
 
-static void quota_proof(struct chk_report *r, const struct chain *c, const char *qws)
+static void quota_proof(struct chk_report *r, struct chain *c, const char *qws)
 {
 	char probe[PATH_MAX], fill[PATH_MAX];
 	struct argv_b a = { .n = 0 };
@@ -532,7 +553,7 @@ static void quota_proof(struct chk_report *r, const struct chain *c, const char 
 	add(&a, "fill");
 	add(&a, fill);
 	add(&a, "1040");
-	run(a.v, &res);
+	run(c, a.v, &res);
 	unlink(probe);
 	unlink(fill);
 	if (res.code == SBX_EXIT_UNSUPPORTED || res.code == SBX_EXIT_POLICY) {
@@ -599,10 +620,30 @@ void chk_proof(struct chk_report *r, const struct chk_opts *o)
 		limits_without_ns(r, o);
 		return;
 	}
+	/* From here on a signal must not leave the scratch directory behind. */
+	{
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigaddset(&set, SIGHUP);
+		if (sigprocmask(SIG_BLOCK, &set, &c.oldmask) < 0 ||
+		    (c.sigfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set up signal handling");
+	}
 	make_scratch(&s);
 	isolation(r, &c, &s);
 	network(r, &c, &s);
 	cgroup_proof(r, &c, &s, o->cgroup_root);
 	quota_proof(r, &c, o->quota_ws);
 	remove_tree(s.base);
+	if (c.stop) {
+		/* Interrupted: the scratch directory is gone; die of the signal. */
+		signal(c.stop, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &c.oldmask, NULL);
+		raise(c.stop);
+		_exit(SBX_EXIT_SIGNAL_BASE + c.stop);
+	}
+	sigprocmask(SIG_SETMASK, &c.oldmask, NULL);
+	close(c.sigfd);
 }
