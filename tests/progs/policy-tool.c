@@ -170,7 +170,9 @@ int main(int argc, char **argv)
 				ok(sbx_policy_add_glob(&req, *g, "default", &e), &e);
 		sbx_policy_sandbox_defaults(&req);
 	}
-	ok(sbx_policy_resolve_roots(&req, ws, &e), &e);
+	/* Roots matter to sbx-ns only: the other tools never resolve them. */
+	if (scope & SBX_PSCOPE_NS)
+		ok(sbx_policy_resolve_roots(&req, ws, &e), &e);
 
 	if (base_file || base_fd >= 0) {
 		if (base_file) {
@@ -183,7 +185,8 @@ int main(int argc, char **argv)
 			ok(sbx_policy_load_fd(&base, base_fd, &e), &e);
 			close(base_fd);
 		}
-		ok(sbx_policy_resolve_roots(&base, ws, &e), &e);
+		if (scope & SBX_PSCOPE_NS)
+			ok(sbx_policy_resolve_roots(&base, ws, &e), &e);
 	}
 	ok(sbx_policy_merge(base_file || base_fd >= 0 ? &base : NULL, &req, scope, clamp, &eff, &cl, &e), &e);
 

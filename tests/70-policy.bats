@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# Policies: the specs' JSON blocks load, every malformed shape is refused
+# naming its JSON path, a baseline file only a trusted owner could have
+# written, and a merge that never widens the baseline. Driven through
+# tests/progs/policy-tool.c, which exposes lib/policy*.c the way the tools
+# call it.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+PT="$SBX_TESTBIN/policy-tool"
+POL="$SBX_ROOT/tests/policy"
+
+setup_file() {
+	sbx_test_user
+	POL_DIR=$(sbx_scratch)
+	export POL_DIR
+	cp "$SBX_ROOT/tests/policy/"*.json "$POL_DIR/"
+	chmod 0644 "$POL_DIR/"*.json
+}
+
+teardown_file() {
+	rm -rf "$POL_DIR"
+}
+
+# refused CODE MESSAGE ARGS...: policy-tool exits CODE, prints nothing on
+# stdout and exactly "policy-tool: MESSAGE" on stderr.
+refused() {
+	local code=$1 want=$2
+	shift 2
+	run "-$code" --separate-stderr "$PT" merge "$@"
+	assert_output ""
+	assert_equal "$stderr" "policy-tool: $want"
+}
+
+# merged JSON ARGS...: policy-tool prints exactly JSON, nothing on stderr.
+merged() {
+	local want=$1
+	shift
+	run -0 --separate-stderr "$PT" merge "$@"
+	assert_output "$want"
+	assert_equal "$stderr" ""
+}
+
+DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false'
+
+@test "the sandbox system's quick reference block loads with its defaults" {
+	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}' \
+		--request "$POL/spec-quick-reference.json" --workspace /srv/ws
+}
+
+@test "the spec's allowlist blocks load, in both layouts" {
+	local want='{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["*.githubusercontent.com","registry.npmjs.org"]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}'
+	merged "$want" --request "$POL/spec-allowlist.json" --workspace /srv/ws
+	merged "$want" --request "$POL/spec-allowlist-oneline.json" --workspace /srv/ws
+}
+
+@test "the spec's deny-write and unsafe fallback blocks load" {
+	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}' \
+		--request "$POL/spec-deny-write.json" --workspace /srv/ws
+	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"unsafe-host-process","unsafeAllowHostProcess":true}}' \
+		--request "$POL/spec-unsafe-fallback.json" --workspace /srv/ws
+}
+
+@test "the resource system's block loads as the whole document" {
+	merged '{"resources":{"cpu_percent":100,"memory_mb":1024,"disk_mb":4096,"max_processes":64,"require_hard_limits":true}}' \
+		--request "$POL/spec-resources.json"
+}
+
+@test "relative roots need a workspace" {
+	refused 100 'usage: --request: default: relative root "." needs a workspace' \
+		--request "$POL/spec-deny-write.json"
+}
+
+@test "each malformed shape is refused naming its JSON path" {
+	local -A want=(
+		[bad-unknown-key]='$.sandbox.netwrok: unknown key'
+		[bad-wrong-type]='$.sandbox.readableRoots: expected an array of strings, got a string'
+		[bad-bool-string]='$.require_hard_limits: expected a boolean, got a string'
+		[bad-top-array]='$: expected an object, got an array'
+		[bad-duplicate-key]="\$.resources.memory_mb: invalid JSON at line 4, column 15: duplicate object key near '\"memory_mb\"'"
+		[bad-negative]='$.resources.cpu_percent: negative'
+		[bad-zero]='$.resources.max_processes: zero is not a limit'
+		[bad-huge]="\$.resources.memory_mb: invalid JSON at line 1, column 50: too big integer near '18446744073709551616'"
+		[bad-above-maximum]='$.resources.memory_mb: 1073741825 is above the maximum 1073741824'
+		[bad-float]='$.resources.disk_mb: expected an integer, got a real number'
+		[bad-nan]="\$.resources.cpu_percent: invalid JSON at line 1, column 35: invalid token near 'NaN'"
+		[bad-infinity]="\$.resources.memory_mb: invalid JSON at line 1, column 38: invalid token near 'Infinity'"
+		[bad-trailing-comma]="\$.sandbox.denyWrite[2]: invalid JSON at line 1, column 52: unexpected token near ']'"
+		[bad-trailing-garbage]="\$: invalid JSON at line 2, column 1: end of file expected near '{'"
+		[bad-bom]='$: invalid JSON at line 1, column 1: a byte order mark is not allowed'
+		[bad-unknown-value]='$.sandbox.network.mode: unknown value "wide" (none, localhost, allowlist, all)'
+		[bad-host-port]='$.sandbox.network.allowlist[0]: invalid host pattern "registry.npmjs.org:443": ports and IPv6 literals not allowed'
+		[bad-root-dotdot]="\$.sandbox.writableRoots[0]: invalid path \"../outside\": '..' is not allowed"
+		[bad-unsafe-without-allow]='$.sandbox.fallback: "unsafe-host-process" needs "unsafeAllowHostProcess": true as well'
+		[bad-allow-without-unsafe]='$.sandbox.unsafeAllowHostProcess: true needs "fallback": "unsafe-host-process" as well'
+	)
+	local f n=0
+	for f in "$POL"/bad-*.json; do
+		f=$(basename "$f" .json)
+		[ -n "${want[$f]:-}" ] || fail "no expected message for $f"
+		refused 100 "usage: --request: ${want[$f]}" --request "$POL/$f.json" --workspace /srv/ws
+		# the same file as a baseline: the same refusal, labelled as such
+		refused 100 "usage: --baseline $POL_DIR/$f.json: ${want[$f]}" --baseline "$POL_DIR/$f.json" --workspace /srv/ws
+		n=$((n + 1))
+	done
+	assert_equal "$n" "${#want[@]}"
+}
+
+@test "a megabyte of nesting is refused at the parser's depth limit, naming where" {
+	head -c 1048576 /dev/zero | tr '\0' '[' >"$BATS_TEST_TMPDIR/deep.json"
+	refused 100 "usage: --request: \$[0][0][0][0][0][0][0][0][0][0][0][0]...(2024 levels)...[0][0][0][0][0][0][0][0][0][0][0][0]: invalid JSON at line 1, column 2049: maximum parsing depth reached near '['" \
+		--request "$BATS_TEST_TMPDIR/deep.json"
+	{ printf '{"sandbox":{"readableRoots":'; head -c 1048576 /dev/zero | tr '\0' '['; } >"$BATS_TEST_TMPDIR/deep2.json"
+	refused 100 "usage: --request: \$.sandbox.readableRoots[0][0][0][0][0][0][0][0][0][0]...(2024 levels)...[0][0][0][0][0][0][0][0][0][0][0][0]: invalid JSON at line 1, column 2075: maximum parsing depth reached near '['" \
+		--request "$BATS_TEST_TMPDIR/deep2.json"
+}
+
+@test "a policy above 4 MiB is refused without parsing it" {
+	{ printf '{"sandbox":{"denyWrite":["a"'; head -c 4194304 /dev/zero | tr '\0' ' '; printf ']}}'; } >"$BATS_TEST_TMPDIR/big.json"
+	refused 100 "usage: --request-fd 3: larger than 4194304 bytes" --request-fd 3 3<"$BATS_TEST_TMPDIR/big.json"
+}
+
+@test "without a baseline the request is the effective policy" {
+	merged '{"resources":{"cpu_percent":400,"memory_mb":4096,"max_processes":9999,"require_hard_limits":false}}' \
+		--for cgroup --cpu 400 --memory 4G --pids 9999 --hard-limits no
+	merged '{"sandbox":{"mode":"native","network":{"mode":"all","allowlist":[]},"readableRoots":["/opt"],"writableRoots":["/var/cache/x","/srv/ws"],'"$DEFAULT_SANDBOX"'}}' \
+		--for ns --workspace /srv/ws --ro /opt --rw /var/cache/x --net host
+}
+
+@test "a request narrower than the baseline stands, field by field" {
+	merged '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["api.example.org"]},"readableRoots":["/opt/tools/bin"],"writableRoots":["/srv/data/scratch/a","/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":100,"memory_mb":512,"disk_mb":1024,"max_processes":10,"max_inodes":5,"require_hard_limits":true}}' \
+		--baseline "$POL_DIR/baseline-admin.json" --workspace /srv/ws --ro /opt/tools/bin --rw /srv/data/scratch/a \
+		--net broker --allow-host api.example.org --cpu 100 --memory 512M --pids 10 --disk 1G --inodes 5
+}
+
+@test "what the request leaves out, the baseline supplies" {
+	merged '{"resources":{"cpu_percent":200,"memory_mb":1024,"max_processes":64,"require_hard_limits":true}}' \
+		--baseline "$POL_DIR/baseline-admin.json" --for cgroup
+	merged '{"resources":{"disk_mb":4096,"max_inodes":100000,"require_hard_limits":true}}' \
+		--baseline "$POL_DIR/baseline-admin.json" --for quota
+}
+
+@test "a request for more than the baseline is refused naming the field, for every field" {
+	local b="--baseline $POL_DIR/baseline-admin.json"
+	refused 102 "fatal: policy refused: --cpu: 201% is more than the baseline's 200% ($b: \$.resources.cpu_percent)" $b --for cgroup --cpu 201
+	refused 102 "fatal: policy refused: --memory: 1025 MiB is more than the baseline's 1024 MiB ($b: \$.resources.memory_mb)" $b --for cgroup --memory 1025M
+	refused 102 "fatal: policy refused: --memory: 1073741825 bytes is more than the baseline's 1024 MiB ($b: \$.resources.memory_mb)" $b --for cgroup --memory 1073741825
+	refused 102 "fatal: policy refused: --pids: 65 processes is more than the baseline's 64 processes ($b: \$.resources.max_processes)" $b --for cgroup --pids 65
+	refused 102 "fatal: policy refused: --hard-limits: false is wider than the baseline's true ($b: \$.resources.require_hard_limits)" $b --for cgroup --hard-limits no
+	refused 102 "fatal: policy refused: --disk: 5120 MiB is more than the baseline's 4096 MiB ($b: \$.resources.disk_mb)" $b --for quota --disk 5G
+	refused 102 "fatal: policy refused: --inodes: 100001 inodes is more than the baseline's 100000 inodes ($b: \$.resources.max_inodes)" $b --for quota --inodes 100001
+	refused 102 "fatal: policy refused: --net: all (host) is wider than the baseline's allowlist (broker) ($b: \$.sandbox.network.mode)" $b --for ns --workspace /srv/ws --net host
+	refused 102 "fatal: policy refused: --allow-host: *.cdn.org is not within the baseline's allowlist ($b: \$.sandbox.network.allowlist)" $b --for ns --workspace /srv/ws --net broker --allow-host '*.cdn.org'
+	refused 102 "fatal: policy refused: --allow-host: example.org is not within the baseline's allowlist ($b: \$.sandbox.network.allowlist)" $b --for ns --workspace /srv/ws --net broker --allow-host example.org
+	refused 102 "fatal: policy refused: --ro: /opt is not within the baseline's readable roots ($b: \$.sandbox.readableRoots)" $b --for ns --workspace /srv/ws --ro /opt
+	refused 102 "fatal: policy refused: --ro: /opt/toolsX is not within the baseline's readable roots ($b: \$.sandbox.readableRoots)" $b --for ns --workspace /srv/ws --ro /opt/toolsX
+	refused 102 "fatal: policy refused: --rw: /srv/data is not within the baseline's writable roots ($b: \$.sandbox.writableRoots)" $b --for ns --workspace /srv/ws --rw /srv/data
+	refused 102 "fatal: policy refused: --rw: /home/u is not within the baseline's writable roots ($b: \$.sandbox.writableRoots)" \
+		$b --for ns --workspace /srv/ws --rw /home/u
+	# "." follows the workspace; an absolute root pins it
+	refused 102 "fatal: policy refused: --workspace: /home/u is not within the baseline's writable roots (--baseline-fd 3: \$.sandbox.writableRoots)" \
+		--baseline-fd 3 --for ns --workspace /home/u 3< <(echo '{"sandbox":{"writableRoots":["/srv/ws"]}}')
+	refused 102 "fatal: policy refused: --request: \$.sandbox.fallback: unsafe-host-process is wider than the baseline's fail-closed ($b: \$.sandbox.fallback)" \
+		$b --for ns --workspace /srv/ws --request "$POL/spec-unsafe-fallback.json"
+	refused 102 "fatal: policy refused: --request: \$.sandbox.mode: off is wider than the baseline's native ($b: \$.sandbox.mode)" \
+		$b --for ns --workspace /srv/ws --request-fd 3 3< <(echo '{"sandbox":{"mode":"off"}}')
+}
+
+@test "with --clamp a wider request is narrowed to the baseline and the fields are listed" {
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --workspace /srv/ws --clamp --status-fd 3 \
+		--ro / --rw /srv --net host --cpu 1000 --memory 8G --pids 1000 --disk 1T --inodes 1000000000 --hard-limits no 3>"$BATS_TEST_TMPDIR/status"
+	assert_output '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["*.example.org","pypi.org"]},"readableRoots":["/srv/ws","/opt/tools","/srv/data","/srv/data/scratch"],"writableRoots":["/srv/ws","/srv/data/scratch"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":200,"memory_mb":1024,"disk_mb":4096,"max_processes":64,"max_inodes":100000,"require_hard_limits":true}}'
+	assert_equal "$stderr" ""
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","clamped":["sandbox.network.mode","sandbox.readableRoots","sandbox.writableRoots","resources.cpu_percent","resources.memory_mb","resources.max_processes","resources.disk_mb","resources.max_inodes","resources.require_hard_limits"],"unsafe_fallback":false}'
+}
+
+@test "with --clamp a request within the baseline lists nothing" {
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --for cgroup --clamp --status-fd 3 --memory 1M 3>"$BATS_TEST_TMPDIR/status"
+	assert_output '{"resources":{"cpu_percent":200,"memory_mb":1,"max_processes":64,"require_hard_limits":true}}'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
+}
+
+@test "the unsafe fallback stays on only when both sides have both settings" {
+	cp "$POL_DIR/spec-unsafe-fallback.json" "$POL_DIR/unsafe-base.json"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-unsafe-fallback.json" --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s1"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s1")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":true}'
+	# the request says nothing of a sandbox: the baseline's stands
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-resources.json" --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s2"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s2")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":true}'
+	# a request that is fail-closed collapses it
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-quick-reference.json" --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s3"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s3")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
+	# so does an argv request (sbx-ns's own options never ask for it)
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --for ns --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s4"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s4")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
+}
+
+@test "a baseline file writable by group or others is refused" {
+	cp "$POL_DIR/baseline-admin.json" "$POL_DIR/w.json"
+	chmod 0664 "$POL_DIR/w.json"
+	refused 102 "fatal: --baseline $POL_DIR/w.json: refused: writable by group or others (mode 0664)" --baseline "$POL_DIR/w.json" --for cgroup
+	chmod 0606 "$POL_DIR/w.json"
+	refused 102 "fatal: --baseline $POL_DIR/w.json: refused: writable by group or others (mode 0606)" --baseline "$POL_DIR/w.json" --for cgroup
+	chmod 0400 "$POL_DIR/w.json"
+	merged '{"resources":{"cpu_percent":200,"memory_mb":1024,"max_processes":64,"require_hard_limits":true}}' --baseline "$POL_DIR/w.json" --for cgroup
+}
+
+@test "a baseline file in a directory others may write is refused" {
+	mkdir -m 0777 "$POL_DIR/open"
+	chmod 0777 "$POL_DIR/open"
+	cp "$POL_DIR/baseline-admin.json" "$POL_DIR/open/b.json"
+	refused 102 "fatal: --baseline $POL_DIR/open/b.json: refused: a directory on its path is writable by group or others (mode 0777)" \
+		--baseline "$POL_DIR/open/b.json" --for cgroup
+}
+
+@test "a baseline file owned by another user is refused; root's and the caller's own are taken" {
+	cp "$POL_DIR/baseline-admin.json" "$POL_DIR/theirs.json"
+	chown "$SBX_TEST_UID" "$POL_DIR/theirs.json"
+	refused 102 "fatal: --baseline $POL_DIR/theirs.json: refused: owned by another user (uid $SBX_TEST_UID)" --baseline "$POL_DIR/theirs.json" --for cgroup
+	run -0 --separate-stderr as_user "$PT" merge --baseline "$POL_DIR/theirs.json" --for cgroup
+	assert_output '{"resources":{"cpu_percent":200,"memory_mb":1024,"max_processes":64,"require_hard_limits":true}}'
+	run -0 --separate-stderr as_user "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --for cgroup
+	assert_output '{"resources":{"cpu_percent":200,"memory_mb":1024,"max_processes":64,"require_hard_limits":true}}'
+}
+
+@test "a baseline that is a symlink, has one on its path, or is not a regular file is refused" {
+	ln -s "$POL_DIR/baseline-admin.json" "$POL_DIR/link.json"
+	refused 102 "fatal: --baseline $POL_DIR/link.json: refused: a symbolic link" --baseline "$POL_DIR/link.json"
+	ln -s "$POL_DIR" "$POL_DIR/dirlink"
+	refused 102 "fatal: --baseline $POL_DIR/dirlink/baseline-admin.json: refused: a symbolic link on its path (dirlink)" \
+		--baseline "$POL_DIR/dirlink/baseline-admin.json"
+	mkfifo "$POL_DIR/fifo"
+	refused 102 "fatal: --baseline $POL_DIR/fifo: refused: not a regular file" --baseline "$POL_DIR/fifo"
+	refused 102 "fatal: --baseline /dev/null: refused: not a regular file" --baseline /dev/null
+}
+
+@test "a baseline path that is empty, relative, missing or a directory is a usage error" {
+	refused 100 "usage: --baseline : invalid path '': empty" --baseline ''
+	refused 100 "usage: --baseline b.json: invalid path 'b.json': not absolute" --baseline b.json
+	refused 100 "usage: --baseline /nonexistent/b.json: invalid path '/nonexistent/b.json': does not exist" --baseline /nonexistent/b.json
+	refused 100 "usage: --baseline $POL_DIR/none.json: invalid path '$POL_DIR/none.json': does not exist" --baseline "$POL_DIR/none.json"
+	refused 100 "usage: --baseline $POL_DIR/: invalid path '$POL_DIR/': a directory" --baseline "$POL_DIR/"
+}
+
+@test "a baseline on an fd is read from a pipe and from a file" {
+	run -0 --separate-stderr "$PT" merge --baseline-fd 3 --for cgroup --memory 2M 3< <(echo '{"memory_mb":4}')
+	assert_output '{"resources":{"memory_mb":2,"require_hard_limits":true}}'
+	refused 102 "fatal: policy refused: --memory: 8 MiB is more than the baseline's 4 MiB (--baseline-fd 3: \$.memory_mb)" \
+		--baseline-fd 3 --for cgroup --memory 8M 3< <(echo '{"memory_mb":4}')
+	refused 100 "usage: --baseline-fd 3: \$: invalid JSON at line 1, column 0: '[' or '{' expected near end of file" \
+		--baseline-fd 3 --for cgroup 3</dev/null
+}
