@@ -517,7 +517,9 @@ teardown() {
 	pid=$!
 	while [ ! -e "$scratch/started" ]; do sleep 0.05; done
 	kill -TERM "$pid"
-	run -143 wait "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
 	run -0 cat "$scratch/out"
 	assert_output ""
 	assert_equal "$(leftovers)" "$before"
