@@ -1,0 +1,78 @@
+#!/bin/bash
+# Startup and syscall cost of sbx-ns against bubblewrap, side by side in one
+# run (a ratio; absolute times on these shared machines mean little).
+#
+#   bench/sbx-ns.sh [RUNS]      (default 300; needs SBX_BIN, hyperfine, bwrap, musl-gcc)
+#
+# Startup: a static `true` in user+mount+pid+ipc+uts+net(+cgroup) namespaces
+# with the same binds (/usr read-only, the merged-/usr symlinks, /etc
+# read-only, /proc, /dev, a tmpfs /tmp, the workspace read-write, cwd the
+# workspace), sbx-ns also with its deny-write defaults, Landlock and the
+# seccomp filter, against `bwrap --unshare-all --die-with-parent
+# --new-session`. Run as root (sbx-ns --uid/--gid of nobody) and as an
+# unprivileged user when one named sbxtest exists.
+# Syscalls: a loop of getppid() inside sbx-ns against the same loop outside.
+set -euo pipefail
+runs=${1:-300}
+case $runs in '' | *[!0-9]* | 0) echo "bench: usage: bench/sbx-ns.sh [RUNS]" >&2; exit 100 ;; esac
+: "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
+for t in hyperfine bwrap musl-gcc python3; do
+	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
+done
+work=$(mktemp -d /var/tmp/sbx-ns-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"
+mkdir "$work/bin" "$work/ws"
+printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
+cat >"$work/loop.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 2000000;
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+	return 0;
+}
+C
+musl-gcc -static -O2 "$work/loop.c" -o "$work/bin/loop"
+chmod -R a+rX "$work"
+mkdir -m 1777 "$work/out"
+
+median() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(" ".join("%.3f" % (x["median"]*1000) for x in r))' "$1"; }
+
+startup() {
+	local who=$1 ws=$2 ids=$3 run=$4
+	local sbx="$SBX_BIN/sbx-ns $ids --workspace $ws --ro $work/bin -- $work/bin/true"
+	local bw="bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --ro-bind /etc /etc --ro-bind $work/bin $work/bin --proc /proc --dev /dev --tmpfs /tmp --bind $ws $ws --chdir $ws $work/bin/true"
+	$run hyperfine -N --style none --warmup 20 --runs "$runs" --export-json "$work/out/$who.json" "$sbx" "$bw" >/dev/null 2>&1
+	read -r s b < <(median "$work/out/$who.json")
+	printf '%-6s startup median: sbx-ns %s ms, bwrap %s ms, ratio %.2f (target <= 0.70)\n' \
+		"$who" "$s" "$b" "$(python3 -c "print($s/$b)")"
+}
+
+startup root "$work/ws" "--uid 65534 --gid 65534" ""
+if id sbxtest >/dev/null 2>&1; then
+	mkdir "$work/ws-user"
+	chown sbxtest: "$work/ws-user"
+	startup user "$work/ws-user" "" "setpriv --reuid=sbxtest --regid=sbxtest --init-groups --"
+fi
+
+# Alternate inside and outside, 7 rounds, and compare the medians.
+outs=() ins=()
+for _ in 1 2 3 4 5 6 7; do
+	outs+=("$("$work/bin/loop")")
+	ins+=("$("$SBX_BIN/sbx-ns" --uid 65534 --gid 65534 --workspace "$work/ws" --ro "$work/bin" -- "$work/bin/loop")")
+done
+med() { printf '%s\n' "$@" | sort -n | sed -n 4p; }
+out=$(med "${outs[@]}")
+in=$(med "${ins[@]}")
+printf 'getppid: outside %s ns, inside sbx-ns %s ns, overhead %.1f%% (target < 10%%)\n' \
+	"$out" "$in" "$(python3 -c "print(($in/$out-1)*100)")"
