@@ -118,7 +118,7 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 
 @test "a policy above 4 MiB is refused without parsing it" {
 	{ printf '{"sandbox":{"denyWrite":["a"'; head -c 4194304 /dev/zero | tr '\0' ' '; printf ']}}'; } >"$BATS_TEST_TMPDIR/big.json"
-	refused 100 "usage: --request-fd 3: larger than 4194304 bytes" --request-fd 3 3<"$BATS_TEST_TMPDIR/big.json"
+	refused 100 "usage: --request-fd 5: larger than 4194304 bytes" --request-fd 5 5<"$BATS_TEST_TMPDIR/big.json"
 }
 
 @test "without a baseline the request is the effective policy" {
@@ -159,40 +159,40 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 	refused 102 "fatal: policy refused: --rw: /home/u is not within the baseline's writable roots ($b: \$.sandbox.writableRoots)" \
 		$b --for ns --workspace /srv/ws --rw /home/u
 	# "." follows the workspace; an absolute root pins it
-	refused 102 "fatal: policy refused: --workspace: /home/u is not within the baseline's writable roots (--baseline-fd 3: \$.sandbox.writableRoots)" \
-		--baseline-fd 3 --for ns --workspace /home/u 3< <(echo '{"sandbox":{"writableRoots":["/srv/ws"]}}')
+	refused 102 "fatal: policy refused: --workspace: /home/u is not within the baseline's writable roots (--baseline-fd 5: \$.sandbox.writableRoots)" \
+		--baseline-fd 5 --for ns --workspace /home/u 5< <(echo '{"sandbox":{"writableRoots":["/srv/ws"]}}')
 	refused 102 "fatal: policy refused: --request: \$.sandbox.fallback: unsafe-host-process is wider than the baseline's fail-closed ($b: \$.sandbox.fallback)" \
 		$b --for ns --workspace /srv/ws --request "$POL/spec-unsafe-fallback.json"
-	refused 102 "fatal: policy refused: --request: \$.sandbox.mode: off is wider than the baseline's native ($b: \$.sandbox.mode)" \
-		$b --for ns --workspace /srv/ws --request-fd 3 3< <(echo '{"sandbox":{"mode":"off"}}')
+	refused 102 "fatal: policy refused: --request-fd 5: \$.sandbox.mode: off is wider than the baseline's native ($b: \$.sandbox.mode)" \
+		$b --for ns --workspace /srv/ws --request-fd 5 5< <(echo '{"sandbox":{"mode":"off"}}')
 }
 
 @test "with --clamp a wider request is narrowed to the baseline and the fields are listed" {
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --workspace /srv/ws --clamp --status-fd 3 \
-		--ro / --rw /srv --net host --cpu 1000 --memory 8G --pids 1000 --disk 1T --inodes 1000000000 --hard-limits no 3>"$BATS_TEST_TMPDIR/status"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --workspace /srv/ws --clamp --status-fd 5 \
+		--ro / --rw /srv --net host --cpu 1000 --memory 8G --pids 1000 --disk 1T --inodes 1000000000 --hard-limits no 5>"$BATS_TEST_TMPDIR/status"
 	assert_output '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["*.example.org","pypi.org"]},"readableRoots":["/srv/ws","/opt/tools","/srv/data","/srv/data/scratch"],"writableRoots":["/srv/ws","/srv/data/scratch"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":200,"memory_mb":1024,"disk_mb":4096,"max_processes":64,"max_inodes":100000,"require_hard_limits":true}}'
 	assert_equal "$stderr" ""
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","clamped":["sandbox.network.mode","sandbox.readableRoots","sandbox.writableRoots","resources.cpu_percent","resources.memory_mb","resources.max_processes","resources.disk_mb","resources.max_inodes","resources.require_hard_limits"],"unsafe_fallback":false}'
 }
 
 @test "with --clamp a request within the baseline lists nothing" {
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --for cgroup --clamp --status-fd 3 --memory 1M 3>"$BATS_TEST_TMPDIR/status"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --for cgroup --clamp --status-fd 5 --memory 1M 5>"$BATS_TEST_TMPDIR/status"
 	assert_output '{"resources":{"cpu_percent":200,"memory_mb":1,"max_processes":64,"require_hard_limits":true}}'
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
 }
 
 @test "the unsafe fallback stays on only when both sides have both settings" {
 	cp "$POL_DIR/spec-unsafe-fallback.json" "$POL_DIR/unsafe-base.json"
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-unsafe-fallback.json" --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s1"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-unsafe-fallback.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s1"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s1")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":true}'
 	# the request says nothing of a sandbox: the baseline's stands
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-resources.json" --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s2"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-resources.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s2"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s2")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":true}'
 	# a request that is fail-closed collapses it
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-quick-reference.json" --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s3"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-quick-reference.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s3"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s3")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
 	# so does an argv request (sbx-ns's own options never ask for it)
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --for ns --workspace /srv/ws --status-fd 3 3>"$BATS_TEST_TMPDIR/s4"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --for ns --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s4"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s4")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
 }
 
@@ -244,10 +244,10 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 }
 
 @test "a baseline on an fd is read from a pipe and from a file" {
-	run -0 --separate-stderr "$PT" merge --baseline-fd 3 --for cgroup --memory 2M 3< <(echo '{"memory_mb":4}')
+	run -0 --separate-stderr "$PT" merge --baseline-fd 5 --for cgroup --memory 2M 5< <(echo '{"memory_mb":4}')
 	assert_output '{"resources":{"memory_mb":2,"require_hard_limits":true}}'
-	refused 102 "fatal: policy refused: --memory: 8 MiB is more than the baseline's 4 MiB (--baseline-fd 3: \$.memory_mb)" \
-		--baseline-fd 3 --for cgroup --memory 8M 3< <(echo '{"memory_mb":4}')
-	refused 100 "usage: --baseline-fd 3: \$: invalid JSON at line 1, column 0: '[' or '{' expected near end of file" \
-		--baseline-fd 3 --for cgroup 3</dev/null
+	refused 102 "fatal: policy refused: --memory: 8 MiB is more than the baseline's 4 MiB (--baseline-fd 5: \$.memory_mb)" \
+		--baseline-fd 5 --for cgroup --memory 8M 5< <(echo '{"memory_mb":4}')
+	refused 100 "usage: --baseline-fd 5: \$: invalid JSON at line 1, column 0: '[' or '{' expected near end of file" \
+		--baseline-fd 5 --for cgroup 5</dev/null
 }
