@@ -48,7 +48,7 @@ int sbx_exec_find(const char *prog, const char *search, char *out, unsigned outs
 		search = "/usr/local/bin:/usr/bin:/bin";
 	for (p = search; *p; p = *end ? end + 1 : end) {
 		size_t len;
-		end = strchrnul(p, ':');
+		end = p + strcspn(p, ":");
 		len = (size_t)(end - p);
 		if (!len)
 			continue;

@@ -10,9 +10,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 const char *sbx_parse_fd(const char *s, int *fd)
 {
@@ -47,13 +44,24 @@ static int cmp_int(const void *a, const void *b)
 
 static int close_range_sys(unsigned lo, unsigned hi)
 {
+#ifdef SYS_close_range
 	return (int)syscall(SYS_close_range, lo, hi, 0);
+#else
+	(void)lo;
+	(void)hi;
+	errno = ENOSYS;
+	return -1;
+#endif
 }
 
-/* Slow path for kernels without close_range (before 5.9). */
+/* Slow path for kernels without close_range (before 5.9), and macOS. */
 static int close_by_listing(const int *keep, size_t n)
 {
+#ifdef __APPLE__
+	DIR *d = opendir("/dev/fd");
+#else
 	DIR *d = opendir("/proc/self/fd");
+#endif
 	struct dirent *e;
 	int dfd;
 
