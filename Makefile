@@ -59,6 +59,14 @@ DEPSTAMP :=
 PKGMODE  := dynamic
 endif
 
+# On macOS only sbx-seatbelt exists (cmd/sbx-seatbelt/build.mk builds it
+# with the system compiler); the Linux tools and Debian packages do not apply.
+ifeq ($(shell uname -s),Darwin)
+TOOLS    :=
+PKGS     := true
+all: sbx-seatbelt-macos
+endif
+
 all: $(TOOLS:%=$(BINDIR)/%)
 
 # Build packages are checked on every run (a dpkg-query, silent when all are
