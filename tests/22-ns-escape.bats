@@ -171,3 +171,14 @@ s.bind('\0$name'); s.listen(1); time.sleep(60)" 3>&- &
 	assert_output ""
 	assert_equal "$(cat "$NS_DIR/secret")" "sibling secret"
 }
+
+@test "sysctls cannot be written and pid 1's /proc entries do not exist" {
+	ns_expect "$NS_WS" "append: EACCES" append /proc/sys/user/max_user_namespaces
+	ns_expect "$NS_WS" "append: EACCES" append /proc/sys/kernel/hostname
+	ns_expect "$NS_WS" "read: ENOENT" read /proc/1/environ
+}
+
+@test "root's run clears the supplementary groups" {
+	run -0 --separate-stderr ns_root --workspace "$NS_WS" -- id -G
+	assert_output "$SBX_TEST_GID"
+}
