@@ -4,7 +4,9 @@
 
 #include "die.h"
 #include "exitcodes.h"
+#include "fd.h"
 #include "hostpat.h"
+#include "json.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MIB (1ULL << 20)
 
@@ -743,4 +746,39 @@ out:
 	}
 	sbx_policy_free(&none);
 	return rc;
+}
+
+int sbx_policy_status(int fd, const char *tool, int have_baseline, const struct sbx_policy *eff,
+		      const struct sbx_pol_clamped *cl)
+{
+	struct sbx_json j;
+
+	if (fd < 0)
+		return 0;
+	sbx_json_begin(&j, tool, "policy");
+	sbx_json_bool(&j, "baseline", have_baseline);
+	sbx_policy_clamped_json(&j, cl);
+	sbx_json_bool(&j, "unsafe_fallback", sbx_policy_unsafe_fallback(eff));
+	return sbx_json_write(&j, fd);
+}
+
+void sbx_policy_unsafe_notice(int fd, const char *tool, int err)
+{
+	struct sbx_json j;
+	char line[512];
+	int n;
+
+	/* Not through sbx_warn: this line must stand out, and says WARNING. */
+	n = snprintf(line, sizeof line,
+		     "%s: WARNING: the sandbox cannot be set up (%s) and the policy allows the unsafe "
+		     "host-process fallback: the command runs unconfined, with no root, deny-write, "
+		     "network or seccomp restriction\n", tool, strerror(err));
+	if (n > 0)
+		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	if (fd < 0)
+		return;
+	sbx_json_begin(&j, tool, "unsafe_fallback");
+	sbx_json_bool(&j, "unsafe_fallback", 1);
+	sbx_json_str(&j, "reason", strerror(err));
+	sbx_json_write(&j, fd);
 }

@@ -196,6 +196,18 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
  * both options consume their fd). */
 int sbx_policy_load_fd(struct sbx_policy *p, int fd, struct sbx_perr *e);
 
+/* The status line of a merge, on fd (nothing when fd < 0):
+ * {"tool":TOOL,"event":"policy","baseline":B,"clamped":[...],"unsafe_fallback":U}.
+ * Returns sbx_json_write's result. */
+int sbx_policy_status(int fd, const char *tool, int have_baseline, const struct sbx_policy *eff,
+		      const struct sbx_pol_clamped *cl);
+
+/* The unsafe host-process fallback is about to run the command unconfined
+ * because the sandbox could not be set up (err: the errno of that step):
+ * one WARNING line on stderr, written whole, and an "unsafe_fallback"
+ * event on fd (if >= 0). The caller then execs the command itself. */
+void sbx_policy_unsafe_notice(int fd, const char *tool, int err);
+
 /* Print e the way sbx tools report: a usage error for SBX_EXIT_USAGE, a
  * fatal error otherwise, and exit with e->code. */
 _Noreturn void sbx_policy_die(const struct sbx_perr *e);

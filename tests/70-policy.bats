@@ -172,28 +172,28 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 		--ro / --rw /srv --net host --cpu 1000 --memory 8G --pids 1000 --disk 1T --inodes 1000000000 --hard-limits no 5>"$BATS_TEST_TMPDIR/status"
 	assert_output '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["*.example.org","pypi.org"]},"readableRoots":["/srv/ws","/opt/tools","/srv/data","/srv/data/scratch"],"writableRoots":["/srv/ws","/srv/data/scratch"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":200,"memory_mb":1024,"disk_mb":4096,"max_processes":64,"max_inodes":100000,"require_hard_limits":true}}'
 	assert_equal "$stderr" ""
-	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","clamped":["sandbox.network.mode","sandbox.readableRoots","sandbox.writableRoots","resources.cpu_percent","resources.memory_mb","resources.max_processes","resources.disk_mb","resources.max_inodes","resources.require_hard_limits"],"unsafe_fallback":false}'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":["sandbox.network.mode","sandbox.readableRoots","sandbox.writableRoots","resources.cpu_percent","resources.memory_mb","resources.max_processes","resources.disk_mb","resources.max_inodes","resources.require_hard_limits"],"unsafe_fallback":false}'
 }
 
 @test "with --clamp a request within the baseline lists nothing" {
 	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --for cgroup --clamp --status-fd 5 --memory 1M 5>"$BATS_TEST_TMPDIR/status"
 	assert_output '{"resources":{"cpu_percent":200,"memory_mb":1,"max_processes":64,"require_hard_limits":true}}'
-	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
 }
 
 @test "the unsafe fallback stays on only when both sides have both settings" {
 	cp "$POL_DIR/spec-unsafe-fallback.json" "$POL_DIR/unsafe-base.json"
 	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-unsafe-fallback.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s1"
-	assert_equal "$(cat "$BATS_TEST_TMPDIR/s1")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":true}'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s1")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":true}'
 	# the request says nothing of a sandbox: the baseline's stands
 	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-resources.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s2"
-	assert_equal "$(cat "$BATS_TEST_TMPDIR/s2")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":true}'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s2")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":true}'
 	# a request that is fail-closed collapses it
 	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-quick-reference.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s3"
-	assert_equal "$(cat "$BATS_TEST_TMPDIR/s3")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s3")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
 	# so does an argv request (sbx-ns's own options never ask for it)
 	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --for ns --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s4"
-	assert_equal "$(cat "$BATS_TEST_TMPDIR/s4")" '{"tool":"policy-tool","event":"policy","clamped":[],"unsafe_fallback":false}'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/s4")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
 }
 
 @test "a baseline file writable by group or others is refused" {

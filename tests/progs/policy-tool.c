@@ -14,7 +14,6 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
-#include "json.h"
 #include "opts.h"
 #include "parse.h"
 #include "policy.h"
@@ -190,14 +189,8 @@ int main(int argc, char **argv)
 	}
 	ok(sbx_policy_merge(base_file || base_fd >= 0 ? &base : NULL, &req, scope, clamp, &eff, &cl, &e), &e);
 
-	if (status_fd >= 0) {
-		struct sbx_json j;
-		sbx_json_begin(&j, "policy-tool", "policy");
-		sbx_policy_clamped_json(&j, &cl);
-		sbx_json_bool(&j, "unsafe_fallback", sbx_policy_unsafe_fallback(&eff));
-		if (sbx_json_write(&j, status_fd) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to write to --status-fd %d", status_fd);
-	}
+	if (sbx_policy_status(status_fd, "policy-tool", base_file || base_fd >= 0, &eff, &cl) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write to --status-fd %d", status_fd);
 	out = sbx_policy_to_json(&eff, scope);
 	if (!out || sbx_write_all(1, out, strlen(out)) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the policy");

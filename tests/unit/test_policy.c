@@ -2,6 +2,7 @@
 #include "exitcodes.h"
 #include "policy.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -572,4 +573,36 @@ TEST(policy_baseline_file_checks)
 	unlink(l);
 	unlink(f);
 	rmdir(dir);
+}
+
+static void notice(void *arg)
+{
+	(void)arg;
+	sbx_policy_unsafe_notice(-1, "sbx-ns", ENOSPC);
+	_exit(0);
+}
+
+TEST(policy_unsafe_notice_and_status)
+{
+	char err[1024];
+	int p[2];
+	struct sbx_policy eff;
+	struct sbx_pol_clamped cl = { { "resources.memory_mb" }, 1 };
+	ssize_t n;
+
+	CHECK(unit_capture(notice, NULL, err, sizeof err) == 0);
+	CHECK_STR(err, "sbx-ns: WARNING: the sandbox cannot be set up (No space left on device) and the policy "
+		       "allows the unsafe host-process fallback: the command runs unconfined, with no root, "
+		       "deny-write, network or seccomp restriction\n");
+	CHECK(pipe(p) == 0);
+	sbx_policy_init(&eff, "effective");
+	CHECK(sbx_policy_status(p[1], "sbx-cgroup", 1, &eff, &cl) == 0);
+	n = read(p[0], err, sizeof err - 1);
+	CHECK(n > 0);
+	err[n > 0 ? n : 0] = '\0';
+	CHECK_STR(err, "{\"tool\":\"sbx-cgroup\",\"event\":\"policy\",\"baseline\":true,"
+		       "\"clamped\":[\"resources.memory_mb\"],\"unsafe_fallback\":false}\n");
+	close(p[0]);
+	close(p[1]);
+	sbx_policy_free(&eff);
 }
