@@ -113,7 +113,11 @@ echo
 	/bin/bash "$ws/untrusted.sh" "$home/.ssh/id_ed25519" "$outside" "$ws" "$limits" "$net"
 rc=$?
 echo
-note "the chain exited $rc"
+case $rc in
+105) note "the chain exited 105: the memory hog got the sandbox OOM-killed inside its cgroup" ;;
+103) note "the chain exited 103: a limit was exceeded and the sandbox was terminated" ;;
+*) note "the chain exited $rc" ;;
+esac
 
 # What the host sees afterwards is the real verdict.
 escaped=()

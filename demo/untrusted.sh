@@ -6,16 +6,19 @@
 key=$1 outside=$2 ws=$3 limits=$4 net=$5
 probe=$ws/.sbx-probe
 
+# The label goes out first: if a limit kills the whole sandbox (an OOM kill
+# of its cgroup), the attempt that caused it is still on screen.
 try() {
 	local what=$1 out rc
 	shift
+	printf '  %-40s ' "$what"
 	out=$("$@" 2>&1)
 	rc=$?
 	out=${out//$'\n'/ }
 	if [ "$rc" -eq 0 ]; then
-		printf '  %-40s ALLOWED  %s\n' "$what" "$out"
+		printf 'ALLOWED  %s\n' "$out"
 	else
-		printf '  %-40s blocked  %s\n' "$what" "${out:-killed or failed, exit $rc}"
+		printf 'blocked  %s\n' "${out:-killed or failed, exit $rc}"
 	fi
 }
 
