@@ -192,28 +192,28 @@ extra=()
 	d=$(sbx_scratch)
 	extra+=("$d")
 	run -101 --separate-stderr $Q verify --workspace "$d" --disk 8M -- touch "$d/ran"
-	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $d (ext4): no quota control in this kernel: Function not implemented"
+	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $d (ext4): the kernel offers no quota control for it: Function not implemented"
 	assert_file_not_exist "$d/ran"
 	sbx_test_user
 	run -101 --separate-stderr as_user sbx-quota verify --workspace "$d" --disk 8M
-	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $d (ext4): no quota control in this kernel: Function not implemented"
+	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $d (ext4): the kernel offers no quota control for it: Function not implemented"
 }
 
 @test "verify and prepare refuse the host's XFS, built without quota support" {
 	run -101 --separate-stderr $Q verify --workspace "$ws" --disk 8M
-	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): no quota control in this kernel: Function not implemented"
+	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented"
 	run -101 --separate-stderr $Q prepare --workspace "$ws" --project 42 --disk 8M
-	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): no quota control in this kernel: Function not implemented"
+	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented"
 }
 
 @test "without quotactl_fd, verify asks the block device from mountinfo and still refuses" {
 	run -101 --separate-stderr "$SBX_TESTBIN/quota-nofd" sbx-quota verify --workspace "$ws" --disk 8M
-	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): no quota control in this kernel: Function not implemented"
+	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented"
 }
 
 @test "a refusal is written to --status-fd as the exit line" {
 	run -101 --separate-stderr bash -c 'exec 5>&1; exec sbx-quota verify --workspace "$1" --disk 8M --status-fd 5' sh "$ws"
-	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":101,\"error\":\"hard limits unsupported: $ws (xfs): no quota control in this kernel: Function not implemented\"}"
+	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":101,\"error\":\"hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented\"}"
 }
 
 @test "report on the host's XFS shows the project id and that quota control is unavailable" {

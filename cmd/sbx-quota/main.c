@@ -237,7 +237,7 @@ static void require_enforced(const struct ws *w)
 	if (sbx_quota_state(w->fd, w->mnt_id, w->dev, &qs) < 0) {
 		if (quota_absent(errno))
 			fail(w, SBX_EXIT_UNSUPPORTED,
-			     "hard limits unsupported: %s (%s): no quota control in this kernel: %s",
+			     "hard limits unsupported: %s (%s): the kernel offers no quota control for it: %s",
 			     w->name, w->fsname, strerror(errno));
 		fail(w, SBX_EXIT_SYS, "unable to read the quota state of %s: %s",
 		     w->name, strerror(errno));
