@@ -46,7 +46,7 @@ LDLIBS   := -lseccomp -lcap -ljansson -lnettle
 
 ifeq ($(STATIC),1)
 CC       := musl-gcc
-CFLAGS   += -isystem $(DEPS)/kinc -I$(DEPS)/include -U_FORTIFY_SOURCE
+CFLAGS   += -isystem $(DEPS)/kinc -isystem $(DEPS)/include -U_FORTIFY_SOURCE
 LDFLAGS  += -static -s -L$(DEPS)/lib
 DEPSTAMP := $(DEPS)/.stamp
 PKGMODE  := build
@@ -134,6 +134,10 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(TOOLS:%=$(BINDIR)/%) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(wildcard man/*.1),install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/)
+	# The hashes `sbx-check tools` compares the installed binaries with.
+	install -d $(DESTDIR)$(PREFIX)/share/sbx
+	(cd $(DESTDIR)$(PREFIX)/bin && sha256sum $(TOOLS)) >$(DESTDIR)$(PREFIX)/share/sbx/manifest
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/sbx/manifest
 
 clean:
 	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm
