@@ -256,7 +256,10 @@ static int workspace_fd(struct ns_run *r)
 
 	if (r->wsfd >= 0)
 		return r->wsfd;
-	fd = ws->fd >= 0 ? dup(ws->fd) : open(ws->src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = ws->fd >= 0 ? fcntl(ws->fd, F_DUPFD_CLOEXEC, 3) :
+			   open(ws->src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+		sbx_die(SBX_EXIT_POLICY, "unable to open workspace %s: it was replaced (race)", ws->src);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open workspace %s", ws->src);
 	if (st.st_dev != ws->dev || st.st_ino != ws->ino)
