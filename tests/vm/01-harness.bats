@@ -104,3 +104,25 @@ teardown() {
 	run -0 vm_in_cgroup "$cg" cat /proc/self/cgroup
 	assert_output "0::/${SBX_VM_CGROUP#/sys/fs/cgroup/}/t$BATS_TEST_NUMBER"
 }
+
+@test "only root may change the limits of the role's subtree itself" {
+	if [ "$SBX_VM_ROLE" = root ]; then
+		run -0 bash -c 'echo 64 >"$1/pids.max" && cat "$1/pids.max" && echo max >"$1/pids.max"' _ "$SBX_VM_CGROUP"
+		assert_output 64
+	else
+		run -1 bash -c 'echo 64 >"$1/pids.max"' _ "$SBX_VM_CGROUP"
+		assert_output "_: line 1: $SBX_VM_CGROUP/pids.max: Permission denied"
+	fi
+	run -0 cat "$SBX_VM_CGROUP/pids.max"
+	assert_output max
+}
+
+@test "only root may move a process out of the role's subtree" {
+	if [ "$SBX_VM_ROLE" = root ]; then
+		run -0 bash -c 'echo 0 >/sys/fs/cgroup/cgroup.procs && cat /proc/self/cgroup'
+		assert_output "0::/"
+	else
+		run -1 bash -c 'echo 0 >/sys/fs/cgroup/cgroup.procs'
+		assert_output "bash: line 1: /sys/fs/cgroup/cgroup.procs: Permission denied"
+	fi
+}

@@ -62,6 +62,12 @@ for fs in xfs:2000 ext4:2001; do
 done
 chown 1000:1000 /home/sbxuser
 
+# A hung test fails alone, named, instead of eating the host's timeout for the whole VM.
+test_timeout=120
+for arg in $(cat /proc/cmdline); do
+	case $arg in sbxvm.test_timeout=*) test_timeout=${arg#*=} ;; esac
+done
+
 say "BEGIN kernel $(uname -r), controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control), swap: none, disks: /mnt/xfs (xfs,prjquota) /mnt/ext4 (ext4,prjquota)"
 
 run_role() {
@@ -72,7 +78,7 @@ run_role() {
 		cd /sbx/tests || exit 111
 		exec env -i PATH="$PATH" HOME="$home" USER="$4" LOGNAME="$4" TERM=dumb \
 			TMPDIR=/tmp SBX_VM_ROLE="$role" SBX_VM_CGROUP="$cg" SBX_BIN=/sbx/bin SBX_TESTBIN=/sbx/testbin \
-			SBX_VM_HELPERS=/sbx/helpers BATS_LIB_PATH=/usr/lib/bats \
+			SBX_VM_HELPERS=/sbx/helpers BATS_LIB_PATH=/usr/lib/bats BATS_TEST_TIMEOUT="$test_timeout" \
 			runas "$uid" "$uid" bats --tap /sbx/tests/*.bats
 	) >&3 2>/dev/console
 	say "ROLE-END $role status=$?"

@@ -6,7 +6,8 @@
 #
 # Environment: SBX_ROOT (repo root), SBX_BIN (dir of static sbx-* binaries, may be empty),
 # SBX_TESTBIN (dir of static test programs from tests/progs, optional),
-# SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds, default 420).
+# SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds for the whole
+# VM, default 420), SBX_VM_TEST_TIMEOUT (seconds for one test in the VM, default 120).
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
 #
 # Exit status: 0 every test passed in both roles; 1 a test failed, a result is missing or
@@ -18,7 +19,8 @@ SBX_ROOT=${SBX_ROOT:-$(cd "$here/../.." && pwd)}
 SBX_BIN=${SBX_BIN:-}
 SBX_TESTBIN=${SBX_TESTBIN:-}
 work=${SBX_VM_WORK:-$SBX_ROOT/build/vm}
-timeout_s=${SBX_VM_TIMEOUT:-420}
+timeout_s=${SBX_VM_TIMEOUT-420}
+test_timeout_s=${SBX_VM_TEST_TIMEOUT-120}
 
 die() { echo "vm: fatal: $*" >&2; exit 2; }
 fail() { echo "vm: FAIL: $*"; }
@@ -36,7 +38,8 @@ while [ $# -gt 0 ]; do
 	*) die "usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]" ;;
 	esac
 done
-case $timeout_s in '' | *[!0-9]* | 0) die "SBX_VM_TIMEOUT must be a positive number of seconds" ;; esac
+case $timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TIMEOUT must be a positive number of seconds" ;; esac
+case $test_timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TEST_TIMEOUT must be a positive number of seconds" ;; esac
 [ ${#suite[@]} -gt 0 ] || suite=("$here")
 files=()
 for s in "${suite[@]}"; do
@@ -91,6 +94,7 @@ else
 	kver=${kernel#/boot/vmlinuz-}
 fi
 moddir=/lib/modules/$kver
+[ -r "$kernel" ] || die "cannot read $kernel (Debian installs it readable by root only)"
 
 rm -rf "$work/root" "$work/results.log" "$work/console.log"
 mkdir -p "$work/root" "$work/kinc"
@@ -183,15 +187,27 @@ for a in $("$root/bin/busybox" --list-full); do
 	[ -e "$root/$a" ] || ln -s /bin/busybox "$root/$a"
 done
 rm -f "$root/bin/bash" && cp /bin/bash-static "$root/bin/bash"
+install -m 0755 "$here/pkill.sh" "$root/usr/bin/pkill"
 cp /usr/bin/bats "$root/usr/bin/bats"
 cp -r /usr/lib/bats-core "$root/usr/lib/"
 cp -r /usr/libexec/bats-core "$root/usr/libexec/"
 cp -r /usr/lib/bats "$root/usr/lib/"
+# The tools are meant to be static; a dynamic build (STATIC=0) gets its loader and
+# libraries copied along so that it runs in the VM too.
+add_program() {
+	cp "$1" "$2/"
+	local lib
+	if [ -n "$(readelf -l "$1" 2>/dev/null | grep 'program interpreter')" ]; then
+		for lib in $(ldd "$1" 2>/dev/null | grep -o '/[^ ]*'); do
+			[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
+		done
+	fi
+}
 if [ -n "$SBX_BIN" ] && [ -d "$SBX_BIN" ]; then
-	for b in "$SBX_BIN"/sbx-*; do [ -f "$b" ] && cp "$b" "$root/sbx/bin/"; done
+	for b in "$SBX_BIN"/sbx-*; do [ -f "$b" ] && add_program "$b" "$root/sbx/bin"; done
 fi
 if [ -n "$SBX_TESTBIN" ] && [ -d "$SBX_TESTBIN" ]; then
-	for b in "$SBX_TESTBIN"/*; do [ -f "$b" ] && [ -x "$b" ] && cp "$b" "$root/sbx/testbin/"; done
+	for b in "$SBX_TESTBIN"/*; do [ -f "$b" ] && [ -x "$b" ] && add_program "$b" "$root/sbx/testbin"; done
 fi
 cp "$here"/helpers/* "$root/sbx/tests/helpers/"
 rm -f "$root"/sbx/tests/helpers/*.[ch]
@@ -232,7 +248,7 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg -cpu max -m 1G -smp 2 -no-reboot \
 	-display none -monitor none -nic none \
 	-kernel "$kernel" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4" \
+	-append "console=ttyS0 cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s" \
 	-serial "file:$work/console.log" -serial "file:$work/results.log" \
 	-drive "file=$work/xfs.img,format=raw,if=virtio,cache=unsafe" \
 	-drive "file=$work/ext4.img,format=raw,if=virtio,cache=unsafe" \
@@ -253,7 +269,7 @@ wait $qpid
 qrc=$?
 wait $spid
 trap - EXIT INT TERM
-set -e
+# The verdict below runs without set -e: an empty grep must not end the report.
 elapsed=$(($(date +%s) - start))
 
 # --- verdict --------------------------------------------------------------------------

@@ -18,15 +18,17 @@ teardown() {
 	rm -f "$SBX_VM_WORK"/*.img
 }
 
-@test "a failing and a skipped VM test make the runner fail and are named as failed in both roles" {
-	run -1 "$here/run.sh" --suite "$fixtures/must-fail.bats"
+@test "failing, skipped and hung VM tests make the runner fail and are named as failed in both roles" {
+	SBX_VM_TEST_TIMEOUT=5 run -1 "$here/run.sh" --suite "$fixtures/must-fail.bats"
 	assert_line "[root] ok 1 this test passes"
 	assert_line "[root] not ok 2 this test fails on purpose"
 	assert_line "[user] not ok 2 this test fails on purpose"
 	assert_line "  [root] not ok 2 this test fails on purpose"
 	assert_line "  [root] ok 3 this test skips, which counts as a failure # skip on purpose"
 	assert_line "  [user] ok 3 this test skips, which counts as a failure # skip on purpose"
-	assert_line --index $((${#lines[@]} - 1)) "vm: 2 passed, 4 failed"
+	assert_line "  [root] not ok 4 this test hangs, which counts as a failure at the per-test timeout # timeout after 5s"
+	assert_line "  [user] not ok 4 this test hangs, which counts as a failure at the per-test timeout # timeout after 5s"
+	assert_line --index $((${#lines[@]} - 1)) "vm: 2 passed, 6 failed"
 }
 
 @test "a VM that never reports makes the runner fail at its timeout instead of hanging" {
@@ -58,11 +60,15 @@ teardown() {
 	assert_output "vm: fatal: usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]"
 }
 
-@test "a timeout that is not a positive number is a usage error" {
+@test "timeouts that are not positive numbers are usage errors" {
 	SBX_VM_TIMEOUT=0 run -2 "$here/run.sh"
 	assert_output "vm: fatal: SBX_VM_TIMEOUT must be a positive number of seconds"
 	SBX_VM_TIMEOUT=20s run -2 "$here/run.sh"
 	assert_output "vm: fatal: SBX_VM_TIMEOUT must be a positive number of seconds"
+	SBX_VM_TEST_TIMEOUT= run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_TEST_TIMEOUT must be a positive number of seconds"
+	SBX_VM_TEST_TIMEOUT=-5 run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_TEST_TIMEOUT must be a positive number of seconds"
 }
 
 @test "a suite path that does not exist is an error" {
