@@ -270,3 +270,14 @@ var"
 	run -127 --separate-stderr ns_root --runtime none --workspace "$ws" -- /bin/true
 	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /bin/true: No such file or directory"
 }
+
+@test "a status reader that goes away does not end the sandbox" {
+	local ws
+	ws=$(ns_ws)
+	exec 6> >(true)
+	sleep 0.2
+	run -4 --separate-stderr ns_user --workspace "$ws" --status-fd 6 -- sh -c 'sleep 0.2; echo ran; exit 4'
+	exec 6>&-
+	assert_output "ran"
+	assert_equal "$stderr" ""
+}

@@ -487,6 +487,9 @@ int main(int argc, char **argv)
 	close(syncp[0]);
 	close(repp[1]);
 	r.report_fd = repp[0];
+	/* A status reader that goes away must not take the sandbox with it
+	 * (the sandbox was created before this, with the caller's disposition). */
+	signal(SIGPIPE, SIG_IGN);
 	write_maps(&r, pid);
 	status_namespaces(&r, pid);
 	/* Go. The outer keeps its end open for life: the sandbox sees EOF
