@@ -35,6 +35,29 @@ int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
 	return -1;
 }
 
+void sbx_policy_quote(char *out, size_t outsz, const char *s, size_t len, size_t max)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < len && i < max && n + 5 < outsz; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch < 0x7f)
+			out[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(out + n, outsz - n, "\\x%02x", ch);
+	}
+	if (i < len && n + 4 < outsz)
+		n += (size_t)snprintf(out + n, outsz - n, "...");
+	out[n < outsz ? n : outsz - 1] = '\0';
+}
+
+/* A value for a message (a path of any bytes), in buf. */
+static const char *q(char *buf, size_t sz, const char *s)
+{
+	sbx_policy_quote(buf, sz, s, strlen(s), 256);
+	return buf;
+}
+
 static int nomem(struct sbx_perr *e)
 {
 	return sbx_perr_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s", strerror(ENOMEM));
@@ -188,8 +211,8 @@ static int list_has(const struct sbx_pol_list *l, const char *val)
 	return 0;
 }
 
-/* Append a copy (duplicates dropped). 0, or -1 (ENOMEM, or E2BIG when the
- * list is full). */
+/* Append a copy (duplicates dropped). 0, or -1 (ENOMEM). A merged list
+ * is bounded by its inputs, which push_checked bounds. */
 static int list_push(struct sbx_pol_list *l, const char *val, const char *origin)
 {
 	struct sbx_pol_item it;
@@ -197,10 +220,6 @@ static int list_push(struct sbx_pol_list *l, const char *val, const char *origin
 	l->set = 1;
 	if (list_has(l, val))
 		return 0;
-	if (l->n >= SBX_POL_MAX_ITEMS) {
-		errno = E2BIG;
-		return -1;
-	}
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
 		struct sbx_pol_item *n = realloc(l->it, cap * sizeof *n);
@@ -224,12 +243,11 @@ static int list_push(struct sbx_pol_list *l, const char *val, const char *origin
 static int push_checked(struct sbx_pol_list *l, const char *val, const char *origin,
 			struct sbx_perr *e)
 {
-	if (list_push(l, val, origin) == 0)
-		return 0;
-	if (errno == E2BIG)
+	sbx_policy_list_given(l, origin);
+	if (l->n >= SBX_POL_MAX_ITEMS && !list_has(l, val))
 		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: more than %d entries", origin,
 				    SBX_POL_MAX_ITEMS);
-	return nomem(e);
+	return list_push(l, val, origin) == 0 ? 0 : nomem(e);
 }
 
 void sbx_policy_list_given(struct sbx_pol_list *l, const char *origin)
@@ -279,12 +297,13 @@ static const char *norm_path(const char *in, char *out, size_t outsz)
 int sbx_policy_add_root(struct sbx_policy *p, struct sbx_pol_list *l, const char *path,
 			const char *origin, struct sbx_perr *e)
 {
-	char norm[PATH_MAX];
+	char norm[PATH_MAX], qb[1100];
 	const char *why = norm_path(path, norm, sizeof norm);
 
 	(void)p;
 	if (why)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path \"%s\": %s", origin, path, why);
+		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path \"%s\": %s", origin,
+				    q(qb, sizeof qb, path), why);
 	return push_checked(l, norm, origin, e);
 }
 
@@ -320,9 +339,11 @@ int sbx_policy_add_glob(struct sbx_policy *p, const char *glob, const char *orig
 			struct sbx_perr *e)
 {
 	const char *why = glob_invalid(glob);
+	char qb[1100];
 
 	if (why)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid glob \"%s\": %s", origin, glob, why);
+		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid glob \"%s\": %s", origin,
+				    q(qb, sizeof qb, glob), why);
 	return push_checked(&p->deny, glob, origin, e);
 }
 
@@ -330,12 +351,12 @@ int sbx_policy_add_host(struct sbx_policy *p, const char *pattern, const char *o
 			struct sbx_perr *e)
 {
 	struct sbx_hostpat hp;
-	char norm[SBX_HOST_MAX + 3];
+	char norm[SBX_HOST_MAX + 3], qb[1100];
 	const char *why = sbx_hostpat_parse(pattern, &hp);
 
 	if (why)
 		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid host pattern \"%s\": %s",
-				    origin, pattern, why);
+				    origin, q(qb, sizeof qb, pattern), why);
 	snprintf(norm, sizeof norm, "%s%s", hp.wildcard ? "*." : "", hp.name);
 	return push_checked(&p->allow, norm, origin, e);
 }
@@ -376,6 +397,8 @@ void sbx_policy_sandbox_defaults(struct sbx_policy *p)
 
 static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_perr *e)
 {
+	char qb[1100];
+
 	for (size_t i = 0; i < l->n; i++) {
 		char *v = l->it[i].val, *abs;
 
@@ -384,7 +407,7 @@ static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_perr 
 		if (!ws)
 			return sbx_perr_set(e, SBX_EXIT_USAGE,
 					    "%s: relative root \"%s\" needs a workspace",
-					    l->it[i].origin ? l->it[i].origin : "policy", v);
+					    l->it[i].origin ? l->it[i].origin : "policy", q(qb, sizeof qb, v));
 		if (!strcmp(v, "."))
 			abs = strdup(ws);
 		else if (asprintf(&abs, "%s%s%s", ws, strcmp(ws, "/") ? "/" : "", v) < 0)
@@ -393,8 +416,8 @@ static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_perr 
 			return nomem(e);
 		if (strlen(abs) >= PATH_MAX) {
 			free(abs);
-			return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: root \"%s\": too long under %s",
-					    l->it[i].origin ? l->it[i].origin : "policy", v, ws);
+			return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: root \"%s\": too long under the workspace",
+					    l->it[i].origin ? l->it[i].origin : "policy", q(qb, sizeof qb, v));
 		}
 		free(v);
 		l->it[i].val = abs;
@@ -420,8 +443,9 @@ int sbx_policy_resolve_roots(struct sbx_policy *p, const char *ws, struct sbx_pe
 		const char *why = ws[0] != '/' ? "not absolute" : norm_path(ws, norm, sizeof norm);
 		if (!why && strcmp(norm, ws))
 			why = "not in normal form";
+		char qb[1100];
 		if (why)
-			return sbx_perr_set(e, SBX_EXIT_USAGE, "workspace \"%s\": %s", ws, why);
+			return sbx_perr_set(e, SBX_EXIT_USAGE, "workspace \"%s\": %s", q(qb, sizeof qb, ws), why);
 	}
 	if (resolve_list(&p->ro, ws, e) < 0 || resolve_list(&p->rw, ws, e) < 0)
 		return -1;
@@ -592,6 +616,7 @@ static int merge_roots(struct mctx *c, const char *field, const char *what,
 		       const struct sbx_pol_list *r, struct sbx_pol_list *o)
 {
 	const struct sbx_pol_list *bs[2] = { b0 && b0->set ? b0 : NULL, b1 && b1->set ? b1 : NULL };
+	char qb[1100];
 
 	if (!bs[0] && !bs[1])
 		return copy_list(o, r) < 0 ? nomem(c->e) : 0;
@@ -612,7 +637,7 @@ static int merge_roots(struct mctx *c, const char *field, const char *what,
 		if (!c->clamp)
 			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
 					    "policy refused: %s: %s is not within the baseline's %s (%s)",
-					    orig(it->origin), it->val, what,
+					    orig(it->origin), q(qb, sizeof qb, it->val), what,
 					    orig(bs[0] ? bs[0]->origin : bs[1]->origin));
 		note(c, field);
 		for (int k = 0; k < 2; k++)

@@ -212,6 +212,10 @@ void sbx_policy_unsafe_notice(int fd, const char *tool, int err);
  * fatal error otherwise, and exit with e->code. */
 _Noreturn void sbx_policy_die(const struct sbx_perr *e);
 
+/* Untrusted bytes for a message: printable ASCII as is, anything else as
+ * \xNN, at most max input bytes (then "..."); out always terminated. */
+void sbx_policy_quote(char *out, size_t outsz, const char *s, size_t len, size_t max);
+
 /* Set e (returns -1), printf-style. */
 int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -18,24 +18,6 @@
 
 /* ---- messages ---- */
 
-/* Copy untrusted bytes into a message: printable ASCII as is, anything
- * else as \xNN, at most max input bytes (then "..."). */
-static void quote_bytes(char *out, size_t outsz, const char *s, size_t len, size_t max)
-{
-	size_t n = 0, i;
-
-	for (i = 0; i < len && i < max && n + 5 < outsz; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch >= 0x20 && ch < 0x7f)
-			out[n++] = (char)ch;
-		else
-			n += (size_t)snprintf(out + n, outsz - n, "\\x%02x", ch);
-	}
-	if (i < len && n + 4 < outsz)
-		n += (size_t)snprintf(out + n, outsz - n, "...");
-	out[n < outsz ? n : outsz - 1] = '\0';
-}
-
 /* A key as a path step: ".name" for identifiers, else ["..."]. */
 static void path_key(char *path, size_t sz, const char *key, size_t klen)
 {
@@ -54,7 +36,7 @@ static void path_key(char *path, size_t sz, const char *key, size_t klen)
 		snprintf(path + n, sz - n, ".%.*s", (int)klen, key);
 		return;
 	}
-	quote_bytes(q, sizeof q, key, klen, 64);
+	sbx_policy_quote(q, sizeof q, key, klen, 64);
 	snprintf(path + n, sz - n, "[\"%s\"]", q);
 }
 
@@ -238,7 +220,7 @@ static int get_enum(struct ld *l, const char *path, const json_t *v, const char 
 			origin(l, path, o, sizeof o);
 			return sbx_policy_set_int(l->p, f, i, o, l->e);
 		}
-	quote_bytes(q, sizeof q, s, json_string_length(v), 64);
+	sbx_policy_quote(q, sizeof q, s, json_string_length(v), 64);
 	snprintf(o, sizeof o, "unknown value \"%s\" (%s)", q, list);
 	return bad(l, path, o);
 }
@@ -488,7 +470,7 @@ int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct s
 	top = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
 	if (!top) {
 		error_path(buf, len, (size_t)(err.position < 0 ? 0 : err.position), path, sizeof path);
-		quote_bytes(text, sizeof text, err.text, strlen(err.text), 160);
+		sbx_policy_quote(text, sizeof text, err.text, strlen(err.text), 160);
 		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: %s: invalid JSON at line %d, column %d: %s",
 				    l.src, path, err.line, err.column, text);
 	}

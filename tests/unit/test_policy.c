@@ -606,3 +606,44 @@ TEST(policy_unsafe_notice_and_status)
 	close(p[1]);
 	sbx_policy_free(&eff);
 }
+
+TEST(policy_lists_are_bounded_and_messages_escaped)
+{
+	struct sbx_policy p, b, eff;
+	struct sbx_perr e;
+	char path[64];
+
+	sbx_policy_init(&p, "argv");
+	for (int i = 0; i < SBX_POL_MAX_ITEMS; i++) {
+		snprintf(path, sizeof path, "/r/%d", i);
+		CHECK(sbx_policy_add_root(&p, &p.ro, path, "--ro", &e) == 0);
+	}
+	CHECK(sbx_policy_add_root(&p, &p.ro, "/r/0", "--ro", &e) == 0);   /* a duplicate is no entry */
+	CHECK(sbx_policy_add_root(&p, &p.ro, "/r/x", "--ro", &e) < 0);
+	CHECK_STR(e.msg, "--ro: more than 4096 entries");
+	/* clamped against a baseline of as many other roots: the result may
+	 * hold both sets */
+	sbx_policy_init(&b, "base");
+	for (int i = 0; i < SBX_POL_MAX_ITEMS; i++) {
+		snprintf(path, sizeof path, "/r/%d/in", i);
+		CHECK(sbx_policy_add_root(&b, &b.ro, path, "--ro", &e) == 0);
+	}
+	CHECK(sbx_policy_add_root(&p, &p.rw, "/a\nb", "--rw", &e) == 0);
+	CHECK(sbx_policy_merge(&b, &p, SBX_PSCOPE_NS, 1, &eff, NULL, &e) == 0);
+	CHECK(eff.ro.n == SBX_POL_MAX_ITEMS);
+	sbx_policy_free(&eff);
+	CHECK(sbx_policy_add_root(&b, &b.rw, "/w", "--rw", &e) == 0);
+	CHECK(sbx_policy_merge(&b, &p, SBX_PSCOPE_NS, 0, &eff, NULL, &e) < 0);
+	CHECK_STR(e.msg, "policy refused: --ro: /r/0 is not within the baseline's readable roots (--ro)");
+	sbx_policy_free(&eff);
+	sbx_policy_free(&p);
+	sbx_policy_init(&p, "argv");
+	CHECK(sbx_policy_add_root(&p, &p.rw, "/a\nb\x1b[2J", "--rw", &e) == 0);
+	CHECK(sbx_policy_merge(&b, &p, SBX_PSCOPE_NS, 0, &eff, NULL, &e) < 0);
+	CHECK_STR(e.msg, "policy refused: --rw: /a\\x0ab\\x1b[2J is not within the baseline's writable roots (--rw)");
+	CHECK(sbx_policy_add_root(&p, &p.rw, "/x/../\x01", "--rw", &e) < 0);
+	CHECK_STR(e.msg, "--rw: invalid path \"/x/../\\x01\": '..' is not allowed");
+	sbx_policy_free(&eff);
+	sbx_policy_free(&p);
+	sbx_policy_free(&b);
+}
