@@ -306,3 +306,33 @@ sbx-cgroup --delegate DIR --user USER [--status-fd FD]"
 	assert_output 1
 	assert_not_exist "$SCRATCH/a"
 }
+
+@test "SIGKILL to sbx-cgroup takes a whole sbx-ns sandbox below it down" {
+	sbx_test_user
+	local ws i n=0 rc=0
+	ws=$(sbx_scratch)
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
+	sbx-cgroup --root "$SCRATCH" --name chain --status-fd 7 -- sbx-ns --uid "$SBX_TEST_UID" \
+		--gid "$SBX_TEST_GID" --workspace "$ws" \
+		-- sh -c 'sleep 1000 & setsid sleep 1000 & sleep 1000' 7>"$BATS_TEST_TMPDIR/st" &
+	local sbx=$!
+	# sbx-ns, its init, the shell and three sleeps
+	for i in $(seq 100); do
+		n=$(grep -c . "$SCRATCH/chain/cgroup.procs" 2>/dev/null) || n=0
+		[ "$n" -ge 6 ] && break
+		sleep 0.1
+	done
+	[ "$n" -ge 6 ] || fail "the sandbox did not start: $n processes"
+	kill -KILL "$sbx"
+	wait "$sbx" || rc=$?
+	assert_equal "$rc" 137
+	for i in $(seq 100); do
+		grep -qx 'populated 0' "$SCRATCH/chain/cgroup.events" && break
+		sleep 0.1
+	done
+	run -0 grep populated "$SCRATCH/chain/cgroup.events"
+	assert_output "populated 0"
+	# nobody was left to remove it: that is what --destroy or rmdir is for
+	rmdir "$SCRATCH/chain"
+	rm -rf "$ws"
+}
