@@ -63,6 +63,46 @@ struct ws {
 	int status_fd;
 };
 
+static noreturn void usage_ok(void);
+static void parse(int argc, char **argv, int verb, struct opts *o);
+static int verify(const struct opts *o);
+static int prepare(const struct opts *o);
+static int report(const struct opts *o);
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .pass_fd = -1, .status_fd = -1 };
+	const char *verb = argc > 1 ? argv[1] : NULL;
+
+	sbx_setprog(TOOL);
+	if (!verb)
+		sbx_die_usage("missing subcommand (verify, prepare or report)");
+	if (verb[0] == '-') {
+		/* Options before the subcommand: only --help; the parser says
+		 * the rest in the words every tool uses. */
+		static const struct sbx_opt tab[] = { { "help", SBX_NOARG, SBX_ONCE, O_HELP }, { 0, 0, 0, 0 } };
+		struct sbx_optstate st;
+		const char *arg;
+		sbx_opt_init(&st, 1);
+		if (sbx_opt_next(&st, tab, argc, argv, &arg) == O_HELP)
+			usage_ok();
+		sbx_die_usage("missing subcommand (verify, prepare or report)");
+	}
+	if (!strcmp(verb, "verify")) {
+		parse(argc, argv, 'v', &o);
+		return verify(&o);
+	}
+	if (!strcmp(verb, "prepare")) {
+		parse(argc, argv, 'p', &o);
+		return prepare(&o);
+	}
+	if (!strcmp(verb, "report")) {
+		parse(argc, argv, 'r', &o);
+		return report(&o);
+	}
+	sbx_die_usage("unknown subcommand '%s' (verify, prepare or report)", verb);
+}
+
 /* A failure once the status fd is known: the outcome goes there too. */
 static noreturn void fail(const struct ws *w, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -84,7 +124,7 @@ static noreturn void fail(const struct ws *w, int code, const char *fmt, ...)
 	sbx_die(code, "%s", msg);
 }
 
-static void usage_ok(void)
+static noreturn void usage_ok(void)
 {
 	if (sbx_write_all(1, usage_text, sizeof usage_text - 1) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write to stdout");
@@ -537,38 +577,4 @@ static int report(const struct opts *o)
 	}
 	close(w.fd);
 	return SBX_EXIT_OK;
-}
-
-int main(int argc, char **argv)
-{
-	struct opts o = { .pass_fd = -1, .status_fd = -1 };
-	const char *verb = argc > 1 ? argv[1] : NULL;
-
-	sbx_setprog(TOOL);
-	if (!verb)
-		sbx_die_usage("missing subcommand (verify, prepare or report)");
-	if (verb[0] == '-') {
-		/* Options before the subcommand: only --help; the parser says
-		 * the rest in the words every tool uses. */
-		static const struct sbx_opt tab[] = { { "help", SBX_NOARG, SBX_ONCE, O_HELP }, { 0, 0, 0, 0 } };
-		struct sbx_optstate st;
-		const char *arg;
-		sbx_opt_init(&st, 1);
-		if (sbx_opt_next(&st, tab, argc, argv, &arg) == O_HELP)
-			usage_ok();
-		sbx_die_usage("missing subcommand (verify, prepare or report)");
-	}
-	if (!strcmp(verb, "verify")) {
-		parse(argc, argv, 'v', &o);
-		return verify(&o);
-	}
-	if (!strcmp(verb, "prepare")) {
-		parse(argc, argv, 'p', &o);
-		return prepare(&o);
-	}
-	if (!strcmp(verb, "report")) {
-		parse(argc, argv, 'r', &o);
-		return report(&o);
-	}
-	sbx_die_usage("unknown subcommand '%s' (verify, prepare or report)", verb);
 }
