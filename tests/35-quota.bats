@@ -14,6 +14,8 @@ qa() { "$SBX_TESTBIN/quota-attr" "$@"; }
 
 setup_file() {
 	local d
+	# mkfs.xfs comes with the VM suite's packages; install it when only the host suite ran.
+	command -v mkfs.xfs >/dev/null || SBX_PACKAGES_EXTRA=xfsprogs "$SBX_ROOT/deps/packages.sh" test >&2
 	d=$(mktemp -d /var/tmp/sbx-quota-host.XXXXXX)
 	chmod 0755 "$d"
 	truncate -s 320M "$d/xfs.img"
