@@ -281,3 +281,18 @@ var"
 	assert_output "ran"
 	assert_equal "$stderr" ""
 }
+
+@test "without Landlock the sandbox still runs and says none; --require-landlock refuses with 106" {
+	local ws
+	ws=$(ns_ws)
+	run -0 ns_fd5 "$NS_DIR/bin/ns-nolandlock" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
+		--workspace "$ws" --status-fd 5 -- sh -c 'echo hi > x; cat x'
+	assert_line --index 1 --partial '"event":"started","landlock":"none",'
+	assert_line --index 2 "hi"
+	run -0 --separate-stderr as_user "$NS_DIR/bin/ns-nolandlock" "$SBX_BIN/sbx-ns" --workspace "$ws" -- cat x
+	assert_output "hi"
+	run -106 --separate-stderr as_user "$NS_DIR/bin/ns-nolandlock" "$SBX_BIN/sbx-ns" --require-landlock --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use Landlock: this kernel does not offer it (--require-landlock)"
+	run -106 --separate-stderr "$NS_DIR/bin/ns-nolandlock" "$SBX_BIN/sbx-ns" --uid 1 --gid 1 --require-landlock --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use Landlock: this kernel does not offer it (--require-landlock)"
+}

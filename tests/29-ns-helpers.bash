@@ -8,8 +8,8 @@ ns_setup_file() {
 	sbx_test_user
 	NS_DIR=$(sbx_scratch)
 	mkdir -p "$NS_DIR/bin" "$NS_DIR/ws"
-	cp "$SBX_TESTBIN/ns-attempt" "$NS_DIR/bin/ns-attempt"
-	chmod 0755 "$NS_DIR/bin/ns-attempt"
+	cp "$SBX_TESTBIN/ns-attempt" "$SBX_TESTBIN/ns-nolandlock" "$NS_DIR/bin/"
+	chmod 0755 "$NS_DIR/bin/ns-attempt" "$NS_DIR/bin/ns-nolandlock"
 	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/ws"
 	export NS_DIR NS_WS="$NS_DIR/ws" NS_ATT="$NS_DIR/bin/ns-attempt"
 }
