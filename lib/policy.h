@@ -208,6 +208,42 @@ int sbx_policy_status(int fd, const char *tool, int have_baseline, const struct 
  * event on fd (if >= 0). The caller then execs the command itself. */
 void sbx_policy_unsafe_notice(int fd, const char *tool, int err);
 
+/* policy_opts.c: the options every tool takes, and the one call that turns
+ * them and the tool's argv into the effective policy. */
+struct sbx_policy_opts {
+	const char *baseline;   /* --baseline FILE */
+	int baseline_fd;        /* --baseline-fd FD (consumed) */
+	int policy_fd;          /* --policy-fd FD (consumed) */
+	int clamp;              /* --clamp */
+};
+void sbx_policy_opts_init(struct sbx_policy_opts *o);
+/* Option handlers: die with a usage error (100) on a bad value, or when
+ * --baseline and --baseline-fd are both given. */
+void sbx_policy_opt_baseline(struct sbx_policy_opts *o, const char *arg);
+void sbx_policy_opt_baseline_fd(struct sbx_policy_opts *o, const char *arg);
+void sbx_policy_opt_policy_fd(struct sbx_policy_opts *o, const char *arg);
+/* A baseline was given. */
+int sbx_policy_opts_baseline(const struct sbx_policy_opts *o);
+
+/* Everything between the options and the tool's own work, dying (with the
+ * tool's name, exact message and code) at the first problem:
+ *  - the request: req as the tool built it from its argv (only what the
+ *    options said), or, with --policy-fd, the JSON there (argv fields in
+ *    scope as well are a usage error: one source per request);
+ *  - for SBX_PSCOPE_NS an argv request says everything about the sandbox:
+ *    the workspace ws is a writable root, unnamed roots are not asked
+ *    for, the default deny-write globs apply unless some were given, the
+ *    rest takes the block's defaults; relative roots resolve against ws;
+ *  - the baseline (file or fd), merged by scope, refused or clamped;
+ *  - for SBX_PSCOPE_NS the workspace must lie within the effective
+ *    writable roots (sbx-ns always writes it);
+ *  - one "policy" status line on status_fd when a baseline or a policy
+ *    was given.
+ * Consumed fds are closed. eff must be freed by the caller. */
+void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *req,
+			  unsigned scope, const char *ws, const char *tool, int status_fd,
+			  struct sbx_policy *eff);
+
 /* Print e the way sbx tools report: a usage error for SBX_EXIT_USAGE, a
  * fatal error otherwise, and exit with e->code. */
 _Noreturn void sbx_policy_die(const struct sbx_perr *e);

@@ -46,30 +46,30 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 
 @test "the sandbox system's quick reference block loads with its defaults" {
 	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}' \
-		--request "$POL/spec-quick-reference.json" --workspace /srv/ws
+		--policy-fd 5 5<"$POL/spec-quick-reference.json" --workspace /srv/ws
 }
 
 @test "the spec's allowlist blocks load, in both layouts" {
 	local want='{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["*.githubusercontent.com","registry.npmjs.org"]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}'
-	merged "$want" --request "$POL/spec-allowlist.json" --workspace /srv/ws
-	merged "$want" --request "$POL/spec-allowlist-oneline.json" --workspace /srv/ws
+	merged "$want" --policy-fd 5 5<"$POL/spec-allowlist.json" --workspace /srv/ws
+	merged "$want" --policy-fd 5 5<"$POL/spec-allowlist-oneline.json" --workspace /srv/ws
 }
 
 @test "the spec's deny-write and unsafe fallback blocks load" {
 	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}' \
-		--request "$POL/spec-deny-write.json" --workspace /srv/ws
+		--policy-fd 5 5<"$POL/spec-deny-write.json" --workspace /srv/ws
 	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"unsafe-host-process","unsafeAllowHostProcess":true}}' \
-		--request "$POL/spec-unsafe-fallback.json" --workspace /srv/ws
+		--policy-fd 5 5<"$POL/spec-unsafe-fallback.json" --workspace /srv/ws
 }
 
 @test "the resource system's block loads as the whole document" {
 	merged '{"resources":{"cpu_percent":100,"memory_mb":1024,"disk_mb":4096,"max_processes":64,"require_hard_limits":true}}' \
-		--request "$POL/spec-resources.json"
+		--policy-fd 5 5<"$POL/spec-resources.json"
 }
 
 @test "relative roots need a workspace" {
-	refused 100 'usage: --request: default: relative root "." needs a workspace' \
-		--request "$POL/spec-deny-write.json"
+	refused 100 'usage: --policy-fd 5: default: relative root "." needs a workspace' \
+		--policy-fd 5 5<"$POL/spec-deny-write.json"
 }
 
 @test "each malformed shape is refused naming its JSON path" {
@@ -99,7 +99,7 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 	for f in "$POL"/bad-*.json; do
 		f=$(basename "$f" .json)
 		[ -n "${want[$f]:-}" ] || fail "no expected message for $f"
-		refused 100 "usage: --request: ${want[$f]}" --request "$POL/$f.json" --workspace /srv/ws
+		refused 100 "usage: --policy-fd 5: ${want[$f]}" --policy-fd 5 5<"$POL/$f.json" --workspace /srv/ws
 		# the same file as a baseline: the same refusal, labelled as such
 		refused 100 "usage: --baseline $POL_DIR/$f.json: ${want[$f]}" --baseline "$POL_DIR/$f.json" --workspace /srv/ws
 		n=$((n + 1))
@@ -109,16 +109,16 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 
 @test "a megabyte of nesting is refused at the parser's depth limit, naming where" {
 	head -c 1048576 /dev/zero | tr '\0' '[' >"$BATS_TEST_TMPDIR/deep.json"
-	refused 100 "usage: --request: \$[0][0][0][0][0][0][0][0][0][0][0][0]...(2024 levels)...[0][0][0][0][0][0][0][0][0][0][0][0]: invalid JSON at line 1, column 2049: maximum parsing depth reached near '['" \
-		--request "$BATS_TEST_TMPDIR/deep.json"
+	refused 100 "usage: --policy-fd 5: \$[0][0][0][0][0][0][0][0][0][0][0][0]...(2024 levels)...[0][0][0][0][0][0][0][0][0][0][0][0]: invalid JSON at line 1, column 2049: maximum parsing depth reached near '['" \
+		--policy-fd 5 5<"$BATS_TEST_TMPDIR/deep.json"
 	{ printf '{"sandbox":{"readableRoots":'; head -c 1048576 /dev/zero | tr '\0' '['; } >"$BATS_TEST_TMPDIR/deep2.json"
-	refused 100 "usage: --request: \$.sandbox.readableRoots[0][0][0][0][0][0][0][0][0][0]...(2024 levels)...[0][0][0][0][0][0][0][0][0][0][0][0]: invalid JSON at line 1, column 2075: maximum parsing depth reached near '['" \
-		--request "$BATS_TEST_TMPDIR/deep2.json"
+	refused 100 "usage: --policy-fd 5: \$.sandbox.readableRoots[0][0][0][0][0][0][0][0][0][0]...(2024 levels)...[0][0][0][0][0][0][0][0][0][0][0][0]: invalid JSON at line 1, column 2075: maximum parsing depth reached near '['" \
+		--policy-fd 5 5<"$BATS_TEST_TMPDIR/deep2.json"
 }
 
 @test "a policy above 4 MiB is refused without parsing it" {
 	{ printf '{"sandbox":{"denyWrite":["a"'; head -c 4194304 /dev/zero | tr '\0' ' '; printf ']}}'; } >"$BATS_TEST_TMPDIR/big.json"
-	refused 100 "usage: --request-fd 5: larger than 4194304 bytes" --request-fd 5 5<"$BATS_TEST_TMPDIR/big.json"
+	refused 100 "usage: --policy-fd 5: larger than 4194304 bytes" --policy-fd 5 5<"$BATS_TEST_TMPDIR/big.json"
 }
 
 @test "without a baseline the request is the effective policy" {
@@ -161,10 +161,10 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 	# "." follows the workspace; an absolute root pins it
 	refused 102 "fatal: policy refused: --workspace: /home/u is not within the baseline's writable roots (--baseline-fd 5: \$.sandbox.writableRoots)" \
 		--baseline-fd 5 --for ns --workspace /home/u 5< <(echo '{"sandbox":{"writableRoots":["/srv/ws"]}}')
-	refused 102 "fatal: policy refused: --request: \$.sandbox.fallback: unsafe-host-process is wider than the baseline's fail-closed ($b: \$.sandbox.fallback)" \
-		$b --for ns --workspace /srv/ws --request "$POL/spec-unsafe-fallback.json"
-	refused 102 "fatal: policy refused: --request-fd 5: \$.sandbox.mode: off is wider than the baseline's native ($b: \$.sandbox.mode)" \
-		$b --for ns --workspace /srv/ws --request-fd 5 5< <(echo '{"sandbox":{"mode":"off"}}')
+	refused 102 "fatal: policy refused: --policy-fd 5: \$.sandbox.fallback: unsafe-host-process is wider than the baseline's fail-closed ($b: \$.sandbox.fallback)" \
+		$b --for ns --workspace /srv/ws --policy-fd 5 5<"$POL/spec-unsafe-fallback.json"
+	refused 102 "fatal: policy refused: --policy-fd 5: \$.sandbox.mode: off is wider than the baseline's native ($b: \$.sandbox.mode)" \
+		$b --for ns --workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{"mode":"off"}}')
 }
 
 @test "with --clamp a wider request is narrowed to the baseline and the fields are listed" {
@@ -183,16 +183,16 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 
 @test "the unsafe fallback stays on only when both sides have both settings" {
 	cp "$POL_DIR/spec-unsafe-fallback.json" "$POL_DIR/unsafe-base.json"
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-unsafe-fallback.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s1"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --policy-fd 5 5<"$POL/spec-unsafe-fallback.json" --workspace /srv/ws --status-fd 6 6>"$BATS_TEST_TMPDIR/s1"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s1")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":true}'
 	# the request says nothing of a sandbox: the baseline's stands
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-resources.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s2"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --policy-fd 5 5<"$POL/spec-resources.json" --workspace /srv/ws --status-fd 6 6>"$BATS_TEST_TMPDIR/s2"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s2")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":true}'
 	# a request that is fail-closed collapses it
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --request "$POL/spec-quick-reference.json" --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s3"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --policy-fd 5 5<"$POL/spec-quick-reference.json" --workspace /srv/ws --status-fd 6 6>"$BATS_TEST_TMPDIR/s3"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s3")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
 	# so does an argv request (sbx-ns's own options never ask for it)
-	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --for ns --workspace /srv/ws --status-fd 5 5>"$BATS_TEST_TMPDIR/s4"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/unsafe-base.json" --for ns --workspace /srv/ws --status-fd 6 6>"$BATS_TEST_TMPDIR/s4"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/s4")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
 }
 
@@ -236,11 +236,28 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 }
 
 @test "a baseline path that is empty, relative, missing or a directory is a usage error" {
-	refused 100 "usage: --baseline : invalid path '': empty" --baseline ''
-	refused 100 "usage: --baseline b.json: invalid path 'b.json': not absolute" --baseline b.json
+	refused 100 "usage: --baseline: invalid path '': empty" --baseline ''
+	refused 100 "usage: --baseline: invalid path 'b.json': not absolute" --baseline b.json
 	refused 100 "usage: --baseline /nonexistent/b.json: invalid path '/nonexistent/b.json': does not exist" --baseline /nonexistent/b.json
 	refused 100 "usage: --baseline $POL_DIR/none.json: invalid path '$POL_DIR/none.json': does not exist" --baseline "$POL_DIR/none.json"
 	refused 100 "usage: --baseline $POL_DIR/: invalid path '$POL_DIR/': a directory" --baseline "$POL_DIR/"
+}
+
+@test "policy options given wrongly are usage errors" {
+	refused 100 "usage: --baseline and --baseline-fd are exclusive" --baseline "$POL_DIR/baseline-admin.json" --baseline-fd 5 5</dev/null
+	refused 100 "usage: --baseline and --baseline-fd are exclusive" --baseline-fd 5 --baseline "$POL_DIR/baseline-admin.json" 5</dev/null
+	refused 100 "usage: --baseline-fd and --policy-fd are the same fd 5" --baseline-fd 5 --policy-fd 5 5</dev/null
+	refused 100 "usage: --baseline given twice" --baseline "$POL_DIR/baseline-admin.json" --baseline "$POL_DIR/baseline-admin.json"
+	refused 100 "usage: --policy-fd: invalid fd '9': not open" --policy-fd 9
+	refused 100 "usage: --baseline-fd: invalid fd '2': 0, 1 and 2 are stdio" --baseline-fd 2
+	refused 100 "usage: --policy-fd: invalid fd '-1': negative" --policy-fd -1
+	refused 100 "usage: --policy-fd and --memory are exclusive (one source per request)" --for cgroup --memory 1M --policy-fd 5 5< <(echo '{}')
+	refused 100 "usage: --policy-fd and --ro are exclusive (one source per request)" --for ns --ro /x --policy-fd 5 5< <(echo '{}')
+}
+
+@test "a policy on --policy-fd that leaves the workspace unwritable is refused" {
+	refused 102 "fatal: policy refused: the workspace /srv/ws is not within the effective writable roots (policy-tool writes its workspace)" \
+		--for ns --workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{"writableRoots":["/tmp/x"]}}')
 }
 
 @test "a baseline on an fd is read from a pipe and from a file" {

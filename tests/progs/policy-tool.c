@@ -1,9 +1,12 @@
 /* policy-tool: the policy library on the command line, for the tests.
  *
  *   policy-tool merge [--baseline FILE | --baseline-fd FD]
- *                     [--request FILE | --request-fd FD | request options]
+ *                     [--policy-fd FD | request options]
  *                     [--workspace DIR] [--for ns|cgroup|quota|all] [--clamp]
  *                     [--status-fd FD]
+ *
+ * The policy options and the merge go through sbx_policy_effective(), the
+ * call the tools make, so these tests cover the tools' path.
  *
  * Request options build the request the way a tool builds it from its
  * argv: --ro PATH, --rw PATH, --deny-write GLOB, --net MODE, --allow-host
@@ -18,22 +21,20 @@
 #include "parse.h"
 #include "policy.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 enum {
-	O_BASE = 1, O_BASE_FD, O_REQ, O_REQ_FD, O_WS, O_FOR, O_CLAMP, O_STATUS,
+	O_BASE = 1, O_BASE_FD, O_REQ_FD, O_WS, O_FOR, O_CLAMP, O_STATUS,
 	O_RO, O_RW, O_DENY, O_NET, O_HOST, O_CPU, O_MEM, O_PIDS, O_DISK, O_INODES, O_HARD,
 };
 
 static const struct sbx_opt table[] = {
 	{ "baseline", SBX_ARG, SBX_ONCE, O_BASE },
 	{ "baseline-fd", SBX_ARG, SBX_ONCE, O_BASE_FD },
-	{ "request", SBX_ARG, SBX_ONCE, O_REQ },
-	{ "request-fd", SBX_ARG, SBX_ONCE, O_REQ_FD },
+	{ "policy-fd", SBX_ARG, SBX_ONCE, O_REQ_FD },
 	{ "workspace", SBX_ARG, SBX_ONCE, O_WS },
 	{ "for", SBX_ARG, SBX_ONCE, O_FOR },
 	{ "clamp", SBX_NOARG, SBX_ONCE, O_CLAMP },
@@ -60,29 +61,28 @@ static void ok(int rc, const struct sbx_perr *e)
 
 int main(int argc, char **argv)
 {
-	struct sbx_policy base, req, eff;
-	struct sbx_pol_clamped cl;
+	struct sbx_policy req, eff;
+	struct sbx_policy_opts po;
 	struct sbx_perr e;
 	struct sbx_optstate st;
-	const char *arg, *base_file = NULL, *req_file = NULL, *ws = NULL;
-	int base_fd = -1, req_fd = -1, status_fd = -1, clamp = 0, argv_req = 0, have_deny = 0;
+	const char *arg, *ws = NULL;
+	int status_fd = -1;
 	unsigned scope = SBX_PSCOPE_ALL;
-	char label[4200], *out;
+	char *out;
 	int id;
 
 	sbx_setprog("policy-tool");
 	if (argc < 2 || strcmp(argv[1], "merge"))
 		sbx_die_usage("usage: policy-tool merge [options]");
+	sbx_policy_opts_init(&po);
 	sbx_policy_init(&req, "argv");
 	sbx_opt_init(&st, 2);
 	while ((id = sbx_opt_next(&st, table, argc, argv, &arg))) {
-		if (id >= O_RO)
-			argv_req = 1;
 		switch (id) {
-		case O_BASE: base_file = arg; break;
-		case O_BASE_FD: base_fd = sbx_opt_fd("--baseline-fd", arg); break;
-		case O_REQ: req_file = arg; break;
-		case O_REQ_FD: req_fd = sbx_opt_fd("--request-fd", arg); break;
+		case O_BASE: sbx_policy_opt_baseline(&po, arg); break;
+		case O_BASE_FD: sbx_policy_opt_baseline_fd(&po, arg); break;
+		case O_REQ_FD: sbx_policy_opt_policy_fd(&po, arg); break;
+		case O_CLAMP: po.clamp = 1; break;
 		case O_WS: ws = arg; break;
 		case O_FOR:
 			if (!strcmp(arg, "ns")) scope = SBX_PSCOPE_NS;
@@ -91,11 +91,10 @@ int main(int argc, char **argv)
 			else if (!strcmp(arg, "all")) scope = SBX_PSCOPE_ALL;
 			else sbx_die_usage("--for: invalid tool '%s' (ns, cgroup, quota, all)", arg);
 			break;
-		case O_CLAMP: clamp = 1; break;
 		case O_STATUS: status_fd = sbx_opt_fd("--status-fd", arg); break;
 		case O_RO: ok(sbx_policy_add_root(&req, &req.ro, arg, "--ro", &e), &e); break;
 		case O_RW: ok(sbx_policy_add_root(&req, &req.rw, arg, "--rw", &e), &e); break;
-		case O_DENY: have_deny = 1; ok(sbx_policy_add_glob(&req, arg, "--deny-write", &e), &e); break;
+		case O_DENY: ok(sbx_policy_add_glob(&req, arg, "--deny-write", &e), &e); break;
 		case O_HOST: ok(sbx_policy_add_host(&req, arg, "--allow-host", &e), &e); break;
 		case O_NET: {
 			static const char *const n[] = { "none", "loopback", "broker", "host" };
@@ -137,67 +136,13 @@ int main(int argc, char **argv)
 	}
 	if (st.ind < argc)
 		sbx_die_usage("unexpected argument '%s'", argv[st.ind]);
-	if (base_file && base_fd >= 0)
-		sbx_die_usage("--baseline and --baseline-fd are exclusive");
-	if ((req_file != NULL) + (req_fd >= 0) + argv_req > 1)
-		sbx_die_usage("--request, --request-fd and request options are exclusive");
 
-	/* The request. Built from argv, it says everything about the
-	 * sandbox, as a tool's argv does: roots it does not name are not
-	 * asked for, and the tool's defaults fill the rest. */
-	if (req_file || req_fd >= 0) {
-		int fd = req_fd;
-		sbx_policy_free(&req);
-		if (req_file) {
-			snprintf(label, sizeof label, "--request");
-			fd = open(req_file, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", req_file);
-		} else {
-			snprintf(label, sizeof label, "--request-fd %d", req_fd);
-		}
-		sbx_policy_init(&req, label);
-		ok(sbx_policy_load_fd(&req, fd, &e), &e);
-		close(fd);
-	} else if (scope & SBX_PSCOPE_NS) {
-		sbx_policy_list_given(&req.ro, "argv");
-		sbx_policy_list_given(&req.rw, "argv");
-		if (ws)
-			ok(sbx_policy_add_root(&req, &req.rw, ws, "--workspace", &e), &e);
-		if (!have_deny)
-			for (const char *const *g = sbx_policy_default_deny; *g; g++)
-				ok(sbx_policy_add_glob(&req, *g, "default", &e), &e);
-		sbx_policy_sandbox_defaults(&req);
-	}
-	/* Roots matter to sbx-ns only: the other tools never resolve them. */
-	if (scope & SBX_PSCOPE_NS)
-		ok(sbx_policy_resolve_roots(&req, ws, &e), &e);
-
-	if (base_file || base_fd >= 0) {
-		if (base_file) {
-			snprintf(label, sizeof label, "--baseline %.4000s", base_file);
-			sbx_policy_init(&base, label);
-			ok(sbx_policy_load_file(&base, base_file, &e), &e);
-		} else {
-			snprintf(label, sizeof label, "--baseline-fd %d", base_fd);
-			sbx_policy_init(&base, label);
-			ok(sbx_policy_load_fd(&base, base_fd, &e), &e);
-			close(base_fd);
-		}
-		if (scope & SBX_PSCOPE_NS)
-			ok(sbx_policy_resolve_roots(&base, ws, &e), &e);
-	}
-	ok(sbx_policy_merge(base_file || base_fd >= 0 ? &base : NULL, &req, scope, clamp, &eff, &cl, &e), &e);
-
-	if (sbx_policy_status(status_fd, "policy-tool", base_file || base_fd >= 0, &eff, &cl) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to write to --status-fd %d", status_fd);
+	sbx_policy_effective(&po, &req, scope, ws, "policy-tool", status_fd, &eff);
 	out = sbx_policy_to_json(&eff, scope);
 	if (!out || sbx_write_all(1, out, strlen(out)) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the policy");
 	free(out);
 	sbx_policy_free(&eff);
 	sbx_policy_free(&req);
-	if (base_file || base_fd >= 0)
-		sbx_policy_free(&base);
 	return 0;
 }
