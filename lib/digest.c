@@ -1,8 +1,9 @@
-/* SHA-256 through nettle: see digest.h. The NIST vectors in
- * tests/unit/test_digest.c check the wrapper and the build of the library. */
+/* SHA-256 and HMAC-SHA-256 through nettle: see digest.h. The NIST and RFC 4231
+ * vectors in tests/unit/test_digest.c check the wrapper and the library build. */
 #include "digest.h"
 
 #include <errno.h>
+#include <nettle/memops.h>
 #include <unistd.h>
 
 void sbx_sha256_init(struct sbx_sha256 *c)
@@ -51,4 +52,24 @@ int sbx_sha256_fd(int fd, unsigned char out[SBX_SHA256_LEN])
 	}
 	sbx_sha256_final(&c, out);
 	return 0;
+}
+
+void sbx_hmac_sha256_init(struct sbx_hmac_sha256 *c, const void *key, size_t keylen)
+{
+	hmac_sha256_set_key(&c->ctx, keylen, key);
+}
+
+void sbx_hmac_sha256_update(struct sbx_hmac_sha256 *c, const void *data, size_t len)
+{
+	hmac_sha256_update(&c->ctx, len, data);
+}
+
+void sbx_hmac_sha256_final(struct sbx_hmac_sha256 *c, unsigned char out[SBX_SHA256_LEN])
+{
+	hmac_sha256_digest(&c->ctx, SBX_SHA256_LEN, out);
+}
+
+int sbx_digest_equal(const void *a, const void *b, size_t n)
+{
+	return memeql_sec(a, b, n) ? 1 : 0;
 }

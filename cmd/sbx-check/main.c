@@ -16,7 +16,11 @@
 static const char usage[] =
 	"usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--json]\n"
 	"       sbx-check tools [--manifest FILE] [--json] [PATH...]\n"
-	"       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]\n";
+	"       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]\n"
+	"       sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] "
+	"[--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--] prog [args...]\n";
+
+int chk_grant(int argc, char **argv); /* grant.c */
 
 enum { O_HELP = 1, O_PROBE, O_CGROUP, O_QUOTA, O_NS, O_MANIFEST, O_JSON };
 
@@ -140,6 +144,8 @@ int main(int argc, char **argv)
 		sbx_die_usage("missing mode (host, tools or proof)");
 	if (argc < 2)
 		sbx_die_usage("missing mode (host, tools or proof)");
+	if (!strcmp(argv[1], "grant"))
+		return chk_grant(argc, argv);
 	if (strcmp(argv[1], "host") && strcmp(argv[1], "tools") && strcmp(argv[1], "proof"))
 		sbx_die_usage("unknown mode '%s' (host, tools or proof)", argv[1]);
 	return run_mode(argv[1], argc, argv);

@@ -90,3 +90,92 @@ TEST(sha256_fd_reads_to_eof)
 	close(fd);
 	CHECK(sbx_sha256_fd(fd, d) == -1);
 }
+
+static const char *hmacof(const void *key, size_t klen, const void *msg, size_t len, size_t chunk)
+{
+	static char out[SBX_SHA256_HEX];
+	unsigned char d[SBX_SHA256_LEN];
+	struct sbx_hmac_sha256 c;
+	const unsigned char *p = msg;
+
+	sbx_hmac_sha256_init(&c, key, klen);
+	while (len) {
+		size_t n = len < chunk ? len : chunk;
+		sbx_hmac_sha256_update(&c, p, n);
+		p += n;
+		len -= n;
+	}
+	sbx_hmac_sha256_final(&c, d);
+	sbx_digest_hex(d, sizeof d, out);
+	return out;
+}
+
+/* RFC 4231 test cases 1-7 (case 5 compares the 128-bit truncation). */
+TEST(hmac_sha256_rfc4231)
+{
+	unsigned char k[131], m[50];
+	static const char m6[] = "Test Using Larger Than Block-Size Key - Hash Key First";
+	static const char m7[] = "This is a test using a larger than block-size key and a larger "
+		"than block-size data. The key needs to be hashed before being used by the HMAC "
+		"algorithm.";
+	int i;
+
+	memset(k, 0x0b, 20);
+	CHECK_STR(hmacof(k, 20, "Hi There", 8, 64),
+		  "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+	CHECK_STR(hmacof("Jefe", 4, "what do ya want for nothing?", 28, 5),
+		  "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	memset(k, 0xaa, 20);
+	memset(m, 0xdd, 50);
+	CHECK_STR(hmacof(k, 20, m, 50, 64),
+		  "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+	for (i = 0; i < 25; i++)
+		k[i] = (unsigned char)(i + 1);
+	memset(m, 0xcd, 50);
+	CHECK_STR(hmacof(k, 25, m, 50, 1),
+		  "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+	memset(k, 0x0c, 20);
+	CHECK(!strncmp(hmacof(k, 20, "Test With Truncation", 20, 64),
+		       "a3b6167473100ee06e0c796c2955552b", 32));
+	memset(k, 0xaa, 131);
+	CHECK_STR(hmacof(k, 131, m6, strlen(m6), 64),
+		  "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+	CHECK_STR(hmacof(k, 131, m7, strlen(m7), 13),
+		  "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+}
+
+TEST(hmac_sha256_reuse_after_final)
+{
+	/* final resets the message, not the key: a second MAC under the same key. */
+	unsigned char d1[SBX_SHA256_LEN], d2[SBX_SHA256_LEN];
+	struct sbx_hmac_sha256 c;
+
+	sbx_hmac_sha256_init(&c, "Jefe", 4);
+	sbx_hmac_sha256_update(&c, "x", 1);
+	sbx_hmac_sha256_final(&c, d1);
+	sbx_hmac_sha256_update(&c, "what do ya want for nothing?", 28);
+	sbx_hmac_sha256_final(&c, d2);
+	CHECK(!sbx_digest_equal(d1, d2, sizeof d1));
+	CHECK_STR(hmacof("Jefe", 4, "what do ya want for nothing?", 28, 64),
+		  "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	{
+		char hex[SBX_SHA256_HEX];
+		sbx_digest_hex(d2, sizeof d2, hex);
+		CHECK_STR(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	}
+}
+
+TEST(digest_equal_constant_time_answers)
+{
+	unsigned char a[32], b[32];
+
+	memset(a, 7, sizeof a);
+	memset(b, 7, sizeof b);
+	CHECK(sbx_digest_equal(a, b, sizeof a) == 1);
+	b[31] ^= 1;
+	CHECK(sbx_digest_equal(a, b, sizeof a) == 0);
+	b[31] ^= 1;
+	b[0] ^= 0x80;
+	CHECK(sbx_digest_equal(a, b, sizeof a) == 0);
+	CHECK(sbx_digest_equal(a, b, 0) == 1);
+}

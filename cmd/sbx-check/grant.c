@@ -1,0 +1,205 @@
+/* sbx-check grant: make a grant (lib/grant.h) for one exact run, for hosts
+ * and tests: the argv after the options, the working directory, the
+ * environment as the command will receive it, the SHA-256 of its stdin and
+ * its timeout, signed with the host's key. The grant goes to stdout. */
+#include "cmdpath.h"
+#include "die.h"
+#include "digest.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "grant.h"
+#include "opts.h"
+#include "parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int chk_grant(int argc, char **argv);
+
+enum { G_KEY = 1, G_CWD, G_TIMEOUT, G_STDIN_SHA, G_STDIN_FILE, G_ENV };
+
+/* One week, as sbx-cgroup's --timeout at most. */
+#define GRANT_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
+
+static size_t name_len(const char *s)
+{
+	return (size_t)(strchr(s, '=') - s);
+}
+
+/* NAME=VALUE as sbx-ns's --setenv takes it; a name given twice is refused. */
+static void check_env(const char *arg, char **env, size_t n)
+{
+	const char *eq = strchr(arg, '=');
+	size_t len;
+
+	if (!eq)
+		sbx_die_usage("--env: invalid variable '%s': missing '='", arg);
+	len = (size_t)(eq - arg);
+	if (!len)
+		sbx_die_usage("--env: invalid variable '%s': empty name", arg);
+	for (size_t i = 0; i < len; i++) {
+		char c = arg[i];
+		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			 (i && c >= '0' && c <= '9');
+		if (!ok)
+			sbx_die_usage("--env: invalid variable '%s': bad name", arg);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (name_len(env[i]) == len && !strncmp(env[i], arg, len))
+			sbx_die_usage("--env: variable %.*s given twice", (int)len, arg);
+}
+
+static void parse_sha(const char *arg, unsigned char out[SBX_SHA256_LEN])
+{
+	size_t n = strlen(arg);
+
+	if (!n)
+		sbx_die_usage("--stdin-sha256: invalid digest '': empty");
+	if (n != 2 * SBX_SHA256_LEN)
+		sbx_die_usage("--stdin-sha256: invalid digest '%s': not 64 hex digits", arg);
+	for (size_t i = 0; i < SBX_SHA256_LEN; i++) {
+		unsigned v = 0;
+		for (int k = 0; k < 2; k++) {
+			char c = arg[2 * i + (size_t)k];
+			v <<= 4;
+			if (c >= '0' && c <= '9')
+				v |= (unsigned)(c - '0');
+			else if (c >= 'a' && c <= 'f')
+				v |= (unsigned)(c - 'a' + 10);
+			else
+				sbx_die_usage("--stdin-sha256: invalid digest '%s': not lower-case hex", arg);
+		}
+		out[i] = (unsigned char)v;
+	}
+}
+
+/* The stdin the command will get, hashed from a regular file. */
+static void hash_file(const char *arg, unsigned char out[SBX_SHA256_LEN])
+{
+	struct stat st;
+	int fd;
+
+	if (!*arg)
+		sbx_die_usage("--stdin-file: empty path");
+	if (arg[0] != '/')
+		sbx_die_usage("--stdin-file: not an absolute path '%s'", arg);
+	fd = open(arg, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP)
+		sbx_die_usage("--stdin-file: '%s' is a symlink", arg);
+	if (fd < 0 && errno == ENOENT)
+		sbx_die_usage("--stdin-file: unable to find '%s': %s", arg, strerror(errno));
+	if (fd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", arg);
+	if (fstat(fd, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", arg);
+	if (!S_ISREG(st.st_mode))
+		sbx_die_usage("--stdin-file: '%s' is not a regular file", arg);
+	if (sbx_sha256_fd(fd, out) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", arg);
+	close(fd);
+}
+
+/* The grant binds bytes: the directory must be written the one way the
+ * verifier will write it (absolute, no "." or "..", no doubled or
+ * trailing slash). It need not exist here: it is the sandbox's view. */
+static const char *check_cwd(const char *arg)
+{
+	const char *bad = sbx_path_shape(arg, strlen(arg));
+
+	if (bad)
+		sbx_die_usage("--cwd: invalid directory '%s': %s", arg, bad);
+	if (strstr(arg, "//") || (strlen(arg) > 1 && arg[strlen(arg) - 1] == '/'))
+		sbx_die_usage("--cwd: invalid directory '%s': not canonical", arg);
+	return arg;
+}
+
+int chk_grant(int argc, char **argv)
+{
+	static const struct sbx_opt tab[] = {
+		{ "key", SBX_ARG, SBX_ONCE, G_KEY },
+		{ "cwd", SBX_ARG, SBX_ONCE, G_CWD },
+		{ "timeout", SBX_ARG, SBX_ONCE, G_TIMEOUT },
+		{ "stdin-sha256", SBX_ARG, SBX_ONCE, G_STDIN_SHA },
+		{ "stdin-file", SBX_ARG, SBX_ONCE, G_STDIN_FILE },
+		{ "env", SBX_ARG, SBX_MANY, G_ENV },
+		{ 0 },
+	};
+	struct sbx_grant_input in = { 0 };
+	struct sbx_grant_key *key;
+	struct sbx_grant g;
+	struct sbx_optstate st;
+	char cwd[PATH_MAX], out[SBX_GRANT_MAX];
+	const char *arg, *keypath = NULL, *dir = NULL;
+	char **env = NULL;
+	size_t nenv = 0;
+	int id, have_stdin = 0;
+
+	struct sbx_sha256 empty;
+
+	/* The empty stdin unless told otherwise. */
+	sbx_sha256_init(&empty);
+	sbx_sha256_final(&empty, in.stdin_sha);
+	sbx_opt_init(&st, 2);
+	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
+		switch (id) {
+		case G_KEY:
+			if (!*arg)
+				sbx_die_usage("--key: empty path");
+			if (arg[0] != '/')
+				sbx_die_usage("--key: not an absolute path '%s'", arg);
+			keypath = arg;
+			break;
+		case G_CWD: dir = check_cwd(arg); break;
+		case G_TIMEOUT: in.timeout_ms = sbx_opt_seconds("--timeout", arg, GRANT_MAX_TIMEOUT_MS); break;
+		case G_STDIN_SHA:
+		case G_STDIN_FILE:
+			if (have_stdin)
+				sbx_die_usage("--stdin-sha256 and --stdin-file are exclusive");
+			have_stdin = 1;
+			if (id == G_STDIN_SHA)
+				parse_sha(arg, in.stdin_sha);
+			else
+				hash_file(arg, in.stdin_sha);
+			break;
+		case G_ENV:
+			check_env(arg, env, nenv);
+			env = realloc(env, (nenv + 2) * sizeof *env);
+			if (!env)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			env[nenv++] = (char *)arg;
+			env[nenv] = NULL;
+			break;
+		}
+	}
+	if (!keypath)
+		sbx_die_usage("grant: missing --key");
+	if (st.ind >= argc)
+		sbx_die_usage("missing program");
+	if (!*argv[st.ind])
+		sbx_die_usage("empty program name");
+	if (!dir) {
+		if (!getcwd(cwd, sizeof cwd))
+			sbx_die_errno(SBX_EXIT_SYS, "unable to find the current directory");
+		dir = cwd;
+	}
+	in.argv = argv + st.ind;
+	in.cwd = dir;
+	in.envp = env;
+
+	key = malloc(sizeof *key);
+	if (!key)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	sbx_grant_key_load("--key", keypath, key);
+	sbx_grant_fields(&in, &g);
+	sbx_grant_sign(&g, key);
+	sbx_grant_key_wipe(key);
+	free(key);
+	if (sbx_write_all(1, out, sbx_grant_format(&g, out)) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the grant");
+	return SBX_EXIT_OK;
+}
