@@ -188,3 +188,12 @@ bad() {
 	bad "--status-fd and --ready-fd are the same fd 3" --workspace "$NS_WS" --status-fd 3 --ready-fd 3 -- true 3>/dev/null
 	bad "--ro-fd: fd 3 is also the status or ready fd" --workspace "$NS_WS" --ro-fd 3 --status-fd 3 -- true 3<"$NS_DIR/file"
 }
+
+@test "a bind that would hide an earlier one is refused (binds apply in argv order)" {
+	mkdir -p "$NS_WS/sub"
+	bad "--workspace: $NS_WS would hide $NS_WS/sub (bound earlier by --ro; give it later)" \
+		--uid 1 --gid 1 --ro "$NS_WS/sub" --workspace "$NS_WS" -- true
+	bad "--rw: $NS_DIR would hide $NS_WS (bound earlier by --workspace; give it later)" \
+		--uid 1 --gid 1 --workspace "$NS_WS" --rw "$NS_DIR" -- true
+	rmdir "$NS_WS/sub"
+}

@@ -296,3 +296,15 @@ var"
 	run -106 --separate-stderr "$NS_DIR/bin/ns-nolandlock" "$SBX_BIN/sbx-ns" --uid 1 --gid 1 --require-landlock --workspace "$ws" -- true
 	assert_equal "$stderr" "sbx-ns: fatal: unable to use Landlock: this kernel does not offer it (--require-landlock)"
 }
+
+@test "a --ro path inside the workspace, given after it, is read-only" {
+	local ws
+	ws=$(ns_ws)
+	mkdir "$ws/vendor"
+	echo v > "$ws/vendor/lib"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws/vendor"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$ws/vendor" --ro "$NS_DIR/bin" -- \
+		sh -c "$NS_ATT append vendor/lib; $NS_ATT write other"
+	assert_output "append: EROFS
+write: ok"
+}

@@ -239,12 +239,17 @@ void ns_add_runtime(struct ns_run *r)
 	r->ws += n;
 }
 
-/* Two binds at one place would silently hide one of them. */
+/* Binds apply in argv order, so two at one place, or one inside a later
+ * one, would be silently hidden: refused instead. */
 void ns_check_ops(struct ns_run *r)
 {
 	for (size_t i = 0; i < r->nops; i++)
-		for (size_t j = 0; j < i; j++)
+		for (size_t j = 0; j < i; j++) {
 			if (!strcmp(r->ops[i].dest, r->ops[j].dest))
 				sbx_die_usage("%s: %s is already bound (by %s)", r->ops[i].opt,
 					      r->ops[i].dest, r->ops[j].opt);
+			if (ns_under(r->ops[j].dest, r->ops[i].dest))
+				sbx_die_usage("%s: %s would hide %s (bound earlier by %s; give it later)",
+					      r->ops[i].opt, r->ops[i].dest, r->ops[j].dest, r->ops[j].opt);
+		}
 }
