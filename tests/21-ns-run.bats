@@ -308,3 +308,18 @@ var"
 	assert_output "append: EROFS
 write: ok"
 }
+
+@test "ordinary programs work inside: threads and subprocesses (clone3 falls back to clone), a pty, git" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- python3 -c '
+import os, pty, subprocess, threading
+print(subprocess.run(["true"]).returncode)
+t = threading.Thread(target=print, args=("thread",)); t.start(); t.join()
+m, s = os.openpty(); os.write(m, b"hi\n"); print(os.read(s, 3), os.ttyname(s))'
+	assert_output "0
+thread
+b'hi\\n' /dev/pts/0"
+	run -0 --separate-stderr ns_root --workspace "$ws" -- sh -c 'git init -q repo && cd repo && git config user.email a@b && git config user.name n && echo x > f && git add f && git commit -qm m && git log --format=%s'
+	assert_output "m"
+}
