@@ -21,6 +21,7 @@ dmesg -n 1
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>/dev/ttyS1
 say() { echo "SBXVM $*" >&3; }
+uptime_s() { read -r up _ </proc/uptime; echo "${up%.*}"; }
 off() { exec 3>&-; sync; poweroff -f; sleep 60; }
 fatal() { say "FATAL $*"; echo "init: fatal: $*" >/dev/console; off; }
 
@@ -68,11 +69,12 @@ for arg in $(cat /proc/cmdline); do
 	case $arg in sbxvm.test_timeout=*) test_timeout=${arg#*=} ;; esac
 done
 
-say "BEGIN kernel $(uname -r), controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control), swap: none, disks: /mnt/xfs (xfs,prjquota) /mnt/ext4 (ext4,prjquota)"
+say "BEGIN booted in $(uptime_s) s, kernel $(uname -r), controllers: $(cat /sys/fs/cgroup/cgroup.subtree_control), swap: none, disks: /mnt/xfs (xfs,prjquota) /mnt/ext4 (ext4,prjquota)"
 
 run_role() {
 	role=$1 uid=$2 home=$3 cg=/sys/fs/cgroup/sbx-$1
 	say "ROLE $role"
+	t0=$(uptime_s)
 	(
 		echo 0 >"$cg/runner/cgroup.procs" || exit 111
 		cd /sbx/tests || exit 111
@@ -81,7 +83,8 @@ run_role() {
 			SBX_VM_HELPERS=/sbx/helpers BATS_LIB_PATH=/usr/lib/bats BATS_TEST_TIMEOUT="$test_timeout" \
 			runas "$uid" "$uid" bats --tap /sbx/tests/*.bats
 	) >&3 2>/dev/console
-	say "ROLE-END $role status=$?"
+	rc=$?
+	say "ROLE-END $role status=$rc seconds=$(($(uptime_s) - t0))"
 }
 run_role root 0 /root root
 run_role user 1000 /home/sbxuser sbxuser

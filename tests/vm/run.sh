@@ -263,7 +263,9 @@ trap 'exit 143' TERM
 # trap run at once.
 tail -n +1 -f --pid=$qpid "$work/results.log" 2>/dev/null | tr -d '\r' |
 	awk '/^SBXVM BEGIN /{sub(/^SBXVM BEGIN /, "vm: "); print; fflush(); next}
-	     /^SBXVM ROLE /{role=$3; next} /^SBXVM /{next} role!=""{print "[" role "] " $0; fflush()}' &
+	     /^SBXVM ROLE /{role=$3; next}
+	     /^SBXVM ROLE-END /{sub(/^seconds=/, "", $5); print "[" role "] finished in " $5 " s"; role=""; fflush(); next}
+	     /^SBXVM /{next} role!=""{print "[" role "] " $0; fflush()}' &
 spid=$!
 wait $qpid
 qrc=$?
