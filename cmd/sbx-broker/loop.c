@@ -79,7 +79,7 @@ struct conn {
 	char method[16];
 	char host[SBX_HOST_MAX + 1];
 	unsigned port;
-	int is_connect, is_head, resp_head_done, answered, dead;
+	int is_connect, is_head, resp_head_done, answered, dead, cut;
 	struct conn *next_dead;
 	char addr[64];
 	struct dir up, down;
@@ -171,6 +171,16 @@ static void close_pipe(int p[2])
 	p[0] = p[1] = -1;
 }
 
+static void drain_close(int fd)
+{
+	char junk[4096];
+
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; i++)
+		;
+	close(fd);
+}
+
 static void conn_close(struct loop *L, struct conn *c)
 {
 	log_conn(L, c);
@@ -178,8 +188,10 @@ static void conn_close(struct loop *L, struct conn *c)
 		c->rq->conn = NULL; /* the worker's answer is dropped on arrival */
 	if (c->st != S_RESOLVE && c->rq)
 		free(c->rq);
+	/* Logged before the client sees its connection end, so that the log
+	 * is complete when the client learns the outcome. */
 	if (c->cfd >= 0)
-		close(c->cfd);
+		drain_close(c->cfd);
 	if (c->ofd >= 0)
 		close(c->ofd);
 	close_pipe(c->up.pipe);
@@ -225,7 +237,7 @@ static const char *status_text(int st)
  * that could destroy the answer before the client reads it. */
 static void send_error(int fd, int status, const char *reason)
 {
-	char buf[640], junk[4096];
+	char buf[640];
 	int n = snprintf(buf, sizeof buf,
 			 "HTTP/1.1 %d %s\r\nSbx-Broker-Reason: %s\r\nContent-Type: text/plain\r\n"
 			 "Content-Length: %zu\r\nConnection: close\r\n\r\nsbx-broker: %s\n",
@@ -233,10 +245,8 @@ static void send_error(int fd, int status, const char *reason)
 
 	if (n > 0 && (size_t)n < sizeof buf)
 		(void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-	shutdown(fd, SHUT_WR);
-	for (int i = 0; i < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; i++)
-		;
 }
+
 
 /* End a connection with a status for the client if it has had none yet. */
 static void refuse(struct loop *L, struct conn *c, int status, const char *fmt, ...)
@@ -265,7 +275,6 @@ static void tls_refuse(struct loop *L, struct conn *c, int alert, const char *wh
 	c->decision = "refused";
 	set_reason(c, "%s", why);
 	(void)!send(c->cfd, rec, sizeof rec, MSG_NOSIGNAL | MSG_DONTWAIT);
-	shutdown(c->cfd, SHUT_WR);
 	conn_close(L, c);
 }
 
@@ -832,10 +841,12 @@ static int read_response(struct loop *L, struct conn *c)
 		if (c->down.left != UINT64_MAX)
 			c->down.left -= body;
 		if (c->down.count > c->down.limit) {
-			free(h);
-			set_reason(c, "--max-response-bytes exceeded");
-			refuse(L, c, 502, "response larger than --max-response-bytes");
-			return -1;
+			/* Cut where the limit is, as when the bytes arrive
+			 * later: how the origin's writes were split must not
+			 * change what the client gets. */
+			c->down.len = c->down.count = c->down.limit;
+			c->down.left = 0;
+			c->cut = 1;
 		}
 		c->status = h->status;
 		c->rin = NULL;
@@ -890,7 +901,12 @@ static int http(struct loop *L, struct conn *c)
 		return -1;
 	}
 	if (r == 1) {
-		if (c->down.left && c->down.left != UINT64_MAX)
+		/* A Unix stream socket has no reset: a client reading a
+		 * close-delimited body cannot tell a cut one from a whole
+		 * one, so the log must. */
+		if (c->cut)
+			set_reason(c, "--max-response-bytes exceeded");
+		else if (c->down.left && c->down.left != UINT64_MAX)
 			set_reason(c, "origin closed before the whole body");
 		conn_close(L, c);
 		return -1;
@@ -975,7 +991,7 @@ static void on_accept(struct loop *L)
 				fd = accept4(L->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 				if (fd >= 0) {
 					send_error(fd, 503, "out of file descriptors");
-					close(fd);
+					drain_close(fd);
 				}
 				L->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 				continue;
@@ -986,14 +1002,14 @@ static void on_accept(struct loop *L)
 			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms() };
 			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached");
 			send_error(fd, 503, tmp.reason);
-			close(fd);
 			log_conn(L, &tmp);
+			drain_close(fd);
 			continue;
 		}
 		c = calloc(1, sizeof *c);
 		if (!c) {
 			send_error(fd, 503, "out of memory");
-			close(fd);
+			drain_close(fd);
 			continue;
 		}
 		c->cfd = fd;

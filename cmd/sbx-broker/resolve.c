@@ -71,7 +71,7 @@ static void resolve_one(struct broker_req *q)
 
 	e = getaddrinfo(q->host, NULL, &hints, &res);
 	if (e) {
-		q->refused = e == EAI_NONAME ? "name does not resolve" : "name resolution failed";
+		q->refused = "name did not resolve";
 		q->status = 502;
 		return;
 	}
