@@ -96,6 +96,12 @@ fi
 moddir=/lib/modules/$kver
 [ -r "$kernel" ] || die "cannot read $kernel (Debian installs it readable by root only)"
 
+case $work in *,*) die "SBX_VM_WORK must not contain a comma (QEMU option syntax): $work" ;; esac
+mkdir -p "$work" || die "unable to create $work"
+work=$(cd "$work" && pwd)
+# One run per work dir: a second one would rebuild the image and disks under the first.
+exec 9>"$work/lock"
+flock -n 9 || die "another run is using $work (set SBX_VM_WORK)"
 rm -rf "$work/root" "$work/results.log" "$work/console.log"
 mkdir -p "$work/root" "$work/kinc"
 root=$work/root

@@ -21,14 +21,16 @@ teardown() {
 @test "failing, skipped and hung VM tests make the runner fail and are named as failed in both roles" {
 	SBX_VM_TEST_TIMEOUT=5 run -1 "$here/run.sh" --suite "$fixtures/must-fail.bats"
 	assert_line "[root] ok 1 this test passes"
-	assert_line "[root] not ok 2 this test fails on purpose"
-	assert_line "[user] not ok 2 this test fails on purpose"
-	assert_line "  [root] not ok 2 this test fails on purpose"
-	assert_line "  [root] ok 3 this test skips, which counts as a failure # skip on purpose"
-	assert_line "  [user] ok 3 this test skips, which counts as a failure # skip on purpose"
-	assert_line "  [root] not ok 4 this test hangs, which counts as a failure at the per-test timeout # timeout after 5s"
-	assert_line "  [user] not ok 4 this test hangs, which counts as a failure at the per-test timeout # timeout after 5s"
-	assert_line --index $((${#lines[@]} - 1)) "vm: 2 passed, 6 failed"
+	assert_line "[root] ok 2 this test passes and prints fake end markers into the TAP stream"
+	assert_line "[root] #SBXVM END"
+	assert_line "[root] not ok 3 this test fails on purpose"
+	assert_line "[user] not ok 3 this test fails on purpose"
+	assert_line "  [root] not ok 3 this test fails on purpose"
+	assert_line "  [root] ok 4 this test skips, which counts as a failure # skip on purpose"
+	assert_line "  [user] ok 4 this test skips, which counts as a failure # skip on purpose"
+	assert_line "  [root] not ok 5 this test hangs, which counts as a failure at the per-test timeout # timeout after 5s"
+	assert_line "  [user] not ok 5 this test hangs, which counts as a failure at the per-test timeout # timeout after 5s"
+	assert_line --index $((${#lines[@]} - 1)) "vm: 4 passed, 6 failed"
 }
 
 @test "a VM that never reports makes the runner fail at its timeout instead of hanging" {
@@ -74,4 +76,18 @@ teardown() {
 @test "a suite path that does not exist is an error" {
 	run -2 "$here/run.sh" --suite "$BATS_TEST_TMPDIR/nope.bats"
 	assert_output "vm: fatal: no such suite file or directory: $BATS_TEST_TMPDIR/nope.bats"
+}
+
+@test "a second run on a work dir in use is refused" {
+	mkdir -p "$SBX_VM_WORK"
+	exec 8>"$SBX_VM_WORK/lock"
+	flock 8
+	run -2 "$here/run.sh"
+	exec 8>&-
+	assert_output "vm: fatal: another run is using $SBX_VM_WORK (set SBX_VM_WORK)"
+}
+
+@test "a work dir with a comma is refused, since QEMU options could not name it" {
+	SBX_VM_WORK=$BATS_TEST_TMPDIR/a,b run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_WORK must not contain a comma (QEMU option syntax): $BATS_TEST_TMPDIR/a,b"
 }
