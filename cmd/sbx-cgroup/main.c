@@ -20,10 +20,10 @@
 #define MAX_TIMEOUT   (366ULL * 86400 * 1000)   /* a year, in ms */
 
 static const char usage_text[] =
-	"sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
-	"sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--status-fd FD]\n"
-	"sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
-	"sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n";
+	"usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
+	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--status-fd FD]\n"
+	"       sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
+	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n";
 
 /* Option ids double as bits in a mask of what was given, so that each
  * mode can say which options it takes. New options (e.g. a sampled mode)
