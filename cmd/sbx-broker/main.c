@@ -137,7 +137,7 @@ static void parse_upstream(struct broker_cfg *cfg, const char *url)
 	for (size_t i = 0; i < hl; i++)
 		if ((unsigned char)host[i] <= ' ' || (unsigned char)host[i] >= 0x7f)
 			sbx_die_usage("--upstream: invalid URL '%s': invalid host", url);
-	snprintf(port, sizeof port, "%u", (unsigned)sbx_opt_u64("--upstream port", colon + 1, 1, 65535));
+	snprintf(port, sizeof port, "%u", (unsigned)sbx_opt_u64("--upstream", colon + 1, 1, 65535));
 	e = getaddrinfo(host, port, &hints, &res);
 	if (e)
 		sbx_die(SBX_EXIT_SYS, "unable to resolve upstream %s: %s", host, gai_strerror(e));
@@ -166,13 +166,20 @@ static int listening_unix_stream(int fd)
 static int listen_path(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
 	int fd;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a socket");
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	/* An existing file is never removed: it may be another broker's. */
+	/* An existing file is never removed: it may be another broker's, and
+	 * a stale socket is for the administrator to clear. bind(2) would
+	 * refuse it too; asking first gives one message on every libc. */
+	if (lstat(path, &st) == 0) {
+		errno = EEXIST;
+		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s", path);
+	}
 	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s", path);
 	if (listen(fd, 1024) < 0)
@@ -296,13 +303,13 @@ int main(int argc, char **argv)
 		if (pid && !sbx_parse_u64(pid, 1, UINT32_MAX, &p) && p == (uint64_t)getpid())
 			sbx_die_usage("socket activation (LISTEN_FDS) and --listen/--listen-fd are exclusive");
 	}
+	if (upstream)
+		parse_upstream(&cfg, upstream);
 	if (!listen && listen_fd < 0) {
 		listen_fd = activation_fd();
 		if (listen_fd < 0)
 			sbx_die_usage("missing --listen or --listen-fd (or socket activation)");
 	}
-	if (upstream)
-		parse_upstream(&cfg, upstream);
 	cfg.max_conns = default_max_conns();
 	if (max_conns)
 		cfg.max_conns = max_conns;

@@ -1,0 +1,232 @@
+#!/usr/bin/env bats
+# sbx-broker's command line: every option's bad values, the options it
+# refuses on principle, and how it starts (path, inherited fd, systemd
+# socket activation). Nothing here opens a network connection.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+	PY3=$(command -v /usr/bin/python3 || command -v python3)
+	D=$(mktemp -d /tmp/sbxbu.XXXXXX)
+	H=(--allow-host origin.test)
+}
+
+teardown() {
+	[ -z "${BPID:-}" ] || kill "$BPID" 2>/dev/null || :
+	rm -rf "$D"
+}
+
+usage() { # EXPECTED-MESSAGE ARGS...
+	local msg=$1
+	shift
+	run -100 --separate-stderr sbx-broker "$@"
+	assert_equal "$stderr" "sbx-broker: usage: $msg"
+	assert_output ""
+}
+
+@test "--help prints the synopsis of the man page" {
+	run -0 --separate-stderr sbx-broker --help
+	assert_line --index 0 "usage: sbx-broker (--listen PATH | --listen-fd FD) [--mode allowlist|proxy]"
+	assert_equal "$stderr" ""
+	man_synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SBX_ROOT/man/sbx-broker.1" | grep -v '^\.' | tr -s ' \n' ' ')
+	help=$(sbx-broker --help | sed 's/^usage: //' | tr -s ' \n' ' ')
+	assert_equal "$help" "$man_synopsis"
+}
+
+@test "no arguments is a usage error" { usage "--mode allowlist needs at least one --allow-host"; }
+@test "a listener is required" { usage "missing --listen or --listen-fd (or socket activation)" "${H[@]}"; }
+@test "an operand is refused: the broker runs no program" { usage "unexpected operand 'true' (sbx-broker runs no program)" "${H[@]}" true; }
+@test "an unknown option is refused" { usage "unknown option --bogus" --bogus; }
+@test "a short option is refused" { usage "unknown option -l (options are long: --name)" -l x; }
+@test "--listen empty" { usage "--listen: empty path" --listen ''; }
+@test "--listen relative" { usage "--listen: 'b.sock' is not an absolute path" --listen b.sock; }
+@test "--listen too long for sun_path" {
+	p=/tmp/$(printf 'x%.0s' $(seq 120))
+	usage "--listen: '$p' is too long for a socket path" --listen "$p"
+}
+@test "--listen twice" { usage "--listen given twice" --listen /tmp/a --listen /tmp/b; }
+@test "--listen on an existing file fails and leaves it alone" {
+	echo keep > "$D/s"
+	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/s"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/s: File exists"
+	assert_equal "$(cat "$D/s")" "keep"
+}
+@test "--listen through a symlink to an existing file fails" {
+	echo keep > "$D/f"
+	ln -s "$D/f" "$D/l"
+	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/l"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/l: File exists"
+	assert_equal "$(cat "$D/f")" "keep"
+}
+@test "--listen in a missing directory fails" {
+	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/no/s"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/no/s: No such file or directory"
+}
+@test "--listen where an unprivileged user cannot write fails" {
+	sbx_test_user
+	chmod 0755 "$D"
+	run -111 --separate-stderr as_user sbx-broker "${H[@]}" --listen "$D/s"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/s: Permission denied"
+}
+@test "--listen-fd empty" { usage "--listen-fd: invalid fd '': empty" --listen-fd ''; }
+@test "--listen-fd negative" { usage "--listen-fd: invalid fd '-3': negative" --listen-fd -3; }
+@test "--listen-fd stdio" { usage "--listen-fd: invalid fd '1': 0, 1 and 2 are stdio" --listen-fd 1; }
+@test "--listen-fd not open" { usage "--listen-fd: invalid fd '77': not open" --listen-fd 77; }
+@test "--listen-fd garbage" { usage "--listen-fd: invalid fd '5x': trailing garbage" --listen-fd 5x; }
+@test "--listen-fd overflow" { usage "--listen-fd: invalid fd '99999999999999999999999': overflow" --listen-fd 99999999999999999999999; }
+@test "--listen-fd on a regular file" {
+	run -100 --separate-stderr sbx-broker --listen-fd 5 5<"$BATS_TEST_FILENAME"
+	assert_equal "$stderr" "sbx-broker: usage: --listen-fd: fd 5 is not a listening Unix stream socket"
+}
+@test "--listen-fd on a Unix socket that is not listening" {
+	run -100 --separate-stderr "$PY3" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+os.dup2(s.fileno(), 9)
+os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9"])' sbx-broker
+	assert_equal "$stderr" "sbx-broker: usage: --listen-fd: fd 9 is not a listening Unix stream socket"
+}
+
+@test "--listen-fd on a listening TCP socket" {
+	run -100 --separate-stderr "$PY3" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.bind(("127.0.0.1", 0)); s.listen(1)
+os.dup2(s.fileno(), 9)
+os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9"])' sbx-broker
+	assert_equal "$stderr" "sbx-broker: usage: --listen-fd: fd 9 is not a listening Unix stream socket"
+}
+@test "--listen and --listen-fd together" {
+	run -100 --separate-stderr "$PY3" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[2]); s.listen(1)
+os.dup2(s.fileno(), 9)
+os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3], "--allow-host", "a.test"])' \
+		sbx-broker "$D/a" "$D/b"
+	assert_equal "$stderr" "sbx-broker: usage: --listen and --listen-fd are exclusive"
+}
+@test "--mode empty" { usage "--mode: '' is not allowlist or proxy" --mode ''; }
+@test "--mode unknown" { usage "--mode: 'unrestricted' is not allowlist or proxy" --mode unrestricted; }
+@test "--mode proxy needs --upstream" { usage "--mode proxy needs --upstream" --mode proxy; }
+@test "--upstream needs --mode proxy" { usage "--upstream needs --mode proxy" "${H[@]}" --upstream http://127.0.0.1:3128; }
+@test "--upstream empty" { usage "--upstream: empty URL" --mode proxy --upstream ''; }
+@test "--upstream SOCKS" { usage "--upstream: invalid URL 'socks5://127.0.0.1:1080': SOCKS proxies are not supported" --mode proxy --upstream socks5://127.0.0.1:1080; }
+@test "--upstream https" { usage "--upstream: invalid URL 'https://p.test:443': only http://HOST:PORT is supported" --mode proxy --upstream https://p.test:443; }
+@test "--upstream with credentials" { usage "--upstream: invalid URL 'http://u:pw@p.test:3128': credentials are not supported" --mode proxy --upstream http://u:pw@p.test:3128; }
+@test "--upstream with a path" { usage "--upstream: invalid URL 'http://p.test:3128/x': a path is not allowed" --mode proxy --upstream http://p.test:3128/x; }
+@test "--upstream without a port" { usage "--upstream: invalid URL 'http://p.test': port missing" --mode proxy --upstream http://p.test; }
+@test "--upstream without a host" { usage "--upstream: invalid URL 'http://:3128': host missing" --mode proxy --upstream http://:3128; }
+@test "--upstream port zero" { usage "--upstream: invalid number '0': zero not allowed" --mode proxy --upstream http://p.test:0; }
+@test "--upstream port too large" { usage "--upstream: invalid number '65536': too large" --mode proxy --upstream http://p.test:65536; }
+@test "--allow-host empty" { usage "--allow-host: invalid host '': empty name" --allow-host ''; }
+@test "--allow-host bare star" { usage "--allow-host: invalid host '*': a bare * would allow every name" --allow-host '*'; }
+@test "--allow-host wildcard over a top-level domain" { usage "--allow-host: invalid host '*.com': wildcard covers a whole top-level domain" --allow-host '*.com'; }
+@test "--allow-host inner wildcard" { usage "--allow-host: invalid host 'a.*.com': wildcard only as the whole first label" --allow-host 'a.*.com'; }
+@test "--allow-host IPv4 literal" { usage "--allow-host: invalid host '10.0.0.1': IP literals not allowed" --allow-host 10.0.0.1; }
+@test "--allow-host IPv6 literal" { usage "--allow-host: invalid host '::1': ports and IPv6 literals not allowed" --allow-host ::1; }
+@test "--allow-host whitespace" { usage "--allow-host: invalid host 'a .test': whitespace not allowed" --allow-host 'a .test'; }
+@test "--allow-host with a port" { usage "--allow-host: invalid host 'a.test:443': ports and IPv6 literals not allowed" --allow-host a.test:443; }
+@test "--allow-host with a path" { usage "--allow-host: invalid host 'a.test/x': paths not allowed" --allow-host a.test/x; }
+@test "--allow-host with a scheme" { usage "--allow-host: invalid host 'https://a.test': ports and IPv6 literals not allowed" --allow-host https://a.test; }
+@test "--allow-host empty label" { usage "--allow-host: invalid host 'a..test': empty label" --allow-host a..test; }
+@test "--allow-host label over 63 bytes" {
+	l=$(printf 'a%.0s' $(seq 64))
+	usage "--allow-host: invalid host '$l.test': label longer than 63 bytes" --allow-host "$l.test"
+}
+@test "--allow-host name over 253 bytes" {
+	l=$(printf 'a%.0s' $(seq 63))
+	n="$l.$l.$l.$l"
+	usage "--allow-host: invalid host '$n': name longer than 253 bytes" --allow-host "$n"
+}
+@test "--allow-host non-ASCII" { usage "--allow-host: invalid host 'bücher.de': not ASCII (write international names in punycode)" --allow-host bücher.de; }
+@test "--allow-host repeated, also in another spelling" {
+	usage "--allow-host: 'A.test.' given twice" --allow-host a.test --allow-host A.test.
+}
+@test "--allow-port empty" { usage "--allow-port: invalid number '': empty" "${H[@]}" --allow-port ''; }
+@test "--allow-port zero" { usage "--allow-port: invalid number '0': zero not allowed" "${H[@]}" --allow-port 0; }
+@test "--allow-port negative" { usage "--allow-port: invalid number '-1': negative" "${H[@]}" --allow-port -1; }
+@test "--allow-port too large" { usage "--allow-port: invalid number '65536': too large" "${H[@]}" --allow-port 65536; }
+@test "--allow-port overflow" { usage "--allow-port: invalid number '184467440737095516160': overflow" "${H[@]}" --allow-port 184467440737095516160; }
+@test "--allow-port garbage" { usage "--allow-port: invalid number '80x': trailing garbage" "${H[@]}" --allow-port 80x; }
+@test "--allow-port repeated" { usage "--allow-port: 443 given twice" "${H[@]}" --allow-port 443 --allow-port 443; }
+@test "--max-wall-time zero" { usage "--max-wall-time: invalid duration '0': zero not allowed" --max-wall-time 0; }
+@test "--max-wall-time negative" { usage "--max-wall-time: invalid duration '-5': negative" --max-wall-time -5; }
+@test "--max-wall-time infinite" { usage "--max-wall-time: invalid duration 'inf': not a number" --max-wall-time inf; }
+@test "--max-wall-time too large" { usage "--max-wall-time: invalid duration '604801': too large" --max-wall-time 604801; }
+@test "--max-wall-time twice" { usage "--max-wall-time given twice" --max-wall-time 1 --max-wall-time 2; }
+@test "--max-request-bytes zero" { usage "--max-request-bytes: invalid size '0': zero not allowed" --max-request-bytes 0; }
+@test "--max-request-bytes garbage" { usage "--max-request-bytes: invalid size '1Q': trailing garbage" --max-request-bytes 1Q; }
+@test "--max-request-bytes too large" { usage "--max-request-bytes: invalid size '2T': too large" --max-request-bytes 2T; }
+@test "--max-response-bytes empty" { usage "--max-response-bytes: invalid size '': empty" --max-response-bytes ''; }
+@test "--max-response-bytes overflow" { usage "--max-response-bytes: invalid size '99999999999999999999K': overflow" --max-response-bytes 99999999999999999999K; }
+@test "--max-connections zero" { usage "--max-connections: invalid number '0': zero not allowed" --max-connections 0; }
+@test "--max-connections too large" { usage "--max-connections: invalid number '1000001': too large" --max-connections 1000001; }
+@test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open" --log-fd 9; }
+@test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open" --ready-fd 9; }
+@test "--log-fd and --ready-fd the same fd" { usage "--log-fd and --ready-fd are the same fd 4" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
+@test "--allow-private-networks takes no value" { usage "--allow-private-networks takes no value" --allow-private-networks=yes; }
+@test "--allow-private-networks twice" { usage "--allow-private-networks given twice" --allow-private-networks --allow-private-networks; }
+@test "--allow-method is refused: methods travel encrypted in HTTPS" {
+	usage "--allow-method: refused: HTTPS is tunnelled without being decrypted, so the broker cannot enforce this; restrict hosts and ports instead" --allow-method GET
+}
+@test "--allow-request-header is refused: headers travel encrypted in HTTPS" {
+	usage "--allow-request-header: refused: HTTPS is tunnelled without being decrypted, so the broker cannot enforce this; restrict hosts and ports instead" --allow-request-header Accept
+}
+@test "--max-redirects is refused: redirects travel encrypted in HTTPS" {
+	usage "--max-redirects: refused: HTTPS is tunnelled without being decrypted, so the broker cannot enforce this; restrict hosts and ports instead" --max-redirects 0
+}
+@test "socket activation with two sockets is refused" {
+	run -100 --separate-stderr sh -c 'export LISTEN_PID=$$ LISTEN_FDS=2; exec sbx-broker --allow-host a.test'
+	assert_equal "$stderr" "sbx-broker: usage: LISTEN_FDS: socket activation must pass exactly one socket"
+}
+@test "socket activation without a socket on fd 3 is refused" {
+	run -100 --separate-stderr sh -c 'export LISTEN_PID=$$ LISTEN_FDS=1; exec sbx-broker --allow-host a.test 3</dev/null'
+	assert_equal "$stderr" "sbx-broker: usage: LISTEN_FDS: fd 3 is not a listening Unix stream socket"
+}
+@test "socket activation meant for another process is ignored" {
+	run -100 --separate-stderr env LISTEN_PID=1 LISTEN_FDS=1 sbx-broker --allow-host a.test
+	assert_equal "$stderr" "sbx-broker: usage: missing --listen or --listen-fd (or socket activation)"
+}
+@test "socket activation together with --listen is refused" {
+	run -100 --separate-stderr sh -c 'export LISTEN_PID=$$ LISTEN_FDS=1; exec sbx-broker --allow-host a.test --listen /tmp/x'
+	assert_equal "$stderr" "sbx-broker: usage: socket activation (LISTEN_FDS) and --listen/--listen-fd are exclusive"
+}
+
+@test "a broker started with --listen is ready, logs, and removes its socket on SIGTERM" {
+	mkfifo "$D/ready"
+	exec {rfd}<>"$D/ready"
+	sbx-broker "${H[@]}" --listen "$D/s" --ready-fd 3 --log-fd 4 3>"$D/ready" 4>"$D/log" 2>"$D/err" &
+	BPID=$!
+	read -r -t 10 -u "$rfd" line
+	exec {rfd}<&-
+	assert_equal "$line" ""
+	[ -S "$D/s" ]
+	kill -TERM "$BPID"
+	rc=0
+	wait "$BPID" || rc=$?
+	BPID=
+	assert_equal "$rc" 0
+	assert_file_not_exists "$D/s"
+	run -0 cat "$D/log"
+	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+\}$'
+	assert_line --index 1 --regexp '^\{"tool":"sbx-broker","event":"exit","time":"[0-9T:.-]+Z","code":0,"signal":15\}$'
+	run -0 cat "$D/err"
+	assert_output ""
+}
+
+@test "an unprivileged user can run a broker on a socket of its own" {
+	sbx_test_user
+	chmod 0777 "$D"
+	as_user sh -c 'exec sbx-broker --allow-host a.test --listen "$1/s" --max-wall-time 5 </dev/null >/dev/null 2>"$1/err"' sh "$D" &
+	BPID=$!
+	for i in $(seq 100); do [ -S "$D/s" ] && break; sleep 0.05; done
+	run -0 "$PY3" -c '
+import socket, sys
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])
+c.sendall(b"CONNECT b.test:443 HTTP/1.1\r\n\r\n")
+print(c.recv(200).split(b"\r\n")[0].decode())' "$D/s"
+	assert_output "HTTP/1.1 403 Forbidden"
+	assert_equal "$(stat -c %U "$D/s")" "$SBX_TEST_USER"
+}
