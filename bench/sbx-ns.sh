@@ -2,7 +2,7 @@
 # Startup and syscall cost of sbx-ns against bubblewrap, side by side in one
 # run (a ratio; absolute times on these shared machines mean little).
 #
-#   bench/sbx-ns.sh [RUNS]      (default 300; needs SBX_BIN, hyperfine, bwrap, musl-gcc)
+#   bench/sbx-ns.sh [RUNS]      (default 300; needs SBX_BIN, bwrap, musl-gcc, python3)
 #
 # Startup: a static `true` in user+mount+pid+ipc+uts+net(+cgroup) namespaces
 # with the same binds (/usr read-only, the merged-/usr symlinks, /etc
@@ -16,7 +16,7 @@ set -euo pipefail
 runs=${1:-300}
 case $runs in '' | *[!0-9]* | 0) echo "bench: usage: bench/sbx-ns.sh [RUNS]" >&2; exit 100 ;; esac
 : "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
-for t in hyperfine bwrap musl-gcc python3; do
+for t in bwrap musl-gcc python3; do
 	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
 done
 work=$(mktemp -d /var/tmp/sbx-ns-bench.XXXXXX)
@@ -32,7 +32,7 @@ cat >"$work/loop.c" <<'C'
 #include <sys/syscall.h>
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 5000000;
+	long n = argc > 1 ? atol(argv[1]) : 2000000;
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < n; i++)
@@ -46,16 +46,31 @@ musl-gcc -static -O2 "$work/loop.c" -o "$work/bin/loop"
 chmod -R a+rX "$work"
 mkdir -m 1777 "$work/out"
 
-median() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(" ".join("%.3f" % (x["median"]*1000) for x in r))' "$1"; }
-
+# Interleaved (one sbx-ns run, then one bwrap run, RUNS times) so that the
+# machine's load drifting during the measurement hits both alike; medians.
+us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
 startup() {
 	local who=$1 ws=$2 ids=$3 run=$4
-	local sbx="$SBX_BIN/sbx-ns $ids --workspace $ws --ro $work/bin -- $work/bin/true"
-	local bw="bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --ro-bind /etc /etc --ro-bind $work/bin $work/bin --proc /proc --dev /dev --tmpfs /tmp --bind $ws $ws --chdir $ws $work/bin/true"
-	$run hyperfine -N --style none --warmup 20 --runs "$runs" --export-json "$work/out/$who.json" "$sbx" "$bw" >/dev/null 2>&1
-	read -r s b < <(median "$work/out/$who.json")
-	printf '%-6s startup median: sbx-ns %s ms, bwrap %s ms, ratio %.2f (target <= 0.70)\n' \
-		"$who" "$s" "$b" "$(python3 -c "print($s/$b)")"
+	local sbx=("$SBX_BIN/sbx-ns" $ids --workspace "$ws" --ro "$work/bin" -- "$work/bin/true")
+	local bw=(bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr
+		--symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib
+		--symlink usr/lib64 /lib64 --ro-bind /etc /etc --ro-bind "$work/bin" "$work/bin"
+		--proc /proc --dev /dev --tmpfs /tmp --bind "$ws" "$ws" --chdir "$ws" "$work/bin/true")
+	$run bash -c '
+		runs=$1; shift; n=$1; shift
+		sbx=("${@:1:$n}"); bw=("${@:$((n + 1))}")
+		us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+		for ((i = 0; i < 20; i++)); do "${sbx[@]}"; "${bw[@]}"; done
+		for ((i = 0; i < runs; i++)); do
+			a=$(us); "${sbx[@]}" || exit 1; b=$(us); "${bw[@]}" || exit 1; c=$(us)
+			echo "$((b - a)) $((c - b))"
+		done' bench "$runs" "${#sbx[@]}" "${sbx[@]}" "${bw[@]}" >"$work/out/$who.txt"
+	read -r s b < <(python3 -c '
+import statistics, sys
+rows = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
+print("%.3f %.3f" % (statistics.median(r[0] for r in rows) / 1000, statistics.median(r[1] for r in rows) / 1000))' "$work/out/$who.txt")
+	printf '%-6s startup median of %d: sbx-ns %s ms, bwrap %s ms, ratio %.2f (target <= 0.70)\n' \
+		"$who" "$runs" "$s" "$b" "$(python3 -c "print($s/$b)")"
 }
 
 startup root "$work/ws" "--uid 65534 --gid 65534" ""
@@ -69,12 +84,12 @@ fi
 # bwrap runs the same loop in the same kinds of namespaces without a filter:
 # what the pid namespace itself costs getppid.
 outs=() ins=() bws=()
-for _ in 1 2 3 4 5 6 7; do
+for _ in $(seq 15); do
 	outs+=("$("$work/bin/loop")")
 	ins+=("$("$SBX_BIN/sbx-ns" --uid 65534 --gid 65534 --workspace "$work/ws" --ro "$work/bin" -- "$work/bin/loop")")
 	bws+=("$(bwrap --unshare-all --die-with-parent --ro-bind "$work/bin" "$work/bin" --proc /proc --dev /dev "$work/bin/loop")")
 done
-med() { printf '%s\n' "$@" | sort -n | sed -n 4p; }
+med() { printf '%s\n' "$@" | sort -n | sed -n 8p; }
 out=$(med "${outs[@]}")
 in=$(med "${ins[@]}")
 bw=$(med "${bws[@]}")
