@@ -310,8 +310,13 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to make /dev read-only");
 	if (setattr_(AT_FDCWD, ".", 0, A_RDONLY) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to make / read-only");
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
+	if (syscall(SYS_pivot_root, ".", ".") < 0) {
+		/* The initramfs rootfs can never be pivoted away from. */
+		if (errno == EINVAL)
+			sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to pivot_root to the new root "
+				      "(is / the initramfs rootfs? it must be a real mount)");
 		sbx_die_errno(SBX_EXIT_SYS, "unable to pivot_root to the new root");
+	}
 	if (umount2(".", MNT_DETACH) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to detach the old root");
 	if (chdir("/") < 0)
