@@ -187,7 +187,7 @@ void sbx_policy_clamped_json(struct sbx_json *j, const struct sbx_pol_clamped *c
 /* policy_file.c: reading policies the tools were given */
 /* --baseline FILE: an absolute path; every directory on the way and the
  * file owned by root or the caller and not writable by group or others
- * (a directory may be if it is sticky and root's, like /tmp); no symbolic
+ * (a directory may be if it is sticky, like /tmp); no symbolic
  * link anywhere; a regular file. Reads at most SBX_POL_MAX_BYTES and
  * parses it. source is the label for messages ("--baseline FILE"). */
 int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr *e);

@@ -86,7 +86,7 @@ int sbx_policy_load_fd(struct sbx_policy *p, int fd, struct sbx_perr *e)
 }
 
 /* Who may have written st: root or the caller, and nobody else through
- * the group or other bits (a sticky directory of root's, like /tmp, lets
+ * the group or other bits (a sticky directory, like /tmp, lets
  * others create names but not replace this one). NULL or why not. */
 static const char *untrusted(const struct stat *st, int isdir, char *why, size_t sz)
 {
@@ -95,7 +95,9 @@ static const char *untrusted(const struct stat *st, int isdir, char *why, size_t
 		return why;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		if (isdir && (st->st_mode & S_ISVTX) && st->st_uid == 0)
+		/* Sticky, and its owner trusted (checked above): others may
+		 * add names but not rename or remove this one. */
+		if (isdir && (st->st_mode & S_ISVTX))
 			return NULL;
 		snprintf(why, sz, "writable by group or others (mode %04o)",
 			 (unsigned)(st->st_mode & 07777));
