@@ -43,7 +43,8 @@ void sbx_allowexec_check(const struct sbx_allowexec *a, const char *prog, const 
  * (execveat(fd, "", AT_EMPTY_PATH)), so no rename between the check and
  * the exec can swap the program. Dies as sbx_exec does (127/126) and with
  * the 102 refusal above. The fd is left open across exec only for a
- * script (its interpreter opens /dev/fd/N); a binary gets it closed. */
+ * script: its interpreter reads /dev/fd/N (so the script's $0 is that
+ * name), never the path again; a binary gets it closed. */
 noreturn void sbx_allowexec_exec(const struct sbx_allowexec *a, char *const argv[],
 				 const char *search, char *const envp[]);
 

@@ -63,27 +63,28 @@ teardown() {
 
 # --- bad input ------------------------------------------------------------------------
 
-@test "sbx-check --help prints the three synopses and exits 0" {
+@test "sbx-check --help prints the four synopses and exits 0" {
 	run -0 --separate-stderr sbx-check --help
 	assert_output "usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--json]
        sbx-check tools [--manifest FILE] [--json] [PATH...]
-       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]"
+       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]
+       sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] [--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--] prog [args...]"
 	assert_equal "$stderr" ""
 }
 
 @test "sbx-check without a mode is a usage error" {
 	run -100 --separate-stderr sbx-check
-	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools or proof)"
+	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools, proof or grant)"
 	assert_output ""
 	run -100 --separate-stderr sbx-check -- host
-	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools or proof)"
+	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools, proof or grant)"
 }
 
 @test "sbx-check refuses an unknown mode and an empty one" {
 	run -100 --separate-stderr sbx-check status
-	assert_equal "$stderr" "sbx-check: usage: unknown mode 'status' (host, tools or proof)"
+	assert_equal "$stderr" "sbx-check: usage: unknown mode 'status' (host, tools, proof or grant)"
 	run -100 --separate-stderr sbx-check ""
-	assert_equal "$stderr" "sbx-check: usage: unknown mode '' (host, tools or proof)"
+	assert_equal "$stderr" "sbx-check: usage: unknown mode '' (host, tools, proof or grant)"
 }
 
 @test "sbx-check refuses options of one mode in another and unknown options" {

@@ -141,12 +141,12 @@ int main(int argc, char **argv)
 	if (id == O_PROBE)
 		return chk_probe(argc - st.ind, argv + st.ind);
 	if (st.ind != 1)
-		sbx_die_usage("missing mode (host, tools or proof)");
+		sbx_die_usage("missing mode (host, tools, proof or grant)");
 	if (argc < 2)
-		sbx_die_usage("missing mode (host, tools or proof)");
+		sbx_die_usage("missing mode (host, tools, proof or grant)");
 	if (!strcmp(argv[1], "grant"))
 		return chk_grant(argc, argv);
 	if (strcmp(argv[1], "host") && strcmp(argv[1], "tools") && strcmp(argv[1], "proof"))
-		sbx_die_usage("unknown mode '%s' (host, tools or proof)", argv[1]);
+		sbx_die_usage("unknown mode '%s' (host, tools, proof or grant)", argv[1]);
 	return run_mode(argv[1], argc, argv);
 }
