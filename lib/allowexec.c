@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,12 +68,20 @@ noreturn static void refuse(const char *prog, const char *path)
 	sbx_die(SBX_EXIT_POLICY, "refusing to run %s: not one of the --allow-exec files", prog);
 }
 
-void sbx_allowexec_check(const struct sbx_allowexec *a, const char *prog, const char *search)
+void sbx_allowexec_check(const struct sbx_allowexec *a, const char *prog, const char *search,
+			 const char *cwd)
 {
 	char path[PATH_MAX];
 	struct stat st;
 
 	find(prog, search, path, sizeof path);
+	if (cwd && path[0] != '/') {
+		char rel[PATH_MAX];
+		int n = snprintf(rel, sizeof rel, "%s/%s", cwd, path);
+		if (n < 0 || (size_t)n >= sizeof rel)
+			sbx_die(SBX_EXIT_EXEC, "unable to exec %s: name too long", prog);
+		memcpy(path, rel, (size_t)n + 1);
+	}
 	if (stat(path, &st) < 0) {
 		if (errno == ENOENT)
 			sbx_die(SBX_EXIT_NOTFOUND, "unable to find %s", prog);

@@ -33,10 +33,12 @@ void sbx_allowexec_add(struct sbx_allowexec *a, const char *opt, const char *pat
 int sbx_allowexec_has(const struct sbx_allowexec *a, dev_t dev, ino_t ino);
 
 /* The early check, before anything is set up: look prog up in search
- * (lib/exec.h rules), stat what it resolves to, compare. Returns, or dies:
- * 127 "unable to find PROG", 102 "refusing to run PROG (PATH): not one of
- * the --allow-exec files". */
-void sbx_allowexec_check(const struct sbx_allowexec *a, const char *prog, const char *search);
+ * (lib/exec.h rules; a relative name with '/' is taken from cwd, the
+ * directory the command will start in, NULL: the current one), stat what
+ * it resolves to, compare. Returns, or dies: 127 "unable to find PROG",
+ * 102 "refusing to run PROG (PATH): not one of the --allow-exec files". */
+void sbx_allowexec_check(const struct sbx_allowexec *a, const char *prog, const char *search,
+			 const char *cwd);
 
 /* The last step: look argv[0] up in search, open what it resolves to,
  * compare that open file with the list and execute exactly it

@@ -175,3 +175,14 @@ EOF
 	umount "$scratch/alias"
 	assert_equal "$stderr" "grant-verify: fatal: refusing to start: protected path $scratch/alias/keys is writable through --rw $scratch/real"
 }
+
+@test "allow-exec takes a relative program from the directory the command starts in" {
+	cp /bin/true "$scratch/bin/ok"
+	cp /bin/true "$scratch/bin/copy"
+	run -0 --separate-stderr "$gv" --cwd "$scratch/bin" --allow-exec "$scratch/bin/ok" -- ./ok
+	assert_equal "$stderr" ""
+	run -102 --separate-stderr "$gv" --cwd "$scratch/bin" --allow-exec "$scratch/bin/ok" -- ./copy
+	assert_equal "$stderr" "grant-verify: fatal: refusing to run ./copy ($scratch/bin/./copy): not one of the --allow-exec files"
+	run -127 --separate-stderr "$gv" --cwd "$scratch" --allow-exec "$scratch/bin/ok" -- ./ok
+	assert_equal "$stderr" "grant-verify: fatal: unable to find ./ok"
+}

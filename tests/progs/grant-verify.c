@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	/* Before anything is set up: protected paths, the program, the grant. */
 	sbx_protect_check(&o.prot, o.rw, o.rw_opts, o.nrw);
 	if (o.allow.n)
-		sbx_allowexec_check(&o.allow, o.cmd[0], search);
+		sbx_allowexec_check(&o.allow, o.cmd[0], search, o.cwd);
 	if (o.key) {
 		struct sbx_grant_input in = {
 			.argv = o.cmd, .cwd = o.cwd, .envp = o.env, .timeout_ms = o.timeout_ms,

@@ -26,6 +26,7 @@ struct ax {
 	struct sbx_allowexec *a;
 	const char *prog;
 	const char *search;
+	const char *cwd;
 };
 
 static void do_check(void *arg)
@@ -33,7 +34,7 @@ static void do_check(void *arg)
 	struct ax *x = arg;
 
 	sbx_setprog("sbx-t");
-	sbx_allowexec_check(x->a, x->prog, x->search);
+	sbx_allowexec_check(x->a, x->prog, x->search, x->cwd);
 }
 
 static void do_exec(void *arg)
@@ -59,7 +60,7 @@ TEST(allowexec_compares_identity_not_names)
 	char dir[] = "/tmp/sbx-unit-ax.XXXXXX", a[64], h[64], s[64], o[64], b[64], sc[64],
 	     msg[512], err[512];
 	struct sbx_allowexec list = { 0 };
-	struct ax x = { &list, NULL, NULL };
+	struct ax x = { &list, NULL, NULL, NULL };
 	int fd;
 
 	CHECK(mkdtemp(dir) != NULL);
@@ -111,6 +112,20 @@ TEST(allowexec_compares_identity_not_names)
 	CHECK(unit_capture(do_check, &x, err, sizeof err) == 102);
 	snprintf(msg, sizeof msg, "sbx-t: fatal: refusing to run %s: not one of the --allow-exec files\n", o);
 	CHECK_STR(err, msg);
+
+	/* A relative name is taken from where the command will start. */
+	x.prog = "./true";
+	x.cwd = dir;
+	CHECK(unit_capture(do_check, &x, err, sizeof err) == 0);
+	x.prog = "./renamed";
+	CHECK(unit_capture(do_check, &x, err, sizeof err) == 102);
+	snprintf(msg, sizeof msg, "sbx-t: fatal: refusing to run ./renamed (%s/./renamed): not one of the --allow-exec files\n", dir);
+	CHECK_STR(err, msg);
+	x.cwd = "/";
+	x.prog = "./true";
+	CHECK(unit_capture(do_check, &x, err, sizeof err) == 127);
+	CHECK_STR(err, "sbx-t: fatal: unable to find ./true\n");
+	x.cwd = NULL;
 
 	/* The exec step runs exactly the checked file; a script too. */
 	x.prog = s;
