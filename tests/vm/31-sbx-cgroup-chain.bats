@@ -25,15 +25,15 @@ teardown() {
 		ids=(--uid 1000 --gid 1000)
 	fi
 	sbx-cgroup --root "$R" --name "$N" --status-fd 7 -- sbx-ns "${ids[@]}" --workspace "$ws" \
-		-- sh -c 'sleep 1000 & setsid sleep 1000 & sleep 1000' 7>"$st" &
+		-- sh -c 'sleep 1000 & setsid sleep 1000 & wait' 7>"$st" &
 	local sbx=$!
-	# sbx-ns, its init, the shell and three sleeps
+	# sbx-ns, its init, the shell and two sleeps
 	for i in $(seq 200); do
 		n=$(grep -c . "$R/$N/cgroup.procs" 2>/dev/null) || n=0
-		[ "$n" -ge 6 ] && break
+		[ "$n" -ge 5 ] && break
 		sleep 0.1
 	done
-	[ "$n" -ge 6 ] || fail "the sandbox did not start: $n processes; $(cat "$st")"
+	[ "$n" -ge 5 ] || fail "the sandbox did not start: $n processes; $(cat "$st")"
 	kill -KILL "$sbx"
 	local rc=0
 	wait "$sbx" || rc=$?
