@@ -66,7 +66,7 @@ static void nest_userns(void)
 
 static char **build_env(const struct ns_run *r, const char **path)
 {
-	size_t n = 3 + r->nsetenv + r->nkeepenv + 1, k = 0;
+	size_t n = 3 + r->nsetenv + r->nkeepenv + 5 + 1, k = 0;
 	char **env = calloc(n, sizeof *env);
 	const char *ws = r->ops[r->ws].dest;
 	const char *defaults[3][2] = {
@@ -98,6 +98,7 @@ static char **build_env(const struct ns_run *r, const char **path)
 	for (size_t i = 0; i < r->nsetenv; i++)
 		env[k++] = (char *)r->setenv[i];
 	env[k] = NULL;
+	env = ns_net_env(r, env, &k);
 	*path = "/usr/local/bin:/usr/bin:/bin";
 	for (size_t i = 0; i < k; i++)
 		if (!strncmp(env[i], "PATH=", 5))
@@ -181,6 +182,7 @@ void ns_init_main(struct ns_run *r)
 	if (write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
 	ns_build_root(r, &hidepid);
+	ns_net_inside(r);
 	drop_init(r);
 	pf.fd = r->sync_fd;
 	pf.events = POLLIN;

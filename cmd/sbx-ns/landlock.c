@@ -29,6 +29,11 @@
 #define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0)
 #define LL_SCOPE_SIGNAL        (1ULL << 1)
 #define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+struct ll_port {
+	uint64_t allowed, port;
+};
 
 struct ll_attr {
 	uint64_t fs, net, scoped;
@@ -77,8 +82,13 @@ int ns_landlock(const struct ns_run *r)
 		all |= LL_IOCTL_DEV;
 	a.fs = all;
 	size = sizeof a.fs;
+	/* TCP, by mode: none and broker handle bind and connect (broker then
+	 * allows connect to the bridge's port alone: a second wall behind the
+	 * namespace); host handles bind; loopback nothing (its namespace is
+	 * its own). */
 	if (abi >= 4) {
-		a.net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		a.net = r->net == NET_LOOPBACK ? 0 :
+			r->net == NET_HOST ? LL_NET_BIND_TCP : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		size = 2 * sizeof(uint64_t);
 	}
 	if (abi >= 6) {
@@ -99,6 +109,11 @@ int ns_landlock(const struct ns_run *r)
 		if (op->kind == MNT_SYMLINK || op->kind == MNT_SCRATCH)
 			continue;
 		allow(rfd, all, op->dest, op->ro ? read : all);
+	}
+	if (abi >= 4 && r->net == NET_BROKER) {
+		struct ll_port pr = { .allowed = LL_NET_CONNECT_TCP, .port = r->port };
+		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for port %u", r->port);
 	}
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to apply the Landlock ruleset");

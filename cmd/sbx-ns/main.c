@@ -39,12 +39,12 @@ static const char usage[] =
 	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH]... [--rw PATH]... "
 	"[--ro-fd FD]... [--rw-fd FD]... [--runtime PATHS] [--tmp-in-workspace] "
 	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
-	"[--keep-env NAME]... [--net none] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
 	O_TMP_IN_WS, O_DENY_WRITE, O_REQUIRE_LANDLOCK, O_UID, O_GID, O_SETENV,
-	O_KEEP_ENV, O_NET, O_STATUS_FD, O_READY_FD, O_HELP,
+	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
 	/* Planned, same table: --bind SRC DEST, --ro-bind SRC DEST (and fd
 	 * forms), --broker-fd, --command-path, --protect, --allow-exec,
 	 * --grant-fd, --grant-key, --quiet-denials. */
@@ -66,24 +66,12 @@ static const struct sbx_opt options[] = {
 	{ "setenv",           SBX_ARG,   SBX_MANY, O_SETENV },
 	{ "keep-env",         SBX_ARG,   SBX_MANY, O_KEEP_ENV },
 	{ "net",              SBX_ARG,   SBX_ONCE, O_NET },
+	{ "broker-fd",        SBX_ARG,   SBX_ONCE, O_BROKER_FD },
 	{ "status-fd",        SBX_ARG,   SBX_ONCE, O_STATUS_FD },
 	{ "ready-fd",         SBX_ARG,   SBX_ONCE, O_READY_FD },
 	{ "help",             SBX_NOARG, SBX_ONCE, O_HELP },
 	{ 0, 0, 0, 0 }
 };
-
-static void parse_net(struct ns_run *r, const char *s)
-{
-	if (!strcmp(s, "none")) {
-		r->net = NET_NONE;
-		return;
-	}
-	if (!*s)
-		sbx_die_usage("--net: invalid mode '': empty");
-	if (!strcmp(s, "loopback") || !strcmp(s, "host") || !strncmp(s, "broker:", 7))
-		sbx_die_usage("--net: unsupported mode '%s' (this build offers none)", s);
-	sbx_die_usage("--net: invalid mode '%s' (none, loopback, broker:PATH, host)", s);
-}
 
 /* NAME of --setenv/--keep-env: what a shell accepts as a variable name. */
 static void check_env_name(const char *opt, const char *arg, const char *name, size_t len)
@@ -188,7 +176,8 @@ static void parse(struct ns_run *r, int argc, char **argv)
 			check_env_unique(r, "--keep-env", arg);
 			r->keepenv = push_str(r->keepenv, &r->nkeepenv, arg);
 			break;
-		case O_NET: parse_net(r, arg); break;
+		case O_NET: ns_parse_net(r, arg); break;
+		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
 		case O_STATUS_FD: r->status_fd = sbx_opt_fd("--status-fd", arg); break;
 		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		}
@@ -320,7 +309,12 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 	else
 		sbx_json_str(&j, "landlock", "none");
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", "none");
+	sbx_json_str(&j, "net", ns_net_name(r));
+	if (r->net == NET_BROKER) {
+		char proxy[40];
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
+		sbx_json_str(&j, "proxy", proxy);
+	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
 	sbx_json_str(&j, "userns", "blocked");
 	sbx_json_uint(&j, "uid", r->uid);
@@ -439,6 +433,7 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof r);
 	r.status_fd = r.ready_fd = r.wsfd = -1;
 	r.net = NET_NONE;
+	r.broker_fd = -1;
 	parse(&r, argc, argv);
 	check_identity(&r);
 
@@ -451,6 +446,7 @@ int main(int argc, char **argv)
 	ns_add_runtime(&r);
 	ns_check_ops(&r);
 	ns_check_launcher(&r);
+	ns_check_net(&r);
 	if (sbx_probe_landlock(&r.landlock_abi) != 0)
 		r.landlock_abi = 0;
 	if (r.require_landlock && r.landlock_abi <= 0)
@@ -458,6 +454,7 @@ int main(int argc, char **argv)
 	ns_plan_scratch(&r);
 	ns_plan_deny(&r);
 
+	ns_net_prepare(&r);
 	if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create pipes");
 	sigemptyset(&block);
@@ -473,7 +470,8 @@ int main(int argc, char **argv)
 	/* One clone: every namespace at once; the child is pid 1. Raw clone
 	 * (fork semantics) so nothing in libc runs twice. */
 	pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | CLONE_NEWCGROUP | SIGCHLD),
+			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD |
+			     (r.net == NET_HOST ? 0 : CLONE_NEWNET)),
 			     0, 0, 0, 0);
 	if (pid < 0)
 		die_userns("create namespaces", "");
@@ -498,9 +496,11 @@ int main(int argc, char **argv)
 		kill(pid, SIGKILL);
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start the sandbox");
 	}
+	ns_net_outer(&r, pid);
 	if (r.ready_fd >= 0)
 		close(r.ready_fd);
 	code = wait_sandbox(&r, pid);
+	ns_net_end(&r);
 	ns_cleanup_deny(&r);
 	return code;
 }

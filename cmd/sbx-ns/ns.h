@@ -54,7 +54,12 @@ struct deny_op {
 	int isdir;
 };
 
-enum net_mode { NET_NONE = 1 };
+/* --net: none (no interface up, no socket), loopback (a private lo),
+ * broker (a private lo, a bridge to the broker's socket, a filter allowing
+ * only TCP sockets), host (the host's network; listen() denied). */
+enum net_mode { NET_NONE = 1, NET_LOOPBACK, NET_BROKER, NET_HOST };
+
+#define NS_BROKER_PORT 3128
 
 struct ns_run {
 	/* argv */
@@ -73,6 +78,12 @@ struct ns_run {
 	uid_t uid;             /* the command's identity */
 	gid_t gid;
 	enum net_mode net;
+	const char *broker_path; /* --net broker:PATH */
+	int broker_fd;           /* O_PATH on the broker's socket (--broker-fd, or opened from PATH) */
+	int have_broker_fd;
+	unsigned port;           /* the bridge's port inside */
+	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
+	pid_t bridge;            /* the bridge, a child of the outer */
 	int status_fd, ready_fd;
 	char **cmd;            /* prog and its args */
 
@@ -119,6 +130,22 @@ void ns_build_root(struct ns_run *r, int *hidepid);
 
 /* inside.c */
 noreturn void ns_init_main(struct ns_run *r);
+
+/* net.c */
+void ns_parse_net(struct ns_run *r, const char *s);
+void ns_opt_broker_fd(struct ns_run *r, const char *arg);
+void ns_check_net(struct ns_run *r);
+void ns_net_prepare(struct ns_run *r);
+void ns_net_inside(struct ns_run *r);
+void ns_net_outer(struct ns_run *r, pid_t pid);
+void ns_net_end(struct ns_run *r);
+const char *ns_net_name(const struct ns_run *r);
+char **ns_net_env(const struct ns_run *r, char **env, size_t *k);
+int ns_net_reserved_env(const char *name, size_t len);
+
+/* bridge.c: in a child of the outer process, outside every namespace of
+ * the sandbox; never returns */
+noreturn void ns_bridge(int lfd4, int lfd6, int brokerfd);
 
 /* filter.c */
 void ns_load_filter(const struct ns_run *r);

@@ -13,14 +13,19 @@
 
 #include "filter_bpf.h"
 
+#define PROG(f) (struct sock_fprog){ .len = (unsigned short)(sizeof f / sizeof f[0]), \
+				  .filter = (struct sock_filter *)f }
+
 void ns_load_filter(const struct ns_run *r)
 {
-	struct sock_fprog prog = {
-		.len = (unsigned short)(sizeof ns_filter_offline / sizeof ns_filter_offline[0]),
-		.filter = (struct sock_filter *)ns_filter_offline,
-	};
+	struct sock_fprog prog;
 
-	(void)r; /* one mode (none) in this version */
+	switch (r->net) {
+	case NET_LOOPBACK: prog = PROG(ns_filter_open); break;
+	case NET_BROKER: prog = PROG(ns_filter_broker); break;
+	case NET_HOST: prog = PROG(ns_filter_host); break;
+	default: prog = PROG(ns_filter_offline); break;
+	}
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
 }

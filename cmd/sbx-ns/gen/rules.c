@@ -9,7 +9,10 @@
  * namespace flag, the ioctls TIOCSTI, TIOCLINUX, FS_IOC_FSSETXATTR and
  * FS_IOC_SETFLAGS (command compared on the low 32 bits, as the kernel reads
  * it, so the high-bit aliases are denied too), personality other than
- * PER_LINUX (the query included), and in offline mode socket() of every family.
+ * PER_LINUX (the query included), and per network mode (rules.h): in
+ * offline mode socket() of every family; in broker mode every socket() but
+ * a TCP one over IPv4 or IPv6 and listen(); in host mode listen().
+ * socketpair() stays allowed in broker mode: its sockets reach nothing.
  * clone3 fails with ENOSYS so that libc falls back to clone, whose flags
  * the filter can read. Any other architecture (int 0x80, x32 numbers) kills
  * the process: its numbers mean different calls, so no return is safe. */
@@ -58,7 +61,44 @@ static void deny_ioctl(scmp_filter_ctx ctx, uint64_t cmd)
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), "ioctl", 1, &a);
 }
 
-scmp_filter_ctx ns_filter_rules(int offline)
+/* Broker mode: deny socket() unless family is AF_INET or AF_INET6, type
+ * without SOCK_NONBLOCK|SOCK_CLOEXEC is SOCK_STREAM, and protocol is 0 or
+ * IPPROTO_TCP (not SCTP or MPTCP, which are stream sockets too). Written as
+ * denials because the default action is allow; every comparison is on all
+ * 64 bits, so a value the kernel would truncate to an allowed one is
+ * refused, never the reverse. */
+static void tcp_only(scmp_filter_ctx ctx)
+{
+	int nr = SCMP_SYS(socket);
+	struct scmp_arg_cmp a;
+
+	a = (struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_LT, .datum_a = 2 };
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	for (uint64_t f = 3; f < 10; f++) {
+		a = (struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = f };
+		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	}
+	a = (struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_GE, .datum_a = 11 };
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	/* type: bit 0 set (SOCK_STREAM is 1), no other bit but the two flags */
+	a = (struct scmp_arg_cmp){ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 1, .datum_b = 0 };
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	for (int bit = 1; bit < 64; bit++) {
+		uint64_t m = 1ULL << bit;
+		if (m == 0x800 || m == 0x80000) /* SOCK_NONBLOCK, SOCK_CLOEXEC */
+			continue;
+		a = (struct scmp_arg_cmp){ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = m, .datum_b = m };
+		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	}
+	a = (struct scmp_arg_cmp){ .arg = 2, .op = SCMP_CMP_GE, .datum_a = 7 };
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	for (uint64_t p = 1; p < 6; p++) {
+		a = (struct scmp_arg_cmp){ .arg = 2, .op = SCMP_CMP_EQ, .datum_a = p };
+		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	}
+}
+
+scmp_filter_ctx ns_filter_rules(enum ns_filter mode)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	/* Any value but PER_LINUX, compared on all 64 bits: what the kernel
@@ -97,7 +137,11 @@ scmp_filter_ctx ns_filter_rules(int offline)
 	deny_ioctl(ctx, 0x40086602);  /* FS_IOC_SETFLAGS (immutable, append-only) */
 	deny_ioctl(ctx, 0x40046602);  /* FS_IOC32_SETFLAGS */
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), "personality", 1, &pers);
-	if (offline)
+	if (mode == NS_FILTER_OFFLINE)
 		DENY(socket);
+	if (mode == NS_FILTER_BROKER)
+		tcp_only(ctx);
+	if (mode == NS_FILTER_BROKER || mode == NS_FILTER_HOST)
+		DENY(listen);
 	return ctx;
 }

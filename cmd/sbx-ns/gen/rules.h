@@ -4,7 +4,13 @@
 
 #include <seccomp.h>
 
-/* The base filter; offline adds socket() for every family. */
-scmp_filter_ctx ns_filter_rules(int offline);
+/* One filter per network mode: the base filter, and
+ *   OFFLINE  socket() of every family denied (--net none)
+ *   OPEN     nothing more (--net loopback: the namespace is private)
+ *   BROKER   socket() only for AF_INET/AF_INET6 TCP, listen() denied
+ *   HOST     listen() denied */
+enum ns_filter { NS_FILTER_OFFLINE, NS_FILTER_OPEN, NS_FILTER_BROKER, NS_FILTER_HOST };
+
+scmp_filter_ctx ns_filter_rules(enum ns_filter mode);
 
 #endif

@@ -1,0 +1,376 @@
+/* --net: which network the command gets.
+ *
+ *   none      a network namespace with nothing up; socket() denied.
+ *   loopback  a network namespace with lo up: 127.0.0.1 and ::1, private.
+ *   broker    lo up, and a bridge listening on 127.0.0.1:N and [::1]:N that
+ *             copies each connection to the broker's Unix socket; the
+ *             command may create TCP sockets only and never listen.
+ *   host      the host's network, unrestricted; listen() denied.
+ *
+ * Where the bridge lives: the sandbox's pid 1 creates the two listening
+ * sockets inside the namespace (lo up needs its capabilities there) and
+ * hands them to the outer process over a socketpair; the outer forks the
+ * bridge. So the bridge runs outside the sandbox's user, pid and mount
+ * namespaces: the command cannot name it (it is not in the command's pid
+ * namespace, so no kill, ptrace or /proc entry can reach it, whatever the
+ * uids) and the broker's socket never appears inside the sandbox at all. */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char modes[] = "none, loopback, broker:PATH[,port=N], host";
+
+void ns_parse_net(struct ns_run *r, const char *s)
+{
+	const char *rest, *comma;
+
+	r->port = NS_BROKER_PORT;
+	if (!*s)
+		sbx_die_usage("--net: invalid mode '': empty");
+	if (!strcmp(s, "none")) {
+		r->net = NET_NONE;
+		return;
+	}
+	if (!strcmp(s, "loopback")) {
+		r->net = NET_LOOPBACK;
+		return;
+	}
+	if (!strcmp(s, "host")) {
+		r->net = NET_HOST;
+		return;
+	}
+	if (strncmp(s, "broker", 6) || (s[6] != ':' && s[6] != ',' && s[6] != '\0'))
+		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
+	r->net = NET_BROKER;
+	rest = s + 6;
+	/* The port is the last ",port=N"; a path may hold commas itself. */
+	comma = strrchr(rest, ',');
+	if (comma && strncmp(comma, ",port=", 6))
+		comma = NULL;
+	if (comma)
+		r->port = (unsigned)sbx_opt_u64("--net: port", comma + 6, 1, 65535);
+	if (*rest == ':') {
+		size_t n = comma ? (size_t)(comma - rest - 1) : strlen(rest + 1);
+		char *p = strndup(rest + 1, n);
+		if (!p)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		if (!*p)
+			sbx_die_usage("--net: invalid broker path '': empty");
+		if (*p != '/')
+			sbx_die_usage("--net: invalid broker path '%s': relative", p);
+		r->broker_path = p;
+	} else if (*rest && !comma) {
+		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
+	}
+}
+
+/* --broker-fd FD: an O_PATH (or any) fd opened on the broker's socket
+ * file, consumed. A socket fd itself is refused: it names no path to
+ * connect to again. */
+void ns_opt_broker_fd(struct ns_run *r, const char *arg)
+{
+	struct stat st;
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
+	r->broker_fd = sbx_opt_fd("--broker-fd", arg);
+	r->have_broker_fd = 1;
+	if (fstat(r->broker_fd, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat fd %d", r->broker_fd);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", r->broker_fd);
+	n = readlink(link, path, sizeof path - 1);
+	if (!S_ISSOCK(st.st_mode) || n <= 0 || path[0] != '/')
+		sbx_die_usage("--broker-fd: invalid fd '%s': not opened on a socket file", arg);
+	if (sbx_fd_cloexec(r->broker_fd, 1) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", r->broker_fd);
+}
+
+static const char *const proxy_vars[] = {
+	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY", "no_proxy",
+};
+
+int ns_net_reserved_env(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++)
+		if (strlen(proxy_vars[i]) == len && !strncmp(proxy_vars[i], name, len))
+			return 1;
+	return 0;
+}
+
+/* Connect to the broker through the fd (never by name again). */
+static int broker_connect(int bfd, int flags)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+
+	if (s < 0)
+		return -1;
+	snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d", bfd);
+	if (connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
+/* The outer, after the mounts are planned: the broker's socket exists, is
+ * a socket, lies outside every writable root (by name and by the identity
+ * of each directory above it) and answers. */
+void ns_check_net(struct ns_run *r)
+{
+	char link[64], path[PATH_MAX], dir[PATH_MAX], *slash;
+	struct stat st, ds;
+	ssize_t n;
+	int s;
+
+	for (size_t i = 0; i < r->nsetenv + r->nkeepenv; i++) {
+		const char *v = i < r->nsetenv ? r->setenv[i] : r->keepenv[i - r->nsetenv];
+		const char *eq = strchr(v, '=');
+		size_t len = eq ? (size_t)(eq - v) : strlen(v);
+		if (r->net == NET_BROKER && ns_net_reserved_env(v, len))
+			sbx_die_usage("%s: variable %.*s is set by --net broker",
+				      i < r->nsetenv ? "--setenv" : "--keep-env", (int)len, v);
+	}
+	if (r->have_broker_fd && r->net != NET_BROKER)
+		sbx_die_usage("--broker-fd needs --net broker");
+	if (r->net != NET_BROKER)
+		return;
+	if (r->have_broker_fd && r->broker_path)
+		sbx_die_usage("--broker-fd and --net broker:PATH are exclusive");
+	if (!r->have_broker_fd && !r->broker_path)
+		sbx_die_usage("--net broker needs a PATH or --broker-fd");
+	if (r->have_broker_fd && (r->broker_fd == r->status_fd || r->broker_fd == r->ready_fd))
+		sbx_die_usage("--broker-fd: fd %d is also the status or ready fd", r->broker_fd);
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->have_broker_fd && r->ops[i].fd == r->broker_fd)
+			sbx_die_usage("--broker-fd: fd %d is also given to %s", r->broker_fd, r->ops[i].opt);
+	if (!r->have_broker_fd) {
+		char canon[PATH_MAX];
+		r->broker_fd = open(r->broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (r->broker_fd < 0)
+			sbx_die_usage("--net: invalid broker path '%s': %s", r->broker_path, strerror(errno));
+		if (fstat(r->broker_fd, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", r->broker_path);
+		if (!S_ISSOCK(st.st_mode))
+			sbx_die_usage("--net: invalid broker path '%s': not a socket", r->broker_path);
+		if (!realpath(r->broker_path, canon) || strcmp(canon, r->broker_path))
+			sbx_die_usage("--net: invalid broker path '%s': not canonical (a symlink, . or ..)",
+				      r->broker_path);
+	}
+	snprintf(link, sizeof link, "/proc/self/fd/%d", r->broker_fd);
+	n = readlink(link, path, sizeof path - 1);
+	if (n < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", link);
+	path[n] = '\0';
+	/* Inside a writable root the command could put its own socket there
+	 * for the next run, or bind a second root over it. */
+	strcpy(dir, path);
+	for (;;) {
+		slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		if (stat(dir, &ds) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", dir);
+		for (size_t i = 0; i < r->nops; i++) {
+			const struct mount_op *op = &r->ops[i];
+			if (op->ro || op->kind == MNT_SYMLINK)
+				continue;
+			if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || ns_under(path, op->src))
+				sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker socket %s lies "
+					"inside the writable root %s", path, op->src);
+		}
+		if (!strcmp(dir, "/"))
+			break;
+	}
+	s = broker_connect(r->broker_fd, 0);
+	if (s < 0)
+		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
+	close(s);
+}
+
+/* The outer, just before the clone. */
+void ns_net_prepare(struct ns_run *r)
+{
+	r->net_chan[0] = r->net_chan[1] = -1;
+	if (r->net != NET_BROKER)
+		return;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->net_chan) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the bridge's channel");
+}
+
+static void lo_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read the flags of lo");
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to bring lo up");
+	close(s);
+}
+
+static int listener(int family, unsigned port)
+{
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	const char *name = family == AF_INET ? "127.0.0.1" : "[::1]";
+	int one = 1, s = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the bridge's socket on %s:%u", name, port);
+	if (family == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set IPV6_V6ONLY on [::1]:%u", port);
+	if (family == AF_INET ? bind(s, (struct sockaddr *)&a4, sizeof a4)
+			      : bind(s, (struct sockaddr *)&a6, sizeof a6))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to bind the bridge to %s:%u", name, port);
+	if (listen(s, 128) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to listen on %s:%u", name, port);
+	return s;
+}
+
+/* pid 1, with its capabilities in the sandbox's namespaces: lo up, and in
+ * broker mode the bridge's sockets, handed out; the command is not forked
+ * before the outer says the bridge runs. */
+void ns_net_inside(struct ns_run *r)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))], c = 'L';
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof cbuf };
+	struct cmsghdr *cm;
+	int fds[2];
+
+	if (r->net == NET_NONE || r->net == NET_HOST)
+		return;
+	lo_up();
+	if (r->net != NET_BROKER)
+		return;
+	close(r->net_chan[0]);
+	if (r->broker_fd >= 0)
+		close(r->broker_fd);
+	fds[0] = listener(AF_INET, r->port);
+	fds[1] = listener(AF_INET6, r->port);
+	memset(cbuf, 0, sizeof cbuf);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(cm), fds, sizeof fds);
+	if (sendmsg(r->net_chan[1], &m, MSG_NOSIGNAL) != 1)
+		_exit(SBX_EXIT_LOST);
+	close(fds[0]);
+	close(fds[1]);
+	if (read(r->net_chan[1], &c, 1) != 1 || c != 'g')
+		_exit(SBX_EXIT_LOST);
+	close(r->net_chan[1]);
+}
+
+/* The outer: take the sockets, start the bridge, let pid 1 go on. When
+ * this fails, pid 1 sees EOF and the command never runs. */
+void ns_net_outer(struct ns_run *r, pid_t pid)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))], c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof cbuf };
+	struct cmsghdr *cm;
+	int fds[2];
+	pid_t b, ppid = getpid();
+
+	if (r->net != NET_BROKER)
+		return;
+	close(r->net_chan[1]);
+	if (recvmsg(r->net_chan[0], &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L' ||
+	    !(cm = CMSG_FIRSTHDR(&m)) || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof fds)) {
+		close(r->net_chan[0]);
+		return; /* pid 1 died and said why */
+	}
+	memcpy(fds, CMSG_DATA(cm), sizeof fds);
+	b = fork();
+	if (b < 0) {
+		kill(pid, SIGKILL);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to start the bridge");
+	}
+	if (b == 0) {
+		int keep[3] = { fds[0], fds[1], r->broker_fd };
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid)
+			_exit(SBX_EXIT_LOST);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(SBX_EXIT_SYS);
+		if (sbx_close_fds_except(keep, 3) < 0)
+			_exit(SBX_EXIT_SYS);
+		ns_bridge(fds[0], fds[1], r->broker_fd);
+	}
+	r->bridge = b;
+	close(fds[0]);
+	close(fds[1]);
+	close(r->broker_fd);
+	r->broker_fd = -1;
+	c = 'g';
+	if (write(r->net_chan[0], &c, 1) != 1) {
+		/* pid 1 is gone: wait_sandbox reports it */
+	}
+	close(r->net_chan[0]);
+}
+
+/* The bridge dies with the sandbox. */
+void ns_net_end(struct ns_run *r)
+{
+	if (r->bridge <= 0)
+		return;
+	kill(r->bridge, SIGKILL);
+	waitpid(r->bridge, NULL, 0);
+	r->bridge = 0;
+}
+
+const char *ns_net_name(const struct ns_run *r)
+{
+	switch (r->net) {
+	case NET_LOOPBACK: return "loopback";
+	case NET_BROKER: return "broker";
+	case NET_HOST: return "host (unrestricted)";
+	default: return "none";
+	}
+}
+
+/* The proxy variables: a convenience for clients, not the boundary. */
+char **ns_net_env(const struct ns_run *r, char **env, size_t *k)
+{
+	if (r->net != NET_BROKER)
+		return env;
+	for (size_t i = 0; i < 5; i++)
+		if (asprintf(&env[(*k)++], "%s=http://127.0.0.1:%u", proxy_vars[i], r->port) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	env[*k] = NULL;
+	return env;
+}
