@@ -174,14 +174,12 @@ bad() {
 	bad "--keep-env: variable A given twice" --setenv A=1 --keep-env A -- true
 }
 
-@test "--net takes none only; the later modes are refused as unsupported" {
+@test "--net takes none, loopback, broker:PATH[,port=N] or host, once" {
 	bad "--net: invalid mode '': empty" --net "" -- true
-	bad "--net: unsupported mode 'loopback' (this build offers none)" --net loopback -- true
-	bad "--net: unsupported mode 'host' (this build offers none)" --net host -- true
-	bad "--net: unsupported mode 'broker:/run/b.sock' (this build offers none)" --net broker:/run/b.sock -- true
-	bad "--net: invalid mode 'all' (none, loopback, broker:PATH, host)" --net all -- true
-	bad "--net: invalid mode 'None' (none, loopback, broker:PATH, host)" --net None -- true
+	bad "--net: invalid mode 'all' (none, loopback, broker:PATH[,port=N], host)" --net all -- true
+	bad "--net: invalid mode 'None' (none, loopback, broker:PATH[,port=N], host)" --net None -- true
 	bad "--net given twice" --net none --net none -- true
+	bad "--net given twice" --net loopback --net host -- true
 }
 
 @test "the status and ready fds must differ from each other and from bound fds" {

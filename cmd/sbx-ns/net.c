@@ -325,7 +325,8 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		int keep[3] = { fds[0], fds[1], r->broker_fd };
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid)
 			_exit(SBX_EXIT_LOST);
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_NAME, "sbx-ns-bridge", 0, 0, 0) < 0)
 			_exit(SBX_EXIT_SYS);
 		if (sbx_close_fds_except(keep, 3) < 0)
 			_exit(SBX_EXIT_SYS);
