@@ -5,7 +5,8 @@
  *   socket FAMILY TYPE      unix|inet|inet6|netlink|packet  stream|dgram|raw|seqpacket
  *   connect ADDR PORT       TCP connect (IPv4 or IPv6 literal)
  *   udp ADDR PORT           one datagram
- *   listen ADDR PORT        bind and listen
+ *   listen ADDR PORT        bind and listen (ADDR "-": listen without bind,
+ *                           the kernel picks the port)
  *   talk PORT               a server and a client on 127.0.0.1:PORT in this sandbox
  *   ifaces                  the interfaces and whether they are up
  *   kill PID | ptrace PID   signal 0 / attach to a process by pid
@@ -115,6 +116,15 @@ int main(int argc, char **argv)
 	}
 	if ((!strcmp(argv[1], "connect") || !strcmp(argv[1], "udp") || !strcmp(argv[1], "listen")) && argc == 4) {
 		int udp = !strcmp(argv[1], "udp");
+		if (!strcmp(argv[2], "-")) {
+			s = socket(AF_INET, SOCK_STREAM, 0);
+			if (s < 0)
+				return fail("socket");
+			if (listen(s, 1) < 0)
+				return fail("listen");
+			printf("ok listening\n");
+			return 0;
+		}
 		fam = addr(argv[2], argv[3], &ss, &len);
 		s = socket(fam, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
 		if (s < 0)
