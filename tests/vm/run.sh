@@ -7,7 +7,7 @@
 # Environment: SBX_ROOT (repo root), SBX_BIN (dir of static sbx-* binaries, may be empty),
 # SBX_TESTBIN (dir of static test programs from tests/progs, optional),
 # SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds for the whole
-# VM, default 420), SBX_VM_TEST_TIMEOUT (seconds for one test in the VM, default 120).
+# VM, default 600), SBX_VM_TEST_TIMEOUT (seconds for one test in the VM, default 120).
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
 #
 # Exit status: 0 every test passed in both roles; 1 a test failed, a result is missing or
@@ -19,7 +19,7 @@ SBX_ROOT=${SBX_ROOT:-$(cd "$here/../.." && pwd)}
 SBX_BIN=${SBX_BIN:-}
 SBX_TESTBIN=${SBX_TESTBIN:-}
 work=${SBX_VM_WORK:-$SBX_ROOT/build/vm}
-timeout_s=${SBX_VM_TIMEOUT-420}
+timeout_s=${SBX_VM_TIMEOUT-600}
 test_timeout_s=${SBX_VM_TEST_TIMEOUT-120}
 
 die() { echo "vm: fatal: $*" >&2; exit 2; }
@@ -251,7 +251,7 @@ echo "vm: kernel $kernel, $(wc -l <"$root/etc/sbxvm-modules") modules, suite: $(
 start=$(date +%s)
 set +e
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg -cpu max -m 1G -smp 2 -no-reboot \
+	-accel tcg,thread=multi -cpu max -m 1G -smp 2 -no-reboot \
 	-display none -monitor none -nic none \
 	-kernel "$kernel" -initrd "$work/initramfs.gz" \
 	-append "console=ttyS0 cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s" \
