@@ -34,7 +34,7 @@ net_setup_file() {
 	printf '198.18.7.2 origin.test\n198.18.7.2 other.test\n' > "$NET_DIR/hosts"
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > "$NET_DIR/resolv.conf"
 	cat > "$NET_DIR/origin.py" <<-'PY'
-	# An HTTP origin: / says hello, /slow streams 64 MiB slowly (for a broker
+	# An HTTP origin: / says hello, /slow streams 8 MiB in 6 s (for a broker
 	# killed halfway), /big sends SIZE bytes at full speed.
 	import http.server, socketserver, sys, time
 	class H(http.server.BaseHTTPRequestHandler):
@@ -55,9 +55,9 @@ net_setup_file() {
 	            return
 	        if self.path == "/slow":
 	            self.send_response(200)
-	            self.send_header("Content-Length", str(64 << 20))
+	            self.send_header("Content-Length", str(8 << 20))
 	            self.end_headers()
-	            for _ in range(1000):
+	            for _ in range(128):
 	                self.wfile.write(b"y" * 65536)
 	                self.wfile.flush()
 	                time.sleep(0.05)

@@ -10,7 +10,8 @@
  *   talk PORT               a server and a client on 127.0.0.1:PORT in this sandbox
  *   ifaces                  the interfaces and whether they are up
  *   kill PID | ptrace PID   signal 0 / attach to a process by pid
- *   killall                 kill(-1, SIGKILL): everything this process may signal */
+ *   killall [PROG ARGS...]  kill(-1, SIGKILL): everything this process may
+ *                           signal; then exec PROG (to show what survived) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -190,9 +191,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "killall")) {
+		/* ESRCH: nothing this process may signal at all */
 		if (kill(-1, SIGKILL) < 0)
-			return fail("kill");
-		printf("ok killall\n");
+			fail("killall");
+		else
+			printf("ok killall\n");
+		if (argc > 2) {
+			execvp(argv[2], argv + 2);
+			return fail("exec");
+		}
 		return 0;
 	}
 	fprintf(stderr, "usage: ns-net-attempt socket|connect|udp|listen|talk|ifaces|kill|ptrace|killall ...\n");

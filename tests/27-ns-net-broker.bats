@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# sbx-ns --net broker: real clients inside the sandbox reach a test origin
+# (198.18.7.2 in namespace "o") only through the bridge and sbx-broker
+# (in namespace "h", its own /etc/hosts, --allow-private-networks), and
+# nothing else. sbx-ns itself runs in "h", which has no default route.
+
+load helpers
+load 29-ns-helpers
+load 28-ns-net-helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	net_setup_file
+	net_broker main --allow-host origin.test --allow-private-networks
+	export BSOCK="$NET_DIR/main.sock"
+}
+
+teardown_file() {
+	net_teardown_file
+}
+
+# The origin's request log, line count.
+requests() { cat "$NET_DIR/origin.log" 2>/dev/null | wc -l; }
+
+@test "allowed names reach the origin through plain HTTP: curl, wget and python3 use the proxy variables" {
+	local ws
+	ws=$(ns_ws)
+	nsh_both "$ws" "hello
+hello
+b'hello\\n'
+ALL_PROXY=http://127.0.0.1:3128
+HTTPS_PROXY=http://127.0.0.1:3128
+HTTP_PROXY=http://127.0.0.1:3128
+http_proxy=http://127.0.0.1:3128
+https_proxy=http://127.0.0.1:3128" \
+		--net "broker:$BSOCK" -- sh -c 'curl -sS http://origin.test/; wget -q -O- http://origin.test/
+			python3 -c "import urllib.request as u; print(u.urlopen(\"http://origin.test/\").read())"
+			env | grep -i proxy | LC_ALL=C sort'
+}
+
+@test "HTTPS through CONNECT: curl and openssl s_client verify the origin's certificate" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --ro "$NET_DIR/cert.pem" --net "broker:$BSOCK" -- \
+		sh -c "curl -sS --cacert $NET_DIR/cert.pem https://origin.test/ | head -n 1
+			python3 -c 'import ssl, urllib.request as u; print(u.urlopen(\"https://origin.test/\", context=ssl.create_default_context(cafile=\"$NET_DIR/cert.pem\")).status)'
+			echo | openssl s_client -brief -proxy 127.0.0.1:3128 -connect origin.test:443 -servername origin.test \
+				-CAfile $NET_DIR/cert.pem -verify_return_error 2>&1 | grep -x 'Verification: OK'"
+	assert_output "<HTML><BODY BGCOLOR=\"#ffffff\">
+200
+Verification: OK"
+}
+
+@test "a name not on the allowlist, and one mapped to the same server, are denied; the origin sees nothing" {
+	local ws before
+	ws=$(ns_ws)
+	before=$(requests)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --ro "$NET_DIR/cert.pem" --net "broker:$BSOCK" -- sh -c '
+		curl -sS -o /dev/null -w "%{http_code}\n" http://other.test/
+		curl -sS -o /dev/null -w "%{http_code}\n" http://nothere.test/
+		curl -sS -o /dev/null -w "%{http_code}\n" http://198.18.7.2/
+		curl -sS https://other.test/ 2>&1; echo "rc $?"'
+	assert_output "403
+403
+403
+curl: (56) CONNECT tunnel failed, response 403
+rc 56"
+	assert_equal "$(requests)" "$before"
+}
+
+@test "a program that ignores the proxy variables reaches nothing: no direct TCP, no name resolution" {
+	local ws
+	ws=$(ns_ws)
+	nsh_both "$ws" "connect: Permission denied
+connect: Permission denied
+connect: Permission denied
+Permission denied
+curl: (7) Failed to connect to 198.18.7.2 port 80 after 0 ms: Couldn't connect to server
+curl: (6) Could not resolve host: origin.test" \
+		--net "broker:$BSOCK" -- sh -c "$NET_ATT connect 198.18.7.2 80; $NET_ATT connect 127.0.0.1 80; $NET_ATT connect ::1 443
+			python3 -c 'import socket
+try:
+    socket.create_connection((\"198.18.7.2\", 80), 2)
+except OSError as e:
+    print(e.strerror)'
+			curl -sS --noproxy '*' http://198.18.7.2/ 2>&1
+			env -u http_proxy -u HTTP_PROXY -u ALL_PROXY curl -sS http://origin.test/ 2>&1; :"
+}
+
+@test "UDP to port 53 fails, and so do AF_UNIX, AF_NETLINK, AF_PACKET, raw, SCTP sockets and listen()" {
+	local ws
+	ws=$(ns_ws)
+	nsh_both "$ws" "socket: Operation not permitted
+socket: Operation not permitted
+socket: Operation not permitted
+socket: Operation not permitted
+socket: Operation not permitted
+socket: Operation not permitted
+socket: Operation not permitted
+socket: Operation not permitted
+socket: Operation not permitted
+listen: Operation not permitted
+Operation not permitted
+ok socket
+ok socket" \
+		--net "broker:$BSOCK" -- sh -c "$NET_ATT udp 198.18.7.2 53; $NET_ATT udp 127.0.0.1 53; $NET_ATT socket inet6 dgram
+			$NET_ATT socket unix stream; $NET_ATT socket unix dgram; $NET_ATT socket unix seqpacket
+			$NET_ATT socket netlink raw; $NET_ATT socket packet raw; $NET_ATT socket inet raw; $NET_ATT listen - 0
+			python3 -c 'import socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_SCTP)
+except OSError as e:
+    print(e.strerror)'
+			$NET_ATT socket inet stream; $NET_ATT socket inet6 stream"
+}
+
+@test "the command cannot see, ptrace or kill the bridge, which keeps serving after kill(-1)" {
+	local ws pid bridge i rc
+	ws=$(ns_ws)
+	nsh_user --workspace "$ws" --ro "$NS_DIR/bin" --net "broker:$BSOCK" --status-fd 5 -- sh -c "
+		while [ ! -s bridge ]; do sleep 0.05; done
+		b=\$(cat bridge)
+		$NET_ATT kill \$b; $NET_ATT ptrace \$b
+		cat /proc/[0-9]*/comm | grep -c sbx-ns-bridge
+		exec $NET_ATT killall curl -sS http://origin.test/" 5>"$ws.status" >"$ws.out" 2>&1 &
+	pid=$!
+	for i in $(seq 1 200); do
+		bridge=$(sed -n 's/.*"bridge":\([0-9]*\).*/\1/p' "$ws.status")
+		[ -n "$bridge" ] && break
+		sleep 0.05
+	done
+	echo "$bridge" > "$ws/bridge"
+	run -0 cat "/proc/$bridge/comm"
+	assert_output "sbx-ns-bridge"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run -0 cat "$ws.out"
+	assert_output "kill: No such process
+ptrace: Operation not permitted
+0
+killall: No such process
+hello"
+	run -1 kill -0 "$bridge"
+}
+
+@test "the bridge dies with the sandbox, also when sbx-ns itself is killed" {
+	local ws pid bridge i
+	ws=$(ns_ws)
+	nsh_root --workspace "$ws" --net "broker:$BSOCK" --status-fd 5 -- sleep 60 5>"$ws.status" &
+	pid=$!
+	for i in $(seq 1 200); do
+		bridge=$(sed -n 's/.*"bridge":\([0-9]*\).*/\1/p' "$ws.status")
+		[ -n "$bridge" ] && break
+		sleep 0.05
+	done
+	run -0 cat "/proc/$bridge/comm"
+	assert_output "sbx-ns-bridge"
+	# ip netns exec execs sbx-ns: $pid is the outer process.
+	kill -9 "$pid"
+	for i in $(seq 1 100); do kill -0 "$bridge" 2>/dev/null || break; sleep 0.05; done
+	run -1 kill -0 "$bridge"
+}
+
+@test "killing the broker mid-transfer resets the client's connection, and later connects fail" {
+	local ws pid i rc
+	ws=$(ns_ws)
+	net_broker doomed --allow-host origin.test --allow-private-networks
+	nsh_user --workspace "$ws" --net "broker:$NET_DIR/doomed.sock" -- sh -c '
+		curl -sS -o /dev/null http://origin.test/slow; echo "first $?"
+		curl -sS http://origin.test/; echo "second $?"
+		python3 -c "import urllib.request as u; u.urlopen(\"http://origin.test/\")" 2>&1 | tail -n 1' >"$ws.out" 2>&1 &
+	pid=$!
+	for i in $(seq 1 200); do grep -q "GET /slow" "$NET_DIR/origin.log" 2>/dev/null && break; sleep 0.05; done
+	sleep 0.3
+	kill -9 "$(cat "$NET_DIR/doomed.pid")"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run -0 cat "$ws.out"
+	assert_output "curl: (56) Recv failure: Connection reset by peer
+first 56
+curl: (7) Failed to connect to 127.0.0.1 port 3128 after 0 ms: Couldn't connect to server
+second 7
+urllib.error.URLError: <urlopen error [Errno 111] Connection refused>"
+}
+
+@test "--broker-fd: the broker's socket as an O_PATH fd, and the bridge on another port" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ip netns exec "$NH" "$PY" -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_PATH); os.dup2(fd, 7)
+os.execv(sys.argv[2], sys.argv[2:])' "$BSOCK" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
+		--workspace "$ws" --net broker,port=8080 --broker-fd 7 -- sh -c 'echo $HTTPS_PROXY; curl -sS http://origin.test/; ls /proc/self/fd'
+	assert_output "http://127.0.0.1:8080
+hello
+0
+1
+2
+3"
+}
+
+@test "the status names the broker mode, the proxy and the bridge" {
+	local ws
+	ws=$(ns_ws)
+	run -0 ns_fd5 nsh_user --workspace "$ws" --net "broker:$BSOCK,port=3129" --status-fd 5 -- true
+	assert_line --index 1 --regexp '"net":"broker","proxy":"http://127.0.0.1:3129","bridge":[0-9]+,'
+}
