@@ -98,6 +98,11 @@ teardown() {
 	assert_output 0
 }
 
+@test "the role's user can pivot_root into a tmpfs in new user and mount namespaces" {
+	run -0 unshare -Urm sh -c 'd=$(mktemp -d) && mount -t tmpfs tmpfs "$d" && mkdir "$d/old" && cd "$d" && pivot_root . old && echo pivoted'
+	assert_output pivoted
+}
+
 @test "the role's user can create a child cgroup in its subtree and move a process into it" {
 	cg=$(vm_cgroup t$BATS_TEST_NUMBER)
 	echo 8 >"$cg/pids.max"

@@ -7,6 +7,22 @@ export PATH=/sbx/bin:/sbx/helpers:/usr/sbin:/usr/bin:/sbin:/bin
 set -o pipefail
 CONTROLLERS="cpu memory pids io"
 
+# pivot_root(2) refuses to move away from the initramfs (its mount has no parent), and
+# sbx-ns pivots into the sandbox's root: copy the files to a tmpfs and make that the root
+# first. switch_root empties the initramfs and execs this script again from the tmpfs.
+if [ ! -e /.sbxvm-tmpfs-root ]; then
+	mkdir /newroot && mount -t tmpfs -o mode=0755 tmpfs /newroot || poweroff -f
+	for d in /* /.[!.]*; do
+		case $d in
+		/newroot | '/.[!.]*') ;;
+		/proc | /sys | /dev) mkdir -p "/newroot$d" ;;
+		*) cp -a "$d" /newroot/ || poweroff -f ;;
+		esac
+	done
+	: >/newroot/.sbxvm-tmpfs-root
+	exec switch_root /newroot /init
+fi
+
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
