@@ -92,6 +92,8 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 	char label[64];
 	int have_base = sbx_policy_opts_baseline(o);
 
+	if (o->clamp && !have_base)
+		sbx_die_usage("--clamp needs --baseline or --baseline-fd");
 	if (o->policy_fd >= 0) {
 		const char *argv_field = first_set(req, scope);
 		if (argv_field)

@@ -251,6 +251,7 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 	refused 100 "usage: --policy-fd: invalid fd '9': not open" --policy-fd 9
 	refused 100 "usage: --baseline-fd: invalid fd '2': 0, 1 and 2 are stdio" --baseline-fd 2
 	refused 100 "usage: --policy-fd: invalid fd '-1': negative" --policy-fd -1
+	refused 100 "usage: --clamp needs --baseline or --baseline-fd" --for cgroup --memory 1M --clamp
 	refused 100 "usage: --policy-fd and --memory are exclusive (one source per request)" --for cgroup --memory 1M --policy-fd 5 5< <(echo '{}')
 	refused 100 "usage: --policy-fd and --ro are exclusive (one source per request)" --for ns --ro /x --policy-fd 5 5< <(echo '{}')
 }
