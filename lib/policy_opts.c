@@ -120,11 +120,12 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 
 	if (have_base) {
 		if (o->baseline) {
-			char *l = NULL;
-			if (asprintf(&l, "--baseline %s", o->baseline) < 0)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			/* The path labels every message: escaped, as it may hold
+			 * any byte. */
+			char l[4200];
+			memcpy(l, "--baseline ", 11);
+			sbx_policy_quote(l + 11, sizeof l - 11, o->baseline, strlen(o->baseline), 4096);
 			sbx_policy_init(&base, l);
-			free(l);
 			ok(sbx_policy_load_file(&base, o->baseline, &e), &e);
 		} else {
 			snprintf(label, sizeof label, "--baseline-fd %d", o->baseline_fd);
