@@ -4,6 +4,7 @@
 # under DIR (bin/ and build/) so parallel builds of one tree do not collide.
 
 .DELETE_ON_ERROR:
+.SECONDARY:
 .SUFFIXES:
 .PHONY: test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench
 

@@ -7,7 +7,7 @@ SBX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export SBX_ROOT SBX_BIN SBX_TESTBIN
 PATH="$SBX_BIN:$PATH"
 
-bats_load_library() { load "$1/load"; }
+bats_require_minimum_version 1.5.0
 load /usr/lib/bats/bats-support/load
 load /usr/lib/bats/bats-assert/load
 load /usr/lib/bats/bats-file/load

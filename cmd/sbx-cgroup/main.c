@@ -23,7 +23,8 @@ static const char usage_text[] =
 	"usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
 	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--status-fd FD]\n"
 	"       sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
-	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n";
+	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n"
+	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n";
 
 /* Option ids double as bits in a mask of what was given, so that each
  * mode can say which options it takes. New options (e.g. a sampled mode)
@@ -31,7 +32,7 @@ static const char usage_text[] =
 enum {
 	O_ROOT = 1, O_NAME, O_PARENT, O_CPU, O_MEMORY, O_PIDS, O_TIMEOUT,
 	O_STATUS, O_READY, O_PASS, O_CREATE, O_DESTROY, O_DELEGATE, O_USER,
-	O_HELP,
+	O_HELP, O_SAMPLED,
 };
 #define BIT(id) (1U << (id))
 
@@ -51,6 +52,7 @@ static const struct sbx_opt table[] = {
 	{ "delegate",  SBX_ARG,   SBX_ONCE, O_DELEGATE },
 	{ "user",      SBX_ARG,   SBX_ONCE, O_USER },
 	{ "help",      SBX_NOARG, SBX_ONCE, O_HELP },
+	{ "sampled",   SBX_NOARG, SBX_ONCE, O_SAMPLED },
 	{ NULL, 0, 0, 0 },
 };
 
@@ -62,6 +64,9 @@ static const unsigned allowed_create = BIT(O_ROOT) | BIT(O_PARENT) | LIMIT_BITS 
 static const unsigned allowed_destroy = BIT(O_ROOT) | BIT(O_PARENT) | BIT(O_STATUS) |
 	BIT(O_DESTROY);
 static const unsigned allowed_delegate = BIT(O_DELEGATE) | BIT(O_USER) | BIT(O_STATUS);
+/* No cgroup at all: the limits are sampled by lib/meter.c. */
+static const unsigned allowed_sampled = BIT(O_SAMPLED) | LIMIT_BITS | BIT(O_TIMEOUT) |
+	BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS);
 
 static const char *abs_path(const char *opt, const char *s)
 {
@@ -109,6 +114,7 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 		case O_CREATE: o->create = 1; break;
 		case O_DESTROY: o->destroy = 1; break;
 		case O_DELEGATE: o->delegate = abs_path("--delegate", arg); break;
+		case O_SAMPLED: o->sampled = 1; break;
 		case O_USER:
 			if (!*arg)
 				sbx_die_usage("--user: invalid user '': empty");
@@ -169,6 +175,12 @@ int main(int argc, char **argv)
 		if (has_prog)
 			sbx_die_usage("%s takes no program", mode);
 		return o.create ? mode_create(&o) : mode_destroy(&o);
+	}
+	if (o.sampled) {
+		only(given, allowed_sampled, "--sampled");
+		if (!has_prog)
+			sbx_die_usage("missing program");
+		return mode_sampled(&o);
 	}
 	only(given, allowed_run, "running a program");
 	if (!o.root)

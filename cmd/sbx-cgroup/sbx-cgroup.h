@@ -27,6 +27,7 @@ struct opts {
 	int pass[MAX_PASS_FDS];
 	size_t npass;
 	int create, destroy;
+	int sampled;          /* --sampled: no cgroup, lib/meter.c instead */
 	char **argv;          /* the command, NULL-terminated */
 };
 
@@ -64,6 +65,9 @@ int mode_destroy(const struct opts *o);
 
 /* run.c */
 int mode_run(const struct opts *o);
+
+/* sampled.c */
+int mode_sampled(const struct opts *o);
 
 /* delegate.c */
 int mode_delegate(const struct opts *o);
