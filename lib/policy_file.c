@@ -109,17 +109,19 @@ static const char *untrusted(const struct stat *st, int isdir, char *why, size_t
 int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr *e)
 {
 	const char *src = p->source ? p->source : path;
-	char buf[PATH_MAX], whybuf[80], *comp, *next;
+	char buf[PATH_MAX], whybuf[80], qp[1100], *comp, *next;
 	struct stat st;
 	const char *why;
 	int dfd, fd, rc;
 
+	/* Messages name the path escaped: it may hold any byte. */
+	sbx_policy_quote(qp, sizeof qp, path, strlen(path), 1024);
 	if (!*path)
 		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '': empty", src);
 	if (path[0] != '/')
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': not absolute", src, path);
+		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': not absolute", src, qp);
 	if (path[strlen(path) - 1] == '/')
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, path);
+		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, qp);
 	if (strlen(path) >= sizeof buf)
 		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path: too long", src);
 	strcpy(buf, path);
@@ -136,7 +138,7 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 			int err = errno;
 			close(dfd);
 			return sbx_perr_set(e, SBX_EXIT_SYS, "unable to stat a directory of %s: %s",
-					    path, strerror(err));
+					    qp, strerror(err));
 		}
 		if ((why = untrusted(&st, 1, whybuf, sizeof whybuf))) {
 			close(dfd);
@@ -155,13 +157,15 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 			struct stat ls;
 			int link = fstatat(dfd, comp, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
 			close(dfd);
-			if (link)
+			if (link) {
+				sbx_policy_quote(whybuf, sizeof whybuf, comp, strlen(comp), 64);
 				return sbx_perr_set(e, SBX_EXIT_POLICY,
-						    "%s: refused: a symbolic link on its path (%s)", src, comp);
+						    "%s: refused: a symbolic link on its path (%s)", src, whybuf);
+			}
 			if (err == ENOENT || err == ENOTDIR)
 				return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': %s", src,
-						    path, err == ENOENT ? "does not exist" : "not a directory on its way");
-			return sbx_perr_set(e, SBX_EXIT_SYS, "unable to open %s: %s", path, strerror(err));
+						    qp, err == ENOENT ? "does not exist" : "not a directory on its way");
+			return sbx_perr_set(e, SBX_EXIT_SYS, "unable to open %s: %s", qp, strerror(err));
 		}
 		close(dfd);
 		dfd = fd;
@@ -169,7 +173,7 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 	}
 	if (!*comp) {
 		close(dfd);
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, path);
+		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, qp);
 	}
 	/* O_NONBLOCK: a FIFO must not hang us before it is refused. */
 	fd = openat(dfd, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -180,14 +184,14 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 			return sbx_perr_set(e, SBX_EXIT_POLICY, "%s: refused: a symbolic link", src);
 		if (err == ENOENT)
 			return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': does not exist",
-					    src, path);
-		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to open %s: %s", path, strerror(err));
+					    src, qp);
+		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to open %s: %s", qp, strerror(err));
 	}
 	close(dfd);
 	if (fstat(fd, &st) < 0) {
 		int err = errno;
 		close(fd);
-		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to stat %s: %s", path, strerror(err));
+		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to stat %s: %s", qp, strerror(err));
 	}
 	why = !S_ISREG(st.st_mode) ? "not a regular file" : untrusted(&st, 0, whybuf, sizeof whybuf);
 	if (why) {
