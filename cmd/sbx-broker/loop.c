@@ -365,6 +365,14 @@ static int pump(struct conn *c, struct dir *d, const char *limit_name)
 		if (d->limit - d->count + 1 < n)
 			n = (size_t)(d->limit - d->count + 1);
 		if (d->pipe[0] < 0) {
+			/* Idle tunnels are the common case: the pipe (two
+			 * fds, kernel buffers) waits for the first byte. */
+			char b;
+			r = recv(d->src, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return 0;
+			if (r < 0 && errno == EINTR)
+				continue;
 			if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
 				set_reason(c, "unable to create a pipe: %s", strerror(errno));
 				return -1;
