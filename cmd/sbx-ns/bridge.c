@@ -5,13 +5,14 @@
  * user space). It parses nothing: the broker judges every byte.
  *
  * Failing closed: when the broker cannot be reached a connection is reset
- * (never answered any other way). When the broker process ends (watched
- * through a pidfd from SO_PEERCRED), every open connection is reset and
- * the listening sockets are closed, so new connections are refused by the
- * kernel. An end of stream from the broker is passed on as one after a
- * short grace (GRACE_MS) during which a dying broker is told from one that
- * finished its answer: the broker's sockets close a moment before its
- * process is seen to exit. */
+ * (never answered any other way). When the broker process ends, every open
+ * connection is reset and the listening sockets are closed, so new
+ * connections are refused by the kernel. The broker is known from
+ * SO_PEERCRED of the first connection: a pidfd tells when it has exited,
+ * and its /proc entry, read when it ends a stream, tells an answer that is
+ * complete from a process being torn down (the kernel closes a dying
+ * process's sockets after it marks it PF_EXITING and before the pidfd
+ * turns readable). */
 #include "ns.h"
 
 #include "exitcodes.h"
@@ -24,11 +25,11 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAXCONN 256
-#define GRACE_MS 20
+#define PIPE_BYTES (256 << 10)
+#define PF_EXITING_ 0x4U
 
 struct conn {
 	int c, u;           /* client (TCP, inside), upstream (the broker) */
@@ -37,14 +38,37 @@ struct conn {
 	int afull, bfull;   /* the pipe took no more: wait for a drain */
 	int ceof, ueof;     /* end of stream read from each side */
 	int cshut, ushut;   /* end of stream passed on to each side */
-	long long fin_at;   /* ueof: when to pass it on (ms) */
 };
 
-static long long now_ms(void)
+/* The broker, as far as it can be known. */
+struct peer {
+	int pidfd;          /* -1 unknown yet, -2 not to be known */
+	int procfd;         /* its /proc/PID directory */
+};
+
+/* The broker is exiting or gone: its stat shows PF_EXITING, a zombie, or
+ * no longer exists. */
+static int dying(const struct peer *b)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	char buf[512], *p, st;
+	unsigned flags;
+	ssize_t n;
+	int fd;
+
+	if (b->procfd < 0)
+		return 0;
+	fd = openat(b->procfd, "stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &st, &flags) != 2)
+		return 1;
+	return st == 'Z' || st == 'X' || (flags & PF_EXITING_);
 }
 
 static void reset(int fd)
@@ -67,7 +91,7 @@ static void drop(struct conn *k, int rst)
 	k->c = -1;
 }
 
-static int upstream(int bfd, int *pidfd)
+static int upstream(int bfd, struct peer *b)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ucred cr;
@@ -83,18 +107,29 @@ static int upstream(int bfd, int *pidfd)
 		errno = e;
 		return -1;
 	}
-	if (*pidfd == -1) {
-		*pidfd = -2; /* tried once */
+	if (b->pidfd == -1) {
+		b->pidfd = -2; /* tried once */
 		if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.pid > 0) {
+			char path[32];
 			int p = (int)syscall(SYS_pidfd_open, cr.pid, 0);
-			if (p >= 0)
-				*pidfd = p;
+			snprintf(path, sizeof path, "/proc/%d", (int)cr.pid);
+			b->procfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			/* Still the same process (not a reused pid)? */
+			if (p >= 0 && b->procfd >= 0 && !dying(b)) {
+				b->pidfd = p;
+			} else {
+				if (p >= 0)
+					close(p);
+				if (b->procfd >= 0)
+					close(b->procfd);
+				b->procfd = -1;
+			}
 		}
 	}
 	return s;
 }
 
-static void accept_all(int lfd, struct conn *ks, int bfd, int *pidfd, int *gone)
+static void accept_all(int lfd, struct conn *ks, int bfd, struct peer *b, int *gone)
 {
 	for (;;) {
 		struct conn *k = NULL;
@@ -111,7 +146,7 @@ static void accept_all(int lfd, struct conn *ks, int bfd, int *pidfd, int *gone)
 			reset(c);
 			continue;
 		}
-		u = upstream(bfd, pidfd);
+		u = upstream(bfd, b);
 		if (u < 0) {
 			reset(c);
 			if (errno != EAGAIN)
@@ -135,6 +170,9 @@ static void accept_all(int lfd, struct conn *ks, int bfd, int *pidfd, int *gone)
 			k->c = -1;
 			continue;
 		}
+		/* Fewer rounds per byte; the default size when over the limit. */
+		fcntl(k->a[1], F_SETPIPE_SZ, PIPE_BYTES);
+		fcntl(k->b[1], F_SETPIPE_SZ, PIPE_BYTES);
 	}
 }
 
@@ -175,18 +213,18 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 	static struct conn ks[MAXCONN];
 	struct pollfd pf[3 + 2 * MAXCONN];
 	int idx[MAXCONN][2];
-	int pidfd = -1, gone = 0;
+	struct peer b = { .pidfd = -1, .procfd = -1 };
+	int gone = 0;
 
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < MAXCONN; i++)
 		ks[i].c = -1;
 	for (;;) {
-		int n = 0, timeout = -1;
-		long long now = now_ms();
+		int n = 0;
 
 		pf[n++] = (struct pollfd){ .fd = lfd4, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = lfd6, .events = POLLIN };
-		pf[n++] = (struct pollfd){ .fd = pidfd >= 0 ? pidfd : -1, .events = POLLIN };
+		pf[n++] = (struct pollfd){ .fd = b.pidfd >= 0 ? b.pidfd : -1, .events = POLLIN };
 		for (int i = 0; i < MAXCONN; i++) {
 			struct conn *k = &ks[i];
 			short ce = 0, ue = 0;
@@ -202,13 +240,6 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 				ue |= POLLIN;
 			if (k->pa)
 				ue |= POLLOUT;
-			if (k->ueof && !k->pb && !k->cshut) {
-				long long left = k->fin_at - now;
-				if (left < 1)
-					left = 1;
-				if (timeout < 0 || left < timeout)
-					timeout = (int)left;
-			}
 			/* A side with nothing left to do is left out: its
 			 * POLLHUP would wake the loop for nothing. */
 			idx[i][0] = n;
@@ -216,17 +247,17 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 			idx[i][1] = n;
 			pf[n++] = (struct pollfd){ .fd = ue ? k->u : -1, .events = ue };
 		}
-		if (poll(pf, (nfds_t)n, timeout) < 0) {
+		if (poll(pf, (nfds_t)n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(SBX_EXIT_SYS);
 		}
-		if (pidfd >= 0 && pf[2].revents)
+		if (b.pidfd >= 0 && pf[2].revents)
 			gone = 1;
 		if (pf[0].revents)
-			accept_all(lfd4, ks, bfd, &pidfd, &gone);
+			accept_all(lfd4, ks, bfd, &b, &gone);
 		if (pf[1].revents)
-			accept_all(lfd6, ks, bfd, &pidfd, &gone);
+			accept_all(lfd6, ks, bfd, &b, &gone);
 		if (gone) {
 			/* The broker is gone: reset everything, refuse what comes. */
 			close(lfd4);
@@ -236,7 +267,6 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 					drop(&ks[i], 1);
 			_exit(0);
 		}
-		now = now_ms();
 		for (int i = 0; i < MAXCONN; i++) {
 			struct conn *k = &ks[i];
 			short cr, ur;
@@ -250,16 +280,18 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 				drop(k, 1);
 				continue;
 			}
-			if ((cr & (POLLIN | POLLHUP | POLLERR)) && !k->ceof && !k->afull)
+			/* What came in is sent on at once, without waiting
+			 * for the next round to say the other side is writable. */
+			if ((cr & (POLLIN | POLLHUP)) && !k->ceof && !k->afull)
 				bad |= pump_in(k->c, k->a[1], &k->pa, &k->afull, &k->ceof);
-			if ((ur & (POLLIN | POLLHUP | POLLERR)) && !k->ueof && !k->bfull) {
-				bad |= pump_in(k->u, k->b[1], &k->pb, &k->bfull, &k->ueof);
-				if (k->ueof)
-					k->fin_at = now + (pidfd >= 0 ? GRACE_MS : 0);
-			}
-			if (!bad && k->pa && (ur & (POLLOUT | POLLERR | POLLHUP)))
+			if (!bad && k->pa)
 				bad |= pump_out(k->a[0], k->u, &k->pa, &k->afull);
-			if (!bad && k->pb && (cr & (POLLOUT | POLLERR | POLLHUP)))
+			if (!bad && (ur & (POLLIN | POLLHUP)) && !k->ueof && !k->bfull) {
+				bad |= pump_in(k->u, k->b[1], &k->pb, &k->bfull, &k->ueof);
+				if (k->ueof && dying(&b))
+					gone = 1;
+			}
+			if (!bad && k->pb)
 				bad |= pump_out(k->b[0], k->c, &k->pb, &k->bfull);
 			if (bad) {
 				drop(k, 1);
@@ -269,12 +301,20 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 				shutdown(k->u, SHUT_WR);
 				k->ushut = 1;
 			}
-			if (k->ueof && !k->pb && !k->cshut && now >= k->fin_at) {
+			if (k->ueof && !k->pb && !k->cshut && !gone) {
 				shutdown(k->c, SHUT_WR);
 				k->cshut = 1;
 			}
 			if (k->cshut && k->ushut)
 				drop(k, 0);
+		}
+		if (gone) {
+			close(lfd4);
+			close(lfd6);
+			for (int i = 0; i < MAXCONN; i++)
+				if (ks[i].c >= 0)
+					drop(&ks[i], 1);
+			_exit(0);
 		}
 	}
 }
