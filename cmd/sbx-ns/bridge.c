@@ -22,12 +22,13 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#define MAXCONN 256
+#define MAXCONN 256     /* fewer when the fd limit is lower: 6 fds each */
 #define PIPE_BYTES (256 << 10)
 #define PF_EXITING_ 0x4U
 
@@ -129,7 +130,7 @@ static int upstream(int bfd, struct peer *b)
 	return s;
 }
 
-static void accept_all(int lfd, struct conn *ks, int bfd, struct peer *b, int *gone)
+static void accept_all(int lfd, struct conn *ks, int maxconn, int bfd, struct peer *b, int *gone)
 {
 	for (;;) {
 		struct conn *k = NULL;
@@ -137,7 +138,7 @@ static void accept_all(int lfd, struct conn *ks, int bfd, struct peer *b, int *g
 
 		if (c < 0)
 			return;
-		for (int i = 0; i < MAXCONN; i++)
+		for (int i = 0; i < maxconn; i++)
 			if (ks[i].c < 0) {
 				k = &ks[i];
 				break;
@@ -214,9 +215,19 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 	struct pollfd pf[3 + 2 * MAXCONN];
 	int idx[MAXCONN][2];
 	struct peer b = { .pidfd = -1, .procfd = -1 };
-	int gone = 0;
+	struct rlimit rl;
+	int gone = 0, maxconn = MAXCONN;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* Never run out of fds: a full accept queue that cannot be accepted
+	 * would spin the loop. Past maxconn, connections are accepted and
+	 * reset. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < (rlim_t)(6 * MAXCONN + 16))
+			maxconn = rl.rlim_cur > 22 ? (int)(rl.rlim_cur - 16) / 6 : 1;
+	}
 	for (int i = 0; i < MAXCONN; i++)
 		ks[i].c = -1;
 	for (;;) {
@@ -255,9 +266,9 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 		if (b.pidfd >= 0 && pf[2].revents)
 			gone = 1;
 		if (pf[0].revents)
-			accept_all(lfd4, ks, bfd, &b, &gone);
+			accept_all(lfd4, ks, maxconn, bfd, &b, &gone);
 		if (pf[1].revents)
-			accept_all(lfd6, ks, bfd, &b, &gone);
+			accept_all(lfd6, ks, maxconn, bfd, &b, &gone);
 		if (gone) {
 			/* The broker is gone: reset everything, refuse what comes. */
 			close(lfd4);

@@ -330,6 +330,10 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 			_exit(SBX_EXIT_SYS);
 		if (sbx_close_fds_except(keep, 3) < 0)
 			_exit(SBX_EXIT_SYS);
+		/* Root's bridge keeps uid 0 (to reach a socket only root may
+		 * open) but no capability: it only copies bytes. */
+		if (r->root && (ns_drop_bounding() < 0 || ns_clear_caps() < 0))
+			_exit(SBX_EXIT_SYS);
 		ns_bridge(fds[0], fds[1], r->broker_fd);
 	}
 	r->bridge = b;
