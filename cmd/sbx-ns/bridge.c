@@ -228,6 +228,7 @@ noreturn void ns_bridge(int lfd4, int lfd6, int bfd)
 		if (rl.rlim_cur < (rlim_t)(6 * MAXCONN + 16))
 			maxconn = rl.rlim_cur > 22 ? (int)(rl.rlim_cur - 16) / 6 : 1;
 	}
+	ns_load_bridge_filter();
 	for (int i = 0; i < MAXCONN; i++)
 		ks[i].c = -1;
 	for (;;) {

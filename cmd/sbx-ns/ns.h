@@ -149,6 +149,7 @@ noreturn void ns_bridge(int lfd4, int lfd6, int brokerfd);
 
 /* filter.c */
 void ns_load_filter(const struct ns_run *r);
+void ns_load_bridge_filter(void);
 
 /* landlock.c */
 int ns_landlock(const struct ns_run *r);
