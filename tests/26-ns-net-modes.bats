@@ -34,9 +34,9 @@ teardown_file() {
 	local ws
 	ws=$(ns_ws)
 	nsh_both "$ws" "interfaces: lo; ipv6 addresses: 0
-socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted" \
+socket: EPERM
+socket: EPERM
+socket: EPERM" \
 		--net none -- sh -c "$NET_ATT ifaces; $NET_ATT connect 127.0.0.1 8081; $NET_ATT connect 198.18.7.2 80; $NET_ATT udp 198.18.7.2 53; :"
 	run -7 --separate-stderr nsh_user --workspace "$ws" -- curl -sS http://198.18.7.2/
 	assert_output ""
@@ -48,8 +48,8 @@ socket: Operation not permitted" \
 	ws=$(ns_ws)
 	nsh_both "$ws" "interfaces: lo; ipv6 addresses: 1
 ok pong
-connect: Connection refused
-connect: Network unreachable
+connect: ECONNREFUSED
+connect: ENETUNREACH
 ok socket" \
 		--net loopback -- sh -c "$NET_ATT ifaces; $NET_ATT talk 8000; $NET_ATT connect 127.0.0.1 8081; $NET_ATT connect 198.18.7.2 80; $NET_ATT socket unix stream; :"
 	run -0 --separate-stderr nsh_user --workspace "$ws" --net loopback -- sh -c '
@@ -83,8 +83,8 @@ Connection refused"
 	local ws
 	ws=$(ns_ws)
 	nsh_both "$ws" "ok connected
-listen: Operation not permitted
-bind: Permission denied
+listen: EPERM
+bind: EACCES
 hello
 secret: No such file or directory
 ok socket" \

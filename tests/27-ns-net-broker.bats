@@ -71,9 +71,9 @@ rc 56"
 @test "a program that ignores the proxy variables reaches nothing: no direct TCP, no name resolution" {
 	local ws
 	ws=$(ns_ws)
-	nsh_both "$ws" "connect: Permission denied
-connect: Permission denied
-connect: Permission denied
+	nsh_both "$ws" "connect: EACCES
+connect: EACCES
+connect: EACCES
 Permission denied
 curl: (7) Failed to connect to 198.18.7.2 port 80 after 0 ms: Couldn't connect to server
 curl: (6) Could not resolve host: origin.test" \
@@ -90,16 +90,16 @@ except OSError as e:
 @test "UDP to port 53 fails, and so do AF_UNIX, AF_NETLINK, AF_PACKET, raw, SCTP sockets and listen()" {
 	local ws
 	ws=$(ns_ws)
-	nsh_both "$ws" "socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted
-socket: Operation not permitted
-listen: Operation not permitted
+	nsh_both "$ws" "socket: EPERM
+socket: EPERM
+socket: EPERM
+socket: EPERM
+socket: EPERM
+socket: EPERM
+socket: EPERM
+socket: EPERM
+socket: EPERM
+listen: EPERM
 Operation not permitted
 ok socket
 ok socket" \
@@ -136,10 +136,10 @@ except OSError as e:
 	wait "$pid" || rc=$?
 	assert_equal "$rc" 0
 	run -0 cat "$ws.out"
-	assert_output "kill: No such process
-ptrace: Operation not permitted
+	assert_output "kill: ESRCH
+ptrace: EPERM
 0
-killall: No such process
+killall: ESRCH
 hello"
 	run -1 kill -0 "$bridge"
 }

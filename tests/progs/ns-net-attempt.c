@@ -1,6 +1,6 @@
 /* What a command inside `sbx-ns --net MODE` can do with the network, one
  * attempt per run, one line of output: "ok ..." or the step and the errno
- * text.
+ * name.
  *
  *   socket FAMILY TYPE      unix|inet|inet6|netlink|packet  stream|dgram|raw|seqpacket
  *   connect ADDR PORT       TCP connect (IPv4 or IPv6 literal)
@@ -24,9 +24,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* errno by name: the same line from a glibc and a musl build */
 static int fail(const char *step)
 {
-	printf("%s: %s\n", step, strerror(errno));
+	static const struct { int e; const char *n; } names[] = {
+		{ EPERM, "EPERM" }, { EACCES, "EACCES" }, { ECONNREFUSED, "ECONNREFUSED" },
+		{ ENETUNREACH, "ENETUNREACH" }, { ESRCH, "ESRCH" }, { EAFNOSUPPORT, "EAFNOSUPPORT" },
+		{ EPROTONOSUPPORT, "EPROTONOSUPPORT" }, { ECONNRESET, "ECONNRESET" }, { ENOENT, "ENOENT" },
+	};
+	int e = errno;
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].e == e) {
+			printf("%s: %s\n", step, names[i].n);
+			return 1;
+		}
+	printf("%s: errno %d\n", step, e);
 	return 1;
 }
 
