@@ -6,7 +6,9 @@
 # on these shared machines mean little. Everything runs in two network
 # namespaces made here and removed at the end: "h" holds sbx-ns, the broker
 # (with an /etc/hosts naming origin.test) and the host-side client, "o"
-# the origin on 198.18.9.2; no default route anywhere.
+# the origin on 198.18.9.2; no default route anywhere. A third column puts
+# socat (TCP-LISTEN to UNIX-CONNECT, the usual relay) in the bridge's place,
+# on the host side, for scale: what any such hop costs on this machine.
 #
 #   bench/sbx-ns-net.sh     (as root; needs SBX_BIN, python3)
 #
@@ -23,6 +25,9 @@ for v in "$bytes" "$conns" "$rounds"; do
 	case $v in '' | *[!0-9]* | 0) echo "bench: usage: SBX_BENCH_BYTES, SBX_BENCH_CONNS and SBX_BENCH_ROUNDS are positive integers" >&2; exit 100 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (network namespaces)" >&2; exit 111; }
+for t in python3 socat ip unshare; do
+	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
+done
 PY=/usr/bin/python3
 W=$(mktemp -d /var/tmp/sbx-ns-net-bench.XXXXXX)
 chmod 0755 "$W"
@@ -30,6 +35,7 @@ NH=sbxnsb$$h NO=sbxnsb$$o
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || :; done
+	wait 2>/dev/null || :
 	for ns in "$NH" "$NO"; do
 		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || :; done
 		ip netns del "$ns" 2>/dev/null || :
@@ -139,23 +145,36 @@ for i in $(seq 1 100); do
 	sleep 0.1
 done
 
+ip netns exec "$NH" socat TCP-LISTEN:3999,bind=127.0.0.1,fork,reuseaddr,backlog=1024 "UNIX-CONNECT:$W/broker.sock" \
+	</dev/null >/dev/null 2>&1 &
+pids+=($!)
+for i in $(seq 1 100); do
+	ip netns exec "$NH" "$PY" "$W/client.py" tcp:127.0.0.1:3999 rate 1 >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
 host() { ip netns exec "$NH" "$PY" "$W/client.py" "unix:$W/broker.sock" "$@"; }
+relay() { ip netns exec "$NH" "$PY" "$W/client.py" tcp:127.0.0.1:3999 "$@"; }
 sandbox() {
 	ip netns exec "$NH" "$SBX_BIN/sbx-ns" --uid 65534 --gid 65534 --workspace "$W/ws" --ro "$W/client.py" \
 		--net "broker:$W/broker.sock" -- python3 "$W/client.py" tcp:127.0.0.1:3128 "$@"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-: > "$W/hb"; : > "$W/sb"; : > "$W/hr"; : > "$W/sr"
+: > "$W/hb"; : > "$W/sb"; : > "$W/xb"; : > "$W/hr"; : > "$W/sr"; : > "$W/xr"
 for r in $(seq 1 "$rounds"); do
 	host bulk "$bytes" >> "$W/hb"
 	sandbox bulk "$bytes" >> "$W/sb"
+	relay bulk "$bytes" >> "$W/xb"
 	host rate "$conns" >> "$W/hr"
 	sandbox rate "$conns" >> "$W/sr"
+	relay rate "$conns" >> "$W/xr"
 done
-hb=$(median < "$W/hb"); sb=$(median < "$W/sb"); hr=$(median < "$W/hr"); sr=$(median < "$W/sr")
-echo "bulk, MB/s (median of $rounds, $bytes bytes): broker alone $hb, bridge + broker $sb;" \
-	"bridge costs $(awk -v a="$hb" -v b="$sb" 'BEGIN { printf "%.1f", (a / b - 1) * 100 }') % (time per byte)"
-echo "rate, conn/s (median of $rounds, $conns GETs, 8 at a time): broker alone $hr, bridge + broker $sr;" \
-	"bridge costs $(awk -v a="$hr" -v b="$sr" 'BEGIN { printf "%.1f", (a / b - 1) * 100 }') % (time per connection)"
-echo "raw: host bulk $(tr '\n' ' ' < "$W/hb")| sandbox bulk $(tr '\n' ' ' < "$W/sb")| host rate $(tr '\n' ' ' < "$W/hr")| sandbox rate $(tr '\n' ' ' < "$W/sr")"
+cost() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a / b - 1) * 100 }'; }
+hb=$(median < "$W/hb"); sb=$(median < "$W/sb"); xb=$(median < "$W/xb")
+hr=$(median < "$W/hr"); sr=$(median < "$W/sr"); xr=$(median < "$W/xr")
+echo "bulk, MB/s (median of $rounds, $bytes bytes): broker alone $hb, bridge + broker $sb, socat + broker $xb;" \
+	"the bridge costs $(cost "$hb" "$sb") %, socat $(cost "$hb" "$xb") % (time per byte)"
+echo "rate, conn/s (median of $rounds, $conns GETs, 8 at a time): broker alone $hr, bridge + broker $sr, socat + broker $xr;" \
+	"the bridge costs $(cost "$hr" "$sr") %, socat $(cost "$hr" "$xr") % (time per connection)"
+for f in hb sb xb hr sr xr; do printf '%s: %s\n' "$f" "$(tr '\n' ' ' < "$W/$f")"; done
