@@ -207,3 +207,29 @@ hello
 	run -0 ns_fd5 nsh_user --workspace "$ws" --net "broker:$BSOCK,port=3129" --status-fd 5 -- true
 	assert_line --index 1 --regexp '"net":"broker","proxy":"http://127.0.0.1:3129","bridge":[0-9]+,'
 }
+
+@test "a broker socket replaced by another after the check is not used: the bridge keeps the checked one" {
+	local ws pid i rc
+	ws=$(ns_ws)
+	net_broker swap --allow-host origin.test --allow-private-networks
+	nsh_user --workspace "$ws" --net "broker:$NET_DIR/swap.sock" --status-fd 5 -- sh -c '
+		while [ ! -e go ]; do sleep 0.05; done
+		curl -sS http://origin.test/' 5>"$ws.status" >"$ws.out" 2>&1 &
+	pid=$!
+	for i in $(seq 1 200); do grep -q '"started"' "$ws.status" && break; sleep 0.05; done
+	mv "$NET_DIR/swap.sock" "$NET_DIR/swap.old"
+	ip netns exec "$NH" "$PY" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(8)
+open(sys.argv[2], "w").close()
+while True:
+    c, _ = s.accept(); c.recv(65536)
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\ndecoy\n"); c.close()' \
+		"$NET_DIR/swap.sock" "$ws/go" </dev/null >/dev/null 2>&1 3>&- &
+	echo $! >> "$NET_DIR/pids"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run -0 cat "$ws.out"
+	assert_output "hello"
+}
