@@ -119,7 +119,7 @@ test-progs: $(TEST_PROGS)
 check: all $(UNIT_BIN) $(TEST_PROGS)
 	$(Q)$(PKGS) test
 	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_UNIT=$(abspath $(UNIT_BIN)) SBX_STATIC=$(STATIC) \
-	  SBX_OBJDIR=$(abspath $(OBJDIR)) tests/check.sh
+	  SBX_OBJDIR=$(abspath $(OBJDIR)) SBX_VM_WORK=$(abspath $(B))/build/vm tests/check.sh
 
 check-unit: $(UNIT_BIN)
 	$(Q)$(UNIT_BIN)
@@ -129,7 +129,8 @@ check-bats: all $(TEST_PROGS)
 	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_STATIC=$(STATIC) tests/run-bats.sh tests/*.bats
 
 check-vm: all $(TEST_PROGS)
-	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) tests/vm/run.sh
+	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) \
+	  SBX_VM_WORK=$(abspath $(B))/build/vm tests/vm/check.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

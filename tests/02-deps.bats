@@ -73,10 +73,12 @@ manifest_summary() {
 		END { for (p in ver) print p, ver[p], dsc[p] + 0, orig[p] + 0, deb[p] + 0 }' | sort
 }
 
-@test "the manifest pins a dsc, an orig and a debian tarball of libseccomp and libcap2, each with a SHA-256" {
+@test "the manifest pins a dsc, an orig and a debian tarball of each library, each with a SHA-256" {
 	run -0 manifest_summary
-	assert_output "libcap2 1:2.66-4+deb12u3 1 1 1
-libseccomp 2.5.4-1+deb12u1 1 1 1"
+	assert_output "jansson 2.14-2 1 1 1
+libcap2 1:2.66-4+deb12u3 1 1 1
+libseccomp 2.5.4-1+deb12u1 1 1 1
+nettle 3.8.1-2 1 1 1"
 }
 
 @test "every pinned file in the download cache matches its SHA-256" {
@@ -106,8 +108,14 @@ libseccomp 2.5.4-1+deb12u1 1 1 1"
 	run -0 --separate-stderr unshare -n env SBX_DEPS_CACHE="$BATS_TEST_TMPDIR/cache" \
 		"$SBX_ROOT/deps/build.sh" "$BATS_TEST_TMPDIR/deps"
 	assert_output "  DEPS    libseccomp 2.5.4-1+deb12u1
-  DEPS    libcap2 1:2.66-4+deb12u3"
+  DEPS    libcap2 1:2.66-4+deb12u3
+  DEPS    jansson 2.14-2
+  DEPS    nettle 3.8.1-2"
 	assert_equal "$stderr" ""
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libjansson.a"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libnettle.a"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/include/jansson.h"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/include/nettle/hmac.h"
 	assert_file_exists "$BATS_TEST_TMPDIR/deps/.stamp"
 	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libseccomp.a"
 	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libcap.a"

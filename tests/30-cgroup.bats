@@ -42,7 +42,8 @@ bad() {
 	assert_output "usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]
        sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--status-fd FD]
        sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]
-       sbx-cgroup --delegate DIR --user USER [--status-fd FD]"
+       sbx-cgroup --delegate DIR --user USER [--status-fd FD]
+       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]"
 	local synopsis
 	synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SBX_ROOT/man/sbx-cgroup.1" | grep '^sbx-cgroup ')
 	assert_equal "$synopsis" "$(sed 's/^usage: //; s/^ *//' <<<"$output")"
