@@ -428,55 +428,35 @@ teardown() {
 }
 
 @test "proof: the real sbx-ns holds every isolation line (exit 0), or is reported absent (106)" {
-	if [ -x "$SBX_BIN/sbx-ns" ]; then
-		run -0 --separate-stderr sbx-check proof
-		assert_equal "$stderr" ""
-		local n
-		for n in workspace-read workspace-write sibling-secret env-write git-hook-write outside-write offline; do
-			assert_line --regexp "^$n +ok +"
-		done
-		assert_line "result: all checks passed (exit 0)"
-	else
-		run -106 --separate-stderr sbx-check proof
-		assert_line "result: isolation unavailable (exit 106)"
-	fi
+	run -0 --separate-stderr sbx-check proof
+	assert_equal "$stderr" ""
+	local n
+	for n in workspace-read workspace-write sibling-secret env-write git-hook-write outside-write offline; do
+		assert_line --regexp "^$n +ok +"
+	done
+	assert_line "result: all checks passed (exit 0)"
 }
 
 @test "proof: with the real chain and a cgroup root on this host, limits are refused fail-closed (exit 101)" {
 	cg=/sys/fs/cgroup/unified/sbx-check-test-$$
 	mkdir "$cg"
-	if [ -x "$SBX_BIN/sbx-ns" ] && [ -x "$SBX_BIN/sbx-cgroup" ]; then
-		run -101 --separate-stderr sbx-check proof --cgroup-root "$cg"
-		assert_equal "$stderr" ""
-		assert_line --regexp "^sibling-secret +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/secret: No such file or directory\$"
-		assert_line --regexp "^pids-limit +unsupported +sbx-cgroup refused, fail-closed \\(exit 101\\): "
-		assert_line "result: hard limits unavailable (exit 101)"
-	else
-		run -106 --separate-stderr sbx-check proof --cgroup-root "$cg"
-		assert_line "result: isolation unavailable (exit 106)"
-	fi
+	run -101 --separate-stderr sbx-check proof --cgroup-root "$cg"
+	assert_equal "$stderr" ""
+	assert_line --regexp "^sibling-secret +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/secret: No such file or directory\$"
+	assert_line --regexp "^pids-limit +unsupported +sbx-cgroup refused, fail-closed \\(exit 101\\): "
+	assert_line "result: hard limits unavailable (exit 101)"
 }
 
 @test "proof: an unprivileged user proves the real sbx-ns too" {
 	sbx_test_user
-	if [ -x "$SBX_BIN/sbx-ns" ]; then
-		run -0 --separate-stderr as_user sbx-check proof
-		assert_equal "$stderr" ""
-		assert_line --regexp "^env-write +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/ws/\\.env for writing: Read-only file system\$"
-		assert_line --regexp "^offline +ok +denied: "
-		assert_line "result: all checks passed (exit 0)"
-	else
-		run -106 --separate-stderr as_user sbx-check proof
-		assert_line "result: isolation unavailable (exit 106)"
-	fi
+	run -0 --separate-stderr as_user sbx-check proof
+	assert_equal "$stderr" ""
+	assert_line --regexp "^env-write +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/ws/\\.env for writing: Read-only file system\$"
+	assert_line --regexp "^offline +ok +denied: "
+	assert_line "result: all checks passed (exit 0)"
 }
 
 @test "the demo runs on this host: limits refused fail-closed, every attempt blocked, nothing escapes" {
-	if [ ! -x "$SBX_BIN/sbx-ns" ]; then
-		run -106 --separate-stderr "$SBX_ROOT/demo/run.sh"
-		assert_line "   no isolation on this host: the untrusted script is not run"
-		return 0
-	fi
 	run -0 --separate-stderr "$SBX_ROOT/demo/run.sh"
 	assert_equal "$stderr" ""
 	assert_line "   cgroup limits: UNAVAILABLE here; sbx-cgroup refuses, fail-closed (exit 101):"
