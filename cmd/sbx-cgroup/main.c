@@ -20,11 +20,11 @@
 #define MAX_TIMEOUT   (366ULL * 86400 * 1000)   /* a year, in ms */
 
 static const char usage_text[] =
-	"usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
-	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--status-fd FD]\n"
+	"usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
+	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]\n"
 	"       sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
 	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n"
-	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n";
+	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n";
 
 /* Option ids double as bits in a mask of what was given, so that each
  * mode can say which options it takes. New options (e.g. a sampled mode)
@@ -32,7 +32,7 @@ static const char usage_text[] =
 enum {
 	O_ROOT = 1, O_NAME, O_PARENT, O_CPU, O_MEMORY, O_PIDS, O_TIMEOUT,
 	O_STATUS, O_READY, O_PASS, O_CREATE, O_DESTROY, O_DELEGATE, O_USER,
-	O_HELP, O_SAMPLED,
+	O_HELP, O_SAMPLED, O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP,
 };
 #define BIT(id) (1U << (id))
 
@@ -53,10 +53,15 @@ static const struct sbx_opt table[] = {
 	{ "user",      SBX_ARG,   SBX_ONCE, O_USER },
 	{ "help",      SBX_NOARG, SBX_ONCE, O_HELP },
 	{ "sampled",   SBX_NOARG, SBX_ONCE, O_SAMPLED },
+	{ "baseline",    SBX_ARG,   SBX_ONCE, O_BASELINE },
+	{ "baseline-fd", SBX_ARG,   SBX_ONCE, O_BASELINE_FD },
+	{ "policy-fd",   SBX_ARG,   SBX_ONCE, O_POLICY_FD },
+	{ "clamp",       SBX_NOARG, SBX_ONCE, O_CLAMP },
 	{ NULL, 0, 0, 0 },
 };
 
-#define LIMIT_BITS (BIT(O_CPU) | BIT(O_MEMORY) | BIT(O_PIDS))
+#define LIMIT_BITS (BIT(O_CPU) | BIT(O_MEMORY) | BIT(O_PIDS) | BIT(O_BASELINE) | \
+		    BIT(O_BASELINE_FD) | BIT(O_POLICY_FD) | BIT(O_CLAMP))
 static const unsigned allowed_run = BIT(O_ROOT) | BIT(O_NAME) | BIT(O_PARENT) | LIMIT_BITS |
 	BIT(O_TIMEOUT) | BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS);
 static const unsigned allowed_create = BIT(O_ROOT) | BIT(O_PARENT) | LIMIT_BITS |
@@ -120,6 +125,10 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 				sbx_die_usage("--user: invalid user '': empty");
 			o->user = arg;
 			break;
+		case O_BASELINE: sbx_policy_opt_baseline(&o->pol, arg); break;
+		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&o->pol, arg); break;
+		case O_POLICY_FD: sbx_policy_opt_policy_fd(&o->pol, arg); break;
+		case O_CLAMP: o->pol.clamp = 1; break;
 		case O_HELP:
 			fputs(usage_text, stdout);
 			fflush(stdout);
@@ -138,6 +147,47 @@ static void only(unsigned given, unsigned allowed, const char *mode)
 			sbx_die_usage("%s does not take --%s", mode, t->name);
 }
 
+/* The limits become the effective policy's: the request (--cpu, --memory,
+ * --pids, --sampled, or the JSON on --policy-fd) merged with the baseline,
+ * so that no request raises a limit the baseline sets, nor trades hard
+ * limits for sampled ones where the policy requires them. Without policy
+ * options the argv stands as it is. */
+static void apply_policy(struct opts *o)
+{
+	struct sbx_policy req, eff;
+	struct sbx_perr e;
+
+	if (!sbx_policy_opts_baseline(&o->pol) && o->pol.policy_fd < 0) {
+		if (o->pol.clamp)
+			sbx_die_usage("--clamp needs --baseline or --baseline-fd");
+		return;
+	}
+	for (size_t i = 0; i < o->npass; i++)
+		if (o->pass[i] == o->pol.baseline_fd || o->pass[i] == o->pol.policy_fd)
+			sbx_die_usage("--pass-fd: fd %d is a policy fd (consumed)", o->pass[i]);
+	if (o->status_fd >= 0 && (o->status_fd == o->pol.baseline_fd || o->status_fd == o->pol.policy_fd))
+		sbx_die_usage("--status-fd: fd %d is also a policy fd", o->status_fd);
+	if (o->ready_fd >= 0 && (o->ready_fd == o->pol.baseline_fd || o->ready_fd == o->pol.policy_fd))
+		sbx_die_usage("--ready-fd: fd %d is also a policy fd", o->ready_fd);
+	sbx_policy_init(&req, "argv");
+	if ((o->lim.cpu_pct && sbx_policy_set_u64(&req, &req.cpu, o->lim.cpu_pct, "--cpu", &e) < 0) ||
+	    (o->lim.memory && sbx_policy_set_u64(&req, &req.memory, o->lim.memory, "--memory", &e) < 0) ||
+	    (o->lim.pids && sbx_policy_set_u64(&req, &req.pids, o->lim.pids, "--pids", &e) < 0) ||
+	    (o->sampled && sbx_policy_set_int(&req, &req.hard, 0, "--sampled", &e) < 0))
+		sbx_policy_die(&e);
+	sbx_policy_effective(&o->pol, &req, SBX_PSCOPE_CGROUP, NULL, TOOL, o->status_fd, &eff);
+	/* A clamp cannot turn --sampled into a cgroup run (that needs --root
+	 * and --name): it refuses instead. */
+	if (o->sampled && eff.hard.set && eff.hard.v)
+		sbx_die(SBX_EXIT_POLICY, "policy refused: --sampled: sampled limits where the policy "
+			"requires hard ones (%s)", eff.hard.origin ? eff.hard.origin : "policy");
+	o->lim.cpu_pct = eff.cpu.set ? eff.cpu.v : 0;
+	o->lim.memory = eff.memory.set ? eff.memory.v : 0;
+	o->lim.pids = eff.pids.set ? eff.pids.v : 0;
+	sbx_policy_free(&eff);
+	sbx_policy_free(&req);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -147,6 +197,7 @@ int main(int argc, char **argv)
 	sbx_setprog(TOOL);
 	memset(&o, 0, sizeof o);
 	o.status_fd = o.ready_fd = -1;
+	sbx_policy_opts_init(&o.pol);
 	given = parse(argc, argv, &o);
 	has_prog = o.argv[0] != NULL;
 
@@ -174,12 +225,15 @@ int main(int argc, char **argv)
 			sbx_die_usage("%s needs --parent", mode);
 		if (has_prog)
 			sbx_die_usage("%s takes no program", mode);
+		if (o.create)
+			apply_policy(&o);
 		return o.create ? mode_create(&o) : mode_destroy(&o);
 	}
 	if (o.sampled) {
 		only(given, allowed_sampled, "--sampled");
 		if (!has_prog)
 			sbx_die_usage("missing program");
+		apply_policy(&o);
 		return mode_sampled(&o);
 	}
 	only(given, allowed_run, "running a program");
@@ -189,5 +243,6 @@ int main(int argc, char **argv)
 		sbx_die_usage("missing --name");
 	if (!has_prog)
 		sbx_die_usage("missing program");
+	apply_policy(&o);
 	return mode_run(&o);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "policy.h"
+
 #define TOOL "sbx-cgroup"
 #define CPU_PERIOD 100000ULL      /* cpu.max period in microseconds */
 #define MAX_PASS_FDS 32
@@ -28,6 +30,7 @@ struct opts {
 	size_t npass;
 	int create, destroy;
 	int sampled;          /* --sampled: no cgroup, lib/meter.c instead */
+	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
 	char **argv;          /* the command, NULL-terminated */
 };
 

@@ -1,6 +1,8 @@
 /* `sbx-check host`: what this kernel and this administrator's setup offer,
  * one item per capability, each missing one with what to do about it. */
 #include "check.h"
+#include "exitcodes.h"
+#include "policy.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -403,6 +405,38 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	close(fd);
 }
 
+/* The baseline the tools are given: trusted and valid, and whether it
+ * lets a command run unconfined where user namespaces are unavailable. */
+static void baseline(struct chk_report *r, const struct chk_opts *o)
+{
+	struct sbx_policy p;
+	struct sbx_perr e;
+	struct chk_item *it;
+	char label[64];
+
+	if (!o->baseline) {
+		chk_add(r, CLS_EXTRA, "baseline", CHK_NOTCONF, "no --baseline given");
+		return;
+	}
+	snprintf(label, sizeof label, "--baseline");
+	sbx_policy_init(&p, label);
+	if (sbx_policy_load_file(&p, o->baseline, &e) < 0) {
+		it = chk_add(r, CLS_ISOLATION, "baseline", e.code == SBX_EXIT_POLICY ? CHK_UNSAFE : CHK_MISSING,
+			     "%s", e.msg);
+		chk_fix(it, "a regular file owned by root, not writable by group or others, "
+			"on a path only root can change, holding a valid policy");
+	} else if (sbx_policy_unsafe_fallback(&p)) {
+		it = chk_add(r, CLS_EXTRA, "baseline", CHK_OK,
+			     "%s: the unsafe host-process fallback is active: where user namespaces "
+			     "are unavailable, a request that also asks for it runs unconfined", o->baseline);
+		chk_field(it, "unsafe_fallback", 0, "true");
+	} else {
+		it = chk_add(r, CLS_EXTRA, "baseline", CHK_OK, "%s: fail-closed", o->baseline);
+		chk_field(it, "unsafe_fallback", 0, "false");
+	}
+	sbx_policy_free(&p);
+}
+
 void chk_host(struct chk_report *r, const struct chk_opts *o)
 {
 	kernel(r);
@@ -410,4 +444,5 @@ void chk_host(struct chk_report *r, const struct chk_opts *o)
 	kernel_features(r);
 	cgroup(r, o);
 	quota(r, o);
+	baseline(r, o);
 }

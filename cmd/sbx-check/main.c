@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--json]\n"
+	"usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--baseline FILE] [--json]\n"
 	"       sbx-check tools [--manifest FILE] [--json] [PATH...]\n"
 	"       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]\n"
 	"       sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] "
@@ -22,7 +22,7 @@ static const char usage[] =
 
 int chk_grant(int argc, char **argv); /* grant.c */
 
-enum { O_HELP = 1, O_PROBE, O_CGROUP, O_QUOTA, O_NS, O_MANIFEST, O_JSON };
+enum { O_HELP = 1, O_PROBE, O_CGROUP, O_QUOTA, O_NS, O_MANIFEST, O_JSON, O_BASELINE };
 
 void chk_bindir(char *out, size_t n)
 {
@@ -63,6 +63,7 @@ static int run_mode(const char *mode, int argc, char **argv)
 	static const struct sbx_opt host_tab[] = {
 		{ "cgroup-root", SBX_ARG, SBX_ONCE, O_CGROUP },
 		{ "quota-workspace", SBX_ARG, SBX_ONCE, O_QUOTA },
+		{ "baseline", SBX_ARG, SBX_ONCE, O_BASELINE },
 		{ "json", SBX_NOARG, SBX_ONCE, O_JSON },
 		{ 0 },
 	};
@@ -91,6 +92,11 @@ static int run_mode(const char *mode, int argc, char **argv)
 		switch (id) {
 		case O_CGROUP: o.cgroup_root = path_opt("cgroup-root", arg, 1); break;
 		case O_QUOTA: o.quota_ws = path_opt("quota-workspace", arg, 1); break;
+		case O_BASELINE:
+			if (arg[0] != '/')
+				sbx_die_usage("--baseline: invalid path '%s': %s", arg, *arg ? "not absolute" : "empty");
+			o.baseline = arg;
+			break;
 		case O_NS:
 			o.ns = path_opt("ns", arg, 0);
 			if (access(o.ns, X_OK) < 0)

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "opts.h"
 #include "parse.h"
+#include "policy.h"
 #include "quota.h"
 #include "quota_tree.h"
 #include "walk.h"
@@ -33,17 +34,19 @@
 #define MAX_INODES (1ULL << 48)
 
 static const char usage_text[] =
-	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE] [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
+	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
 	"       sbx-quota prepare --workspace DIR --project ID --disk SIZE [--inodes N] [--replace]\n"
 	"       sbx-quota report --workspace DIR [--json]\n";
 
 enum { O_WORKSPACE = 1, O_DISK, O_INODES, O_MAXFILE, O_PASSFD, O_STATUSFD,
-       O_PROJECT, O_REPLACE, O_JSON, O_HELP };
+       O_PROJECT, O_REPLACE, O_JSON, O_HELP, O_BASELINE, O_BASELINE_FD, O_POLICY_FD,
+       O_CLAMP };
 
 struct opts {
 	const char *workspace;
 	uint64_t disk, inodes, max_file, project;
 	int pass_fd, status_fd, replace, json;
+	struct sbx_policy_opts pol;  /* verify: --baseline, --baseline-fd, --policy-fd, --clamp */
 	char **prog;
 };
 
@@ -71,7 +74,7 @@ static int report(const struct opts *o);
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .pass_fd = -1, .status_fd = -1 };
+	struct opts o = { .pass_fd = -1, .status_fd = -1, .pol = { NULL, -1, -1, 0 } };
 	const char *verb = argc > 1 ? argv[1] : NULL;
 
 	sbx_setprog(TOOL);
@@ -156,6 +159,33 @@ static const char *parse_path(const char *opt, const char *s)
 	return s;
 }
 
+/* verify: the disk and inode limits become the effective policy's (the
+ * request, --disk/--inodes or the JSON on --policy-fd, merged with the
+ * baseline): the smaller wins, a request never raises one. With a policy
+ * the limits may come from it alone, so --disk is then optional. */
+static void apply_policy(struct opts *o)
+{
+	struct sbx_policy req, eff;
+	struct sbx_perr e;
+
+	if (!sbx_policy_opts_baseline(&o->pol) && o->pol.policy_fd < 0) {
+		if (o->pol.clamp)
+			sbx_die_usage("--clamp needs --baseline or --baseline-fd");
+		return;
+	}
+	if (o->status_fd >= 0 && (o->status_fd == o->pol.baseline_fd || o->status_fd == o->pol.policy_fd))
+		sbx_die_usage("--status-fd: fd %d is also a policy fd", o->status_fd);
+	sbx_policy_init(&req, "argv");
+	if ((o->disk && sbx_policy_set_u64(&req, &req.disk, o->disk, "--disk", &e) < 0) ||
+	    (o->inodes && sbx_policy_set_u64(&req, &req.inodes, o->inodes, "--inodes", &e) < 0))
+		sbx_policy_die(&e);
+	sbx_policy_effective(&o->pol, &req, SBX_PSCOPE_QUOTA, NULL, TOOL, o->status_fd, &eff);
+	o->disk = eff.disk.set ? eff.disk.v : 0;
+	o->inodes = eff.inodes.set ? eff.inodes.v : 0;
+	sbx_policy_free(&eff);
+	sbx_policy_free(&req);
+}
+
 static void parse(int argc, char **argv, int verb, struct opts *o)
 {
 	static const struct sbx_opt verify_tab[] = {
@@ -165,6 +195,10 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 		{ "max-file", SBX_ARG, SBX_ONCE, O_MAXFILE },
 		{ "pass-fd", SBX_ARG, SBX_ONCE, O_PASSFD },
 		{ "status-fd", SBX_ARG, SBX_ONCE, O_STATUSFD },
+		{ "baseline", SBX_ARG, SBX_ONCE, O_BASELINE },
+		{ "baseline-fd", SBX_ARG, SBX_ONCE, O_BASELINE_FD },
+		{ "policy-fd", SBX_ARG, SBX_ONCE, O_POLICY_FD },
+		{ "clamp", SBX_NOARG, SBX_ONCE, O_CLAMP },
 		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
 		{ 0, 0, 0, 0 },
 	};
@@ -200,11 +234,17 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 		case O_PROJECT: o->project = sbx_opt_u64("--project", arg, 1, 4294967294ULL); break;
 		case O_REPLACE: o->replace = 1; break;
 		case O_JSON: o->json = 1; break;
+		case O_BASELINE: sbx_policy_opt_baseline(&o->pol, arg); break;
+		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&o->pol, arg); break;
+		case O_POLICY_FD: sbx_policy_opt_policy_fd(&o->pol, arg); break;
+		case O_CLAMP: o->pol.clamp = 1; break;
 		case O_HELP: usage_ok();
 		}
 	}
 	if (!o->workspace)
 		sbx_die_usage("missing --workspace");
+	if (verb == 'v')
+		apply_policy(o);
 	if (verb != 'r' && !o->disk)
 		sbx_die_usage("missing --disk");
 	if (verb == 'p' && !o->project)
@@ -213,6 +253,9 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 	 * no inode at all would be allowed. */
 	if (disk_arg && o->disk < 4096)
 		sbx_die_usage("--disk: invalid size '%s': below 4096 bytes", disk_arg);
+	if (o->disk && o->disk < 4096)   /* a policy's disk_bytes */
+		sbx_die_usage("policy: disk limit of %llu bytes is below 4096 bytes",
+			      (unsigned long long)o->disk);
 	if (verb == 'p' && o->inodes && o->inodes > o->disk / 4096)
 		sbx_die_usage("--inodes: %llu is more than --disk / 4096 = %llu",
 			      (unsigned long long)o->inodes, (unsigned long long)(o->disk / 4096));
