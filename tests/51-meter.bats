@@ -66,7 +66,6 @@ gone() {
 @test "a memory hog is killed and the sandbox reported LOST with exit 103" {
 	run -103 --separate-stderr "$T/meter-run" --memory 64M --status-fd 3 -- "$T/meter-hog" 200 10 3>"$status_file"
 	assert_regex "$stderr" "$(lost_msg memory 67108864)"
-	refute_output --partial "touched 200 MiB"
 	run -0 grep -c . "$status_file"
 	assert_output 3
 	run -0 sed -n 2p "$status_file"
