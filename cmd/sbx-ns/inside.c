@@ -64,13 +64,15 @@ static void nest_userns(void)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to block user namespaces: a nested one could still be created");
 }
 
-static char **build_env(const struct ns_run *r, const char **path)
+/* Built by the outer process before anything is set up (a grant binds it);
+ * the sandbox inherits it as memory. */
+char **ns_build_env(const struct ns_run *r, const char **path)
 {
 	size_t n = 3 + r->nsetenv + r->nkeepenv + 5 + 1, k = 0;
 	char **env = calloc(n, sizeof *env);
 	const char *ws = r->ops[r->ws].dest;
 	const char *defaults[3][2] = {
-		{ "PATH", "/usr/local/bin:/usr/bin:/bin" }, { "HOME", ws }, { "TMPDIR", "/tmp" },
+		{ "PATH", r->cmdpath ? r->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", ws }, { "TMPDIR", "/tmp" },
 	};
 
 	if (!env)
@@ -99,7 +101,7 @@ static char **build_env(const struct ns_run *r, const char **path)
 		env[k++] = (char *)r->setenv[i];
 	env[k] = NULL;
 	env = ns_net_env(r, env, &k);
-	*path = "/usr/local/bin:/usr/bin:/bin";
+	*path = r->cmdpath ? r->cmdpath : "/usr/local/bin:/usr/bin:/bin";
 	for (size_t i = 0; i < k; i++)
 		if (!strncmp(env[i], "PATH=", 5))
 			*path = env[i] + 5;
@@ -109,8 +111,6 @@ static char **build_env(const struct ns_run *r, const char **path)
 noreturn static void command(struct ns_run *r, int hidepid)
 {
 	struct ns_report rep = { 'S', 0, hidepid };
-	const char *path;
-	char **env;
 	int keep[2], nkeep = 0;
 
 	if (setsid() < 0)
@@ -127,7 +127,6 @@ noreturn static void command(struct ns_run *r, int hidepid)
 	if (chdir(r->ops[r->ws].dest) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->ops[r->ws].dest);
 	rep.value = ns_landlock(r);
-	env = build_env(r, &path);
 	keep[nkeep++] = r->report_fd;
 	if (r->ready_fd >= 0)
 		keep[nkeep++] = r->ready_fd;
@@ -144,7 +143,9 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		_exit(SBX_EXIT_LOST);
 	close(r->report_fd);
 	sbx_ready_fd(r->ready_fd);
-	sbx_exec(r->cmd, path, env);
+	if (r->allow.n)
+		sbx_allowexec_exec(&r->allow, r->cmd, r->search, r->env);
+	sbx_exec(r->cmd, r->search, r->env);
 }
 
 static void drop_init(struct ns_run *r)

@@ -8,6 +8,7 @@
  * caller's view of the host, the namespaces, and the wait. */
 #include "ns.h"
 
+#include "cmdpath.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
@@ -29,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CLONE_NEWCGROUP
@@ -39,16 +41,20 @@ static const char usage[] =
 	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH]... [--rw PATH]... "
 	"[--ro-fd FD]... [--rw-fd FD]... [--runtime PATHS] [--tmp-in-workspace] "
 	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
-	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
+	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
+	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
 	O_TMP_IN_WS, O_DENY_WRITE, O_REQUIRE_LANDLOCK, O_UID, O_GID, O_SETENV,
 	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
+	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
 	/* Planned, same table: --bind SRC DEST, --ro-bind SRC DEST (and fd
-	 * forms), --broker-fd, --command-path, --protect, --allow-exec,
-	 * --grant-fd, --grant-key, --quiet-denials. */
+	 * forms), --quiet-denials. */
 };
+
+#define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
 
 static const struct sbx_opt options[] = {
 	{ "workspace",        SBX_ARG,   SBX_ONCE, O_WORKSPACE },
@@ -70,6 +76,12 @@ static const struct sbx_opt options[] = {
 	{ "status-fd",        SBX_ARG,   SBX_ONCE, O_STATUS_FD },
 	{ "ready-fd",         SBX_ARG,   SBX_ONCE, O_READY_FD },
 	{ "help",             SBX_NOARG, SBX_ONCE, O_HELP },
+	{ "command-path",     SBX_ARG,   SBX_ONCE, O_CMDPATH },
+	{ "allow-exec",       SBX_ARG,   SBX_MANY, O_ALLOW_EXEC },
+	{ "protect",          SBX_ARG,   SBX_MANY, O_PROTECT },
+	{ "grant-fd",         SBX_ARG,   SBX_ONCE, O_GRANT_FD },
+	{ "grant-key",        SBX_ARG,   SBX_ONCE, O_GRANT_KEY },
+	{ "timeout",          SBX_ARG,   SBX_ONCE, O_TIMEOUT },
 	{ 0, 0, 0, 0 }
 };
 
@@ -180,6 +192,17 @@ static void parse(struct ns_run *r, int argc, char **argv)
 		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
 		case O_STATUS_FD: r->status_fd = sbx_opt_fd("--status-fd", arg); break;
 		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
+		case O_CMDPATH: r->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
+		case O_ALLOW_EXEC: sbx_allowexec_add(&r->allow, "--allow-exec", arg); break;
+		case O_PROTECT: sbx_protect_add(&r->prot, "--protect", arg); break;
+		case O_GRANT_FD: r->grant_fd = sbx_opt_fd("--grant-fd", arg); break;
+		case O_GRANT_KEY:
+			r->grant_key = malloc(sizeof *r->grant_key);
+			if (!r->grant_key)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			sbx_grant_key_load("--grant-key", arg, r->grant_key);
+			break;
+		case O_TIMEOUT: r->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
 		}
 	}
 	if (st.ind >= argc)
@@ -189,11 +212,73 @@ static void parse(struct ns_run *r, int argc, char **argv)
 	r->cmd = argv + st.ind;
 	if (!have_ws)
 		sbx_die_usage("missing --workspace or --workspace-fd");
+	if ((r->grant_fd >= 0) != (r->grant_key != NULL))
+		sbx_die_usage("--grant-fd and --grant-key go together");
+	if (r->grant_fd >= 0 && (r->grant_fd == r->status_fd || r->grant_fd == r->ready_fd ||
+				 r->grant_fd == r->broker_fd))
+		sbx_die_usage("--grant-fd: fd %d is also the status, ready or broker fd", r->grant_fd);
+	if (r->cmdpath) {
+		for (size_t i = 0; i < r->nsetenv; i++)
+			if (!strncmp(r->setenv[i], "PATH=", 5))
+				sbx_die_usage("--setenv: PATH is set by --command-path");
+		for (size_t i = 0; i < r->nkeepenv; i++)
+			if (!strcmp(r->keepenv[i], "PATH"))
+				sbx_die_usage("--keep-env: PATH is set by --command-path");
+	}
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].fd >= 0 && r->ops[i].fd == r->grant_fd)
+			sbx_die_usage("%s: fd %d is also the grant fd", r->ops[i].opt, r->ops[i].fd);
 	if (r->status_fd >= 0 && r->status_fd == r->ready_fd)
 		sbx_die_usage("--status-fd and --ready-fd are the same fd %d", r->status_fd);
 	for (size_t i = 0; i < r->nops; i++)
 		if (r->ops[i].fd >= 0 && (r->ops[i].fd == r->status_fd || r->ops[i].fd == r->ready_fd))
 			sbx_die_usage("%s: fd %d is also the status or ready fd", r->ops[i].opt, r->ops[i].fd);
+}
+
+/* The process policy, before anything is created: no writable root may
+ * expose a protected path, the program must be an allowed file, and a
+ * grant must fit this exact run. */
+static void check_policy(struct ns_run *r)
+{
+	struct sbx_protect_root *roots = calloc(r->nops + 1, sizeof *roots);
+	const char **opts = calloc(r->nops + 1, sizeof *opts);
+	size_t n = 0;
+
+	if (!roots || !opts)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	for (size_t i = 0; i < r->nops; i++) {
+		if (r->ops[i].ro || r->ops[i].kind == MNT_SYMLINK)
+			continue;
+		roots[n].path = r->ops[i].src;
+		roots[n].dev = r->ops[i].dev;
+		roots[n].ino = r->ops[i].ino;
+		opts[n++] = r->ops[i].opt;
+	}
+	sbx_protect_check(&r->prot, roots, opts, n);
+	free(roots);
+	free(opts);
+
+	r->env = ns_build_env(r, &r->search);
+	if (r->allow.n)
+		sbx_allowexec_check(&r->allow, r->cmd[0], r->search, r->ops[r->ws].dest);
+	if (r->grant_key) {
+		struct sbx_grant_input in = {
+			.argv = r->cmd, .cwd = r->ops[r->ws].dest, .envp = r->env,
+			.timeout_ms = r->timeout_ms,
+		};
+		int mfd = sbx_grant_stdin(0, UINT64_MAX, in.stdin_sha);
+
+		if (mfd < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
+		sbx_grant_enforce(r->grant_fd, r->grant_key, &in);
+		sbx_grant_key_wipe(r->grant_key);
+		free(r->grant_key);
+		r->grant_key = NULL;
+		r->grant_fd = -1;
+		if (dup2(mfd, 0) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to pass stdin");
+		close(mfd);
+	}
 }
 
 /* Who the command runs as. Root never runs it as root: it names the
@@ -325,12 +410,16 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 
 /* The outcome: the command's code, 128+N for a signal; if the sandbox died
  * before the command started, its own code (the message is already out). */
-static int finish(const struct ns_run *r, int started, int have_exit, int cmd_status, int init_status)
+static int finish(const struct ns_run *r, int started, int have_exit, int cmd_status, int init_status,
+		  int timed_out)
 {
 	struct sbx_json j;
 	int code, sig = 0;
 
-	if (have_exit) {
+	if (timed_out) {
+		code = SBX_EXIT_TIMEOUT;
+		sig = SIGKILL;
+	} else if (have_exit) {
 		code = sbx_wait_code(cmd_status);
 		if (WIFSIGNALED(cmd_status))
 			sig = WTERMSIG(cmd_status);
@@ -346,20 +435,32 @@ static int finish(const struct ns_run *r, int started, int have_exit, int cmd_st
 			sbx_json_int(&j, "signal", sig);
 		if (!started)
 			sbx_json_str(&j, "stage", "setup");
+		if (timed_out)
+			sbx_json_bool(&j, "timeout", 1);
 		sbx_json_write(&j, r->status_fd);
 	}
 	return code;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* Forward termination requests to pid 1 (which passes them to the command)
- * and collect the reports until pid 1 is gone. */
+ * and collect the reports until pid 1 is gone. --timeout kills pid 1 (and
+ * with it every process of the sandbox) when the time is up. */
 static int wait_sandbox(struct ns_run *r, pid_t pid)
 {
 	sigset_t set;
 	struct signalfd_siginfo si;
 	struct pollfd pf[2];
 	struct ns_report rep;
-	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1;
+	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
+	uint64_t deadline = r->timeout_ms ? now_ms() + r->timeout_ms : 0;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -377,7 +478,18 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		pf[0].events = POLLIN;
 		pf[1].fd = report_open ? r->report_fd : -1;
 		pf[1].events = POLLIN;
-		if (poll(pf, 2, -1) < 0) {
+		int wait_ms = -1, rc;
+		if (deadline && !timed_out) {
+			uint64_t now = now_ms();
+			if (now >= deadline) {
+				kill(pid, SIGKILL);
+				timed_out = 1;
+			} else {
+				wait_ms = deadline - now > 60000 ? 60000 : (int)(deadline - now);
+			}
+		}
+		rc = poll(pf, 2, wait_ms);
+		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			kill(pid, SIGKILL);
@@ -420,7 +532,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		}
 	}
 	close(sfd);
-	return finish(r, started, have_exit, cmd_status, st);
+	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
 
 int main(int argc, char **argv)
@@ -432,7 +544,7 @@ int main(int argc, char **argv)
 
 	sbx_setprog(NS_PROG);
 	memset(&r, 0, sizeof r);
-	r.status_fd = r.ready_fd = r.wsfd = -1;
+	r.status_fd = r.ready_fd = r.wsfd = r.grant_fd = -1;
 	r.net = NET_NONE;
 	r.broker_fd = -1;
 	parse(&r, argc, argv);
@@ -452,6 +564,7 @@ int main(int argc, char **argv)
 		r.landlock_abi = 0;
 	if (r.require_landlock && r.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
+	check_policy(&r);
 	ns_plan_scratch(&r);
 	ns_plan_deny(&r);
 

@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "allowexec.h"
+#include "grant.h"
+#include "protect.h"
+
 #define NS_PROG "sbx-ns"
 
 /* One bind mount of the sandbox's root, in the order it is applied. */
@@ -86,6 +90,12 @@ struct ns_run {
 	pid_t bridge;            /* the bridge, a child of the outer */
 	int status_fd, ready_fd;
 	char **cmd;            /* prog and its args */
+	const char *cmdpath;   /* --command-path DIRS: the lookup and PATH (NULL: as before) */
+	struct sbx_allowexec allow;  /* --allow-exec PATH... */
+	struct sbx_protect prot;     /* --protect PATH... */
+	int grant_fd;          /* --grant-fd FD (consumed), else -1 */
+	struct sbx_grant_key *grant_key; /* --grant-key FILE, loaded while parsing */
+	uint64_t timeout_ms;   /* --timeout SEC: enforced here, bound by the grant; 0 none */
 
 	/* found by the outer */
 	int root;              /* the caller is root (maps 0 too, switches to uid/gid) */
@@ -99,6 +109,8 @@ struct ns_run {
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
 	int report_fd;         /* sandbox -> outer: what happened inside */
+	char **env;            /* the command's environment, built by the outer */
+	const char *search;    /* where prog is looked up: PATH of env */
 };
 
 /* Records on the report pipe, fixed size so one write(2) is atomic. */
@@ -130,6 +142,7 @@ void ns_build_root(struct ns_run *r, int *hidepid);
 
 /* inside.c */
 noreturn void ns_init_main(struct ns_run *r);
+char **ns_build_env(const struct ns_run *r, const char **path);
 
 /* net.c */
 void ns_parse_net(struct ns_run *r, const char *s);

@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# sbx-ns process policy: --command-path, --allow-exec, --protect, grants
+# (--grant-fd/--grant-key/--timeout). The library steps are tested in depth
+# by tests/65-grant*.bats; these prove sbx-ns calls them, in its order.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load 29-ns-helpers
+
+setup_file() { ns_setup_file; }
+teardown_file() { ns_teardown_file; }
+
+setup() {
+	ws=$(ns_ws)
+	key="$NS_DIR/key.$BATS_TEST_NUMBER"
+	head -c 32 /dev/urandom >"$key"
+	chmod 0600 "$key"
+}
+
+# The environment sbx-ns gives the command by default, for grants.
+grant() {
+	sbx-check grant --key "$key" --cwd "$ws" --env "PATH=${GPATH:-/usr/local/bin:/usr/bin:/bin}" \
+		--env "HOME=$ws" --env TMPDIR=/tmp "$@"
+}
+
+@test "sbx-ns refuses bad command paths, allow-exec and protect paths" {
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path /usr/bin::/bin -- true
+	assert_equal "$stderr" "sbx-ns: usage: --command-path: invalid path list '/usr/bin::/bin': empty entry 2"
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path bin -- true
+	assert_equal "$stderr" "sbx-ns: usage: --command-path: invalid path list 'bin': entry 'bin': not absolute"
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path /bin --setenv PATH=/x -- true
+	assert_equal "$stderr" "sbx-ns: usage: --setenv: PATH is set by --command-path"
+	run -100 --separate-stderr ns_root --workspace "$ws" --allow-exec bin/true -- true
+	assert_equal "$stderr" "sbx-ns: usage: --allow-exec: invalid path 'bin/true': not absolute"
+	run -100 --separate-stderr ns_root --workspace "$ws" --protect / -- true
+	assert_equal "$stderr" "sbx-ns: usage: --protect: invalid path '/': the whole file system"
+	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 -- true 3</dev/null
+	assert_equal "$stderr" "sbx-ns: usage: --grant-fd and --grant-key go together"
+}
+
+@test "sbx-ns refuses bad timeouts, grant fds and keys, and command path entries" {
+	local t
+	for t in "0:zero not allowed" "-1:negative" "inf:not a number" "1x:trailing garbage" \
+		"99999999999999999999:overflow"; do
+		run -100 --separate-stderr ns_root --workspace "$ws" --timeout "${t%%:*}" -- true
+		assert_equal "$stderr" "sbx-ns: usage: --timeout: invalid duration '${t%%:*}': ${t#*:}"
+	done
+	run -100 --separate-stderr ns_root --workspace "$ws" --timeout '' -- true
+	assert_equal "$stderr" "sbx-ns: usage: --timeout: invalid duration '': empty"
+	run -100 --separate-stderr ns_root --workspace "$ws" --timeout 1 --timeout 2 -- true
+	assert_equal "$stderr" "sbx-ns: usage: --timeout given twice"
+	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 9 --grant-key "$key" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: invalid fd '9': not open"
+	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 --grant-key "$key" --status-fd 3 -- true 3</dev/null
+	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: fd 3 is also the status, ready or broker fd"
+	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key key -- true
+	assert_equal "$stderr" "sbx-ns: usage: --grant-key: not an absolute path 'key'"
+	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key "$key" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --grant-fd and --grant-key go together"
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path '' -- true
+	assert_equal "$stderr" "sbx-ns: usage: --command-path: invalid path list '': empty entry 1"
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path /bin: -- true
+	assert_equal "$stderr" "sbx-ns: usage: --command-path: invalid path list '/bin:': empty entry 2"
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path "$NS_DIR/nope" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --command-path: invalid path list '$NS_DIR/nope': entry '$NS_DIR/nope': No such file or directory"
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path /usr/../bin -- true
+	assert_equal "$stderr" "sbx-ns: usage: --command-path: invalid path list '/usr/../bin': entry '/usr/../bin': '..' component"
+	run -100 --separate-stderr ns_root --workspace "$ws" --command-path /bin --keep-env PATH -- true
+	assert_equal "$stderr" "sbx-ns: usage: --keep-env: PATH is set by --command-path"
+	run -100 --separate-stderr ns_root --workspace "$ws" --allow-exec "$NS_DIR/bin" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --allow-exec: invalid path '$NS_DIR/bin': not a regular file"
+	run -100 --separate-stderr ns_root --workspace "$ws" --protect rel -- true
+	assert_equal "$stderr" "sbx-ns: usage: --protect: invalid path 'rel': not absolute"
+}
+
+@test "the command path finds the program and is the command's PATH" {
+	run -0 --separate-stderr ns_root --workspace "$ws" --command-path /usr/bin:/bin -- sh -c 'echo "$PATH"'
+	assert_output "/usr/bin:/bin"
+	run -127 --separate-stderr ns_root --workspace "$ws" --command-path /usr/sbin -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find true"
+}
+
+@test "protect refuses a workspace or --rw root that would expose a protected path" {
+	mkdir -p "$ws/keys"
+	run -102 --separate-stderr ns_root --workspace "$ws" --protect "$ws/keys" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to start: protected path $ws/keys is writable through --workspace $ws"
+	run -102 --separate-stderr ns_root --workspace "$ws" --protect "$NS_DIR" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to start: protected path $NS_DIR is writable through --workspace $ws"
+	run -0 --separate-stderr ns_root --workspace "$ws" --protect /etc --ro "$NS_DIR/bin" -- true
+}
+
+@test "allow-exec accepts the listed file and refuses a renamed copy and a symlink to another binary" {
+	cp /bin/true "$ws/ok"; cp /bin/true "$ws/copy"; ln -s /bin/false "$ws/fake"
+	chmod 0755 "$ws/ok" "$ws/copy"
+	run -0 --separate-stderr ns_root --workspace "$ws" --allow-exec "$ws/ok" -- ./ok
+	run -102 --separate-stderr ns_root --workspace "$ws" --allow-exec "$ws/ok" -- ./copy
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run ./copy ($ws/./copy): not one of the --allow-exec files"
+	run -102 --separate-stderr ns_root --workspace "$ws" --allow-exec "$ws/ok" -- "$ws/fake"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run $ws/fake: not one of the --allow-exec files"
+}
+
+@test "a valid grant runs; each input changed by one byte is refused naming it" {
+	grant --timeout 30 --env A=1 --stdin-sha256 "$(printf hi | sha256sum | cut -c1-64)" -- sh -c 'cat; echo "$A"' >"$ws.grant"
+	local ok=(--workspace "$ws" --timeout 30 --setenv A=1 --grant-fd 3 --grant-key "$key")
+	run -0 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
+	assert_output "hi1"
+	run -102 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$B"' 3<"$ws.grant" < <(printf hi)
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: argv differs from the grant"
+	run -102 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hI)
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: stdin differs from the grant"
+	run -102 --separate-stderr ns_root --workspace "$ws" --timeout 30 --setenv A=2 --grant-fd 3 --grant-key "$key" \
+		-- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: env differs from the grant"
+	run -102 --separate-stderr ns_root --workspace "$ws" --timeout 31 --setenv A=1 --grant-fd 3 --grant-key "$key" \
+		-- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: timeout differs from the grant"
+	ws2=$(ns_ws)
+	run -102 --separate-stderr ns_root --workspace "$ws2" --timeout 30 --setenv A=1 --setenv HOME="$ws" \
+		--grant-fd 3 --grant-key "$key" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: cwd differs from the grant"
+	awk '/^mac=/ { c = substr($0, 5, 1); $0 = "mac=" (c == "0" ? "1" : "0") substr($0, 6) } 1' "$ws.grant" >"$ws.forged"
+	run -102 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$A"' 3<"$ws.forged" < <(printf hi)
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: the signature does not verify (forged, or made with another key)"
+	chmod 0644 "$key"
+	run -102 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
+	assert_equal "$stderr" "sbx-ns: fatal: grant key $key is unsafe: mode 0644 gives group or others access"
+}
+
+@test "an unprivileged caller's grant with its own key runs" {
+	chown "$SBX_TEST_UID" "$key"
+	as_user sbx-check grant --key "$key" --cwd "$ws" --env PATH=/usr/local/bin:/usr/bin:/bin \
+		--env "HOME=$ws" --env TMPDIR=/tmp -- true >"$ws.grant"
+	run -0 --separate-stderr ns_user --workspace "$ws" --grant-fd 3 --grant-key "$key" -- true 3<"$ws.grant" </dev/null
+	assert_equal "$stderr" ""
+}
+
+@test "the timeout kills the sandbox with 104" {
+	run -104 --separate-stderr ns_root --workspace "$ws" --timeout 0.5 --status-fd 3 -- sleep 30 3>"$ws.status"
+	run -0 tail -1 "$ws.status"
+	assert_output '{"tool":"sbx-ns","event":"exit","code":104,"signal":9,"timeout":true}'
+}
