@@ -37,7 +37,7 @@ bad() {
 }
 
 @test "unknown options, short options and values given to flags are refused" {
-	bad "unknown option --bind" --bind /a /b -- true
+	bad "unknown option --bind-mount" --bind-mount /a /b -- true
 	bad "unknown option -w (options are long: --name)" -w "$NS_WS" -- true
 	bad "--tmp-in-workspace takes no value" --tmp-in-workspace=1 --workspace "$NS_WS" -- true
 	bad "--require-landlock takes no value" --require-landlock=yes -- true
@@ -112,7 +112,7 @@ bad() {
 }
 
 @test "a path bound twice is refused" {
-	bad "--ro: $NS_WS is already bound (by --workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --ro "$NS_WS" -- true
+	bad "--rw: $NS_WS is already bound (by --workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --rw "$NS_WS" -- true
 	bad "--rw: $NS_DIR/bin is already bound (by --ro)" --uid 1 --gid 1 --workspace "$NS_WS" --ro "$NS_DIR/bin" --rw "$NS_DIR/bin" -- true
 	bad "--ro: /usr is already bound (by --runtime)" --uid 1 --gid 1 --workspace "$NS_WS" --ro /usr -- true
 }
@@ -189,8 +189,8 @@ bad() {
 
 @test "a bind that would hide an earlier one is refused (binds apply in argv order)" {
 	mkdir -p "$NS_WS/sub"
-	bad "--workspace: $NS_WS would hide $NS_WS/sub (bound earlier by --ro; give it later)" \
-		--uid 1 --gid 1 --ro "$NS_WS/sub" --workspace "$NS_WS" -- true
+	bad "--workspace: $NS_WS would hide $NS_WS/sub (bound earlier by --rw; give it later)" \
+		--uid 1 --gid 1 --rw "$NS_WS/sub" --workspace "$NS_WS" -- true
 	bad "--rw: $NS_DIR would hide $NS_WS (bound earlier by --workspace; give it later)" \
 		--uid 1 --gid 1 --workspace "$NS_WS" --rw "$NS_DIR" -- true
 	rmdir "$NS_WS/sub"

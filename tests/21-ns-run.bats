@@ -297,13 +297,18 @@ var"
 	assert_equal "$stderr" "sbx-ns: fatal: unable to use Landlock: this kernel does not offer it (--require-landlock)"
 }
 
-@test "a --ro path inside the workspace, given after it, is read-only" {
+@test "a --ro path inside the workspace is ignored with a warning on the status fd (--deny-write makes it read-only)" {
 	local ws
 	ws=$(ns_ws)
 	mkdir "$ws/vendor"
 	echo v > "$ws/vendor/lib"
 	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws/vendor"
-	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$ws/vendor" --ro "$NS_DIR/bin" -- \
+	run -0 --separate-stderr ns_fd5 ns_user --workspace "$ws" --ro "$ws/vendor" --ro "$NS_DIR/bin" --status-fd 5 -- \
+		sh -c "$NS_ATT append vendor/lib >&2; $NS_ATT write other >&2"
+	assert_equal "$(head -1 <<<"$output")" '{"tool":"sbx-ns","event":"warning","option":"--ro","path":"'"$ws/vendor"'","reason":"inside the workspace: ignored"}'
+	assert_equal "$stderr" "append: ok
+write: ok"
+	run -0 --separate-stderr ns_user --workspace "$ws" --deny-write vendor/lib --ro "$NS_DIR/bin" -- \
 		sh -c "$NS_ATT append vendor/lib; $NS_ATT write other"
 	assert_output "append: EROFS
 write: ok"

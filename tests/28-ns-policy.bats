@@ -139,3 +139,108 @@ grant() {
 	run -0 tail -1 "$ws.status"
 	assert_output '{"tool":"sbx-ns","event":"exit","code":104,"signal":9,"timeout":true}'
 }
+
+@test "--bind and --ro-bind refuse bad destinations and sources" {
+	local sh="$NS_DIR/shared.$BATS_TEST_NUMBER" t d
+	mkdir -p "$sh"
+	ln -sfn "$sh" "$NS_DIR/shlink"
+	for t in "rel:relative" "/:the root" "/proc/x:under /proc" "/sys:under /sys" "/dev/shm/x:under /dev" \
+		"/a//b:not canonical (empty, '.' or '..' component)" "/a/../b:not canonical (empty, '.' or '..' component)" \
+		"/a/:not canonical (empty, '.' or '..' component)"; do
+		run -100 --separate-stderr ns_root --workspace "$ws" --bind "$sh" "${t%%:*}" -- true
+		assert_equal "$stderr" "sbx-ns: usage: --bind: invalid destination '${t%%:*}': ${t#*:}"
+	done
+	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind "$sh" '' -- true
+	assert_equal "$stderr" "sbx-ns: usage: --ro-bind: invalid destination '': empty"
+	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind "$sh" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --ro-bind: missing destination"
+	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind "$sh"
+	assert_equal "$stderr" "sbx-ns: usage: --ro-bind: missing destination"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind shared /shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path 'shared': relative"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$NS_DIR/shlink" /shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '$NS_DIR/shlink': a symlink"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind /proc/self /shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '/proc/self': under /proc"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind-fd 9 /shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind-fd: invalid fd '9': not open"
+	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind-fd 3 /shared -- true 3</dev/null
+	assert_equal "$stderr" "sbx-ns: usage: --ro-bind-fd: invalid fd '3': not a file or directory"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$sh" /shared --ro-bind "$sh" /shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --ro-bind: /shared is already bound (by --bind)"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$sh" /usr/shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid destination '/usr/shared': inside /usr (bound by --runtime)"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$sh" "$ws/shared" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid destination '$ws/shared': inside $ws (bound by --workspace)"
+	d=$(dirname "$ws")
+	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind "$sh" "$d" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --ro-bind: invalid destination '$d': $ws (bound by --workspace) lies inside it"
+	run -100 --separate-stderr ns_root --workspace "$ws" --tmp-in-workspace --bind "$sh" /tmp/shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid destination '/tmp/shared': /tmp is the workspace's with --tmp-in-workspace"
+}
+
+# Two sandboxes at once, each waiting (bounded) for the other's file.
+shared_pair() {
+	local mode=$1 sh=$2 ws1 ws2 pid
+	ws1=$(ns_ws)
+	ws2=$(ns_ws)
+	rm -f "$sh"/a "$sh"/b
+	"$mode" --workspace "$ws1" --bind "$sh" /shared -- sh -c \
+		'echo from-a > /shared/a; i=0; while [ ! -e /shared/b ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; cat /shared/b' \
+		>"$ws1.out" 2>&1 &
+	pid=$!
+	run -0 --separate-stderr "$mode" --workspace "$ws2" --bind "$sh" /shared -- sh -c \
+		'echo from-b > /shared/b; i=0; while [ ! -e /shared/a ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; cat /shared/a'
+	assert_output "from-a"
+	wait "$pid"
+	assert_equal "$(cat "$ws1.out")" "from-b"
+}
+
+@test "a --bind volume is /shared, read-write and the same in two concurrent sandboxes (root and unprivileged)" {
+	local sh="$NS_DIR/shared.$BATS_TEST_NUMBER"
+	mkdir -p "$sh"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$sh"
+	shared_pair ns_root "$sh"
+	shared_pair ns_user "$sh"
+	run -0 cat "$sh/a" "$sh/b"
+	assert_output "from-a
+from-b"
+}
+
+@test "an --ro-bind tree is readable and runnable at its fixed place and read-only" {
+	local sc="$NS_DIR/scripts.$BATS_TEST_NUMBER" tool="$NS_DIR/tool.$BATS_TEST_NUMBER"
+	mkdir -p "$sc"
+	printf '#!/bin/sh\necho script ran\n' >"$sc/run.sh"
+	chmod 0755 "$sc/run.sh"
+	cp "$NS_ATT" "$tool"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$sc"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro-bind "$sc" /opt/scripts --ro-bind "$tool" /opt/att -- \
+		sh -c '/opt/scripts/run.sh; /opt/att write /opt/scripts/x; /opt/att append /opt/scripts/run.sh; /opt/att write /opt/att; ls /opt'
+	assert_output "script ran
+write: EROFS
+append: EROFS
+write: EROFS
+att
+scripts"
+}
+
+@test "--ro-bind-fd and --bind-fd bind what the caller opened at DEST; a replaced path is a race" {
+	local sc="$NS_DIR/scripts.$BATS_TEST_NUMBER" sh="$NS_DIR/shared.$BATS_TEST_NUMBER" d
+	mkdir -p "$sc" "$sh"
+	echo r >"$sc/f"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$sh"
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" --ro-bind-fd 3 /opt/scripts --bind-fd 4 /shared -- \
+		sh -c "cat /opt/scripts/f; $NS_ATT write /opt/scripts/g; $NS_ATT write /shared/g" 3<"$sc" 4<"$sh"
+	assert_output "r
+write: EROFS
+write: ok"
+	run -0 cat "$sh/g"
+	assert_output "pwned"
+	d=$(ns_ws)
+	exec 5<"$d"
+	rmdir "$d"
+	mkdir "$d"
+	run -102 --separate-stderr ns_user --workspace "$ws" --ro-bind-fd 5 /opt/x -- true
+	exec 5<&-
+	assert_equal "$stderr" "sbx-ns: fatal: unable to bind fd 5: $d (deleted) no longer names the object the fd was opened on (race)"
+}

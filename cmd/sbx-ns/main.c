@@ -39,7 +39,8 @@
 
 static const char usage[] =
 	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH]... [--rw PATH]... "
-	"[--ro-fd FD]... [--rw-fd FD]... [--runtime PATHS] [--tmp-in-workspace] "
+	"[--ro-fd FD]... [--rw-fd FD]... [--bind SRC DEST]... [--ro-bind SRC DEST]... "
+	"[--bind-fd FD DEST]... [--ro-bind-fd FD DEST]... [--runtime PATHS] [--tmp-in-workspace] "
 	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
 	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
@@ -50,8 +51,8 @@ enum {
 	O_TMP_IN_WS, O_DENY_WRITE, O_REQUIRE_LANDLOCK, O_UID, O_GID, O_SETENV,
 	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
-	/* Planned, same table: --bind SRC DEST, --ro-bind SRC DEST (and fd
-	 * forms), --quiet-denials. */
+	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD,
+	/* Planned, same table: --quiet-denials. */
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -82,6 +83,11 @@ static const struct sbx_opt options[] = {
 	{ "grant-fd",         SBX_ARG,   SBX_ONCE, O_GRANT_FD },
 	{ "grant-key",        SBX_ARG,   SBX_ONCE, O_GRANT_KEY },
 	{ "timeout",          SBX_ARG,   SBX_ONCE, O_TIMEOUT },
+	/* two arguments: SRC here, DEST taken from argv by parse() */
+	{ "bind",             SBX_ARG,   SBX_MANY, O_BIND },
+	{ "ro-bind",          SBX_ARG,   SBX_MANY, O_RO_BIND },
+	{ "bind-fd",          SBX_ARG,   SBX_MANY, O_BIND_FD },
+	{ "ro-bind-fd",       SBX_ARG,   SBX_MANY, O_RO_BIND_FD },
 	{ 0, 0, 0, 0 }
 };
 
@@ -203,6 +209,15 @@ static void parse(struct ns_run *r, int argc, char **argv)
 			sbx_grant_key_load("--grant-key", arg, r->grant_key);
 			break;
 		case O_TIMEOUT: r->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
+		case O_BIND:
+		case O_RO_BIND:
+		case O_BIND_FD:
+		case O_RO_BIND_FD: {
+			static const char *const names[] = { "--bind", "--ro-bind", "--bind-fd", "--ro-bind-fd" };
+			int k = id - O_BIND;
+			ns_add_bind(r, k & 1, k >= 2, names[k], arg, st.ind < argc ? argv[st.ind++] : NULL);
+			break;
+		}
 		}
 	}
 	if (st.ind >= argc)
@@ -557,6 +572,8 @@ int main(int argc, char **argv)
 		sbx_die(SBX_EXIT_LOST, "unable to start: the parent process is gone");
 
 	ns_add_runtime(&r);
+	ns_drop_ro_in_ws(&r);
+	ns_check_binds(&r);
 	ns_check_ops(&r);
 	ns_check_launcher(&r);
 	ns_check_net(&r);

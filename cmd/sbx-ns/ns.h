@@ -26,8 +26,8 @@ enum mount_kind {
 	MNT_WORKSPACE,     /* --workspace DIR, --workspace-fd FD */
 	MNT_SCRATCH,       /* --tmp-in-workspace: a workspace directory at /tmp or /dev/shm */
 	MNT_SYMLINK,       /* a runtime path that is a symlink (/bin -> usr/bin) */
-	/* Room for binds to a chosen destination (--bind SRC DEST and the
-	 * fd forms): src and dest differ; everything else is the same. */
+	MNT_BIND,          /* --bind/--ro-bind SRC DEST and the fd forms: src and dest
+			    * differ; everything else is the same as MNT_RO/MNT_RW */
 };
 
 struct mount_op {
@@ -127,6 +127,12 @@ void ns_add_runtime(struct ns_run *r);
 void ns_check_ops(struct ns_run *r);
 struct mount_op *ns_push_op(struct ns_run *r);
 int ns_under(const char *path, const char *dir);
+
+/* binds.c */
+void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char *src,
+		 const char *dest);
+void ns_check_binds(const struct ns_run *r);
+void ns_drop_ro_in_ws(struct ns_run *r);
 
 /* launcher.c */
 void ns_check_launcher(const struct ns_run *r);
