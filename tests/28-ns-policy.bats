@@ -244,3 +244,86 @@ write: ok"
 	exec 5<&-
 	assert_equal "$stderr" "sbx-ns: fatal: unable to bind fd 5: $d (deleted) no longer names the object the fd was opened on (race)"
 }
+
+# The denied lines of a status file.
+denied_lines() {
+	grep '"event":"denied"' "$1" || true
+}
+
+@test "mount, unshare and bpf from inside are reported once each, with counts, root and unprivileged" {
+	local m
+	for m in ns_root ns_user; do
+		run -0 --separate-stderr "$m" --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 3 -- \
+			sh -c "$NS_ATT mount-tmpfs; $NS_ATT unshare-net; $NS_ATT bpf; $NS_ATT mount-tmpfs; $NS_ATT clone3" 3>"$ws.status"
+		assert_output "mount-tmpfs: EPERM
+unshare-net: EPERM
+bpf: EPERM
+mount-tmpfs: EPERM
+clone3: ENOSYS"
+		run -0 denied_lines "$ws.status"
+		assert_output '{"tool":"sbx-ns","event":"denied","syscall":"mount","count":1}
+{"tool":"sbx-ns","event":"denied","syscall":"unshare","count":1}
+{"tool":"sbx-ns","event":"denied","syscall":"bpf","count":1}
+{"tool":"sbx-ns","event":"denied","syscall":"mount","count":2}'
+		run -0 tail -1 "$ws.status"
+		assert_output '{"tool":"sbx-ns","event":"exit","code":0}'
+	done
+}
+
+@test "--quiet-denials keeps plain EPERM and reports nothing; a read-only mount's EROFS is never a denial" {
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" --quiet-denials --status-fd 3 -- \
+		sh -c "$NS_ATT mount-tmpfs; $NS_ATT bpf" 3>"$ws.status"
+	assert_output "mount-tmpfs: EPERM
+bpf: EPERM"
+	run -0 denied_lines "$ws.status"
+	assert_output ""
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 3 -- \
+		sh -c "$NS_ATT write /usr/x; $NS_ATT write $NS_DIR/bin/x" 3>"$ws.status"
+	assert_output "write: EROFS
+write: EROFS"
+	run -0 denied_lines "$ws.status"
+	assert_output ""
+	run -100 --separate-stderr ns_user --workspace "$ws" --quiet-denials --quiet-denials -- true
+	assert_equal "$stderr" "sbx-ns: usage: --quiet-denials given twice"
+	run -100 --separate-stderr ns_user --workspace "$ws" --quiet-denials=1 -- true
+	assert_equal "$stderr" "sbx-ns: usage: --quiet-denials takes no value"
+}
+
+@test "a million denied calls in a tight loop finish and give a bounded number of lines" {
+	cp "$SBX_TESTBIN/ns-deny-loop" "$NS_DIR/bin/"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 3 -- \
+		"$NS_DIR/bin/ns-deny-loop" 1000000 3>"$ws.status"
+	assert_output "mount: 1000000 of 1000000 failed with EPERM"
+	run -0 denied_lines "$ws.status"
+	assert_equal "$(head -1 <<<"$output")" '{"tool":"sbx-ns","event":"denied","syscall":"mount","count":1}'
+	assert_equal "$(tail -1 <<<"$output")" '{"tool":"sbx-ns","event":"denied","syscall":"mount","count":1000000}'
+	# one line per second at most while it loops, plus the first and the last
+	[ "$(wc -l <<<"$output")" -le 120 ]
+}
+
+@test "a denied call whose supervisor was killed fails with ENOSYS, never succeeds (root in a private mount namespace, and unprivileged)" {
+	local d
+	d=$(ns_ws)
+	run -0 --separate-stderr unshare -m "$SBX_TESTBIN/ns-notify-gone" "$d"
+	assert_output "mount: ENOSYS"
+	cp "$SBX_TESTBIN/ns-notify-gone" "$NS_DIR/bin/"
+	run -0 --separate-stderr as_user "$NS_DIR/bin/ns-notify-gone" "$d"
+	assert_output "mount: ENOSYS"
+}
+
+@test "killing the outer sbx-ns (the supervisor) ends the sandbox; no denied call went through" {
+	local pid1 outer i=0
+	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 3 -- \
+		sh -c "while :; do $NS_ATT mount-tmpfs >>log; done" 3>"$ws.status" &
+	while ! [ -s "$ws/log" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	pid1=$(sed -n 's/.*"event":"namespaces","pid":\([0-9]*\).*/\1/p' "$ws.status")
+	outer=$(awk '/^PPid:/ { print $2 }' "/proc/$pid1/status")
+	run -0 grep -c sbx-ns "/proc/$outer/comm"
+	kill -KILL "$outer"
+	i=0
+	while [ -e "/proc/$pid1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	wait || true
+	run -1 test -e "/proc/$pid1"
+	run -1 grep -v -E '^mount-tmpfs: (EPERM|ENOSYS)$' "$ws/log"
+	assert_output ""
+}

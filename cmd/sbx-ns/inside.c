@@ -111,7 +111,7 @@ char **ns_build_env(const struct ns_run *r, const char **path)
 noreturn static void command(struct ns_run *r, int hidepid)
 {
 	struct ns_report rep = { 'S', 0, hidepid };
-	int keep[2], nkeep = 0;
+	int keep[3], nkeep = 0;
 
 	if (setsid() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
@@ -130,6 +130,8 @@ noreturn static void command(struct ns_run *r, int hidepid)
 	keep[nkeep++] = r->report_fd;
 	if (r->ready_fd >= 0)
 		keep[nkeep++] = r->ready_fd;
+	if (r->notify_sock[1] >= 0)
+		keep[nkeep++] = r->notify_sock[1];
 	if (sbx_close_fds_except(keep, (size_t)nkeep) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)

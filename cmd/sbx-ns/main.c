@@ -44,15 +44,14 @@ static const char usage[] =
 	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
 	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
-	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
 	O_TMP_IN_WS, O_DENY_WRITE, O_REQUIRE_LANDLOCK, O_UID, O_GID, O_SETENV,
 	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
-	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD,
-	/* Planned, same table: --quiet-denials. */
+	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -88,6 +87,7 @@ static const struct sbx_opt options[] = {
 	{ "ro-bind",          SBX_ARG,   SBX_MANY, O_RO_BIND },
 	{ "bind-fd",          SBX_ARG,   SBX_MANY, O_BIND_FD },
 	{ "ro-bind-fd",       SBX_ARG,   SBX_MANY, O_RO_BIND_FD },
+	{ "quiet-denials",    SBX_NOARG, SBX_ONCE, O_QUIET_DENIALS },
 	{ 0, 0, 0, 0 }
 };
 
@@ -209,6 +209,7 @@ static void parse(struct ns_run *r, int argc, char **argv)
 			sbx_grant_key_load("--grant-key", arg, r->grant_key);
 			break;
 		case O_TIMEOUT: r->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
+		case O_QUIET_DENIALS: r->quiet_denials = 1; break;
 		case O_BIND:
 		case O_RO_BIND:
 		case O_BIND_FD:
@@ -472,7 +473,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 {
 	sigset_t set;
 	struct signalfd_siginfo si;
-	struct pollfd pf[2];
+	struct pollfd pf[3];
 	struct ns_report rep;
 	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
 	uint64_t deadline = r->timeout_ms ? now_ms() + r->timeout_ms : 0;
@@ -503,7 +504,10 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 				wait_ms = deadline - now > 60000 ? 60000 : (int)(deadline - now);
 			}
 		}
-		rc = poll(pf, 2, wait_ms);
+		pf[2].fd = ns_notify_fd(r);
+		pf[2].events = POLLIN;
+		pf[2].revents = 0;
+		rc = poll(pf, 3, wait_ms);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
@@ -522,6 +526,8 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 				report_open = 0;
 			}
 		}
+		if (pf[2].revents)
+			ns_notify_handle(r, pf[2].revents);
 		if (!(pf[0].revents & POLLIN))
 			continue;
 		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
@@ -547,6 +553,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		}
 	}
 	close(sfd);
+	ns_notify_end(r);
 	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
 
@@ -586,6 +593,7 @@ int main(int argc, char **argv)
 	ns_plan_deny(&r);
 
 	ns_net_prepare(&r);
+	ns_notify_prepare(&r);
 	if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create pipes");
 	sigemptyset(&block);
@@ -611,11 +619,13 @@ int main(int argc, char **argv)
 		close(repp[0]);
 		r.sync_fd = syncp[0];
 		r.report_fd = repp[1];
+		ns_notify_inside(&r);
 		ns_init_main(&r);
 	}
 	close(syncp[0]);
 	close(repp[1]);
 	r.report_fd = repp[0];
+	ns_notify_outer(&r);
 	/* A status reader that goes away must not take the sandbox with it
 	 * (the sandbox was created before this, with the caller's disposition). */
 	signal(SIGPIPE, SIG_IGN);

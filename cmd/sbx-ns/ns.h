@@ -110,6 +110,9 @@ struct ns_run {
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
 	int report_fd;         /* sandbox -> outer: what happened inside */
 	char **env;            /* the command's environment, built by the outer */
+	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
+	int notify_sock[2];    /* [0] outer, [1] the command's process: the listener */
+	struct ns_notify *notify; /* the outer's supervisor state (notify.c) */
 	const char *search;    /* where prog is looked up: PATH of env */
 };
 
@@ -133,6 +136,16 @@ void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char
 		 const char *dest);
 void ns_check_binds(const struct ns_run *r);
 void ns_drop_ro_in_ws(struct ns_run *r);
+
+/* notify.c: denial reports through seccomp user notifications */
+struct sock_fprog;
+void ns_notify_prepare(struct ns_run *r);
+void ns_notify_outer(struct ns_run *r);
+void ns_notify_inside(struct ns_run *r);
+void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog);
+int ns_notify_fd(const struct ns_run *r);
+void ns_notify_handle(struct ns_run *r, short revents);
+void ns_notify_end(struct ns_run *r);
 
 /* launcher.c */
 void ns_check_launcher(const struct ns_run *r);

@@ -26,8 +26,7 @@ void ns_load_filter(const struct ns_run *r)
 	case NET_HOST: prog = PROG(ns_filter_host); break;
 	default: prog = PROG(ns_filter_offline); break;
 	}
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
+	ns_install_filter(r, &prog); /* notify.c: with the denial supervisor or without */
 }
 
 void ns_load_bridge_filter(void)

@@ -1,0 +1,260 @@
+/* Denial reports. The command's filter is the one compiled at build time
+ * with every EPERM return turned into SECCOMP_RET_USER_NOTIF, loaded with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER; the command's process hands the
+ * listener to the outer sbx-ns over a socketpair (SCM_RIGHTS) and closes
+ * its own copy before exec, so nothing inside the sandbox holds it. The
+ * outer process, the supervisor, lives outside the sandbox's user, pid and
+ * mount namespaces: the command can neither signal, trace nor name it.
+ *
+ * The supervisor answers every notification with EPERM, exactly what the
+ * plain filter returns, and reports on the status fd, bounded: the first
+ * denial of a syscall at once (count 1), then at most one line per syscall
+ * per second while more arrive, and the totals not yet reported at the
+ * end, before the exit line; the count is always the running total. The
+ * filter decides what is denied (a fixed set of under 64 syscalls), and
+ * past 64 distinct numbers the rest share one line, "other": the number
+ * of lines is bounded by the run's length, never by the calls made.
+ *
+ * If the supervisor is gone (killed), the kernel fails every notifying
+ * call with ENOSYS: a denied call never succeeds. (The sandbox dies with
+ * the outer process anyway, by its parent-death signal.) clone3's ENOSYS
+ * is a redirect to clone, not a denial, and is not reported. */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+#include "json.h"
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOTIFY_DISTINCT 64
+#define NOTIFY_EVERY_MS 1000
+
+struct ns_notify_ent {
+	int nr;             /* -1: "other" */
+	uint64_t count, reported, last_ms;
+};
+
+struct ns_notify {
+	int sock;           /* the outer's end until the listener arrives, then -1 */
+	int listener;
+	size_t n;
+	struct ns_notify_ent ent[NOTIFY_DISTINCT + 1];
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void ns_notify_prepare(struct ns_run *r)
+{
+	r->notify_sock[0] = r->notify_sock[1] = -1;
+	if (r->quiet_denials)
+		return;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->notify_sock) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the supervisor's socket pair");
+}
+
+/* In the outer process after the clone: keep its own end only. */
+void ns_notify_outer(struct ns_run *r)
+{
+	if (r->notify_sock[0] < 0)
+		return;
+	close(r->notify_sock[1]);
+	r->notify_sock[1] = -1;
+	r->notify = calloc(1, sizeof *r->notify);
+	if (!r->notify)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	r->notify->sock = r->notify_sock[0];
+	r->notify->listener = -1;
+}
+
+/* In the sandbox after the clone: keep the sending end only. */
+void ns_notify_inside(struct ns_run *r)
+{
+	if (r->notify_sock[0] < 0)
+		return;
+	close(r->notify_sock[0]);
+	r->notify_sock[0] = -1;
+}
+
+/* The command's process: install the filter (prog is the build-time
+ * program) and, unless --quiet-denials, hand the listener to the outer. */
+void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
+{
+	struct sock_filter *ins;
+	struct sock_fprog p = *prog;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = "L", .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof cbuf };
+	struct cmsghdr *c;
+	int lfd;
+
+	if (r->notify_sock[1] < 0) {
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
+		return;
+	}
+	ins = malloc(p.len * sizeof *ins);
+	if (!ins)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	memcpy(ins, prog->filter, p.len * sizeof *ins);
+	for (unsigned i = 0; i < p.len; i++)
+		if (ins[i].code == (BPF_RET | BPF_K) && ins[i].k == (SECCOMP_RET_ERRNO | EPERM))
+			ins[i].k = SECCOMP_RET_USER_NOTIF;
+	p.filter = ins;
+	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &p);
+	if (lfd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter with a listener "
+			      "(--quiet-denials loads it without)");
+	free(ins);
+	memset(cbuf, 0, sizeof cbuf);
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &lfd, sizeof lfd);
+	/* A denied call made before the outer took the listener waits for
+	 * it; if the outer is gone the call fails (ENOSYS) and we stop. */
+	if (sendmsg(r->notify_sock[1], &mh, MSG_NOSIGNAL) != 1)
+		_exit(SBX_EXIT_LOST);
+	close(lfd);
+	close(r->notify_sock[1]);
+}
+
+static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now)
+{
+	struct sbx_json j;
+	char *name = NULL;
+
+	e->reported = e->count;
+	e->last_ms = now;
+	if (r->status_fd < 0)
+		return;
+	if (e->nr >= 0)
+		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, e->nr);
+	sbx_json_begin(&j, NS_PROG, "denied");
+	if (name)
+		sbx_json_str(&j, "syscall", name);
+	else if (e->nr >= 0)
+		sbx_json_int(&j, "syscall", e->nr);
+	else
+		sbx_json_str(&j, "syscall", "other");
+	sbx_json_uint(&j, "count", e->count);
+	sbx_json_write(&j, r->status_fd);
+	free(name);
+}
+
+static void denied(const struct ns_run *r, struct ns_notify *n, int nr)
+{
+	struct ns_notify_ent *e = NULL;
+	uint64_t now = mono_ms();
+
+	for (size_t i = 0; i < n->n; i++)
+		if (n->ent[i].nr == nr || (n->ent[i].nr == -1 && i == NOTIFY_DISTINCT)) {
+			e = &n->ent[i];
+			break;
+		}
+	if (!e) {
+		e = &n->ent[n->n];
+		e->nr = n->n == NOTIFY_DISTINCT ? -1 : nr;
+		n->n++;
+	}
+	e->count++;
+	if (!e->reported || now - e->last_ms >= NOTIFY_EVERY_MS)
+		report(r, e, now);
+}
+
+/* The fd the outer polls for the supervisor: the socket until the
+ * listener arrives, then the listener; -1 when there is none. */
+int ns_notify_fd(const struct ns_run *r)
+{
+	if (!r->notify)
+		return -1;
+	return r->notify->listener >= 0 ? r->notify->listener : r->notify->sock;
+}
+
+static void take_listener(struct ns_run *r)
+{
+	struct ns_notify *n = r->notify;
+	char cbuf[CMSG_SPACE(sizeof(int))], b;
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof cbuf };
+	struct cmsghdr *c;
+	ssize_t got = recvmsg(n->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	c = got == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&n->listener, CMSG_DATA(c), sizeof n->listener);
+	/* Whatever came (the listener, EOF, garbage), the socket is done. */
+	close(n->sock);
+	n->sock = -1;
+}
+
+/* Called when ns_notify_fd() is readable (or hung up). */
+void ns_notify_handle(struct ns_run *r, short revents)
+{
+	struct ns_notify *n = r->notify;
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+
+	if (!n)
+		return;
+	if (n->listener < 0) {
+		take_listener(r);
+		return;
+	}
+	if (!(revents & POLLIN)) {
+		/* Every filter user is gone; the totals go out at the end. */
+		close(n->listener);
+		n->listener = -1;
+		return;
+	}
+	memset(&req, 0, sizeof req);
+	if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return; /* ENOENT: the caller was killed meanwhile */
+	memset(&resp, 0, sizeof resp);
+	resp.id = req.id;
+	resp.error = -EPERM;
+	/* ENOENT here too when the caller is gone: nothing to answer. */
+	ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	denied(r, n, req.data.nr);
+}
+
+/* At the end, before the exit line: the totals not yet reported. */
+void ns_notify_end(struct ns_run *r)
+{
+	struct ns_notify *n = r->notify;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->n; i++)
+		if (n->ent[i].count > n->ent[i].reported)
+			report(r, &n->ent[i], mono_ms());
+	if (n->listener >= 0)
+		close(n->listener);
+	if (n->sock >= 0)
+		close(n->sock);
+	free(n);
+	r->notify = NULL;
+}
