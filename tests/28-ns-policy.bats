@@ -179,6 +179,21 @@ grant() {
 	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid destination '/tmp/shared': /tmp is the workspace's with --tmp-in-workspace"
 }
 
+@test "a writable --bind may not be a second view of the workspace; --protect sees through --bind" {
+	local d sh="$NS_DIR/shared.$BATS_TEST_NUMBER"
+	mkdir -p "$ws/sub" "$sh" "$NS_DIR/alias.$BATS_TEST_NUMBER"
+	d=$(dirname "$ws")
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$ws/sub" /shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '$ws/sub': overlaps the workspace $ws (a writable second view of it; use --ro-bind)"
+	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$d" /shared -- true
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '$d': overlaps the workspace $ws (a writable second view of it; use --ro-bind)"
+	run -100 --separate-stderr unshare -m sh -c "mount --bind $d $NS_DIR/alias.$BATS_TEST_NUMBER && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --bind $NS_DIR/alias.$BATS_TEST_NUMBER /shared -- true"
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '$NS_DIR/alias.$BATS_TEST_NUMBER': overlaps the workspace $ws (a writable second view of it; use --ro-bind)"
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro-bind "$ws/sub" /opt/sub -- true
+	run -102 --separate-stderr ns_root --workspace "$ws" --bind "$sh" /shared --protect "$sh/keys" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to start: protected path $sh/keys is writable through --bind $sh"
+}
+
 # Two sandboxes at once, each waiting (bounded) for the other's file.
 shared_pair() {
 	local mode=$1 sh=$2 ws1 ws2 pid

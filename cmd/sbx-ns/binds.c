@@ -69,34 +69,6 @@ void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
-/* A chosen destination inside another bind (or another bind inside it)
- * would need its mount point made in a host directory: refused, so every
- * mount point is made on the sandbox's own tmpfs. Runs after the runtime
- * set is known, before ns_check_ops. */
-void ns_check_binds(const struct ns_run *r)
-{
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct mount_op *b = &r->ops[i];
-
-		if (b->kind != MNT_BIND)
-			continue;
-		if (r->tmp_in_ws && (ns_under(b->dest, "/tmp") || ns_under(b->dest, "/dev/shm")))
-			sbx_die_usage("%s: invalid destination '%s': /tmp is the workspace's with "
-				      "--tmp-in-workspace", b->opt, b->dest);
-		for (size_t j = 0; j < r->nops; j++) {
-			const struct mount_op *o = &r->ops[j];
-			if (j == i || !strcmp(o->dest, b->dest))
-				continue;
-			if (ns_under(b->dest, o->dest))
-				sbx_die_usage("%s: invalid destination '%s': inside %s (bound by %s)",
-					      b->opt, b->dest, o->dest, o->opt);
-			if (ns_under(o->dest, b->dest))
-				sbx_die_usage("%s: invalid destination '%s': %s (bound by %s) lies inside it",
-					      b->opt, b->dest, o->dest, o->opt);
-		}
-	}
-}
-
 /* src lies in the workspace: by name, or by identity of one of its
  * directories (the workspace reached through another mount). */
 static int in_workspace(const struct mount_op *ws, const char *src)
@@ -115,6 +87,63 @@ static int in_workspace(const struct mount_op *ws, const char *src)
 		*slash = '\0';
 	}
 	return 0;
+}
+
+/* The workspace lies in dir: by name, or by identity of one of the
+ * workspace's directories. */
+static int holds_workspace(const struct mount_op *ws, const struct mount_op *dir)
+{
+	char p[PATH_MAX], *slash;
+	struct stat st;
+
+	if (ns_under(ws->src, dir->src))
+		return 1;
+	if (!dir->isdir || strlen(ws->src) >= sizeof p)
+		return 0;
+	strcpy(p, ws->src);
+	for (;;) {
+		if (stat(p, &st) == 0 && st.st_dev == dir->dev && st.st_ino == dir->ino)
+			return 1;
+		slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+	}
+	return 0;
+}
+
+/* A chosen destination inside another bind (or another bind inside it)
+ * would need its mount point made in a host directory: refused, so every
+ * mount point is made on the sandbox's own tmpfs. Runs after the runtime
+ * set is known, before ns_check_ops. */
+void ns_check_binds(const struct ns_run *r)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct mount_op *b = &r->ops[i];
+
+		if (b->kind != MNT_BIND)
+			continue;
+		/* A writable second view of the workspace would make its
+		 * deny-write paths writable there. */
+		if (!b->ro && (in_workspace(&r->ops[r->ws], b->src) ||
+			       holds_workspace(&r->ops[r->ws], b)))
+			sbx_die_usage("%s: invalid path '%s': overlaps the workspace %s (a writable "
+				      "second view of it; use --ro-bind)", b->opt, b->src, r->ops[r->ws].src);
+		if (r->tmp_in_ws && (ns_under(b->dest, "/tmp") || ns_under(b->dest, "/dev/shm")))
+			sbx_die_usage("%s: invalid destination '%s': /tmp is the workspace's with "
+				      "--tmp-in-workspace", b->opt, b->dest);
+		for (size_t j = 0; j < r->nops; j++) {
+			const struct mount_op *o = &r->ops[j];
+			if (j == i || !strcmp(o->dest, b->dest))
+				continue;
+			if (ns_under(b->dest, o->dest))
+				sbx_die_usage("%s: invalid destination '%s': inside %s (bound by %s)",
+					      b->opt, b->dest, o->dest, o->opt);
+			if (ns_under(o->dest, b->dest))
+				sbx_die_usage("%s: invalid destination '%s': %s (bound by %s) lies inside it",
+					      b->opt, b->dest, o->dest, o->opt);
+		}
+	}
 }
 
 void ns_drop_ro_in_ws(struct ns_run *r)
