@@ -138,11 +138,18 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 	close(r->notify_sock[1]);
 }
 
-static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now)
+/* While the command runs, a status reader that stops reading must not
+ * block the outer process (it forwards signals and enforces --timeout):
+ * a line that would block waits, counted, for the next denial or the end
+ * (final, blocking like the exit line). */
+static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now, int final)
 {
 	struct sbx_json j;
+	struct pollfd pf = { .fd = r->status_fd, .events = POLLOUT };
 	char *name = NULL;
 
+	if (!final && r->status_fd >= 0 && (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLOUT)))
+		return;
 	e->reported = e->count;
 	e->last_ms = now;
 	if (r->status_fd < 0)
@@ -178,7 +185,7 @@ static void denied(const struct ns_run *r, struct ns_notify *n, int nr)
 	}
 	e->count++;
 	if (!e->reported || now - e->last_ms >= NOTIFY_EVERY_MS)
-		report(r, e, now);
+		report(r, e, now, 0);
 }
 
 /* The fd the outer polls for the supervisor: the socket until the
@@ -250,7 +257,7 @@ void ns_notify_end(struct ns_run *r)
 		return;
 	for (size_t i = 0; i < n->n; i++)
 		if (n->ent[i].count > n->ent[i].reported)
-			report(r, &n->ent[i], mono_ms());
+			report(r, &n->ent[i], mono_ms(), 1);
 	if (n->listener >= 0)
 		close(n->listener);
 	if (n->sock >= 0)
