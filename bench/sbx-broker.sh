@@ -24,7 +24,7 @@ idle=${SBX_BENCH_IDLE:-10000}
 for v in "$bytes" "$conns" "$idle"; do
 	case $v in '' | *[!0-9]* | 0) echo "bench: usage: SBX_BENCH_BYTES, SBX_BENCH_CONNS and SBX_BENCH_IDLE are positive integers" >&2; exit 100 ;; esac
 done
-for t in tinyproxy python3 openssl ip unshare; do
+for t in tinyproxy python3 openssl ip unshare cc; do
 	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (network namespaces)" >&2; exit 111; }
@@ -80,36 +80,164 @@ ip netns exec "$NB" timeout 5 openssl s_client -connect "127.0.0.1:$port" -serve
 	</dev/null >/dev/null 2>&1 || :
 wait "$recpid"
 
-cat > "$W/origin.py" <<'PY'
-# Port 443: read the hello, send N bytes, close. Port 80: read and hold.
-import asyncio, socket, sys, threading
-size = int(sys.argv[1])
-def bulk():
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("198.18.1.2", 443)); s.listen(64)
-    buf = memoryview(b"\0" * (1 << 20))
-    while True:
-        c, _ = s.accept()
-        c.recv(65536)
-        left = size
-        while left:
-            n = c.send(buf[:min(left, len(buf))])
-            left -= n
-        c.close()
-threading.Thread(target=bulk, daemon=True).start()
-async def hold(r, w):
-    try:
-        while await r.read(65536):
-            pass
-    except OSError:
-        pass
-    w.close()
-async def main():
-    srv = await asyncio.start_server(hold, "198.18.1.2", 80, backlog=4096)
-    print("ready", flush=True)
-    await srv.serve_forever()
-asyncio.run(main())
-PY
+# The origin and the bulk and rate clients are C: a Python client tops out
+# below the proxies it is meant to measure.
+cat > "$W/load.c" <<'C'
+/* Load generator and origin for bench/sbx-broker.sh.
+ *   load origin ADDR SIZE          443: read the hello, send SIZE bytes, close;
+ *                                  80: read until EOF, close (any number held)
+ *   load bulk TARGET HELLO         one tunnel; prints "BYTES SECONDS"
+ *   load rate TARGET N THREADS     N CONNECT-and-close; prints connections/s
+ * TARGET: unix:PATH (CONNECT), tcp:IP:PORT (CONNECT), direct:IP:PORT. */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int dial(const char *target, int *proxied)
+{
+	int fd;
+	if (!strncmp(target, "unix:", 5)) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		strncpy(a.sun_path, target + 5, sizeof a.sun_path - 1);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(fd, (void *)&a, sizeof a) < 0) { perror("connect"); exit(1); }
+		*proxied = 1;
+		return fd;
+	}
+	char host[64];
+	const char *p = strchr(target, ':') + 1, *c = strrchr(target, ':');
+	snprintf(host, sizeof host, "%.*s", (int)(c - p), p);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(c + 1)) };
+	inet_pton(AF_INET, host, &a.sin_addr);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (connect(fd, (void *)&a, sizeof a) < 0) { perror("connect"); exit(1); }
+	*proxied = strncmp(target, "direct:", 7) != 0;
+	return fd;
+}
+
+static void connect_req(int fd, int port)
+{
+	char req[128], buf[512];
+	size_t n = 0;
+	int l = snprintf(req, sizeof req, "CONNECT origin.test:%d HTTP/1.1\r\nHost: origin.test:%d\r\n\r\n", port, port);
+	if (write(fd, req, l) != l) { perror("write"); exit(1); }
+	/* Both proxies send their head alone and then wait for the client:
+	 * read in blocks until its end. */
+	while (n < sizeof buf - 1) {
+		ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
+		if (r <= 0) { fprintf(stderr, "proxy closed\n"); exit(1); }
+		n += r;
+		buf[n] = 0;
+		if (strstr(buf, "\r\n\r\n"))
+			break;
+	}
+	if (strncmp(buf + 9, "200", 3)) { fprintf(stderr, "proxy said %.200s\n", buf); exit(1); }
+}
+
+static const char *rate_target;
+static long rate_each;
+static void *rate_thread(void *arg)
+{
+	for (long i = 0; i < rate_each; i++) {
+		int proxied, fd = dial(rate_target, &proxied);
+		if (proxied)
+			connect_req(fd, 80);
+		close(fd);
+	}
+	return arg;
+}
+
+static void origin(const char *addr, long long size)
+{
+	int ep = epoll_create1(0), one = 1;
+	int ls[2];
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(i ? 80 : 443) };
+		inet_pton(AF_INET, addr, &a.sin_addr);
+		ls[i] = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(ls[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(ls[i], (void *)&a, sizeof a) || listen(ls[i], 4096)) { perror("bind"); exit(1); }
+		struct epoll_event e = { .events = EPOLLIN, .data.fd = -1 - i };
+		epoll_ctl(ep, EPOLL_CTL_ADD, ls[i], &e);
+	}
+	static char buf[1 << 20];
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		struct epoll_event ev[64];
+		int n = epoll_wait(ep, ev, 64, -1);
+		for (int i = 0; i < n; i++) {
+			int d = ev[i].data.fd;
+			if (d == -1) { /* bulk: served inline, one at a time */
+				int c = accept(ls[0], NULL, NULL);
+				if (read(c, buf, sizeof buf) <= 0) { close(c); continue; }
+				for (long long left = size; left > 0;) {
+					ssize_t w = write(c, buf, left < (long long)sizeof buf ? left : (long long)sizeof buf);
+					if (w <= 0) break;
+					left -= w;
+				}
+				close(c);
+			} else if (d == -2) {
+				int c = accept(ls[1], NULL, NULL);
+				struct epoll_event e = { .events = EPOLLIN, .data.fd = c };
+				if (c >= 0) epoll_ctl(ep, EPOLL_CTL_ADD, c, &e);
+			} else if (read(d, buf, sizeof buf) <= 0) {
+				close(d);
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "origin")) {
+		origin(argv[2], atoll(argv[3]));
+	} else if (argc == 4 && !strcmp(argv[1], "bulk")) {
+		static char buf[1 << 20];
+		char hello[4096];
+		FILE *f = fopen(argv[3], "rb");
+		size_t hl = fread(hello, 1, sizeof hello, f);
+		double t0 = now();
+		int proxied, fd = dial(argv[2], &proxied);
+		long long total = 0;
+		ssize_t r;
+		if (proxied)
+			connect_req(fd, 443);
+		if (write(fd, hello, hl) != (ssize_t)hl) { perror("write"); return 1; }
+		while ((r = read(fd, buf, sizeof buf)) > 0)
+			total += r;
+		printf("%lld %.6f\n", total, now() - t0);
+	} else if (argc == 5 && !strcmp(argv[1], "rate")) {
+		int nt = atoi(argv[4]);
+		pthread_t t[64];
+		rate_target = argv[2];
+		rate_each = atol(argv[3]) / nt;
+		double t0 = now();
+		for (int i = 0; i < nt; i++) pthread_create(&t[i], NULL, rate_thread, NULL);
+		for (int i = 0; i < nt; i++) pthread_join(t[i], NULL);
+		printf("%.1f\n", rate_each * nt / (now() - t0));
+	} else {
+		fprintf(stderr, "load: usage: see the source\n");
+		return 100;
+	}
+	return 0;
+}
+C
+cc -O2 -pthread -o "$W/load" "$W/load.c"
 
 cat > "$W/load.py" <<'PY'
 import asyncio, os, socket, sys, time
@@ -194,7 +322,7 @@ else:
     asyncio.run(idle(sys.argv[2], int(sys.argv[3])))
 PY
 
-coproc ORIG { ip netns exec "$NO" "$PY" "$W/origin.py" "$bytes"; }
+coproc ORIG { ip netns exec "$NO" "$W/load" origin 198.18.1.2 "$bytes"; }
 pids+=("${ORIG_PID:?}")
 read -r _ <&"${ORIG[0]}"
 
@@ -206,7 +334,7 @@ mkfifo "$W/ready"
 exec {rfd}<>"$W/ready"
 inhosts "$SBX_BIN/sbx-broker" --listen "$W/broker.sock" --allow-host origin.test --allow-private-networks \
 	--max-request-bytes 1G --max-response-bytes 1T --max-wall-time 3600 --max-connections 20000 \
-	--ready-fd 3 --log-fd 4 3>"$W/ready" 4>/dev/null &
+	--ready-fd 3 --log-fd 4 3>"$W/ready" 4>"$W/broker.log" &
 bpid=$!
 pids+=("$bpid")
 read -r -t 10 -u "$rfd" _
@@ -228,6 +356,8 @@ for _ in $(seq 100); do
 done
 
 B=unix:$W/broker.sock T=tcp:127.0.0.1:8888 D=direct:198.18.1.2:443
+# The memory test's client holds thousands of sockets: asyncio does that
+# with the least code.
 load() { ip netns exec "$NB" env HELLO="$W/hello.bin" "$PY" "$W/load.py" "$@"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
@@ -235,7 +365,7 @@ echo "sbx-broker bench: $(nproc) CPUs, $((bytes >> 20)) MiB bulk, $conns connect
 declare -A mbs
 for k in direct broker tinyproxy; do
 	case $k in direct) s=$D ;; broker) s=$B ;; tinyproxy) s=$T ;; esac
-	read -r n secs < <(load bulk "$s")
+	read -r n secs < <(ip netns exec "$NB" "$W/load" bulk "$s" "$W/hello.bin")
 	[ "$n" = "$bytes" ] || { echo "bench: $k delivered $n of $bytes bytes" >&2; exit 111; }
 	mbs[$k]=$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n / s / 1048576 }')
 	echo "bulk      $k: ${mbs[$k]} MiB/s"
@@ -245,7 +375,7 @@ echo "bulk      broker/direct $(ratio "${mbs[broker]}" "${mbs[direct]}") (target
 declare -A cps
 for k in direct broker tinyproxy; do
 	case $k in direct) s=direct:198.18.1.2:80 ;; broker) s=$B ;; tinyproxy) s=$T ;; esac
-	cps[$k]=$(load rate "$s" "$conns")
+	cps[$k]=$(ip netns exec "$NB" "$W/load" rate "$s" "$conns" 16)
 	echo "rate      $k: ${cps[$k]} connections/s"
 done
 echo "rate      broker/tinyproxy $(ratio "${cps[broker]}" "${cps[tinyproxy]}") (target >= 2)"

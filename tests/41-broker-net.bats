@@ -589,6 +589,12 @@ print(o.open("https://origin.test/", timeout=10).status)' "$T/cert.pem"
 	[ "$(since_mark origin | awk '$1 == "DATA" { printf "%s", $3 }' | xxd -r -p | tr -cd z | wc -c)" = 300000 ]
 }
 
+@test "a request of 99 fields written without spaces is rebuilt whole" {
+	run -0 raw main "GET http://origin.test/echo HTTP/1.1\\r\\nHost:origin.test\\r\\n$(printf 'X-%d:1\\r\\n' $(seq 98))\\r\\n"
+	assert_output --partial "200 GET /echo HTTP/1.1"
+	assert_output --partial $'X-98: 1\r\nConnection: close\r\n'
+}
+
 @test "a chunked response passes until the origin closes" {
 	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31281 http://origin.test/chunked
 	assert_output "hello"

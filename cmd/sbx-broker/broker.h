@@ -47,11 +47,18 @@ struct broker_req {
 	struct broker_req *next;
 };
 
+#define BROKER_MAX_OWN 256
+
 struct broker_resolver {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct broker_req *head, *tail;
 	int result_rfd, result_wfd;
+	/* the host's own addresses, refreshed once a second */
+	pthread_mutex_t own_mu;
+	struct sockaddr_storage own[BROKER_MAX_OWN];
+	size_t own_n;
+	long own_sec;
 };
 
 void broker_resolver_start(struct broker_resolver *r, unsigned nthreads);

@@ -684,7 +684,9 @@ static int established(struct loop *L, struct conn *c)
 		refuse(L, c, 502, "internal error");
 		return -1;
 	}
-	cap = h->head_len + 64 + (c->inlen - h->head_len);
+	/* Every field may grow by the ": " the client left out; the request
+	 * line only shrinks (origin form); then "Connection: close". */
+	cap = h->head_len + 2 * h->nfields + 64 + (c->inlen - h->head_len);
 	out = malloc(cap);
 	if (!out) {
 		free(h);

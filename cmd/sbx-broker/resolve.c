@@ -1,8 +1,8 @@
 /* Name resolution off the event loop: a few threads around getaddrinfo
  * (thread-safe in musl and glibc). Each answer is checked in the worker,
  * every address of it, against the host's interface addresses as they are
- * at that moment (read again for every name, so an address added after
- * start-up is still refused). The finished request goes back to the loop
+ * (read again when the copy is over a second old, so an address added
+ * after start-up is refused from the next second on). The finished request goes back to the loop
  * as a pointer written to a pipe. */
 #include "broker.h"
 #include "die.h"
@@ -14,12 +14,12 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_OWN 256
 
-static size_t own_addresses(struct sockaddr_storage *own, size_t max)
+static size_t read_own(struct sockaddr_storage *own, size_t max)
 {
 	struct ifaddrs *ifa, *i;
 	size_t n = 0;
@@ -35,6 +35,26 @@ static size_t own_addresses(struct sockaddr_storage *own, size_t max)
 			memcpy(&own[n++], i->ifa_addr, sizeof(struct sockaddr_in6));
 	}
 	freeifaddrs(ifa);
+	return n;
+}
+
+/* The interface list is a netlink dump: shared by the workers and read at
+ * most once a second, not once per name. */
+static size_t own_addresses(struct broker_resolver *r, struct sockaddr_storage *own, size_t max)
+{
+	struct timespec ts;
+	size_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pthread_mutex_lock(&r->own_mu);
+	if (r->own_n == (size_t)-1 || ts.tv_sec != r->own_sec) {
+		r->own_n = read_own(r->own, BROKER_MAX_OWN);
+		r->own_sec = ts.tv_sec;
+	}
+	n = r->own_n;
+	if (n != (size_t)-1)
+		memcpy(own, r->own, (n < max ? n : max) * sizeof *own);
+	pthread_mutex_unlock(&r->own_mu);
 	return n;
 }
 
@@ -61,11 +81,11 @@ static void dial_form(const struct sockaddr *sa, unsigned port, struct sockaddr_
 	}
 }
 
-static void resolve_one(struct broker_req *q)
+static void resolve_one(struct broker_resolver *r, struct broker_req *q)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
 	struct addrinfo *res, *a;
-	struct sockaddr_storage own[MAX_OWN];
+	struct sockaddr_storage own[BROKER_MAX_OWN];
 	size_t nown;
 	int e;
 
@@ -75,7 +95,7 @@ static void resolve_one(struct broker_req *q)
 		q->status = 502;
 		return;
 	}
-	nown = own_addresses(own, MAX_OWN);
+	nown = own_addresses(r, own, BROKER_MAX_OWN);
 	if (nown == (size_t)-1) {
 		/* Without the host's own addresses the check cannot be made:
 		 * fail closed. */
@@ -130,7 +150,7 @@ static void *worker(void *arg)
 		if (!r->head)
 			r->tail = NULL;
 		pthread_mutex_unlock(&r->mu);
-		resolve_one(q);
+		resolve_one(r, q);
 		/* A pointer is far below PIPE_BUF: the write is atomic. */
 		while (write(r->result_wfd, &q, sizeof q) < 0 && errno == EINTR)
 			;
@@ -145,6 +165,8 @@ void broker_resolver_start(struct broker_resolver *r, unsigned nthreads)
 
 	memset(r, 0, sizeof *r);
 	pthread_mutex_init(&r->mu, NULL);
+	pthread_mutex_init(&r->own_mu, NULL);
+	r->own_n = (size_t)-1;
 	pthread_cond_init(&r->cv, NULL);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the resolver pipe");
