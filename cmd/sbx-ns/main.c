@@ -44,7 +44,9 @@ static const char usage[] =
 	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
 	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
-	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
+	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy] "
+	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
@@ -52,6 +54,7 @@ enum {
 	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
+	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -88,6 +91,11 @@ static const struct sbx_opt options[] = {
 	{ "bind-fd",          SBX_ARG,   SBX_MANY, O_BIND_FD },
 	{ "ro-bind-fd",       SBX_ARG,   SBX_MANY, O_RO_BIND_FD },
 	{ "quiet-denials",    SBX_NOARG, SBX_ONCE, O_QUIET_DENIALS },
+	{ "baseline",         SBX_ARG,   SBX_ONCE, O_BASELINE },
+	{ "baseline-fd",      SBX_ARG,   SBX_ONCE, O_BASELINE_FD },
+	{ "policy-fd",        SBX_ARG,   SBX_ONCE, O_POLICY_FD },
+	{ "clamp",            SBX_NOARG, SBX_ONCE, O_CLAMP },
+	{ "print-policy",     SBX_NOARG, SBX_ONCE, O_PRINT_POLICY },
 	{ 0, 0, 0, 0 }
 };
 
@@ -136,11 +144,13 @@ static const char **push_str(const char **v, size_t *n, const char *s)
 	return v;
 }
 
-static void parse(struct ns_run *r, int argc, char **argv)
+/* Returns whether --net was given (an argv request that names no network
+ * asks for none). */
+static int parse(struct ns_run *r, int argc, char **argv)
 {
 	struct sbx_optstate st;
 	const char *arg;
-	int id, have_ws = 0;
+	int id, have_ws = 0, net_given = 0;
 
 	sbx_opt_init(&st, 1);
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
@@ -194,7 +204,12 @@ static void parse(struct ns_run *r, int argc, char **argv)
 			check_env_unique(r, "--keep-env", arg);
 			r->keepenv = push_str(r->keepenv, &r->nkeepenv, arg);
 			break;
-		case O_NET: ns_parse_net(r, arg); break;
+		case O_NET: ns_parse_net(r, arg); net_given = 1; break;
+		case O_BASELINE: sbx_policy_opt_baseline(&r->pol, arg); break;
+		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&r->pol, arg); break;
+		case O_POLICY_FD: sbx_policy_opt_policy_fd(&r->pol, arg); break;
+		case O_CLAMP: r->pol.clamp = 1; break;
+		case O_PRINT_POLICY: r->print_policy = 1; break;
 		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
 		case O_STATUS_FD: r->status_fd = sbx_opt_fd("--status-fd", arg); break;
 		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
@@ -221,11 +236,14 @@ static void parse(struct ns_run *r, int argc, char **argv)
 		}
 		}
 	}
-	if (st.ind >= argc)
+	/* --print-policy shows what would run; a program is optional. */
+	if (st.ind >= argc && !r->print_policy)
 		sbx_die_usage("missing program");
-	if (!*argv[st.ind])
+	if (st.ind < argc && !*argv[st.ind])
 		sbx_die_usage("empty program name");
 	r->cmd = argv + st.ind;
+	if (r->pol.clamp && !sbx_policy_opts_baseline(&r->pol))
+		sbx_die_usage("--clamp needs --baseline or --baseline-fd");
 	if (!have_ws)
 		sbx_die_usage("missing --workspace or --workspace-fd");
 	if ((r->grant_fd >= 0) != (r->grant_key != NULL))
@@ -249,6 +267,7 @@ static void parse(struct ns_run *r, int argc, char **argv)
 	for (size_t i = 0; i < r->nops; i++)
 		if (r->ops[i].fd >= 0 && (r->ops[i].fd == r->status_fd || r->ops[i].fd == r->ready_fd))
 			sbx_die_usage("%s: fd %d is also the status or ready fd", r->ops[i].opt, r->ops[i].fd);
+	return net_given;
 }
 
 /* The process policy, before anything is created: no writable root may
@@ -561,7 +580,7 @@ int main(int argc, char **argv)
 {
 	struct ns_run r;
 	sigset_t block;
-	int syncp[2], repp[2], code;
+	int syncp[2], repp[2], code, net_given;
 	pid_t ppid = getppid(), pid;
 
 	sbx_setprog(NS_PROG);
@@ -569,7 +588,8 @@ int main(int argc, char **argv)
 	r.status_fd = r.ready_fd = r.wsfd = r.grant_fd = -1;
 	r.net = NET_NONE;
 	r.broker_fd = -1;
-	parse(&r, argc, argv);
+	sbx_policy_opts_init(&r.pol);
+	net_given = parse(&r, argc, argv);
 	check_identity(&r);
 
 	/* Killing whatever started sbx-ns kills the sandbox. */
@@ -578,6 +598,7 @@ int main(int argc, char **argv)
 	if (getppid() != ppid)
 		sbx_die(SBX_EXIT_LOST, "unable to start: the parent process is gone");
 
+	ns_apply_policy(&r, net_given);
 	ns_add_runtime(&r);
 	ns_drop_ro_in_ws(&r);
 	ns_check_binds(&r);
@@ -612,8 +633,17 @@ int main(int argc, char **argv)
 			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD |
 			     (r.net == NET_HOST ? 0 : CLONE_NEWNET)),
 			     0, 0, 0, 0);
-	if (pid < 0)
+	if (pid < 0) {
+		/* Only here, where the namespaces the sandbox is made of cannot
+		 * be had, and only if the effective policy has both halves of
+		 * the unsafe fallback; anything else fails closed. */
+		int e = errno;
+		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) &&
+		    (e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES))
+			ns_unsafe_fallback(&r, e);
+		errno = e;
 		die_userns("create namespaces", "");
+	}
 	if (pid == 0) {
 		close(syncp[1]);
 		close(repp[0]);

@@ -14,6 +14,7 @@
 
 #include "allowexec.h"
 #include "grant.h"
+#include "policy.h"
 #include "protect.h"
 
 #define NS_PROG "sbx-ns"
@@ -96,6 +97,10 @@ struct ns_run {
 	int grant_fd;          /* --grant-fd FD (consumed), else -1 */
 	struct sbx_grant_key *grant_key; /* --grant-key FILE, loaded while parsing */
 	uint64_t timeout_ms;   /* --timeout SEC: enforced here, bound by the grant; 0 none */
+	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
+	int print_policy;      /* --print-policy */
+	struct sbx_policy eff; /* the effective policy (when pol_on) */
+	int pol_on;
 
 	/* found by the outer */
 	int root;              /* the caller is root (maps 0 too, switches to uid/gid) */
@@ -136,6 +141,10 @@ void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char
 		 const char *dest);
 void ns_check_binds(const struct ns_run *r);
 void ns_drop_ro_in_ws(struct ns_run *r);
+
+/* policy.c: the baseline, the request, the unsafe fallback */
+void ns_apply_policy(struct ns_run *r, int net_given);
+noreturn void ns_unsafe_fallback(struct ns_run *r, int err);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;

@@ -1,0 +1,344 @@
+/* sbx-ns and its policy: the request its argv (or --policy-fd) makes,
+ * merged with the administrator's baseline, becomes the plan: the roots,
+ * the deny-write globs, the network; --print-policy shows it; binds to a
+ * chosen destination must draw from the effective roots; and the unsafe
+ * host-process fallback runs only when both halves allow it. */
+#include "ns.h"
+
+#include "die.h"
+#include "exec.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "json.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int listed(const struct sbx_pol_list *l, const char *src)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->it[i].val, src))
+			return 1;
+	return 0;
+}
+
+static int bound(const struct ns_run *r, const char *src)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].kind != MNT_BIND && !strcmp(r->ops[i].src, src))
+			return 1;
+	return 0;
+}
+
+static int from_baseline(const char *origin)
+{
+	return origin && !strncmp(origin, "--baseline", 10);
+}
+
+/* Roots the policy names that no bind covers yet. Inside the workspace
+ * (or, for a readable root, inside a writable one) they are there
+ * already. A baseline root a clamp brought in is skipped if this host
+ * lacks it; a requested one must exist, as --ro/--rw require. */
+static void add_missing(struct ns_run *r, const struct sbx_pol_list *l, enum mount_kind kind,
+			const char *ws)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *p = l->it[i].val, *o = l->it[i].origin;
+		struct stat st;
+
+		if (bound(r, p) || sbx_path_within(p, ws) ||
+		    (kind == MNT_RO && sbx_policy_within(&r->eff.rw, p)))
+			continue;
+		if (from_baseline(o) && lstat(p, &st) < 0 && errno == ENOENT)
+			continue;
+		ns_add_path(r, kind, kind == MNT_RO, from_baseline(o) ? "--baseline" : "--policy-fd", p);
+	}
+}
+
+/* Make the binds the effective policy's: drop the --ro/--rw roots it no
+ * longer names (a clamp), add what it names that argv did not
+ * (--policy-fd, a clamp). */
+static void apply_roots(struct ns_run *r)
+{
+	const char *ws = r->ops[r->ws].src;
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->nops; i++) {
+		struct mount_op *op = &r->ops[i];
+		int keep = (op->kind != MNT_RO && op->kind != MNT_RW) ||
+			   listed(op->kind == MNT_RO ? &r->eff.ro : &r->eff.rw, op->src);
+		if (!keep) {
+			if (op->fd >= 0)
+				close(op->fd);
+			continue;
+		}
+		if (i == r->ws)
+			r->ws = k;
+		r->ops[k++] = *op;
+	}
+	r->nops = k;
+	add_missing(r, &r->eff.rw, MNT_RW, ws);
+	add_missing(r, &r->eff.ro, MNT_RO, ws);
+}
+
+/* --bind/--ro-bind (and the fd forms) show a host path at another place:
+ * what the command can reach there is the source, so under a baseline the
+ * source is held to the roots like --rw/--ro are. A writable bind draws
+ * from the effective writable roots; a read-only one from the readable
+ * roots (a writable root is readable too). The destination is only a name
+ * inside the sandbox and not a root of the policy. A clamp cannot move a
+ * bind: it is refused either way. */
+static void check_binds(const struct ns_run *r)
+{
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct mount_op *op = &r->ops[i];
+		char q[1100];
+		int ok;
+
+		if (op->kind != MNT_BIND)
+			continue;
+		ok = op->ro ? sbx_policy_within(&r->eff.ro, op->src) || sbx_policy_within(&r->eff.rw, op->src)
+			    : sbx_policy_within(&r->eff.rw, op->src);
+		if (ok)
+			continue;
+		sbx_policy_quote(q, sizeof q, op->src, strlen(op->src), 256);
+		sbx_die(SBX_EXIT_POLICY, "policy refused: %s: %s is not within the effective %s roots",
+			op->opt, q, op->ro ? "readable" : "writable");
+	}
+}
+
+/* --runtime paths are read by the command like readable roots: with a
+ * baseline they must lie within the effective ones. The default set
+ * (system directories) is outside the policy, as it is for every
+ * sandbox of this kind. */
+static void check_runtime(const struct ns_run *r)
+{
+	char list[4096], *save = NULL, *p;
+
+	if (!r->runtime || !strcmp(r->runtime, "none") || strlen(r->runtime) >= sizeof list)
+		return;
+	strcpy(list, r->runtime);
+	for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save))
+		if (!sbx_policy_within(&r->eff.ro, p) && !sbx_policy_within(&r->eff.rw, p)) {
+			char q[1100];
+			sbx_policy_quote(q, sizeof q, p, strlen(p), 256);
+			sbx_die(SBX_EXIT_POLICY, "policy refused: --runtime: %s is not within the "
+				"effective readable roots", q);
+		}
+}
+
+/* A policy fd is consumed: no other option may name it. */
+static void check_fds(const struct ns_run *r)
+{
+	const int pfd[2] = { r->pol.baseline_fd, r->pol.policy_fd };
+
+	for (int k = 0; k < 2; k++) {
+		int fd = pfd[k];
+		if (fd < 0)
+			continue;
+		for (size_t i = 0; i < r->nops; i++)
+			if (r->ops[i].fd == fd)
+				sbx_die_usage("%s: fd %d is also a policy fd", r->ops[i].opt, fd);
+		if (r->status_fd == fd)
+			sbx_die_usage("--status-fd: fd %d is also a policy fd", fd);
+		if (r->ready_fd == fd)
+			sbx_die_usage("--ready-fd: fd %d is also a policy fd", fd);
+		if (r->have_broker_fd && r->broker_fd == fd)
+			sbx_die_usage("--broker-fd: fd %d is also a policy fd", fd);
+		if (r->grant_fd == fd)
+			sbx_die_usage("--grant-fd: fd %d is also a policy fd", fd);
+	}
+}
+
+void ns_apply_policy(struct ns_run *r, int net_given)
+{
+	struct sbx_policy req;
+	struct sbx_perr e;
+	const char *ws = r->ops[r->ws].src;
+
+	if (!sbx_policy_opts_baseline(&r->pol) && r->pol.policy_fd < 0 && !r->print_policy)
+		return;
+	check_fds(r);
+	/* The request as argv makes it: --ro/--rw (and their fd forms) by
+	 * their canonical paths, --deny-write, --net. The workspace, the
+	 * defaults and --policy-fd are sbx_policy_effective's. Binds to a
+	 * destination are checked against the result (check_binds). */
+	sbx_policy_init(&req, "argv");
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct mount_op *op = &r->ops[i];
+		if ((op->kind == MNT_RO || op->kind == MNT_RW) &&
+		    sbx_policy_add_root(&req, op->kind == MNT_RO ? &req.ro : &req.rw, op->src,
+					op->opt, &e) < 0)
+			sbx_policy_die(&e);
+	}
+	for (size_t i = 0; i < r->ndeny; i++)
+		if (sbx_policy_add_glob(&req, r->deny[i], "--deny-write", &e) < 0)
+			sbx_policy_die(&e);
+	/* enum net_mode and the policy's network modes share their order
+	 * and values (none < loopback < broker < host). */
+	if (net_given && sbx_policy_set_int(&req, &req.net, (int)r->net, "--net", &e) < 0)
+		sbx_policy_die(&e);
+	sbx_policy_effective(&r->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, r->status_fd, &r->eff);
+	sbx_policy_free(&req);
+	r->pol_on = 1;
+
+	if (r->eff.mode.set && r->eff.mode.v == SBX_PMODE_OFF)
+		sbx_die(SBX_EXIT_POLICY, "policy refused: %s: mode \"off\" runs commands unconfined; "
+			"sbx-ns only confines", r->eff.mode.origin ? r->eff.mode.origin : "policy");
+	/* The network: what the merge left. Narrowed below broker, the
+	 * broker's socket is not needed (and is closed); widened to broker
+	 * by a policy, the socket must come from --broker-fd or --net
+	 * broker:PATH (ns_check_net). The hosts a broker lets through are
+	 * the broker's own --allow-host list: --print-policy shows the
+	 * effective allowlist to start it with. */
+	r->net = (enum net_mode)r->eff.net.v;
+	if (r->net != NET_BROKER) {
+		if (r->have_broker_fd)
+			close(r->broker_fd);
+		r->have_broker_fd = 0;
+		r->broker_fd = -1;
+		r->broker_path = NULL;
+	} else if (!r->port) {
+		r->port = NS_BROKER_PORT;
+	}
+	/* deny-write: the union, replacing the defaults (they are in it) */
+	free(r->deny);
+	r->deny = calloc(r->eff.deny.n + 1, sizeof *r->deny);
+	if (!r->deny)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	for (size_t i = 0; i < r->eff.deny.n; i++) {
+		ns_check_glob(r->eff.deny.it[i].val);
+		r->deny[i] = r->eff.deny.it[i].val;
+	}
+	r->ndeny = r->eff.deny.n;
+	apply_roots(r);
+	if (sbx_policy_opts_baseline(&r->pol)) {
+		check_runtime(r);
+		check_binds(r);
+	}
+
+	if (r->print_policy) {
+		char *out = sbx_policy_to_json(&r->eff, SBX_PSCOPE_NS);
+		if (!out || sbx_write_all(1, out, strlen(out)) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to write the policy");
+		exit(SBX_EXIT_OK);
+	}
+}
+
+/* Wait for the command as the sandbox's outer does: termination requests
+ * are passed on, --timeout kills it. The signals are blocked (main). */
+static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_out)
+{
+	sigset_t set;
+	siginfo_t si;
+	struct timespec end, now, left;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)(r->timeout_ms / 1000);
+	end.tv_nsec += (long)(r->timeout_ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	*timed_out = 0;
+	for (;;) {
+		int sig;
+
+		if (waitpid(pid, st, WNOHANG) == pid)
+			return 0;
+		if (r->timeout_ms && !*timed_out) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left.tv_sec = end.tv_sec - now.tv_sec;
+			left.tv_nsec = end.tv_nsec - now.tv_nsec;
+			if (left.tv_nsec < 0) {
+				left.tv_sec--;
+				left.tv_nsec += 1000000000L;
+			}
+			if (left.tv_sec < 0) {
+				kill(pid, SIGKILL);
+				*timed_out = 1;
+				continue;
+			}
+			sig = sigtimedwait(&set, &si, &left);
+		} else {
+			sig = sigwaitinfo(&set, &si);
+		}
+		if (sig < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			kill(pid, SIGKILL);
+			return -1;
+		}
+		if (sig != SIGCHLD)
+			kill(pid, sig);
+	}
+}
+
+/* No namespaces for this caller, and the policy allows running anyway:
+ * say so loudly, then run the command as it would have run inside (never
+ * as root, the environment it would have had, the workspace as its
+ * directory), with nothing of the sandbox around it. The outer stays to
+ * report the outcome like a sandboxed run. */
+noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
+{
+	struct sbx_json j;
+	int st = 0, code, timed_out;
+	pid_t pid;
+
+	sbx_policy_unsafe_notice(r->status_fd, NS_PROG, err);
+	ns_cleanup_deny(r);
+	if (r->ready_fd >= 0)
+		close(r->ready_fd);
+	pid = fork();
+	if (pid < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+	if (pid == 0) {
+		if (r->status_fd >= 0)
+			close(r->status_fd);
+		if (sbx_close_fds_except(NULL, 0) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
+		if (r->root && (setgroups(0, NULL) < 0 || setresgid(r->gid, r->gid, r->gid) < 0 ||
+				setresuid(r->uid, r->uid, r->uid) < 0))
+			sbx_die_errno(SBX_EXIT_SYS, "unable to switch to uid %u", (unsigned)r->uid);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
+		if (chdir(r->ops[r->ws].src) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->ops[r->ws].src);
+		if (sigprocmask(SIG_SETMASK, &r->oldmask, NULL) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
+		if (r->allow.n)
+			sbx_allowexec_exec(&r->allow, r->cmd, r->search, r->env);
+		sbx_exec(r->cmd, r->search, r->env);
+	}
+	if (wait_command(r, pid, &st, &timed_out) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to wait for the command");
+	code = timed_out ? SBX_EXIT_TIMEOUT : sbx_wait_code(st);
+	if (r->status_fd >= 0) {
+		sbx_json_begin(&j, NS_PROG, "exit");
+		sbx_json_int(&j, "code", code);
+		if (timed_out)
+			sbx_json_int(&j, "signal", SIGKILL);
+		else if (WIFSIGNALED(st))
+			sbx_json_int(&j, "signal", WTERMSIG(st));
+		if (timed_out)
+			sbx_json_bool(&j, "timeout", 1);
+		sbx_json_bool(&j, "unsafe_fallback", 1);
+		sbx_json_write(&j, r->status_fd);
+	}
+	exit(code);
+}
