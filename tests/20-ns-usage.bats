@@ -26,6 +26,7 @@ bad() {
 @test "--help prints the synopsis and exits 0" {
 	run -0 --separate-stderr sbx-ns --help
 	assert_output --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
+	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy] '
 	assert_equal "$stderr" ""
 }
 
@@ -194,4 +195,24 @@ bad() {
 	bad "--rw: $NS_DIR would hide $NS_WS (bound earlier by --workspace; give it later)" \
 		--uid 1 --gid 1 --workspace "$NS_WS" --rw "$NS_DIR" -- true
 	rmdir "$NS_WS/sub"
+}
+
+@test "the policy options refuse garbage, repeats, shared fds and a clamp without a baseline" {
+	bad "--baseline: invalid path '': empty" --workspace "$NS_WS" --baseline "" -- true
+	bad "--baseline: invalid path 'rel.json': not absolute" --workspace "$NS_WS" --baseline rel.json -- true
+	bad "--baseline and --baseline-fd are exclusive" --workspace "$NS_WS" --baseline /a --baseline-fd 7 -- true 7</dev/null
+	bad "--baseline-fd: invalid fd '9': not open" --workspace "$NS_WS" --baseline-fd 9 -- true
+	bad "--baseline-fd: invalid fd 'abc': not a number" --workspace "$NS_WS" --baseline-fd abc -- true
+	bad "--baseline-fd: invalid fd '0': 0, 1 and 2 are stdio" --workspace "$NS_WS" --baseline-fd 0 -- true
+	bad "--policy-fd: invalid fd '-1': negative" --workspace "$NS_WS" --policy-fd -1 -- true
+	bad "--policy-fd given twice" --workspace "$NS_WS" --policy-fd 7 --policy-fd 7 -- true 7</dev/null
+	bad "--clamp needs --baseline or --baseline-fd" --workspace "$NS_WS" --clamp -- true
+	bad "--clamp given twice" --workspace "$NS_WS" --clamp --clamp -- true
+	bad "--print-policy given twice" --workspace "$NS_WS" --print-policy --print-policy
+	bad "--print-policy takes no value" --workspace "$NS_WS" --print-policy=yes
+	bad "--baseline-fd and --policy-fd are the same fd 7" --workspace "$NS_WS" --baseline-fd 7 --policy-fd 7 -- true 7</dev/null
+	bad "--status-fd: fd 7 is also a policy fd" --workspace "$NS_WS" --baseline-fd 7 --status-fd 7 -- true 7</dev/null
+	bad "--ro-fd: fd 7 is also a policy fd" --workspace "$NS_WS" --policy-fd 7 --ro-fd 7 -- true 7</usr/share
+	bad "--policy-fd and --ro are exclusive (one source per request)" --workspace "$NS_WS" --uid 1000 --gid 1000 --policy-fd 7 --ro /usr/share -- true 7</dev/null
+	bad "missing --workspace or --workspace-fd" --print-policy
 }

@@ -267,6 +267,7 @@ static int parse(struct ns_run *r, int argc, char **argv)
 	for (size_t i = 0; i < r->nops; i++)
 		if (r->ops[i].fd >= 0 && (r->ops[i].fd == r->status_fd || r->ops[i].fd == r->ready_fd))
 			sbx_die_usage("%s: fd %d is also the status or ready fd", r->ops[i].opt, r->ops[i].fd);
+	ns_policy_check_fds(r);
 	return net_given;
 }
 

@@ -136,8 +136,8 @@ static void check_runtime(const struct ns_run *r)
 		}
 }
 
-/* A policy fd is consumed: no other option may name it. */
-static void check_fds(const struct ns_run *r)
+/* A policy fd is consumed: no other option may name it (parse). */
+void ns_policy_check_fds(const struct ns_run *r)
 {
 	const int pfd[2] = { r->pol.baseline_fd, r->pol.policy_fd };
 
@@ -167,7 +167,6 @@ void ns_apply_policy(struct ns_run *r, int net_given)
 
 	if (!sbx_policy_opts_baseline(&r->pol) && r->pol.policy_fd < 0 && !r->print_policy)
 		return;
-	check_fds(r);
 	/* The request as argv makes it: --ro/--rw (and their fd forms) by
 	 * their canonical paths, --deny-write, --net. The workspace, the
 	 * defaults and --policy-fd are sbx_policy_effective's. Binds to a
