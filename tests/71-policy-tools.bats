@@ -116,3 +116,10 @@ no_userns() {
 	run -0 --separate-stderr as_user sbx-ns --workspace "$PT_DIR/ws" --ro-bind /usr/share /tools -- ls -d /tools
 	assert_output "/tools"
 }
+
+@test "the unsafe fallback still ends the command at --timeout" {
+	run -104 --separate-stderr no_userns sbx-ns --workspace "$PT_DIR/ws" --baseline "$PT_DIR/unsafe.json" --policy-fd 5 --status-fd 6 --timeout 0.2 -- \
+		sleep 30 5<"$PT_DIR/unsafe.json" 6>"$BATS_TEST_TMPDIR/st"
+	assert_output ""
+	assert_equal "$(sed -n 3p "$BATS_TEST_TMPDIR/st")" '{"tool":"sbx-ns","event":"exit","code":104,"signal":9,"timeout":true,"unsafe_fallback":true}'
+}
