@@ -1,4 +1,5 @@
 #include "meter_tree.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -7,14 +8,8 @@
 
 static int push(struct sbx_meter_tree *t, const struct sbx_meter_proc *p)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 32;
-		struct sbx_meter_proc *v = realloc(t->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (sbx_grow((void **)&t->v, &t->cap, t->n, sizeof *t->v, 32) < 0)
+		return -1;
 	t->v[t->n++] = *p;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* The policy model and the merge: a baseline and a request become the
  * effective policy, never wider than the baseline. See policy.h. */
 #include "policy.h"
+#include "grow.h"
 
 #include "die.h"
 #include "exitcodes.h"
@@ -220,14 +221,8 @@ static int list_push(struct sbx_pol_list *l, const char *val, const char *origin
 	l->set = 1;
 	if (list_has(l, val))
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct sbx_pol_item *n = realloc(l->it, cap * sizeof *n);
-		if (!n)
-			return -1;
-		l->it = n;
-		l->cap = cap;
-	}
+	if (sbx_grow((void **)&l->it, &l->cap, l->n, sizeof *l->it, 8) < 0)
+		return -1;
 	it.val = strdup(val);
 	it.origin = origin ? strdup(origin) : NULL;
 	if (!it.val || (origin && !it.origin)) {
@@ -608,27 +603,24 @@ static int merge_ord(struct mctx *c, const char *field, const struct sbx_pol_int
 			    orig(r->origin), names[r->v], names[b->v], orig(b->origin));
 }
 
-/* Roots: a request root must lie within one of the baseline's (within[0]
- * and, if non-NULL, within[1]: a readable root may lie within a writable
- * one). Clamped, a wider root becomes the baseline roots inside it. */
-static int merge_roots(struct mctx *c, const char *field, const char *what,
-		       const struct sbx_pol_list *b0, const struct sbx_pol_list *b1,
-		       const struct sbx_pol_list *r, struct sbx_pol_list *o)
+/* A request entry must lie within one of the baseline's (bs[1], when set,
+ * is a second list that counts too: a readable root may lie within a
+ * writable one). Clamped, a wider entry becomes the baseline entries
+ * inside it. within(a, b): a lies within b. */
+static int merge_within(struct mctx *c, const char *field, const char *what,
+			const struct sbx_pol_list *const bs[2], const struct sbx_pol_list *r,
+			struct sbx_pol_list *o, int (*within)(const char *, const char *))
 {
-	const struct sbx_pol_list *bs[2] = { b0 && b0->set ? b0 : NULL, b1 && b1->set ? b1 : NULL };
 	char qb[1100];
 
-	if (!bs[0] && !bs[1])
-		return copy_list(o, r) < 0 ? nomem(c->e) : 0;
-	if (!r->set)
-		return copy_list(o, b0) < 0 ? nomem(c->e) : 0;
 	sbx_policy_list_given(o, r->origin);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct sbx_pol_item *it = &r->it[i];
 		int ok = 0;
 
 		for (int k = 0; k < 2 && !ok; k++)
-			ok = bs[k] && sbx_policy_within(bs[k], it->val);
+			for (size_t j = 0; bs[k] && j < bs[k]->n && !ok; j++)
+				ok = within(it->val, bs[k]->it[j].val);
 		if (ok) {
 			if (list_push(o, it->val, it->origin) < 0)
 				return nomem(c->e);
@@ -642,41 +634,34 @@ static int merge_roots(struct mctx *c, const char *field, const char *what,
 		note(c, field);
 		for (int k = 0; k < 2; k++)
 			for (size_t j = 0; bs[k] && j < bs[k]->n; j++)
-				if (sbx_path_within(bs[k]->it[j].val, it->val) &&
+				if (within(bs[k]->it[j].val, it->val) &&
 				    list_push(o, bs[k]->it[j].val, bs[k]->it[j].origin) < 0)
 					return nomem(c->e);
 	}
 	return 0;
 }
 
+/* Roots: within a baseline root of the same kind (or, for a readable
+ * root, b1: a writable one). */
+static int merge_roots(struct mctx *c, const char *field, const char *what,
+		       const struct sbx_pol_list *b0, const struct sbx_pol_list *b1,
+		       const struct sbx_pol_list *r, struct sbx_pol_list *o)
+{
+	const struct sbx_pol_list *bs[2] = { b0 && b0->set ? b0 : NULL, b1 && b1->set ? b1 : NULL };
+
+	if (!bs[0] && !bs[1])
+		return copy_list(o, r) < 0 ? nomem(c->e) : 0;
+	if (!r->set)
+		return copy_list(o, b0) < 0 ? nomem(c->e) : 0;
+	return merge_within(c, field, what, bs, r, o, sbx_path_within);
+}
+
 static int merge_hosts(struct mctx *c, const struct sbx_pol_list *b,
 		       const struct sbx_pol_list *r, struct sbx_pol_list *o)
 {
-	static const char field[] = "sandbox.network.allowlist";
+	const struct sbx_pol_list *bs[2] = { b, NULL };
 
-	sbx_policy_list_given(o, r->origin);
-	for (size_t i = 0; i < r->n; i++) {
-		const struct sbx_pol_item *it = &r->it[i];
-		int ok = 0;
-
-		for (size_t j = 0; j < b->n && !ok; j++)
-			ok = host_within(it->val, b->it[j].val);
-		if (ok) {
-			if (list_push(o, it->val, it->origin) < 0)
-				return nomem(c->e);
-			continue;
-		}
-		if (!c->clamp)
-			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
-					    "policy refused: %s: %s is not within the baseline's allowlist (%s)",
-					    orig(it->origin), it->val, orig(b->origin));
-		note(c, field);
-		for (size_t j = 0; j < b->n; j++)
-			if (host_within(b->it[j].val, it->val) &&
-			    list_push(o, b->it[j].val, b->it[j].origin) < 0)
-				return nomem(c->e);
-	}
-	return 0;
+	return merge_within(c, "sandbox.network.allowlist", "allowlist", bs, r, o, host_within);
 }
 
 static int merge_net(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
