@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int sbx_grow(void **v, size_t *cap, size_t n, size_t elem, size_t first)
 {
@@ -28,4 +29,18 @@ int sbx_grow(void **v, size_t *cap, size_t n, size_t elem, size_t first)
 nomem:
 	errno = ENOMEM;
 	return -1;
+}
+
+void sbx_grow_append(char **s, size_t *len, size_t *cap, int *failed,
+		     const char *src, size_t n)
+{
+	if (*failed)
+		return;
+	if (n > SIZE_MAX - *len - 1 || sbx_grow((void **)s, cap, *len + n, 1, 128) < 0) {
+		*failed = 1;
+		return;
+	}
+	memcpy(*s + *len, src, n);
+	*len += n;
+	(*s)[*len] = '\0';
 }

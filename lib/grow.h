@@ -9,4 +9,10 @@
  * starting at first). Returns 0, or -1 with errno ENOMEM, *v unchanged. */
 int sbx_grow(void **v, size_t *cap, size_t n, size_t elem, size_t first);
 
+/* Appends n bytes of src to the string *s (length *len, capacity *cap)
+ * and keeps it NUL-terminated. Once an append fails, *failed is set and
+ * every later one does nothing, so a builder checks once at the end. */
+void sbx_grow_append(char **s, size_t *len, size_t *cap, int *failed,
+		     const char *src, size_t n);
+
 #endif

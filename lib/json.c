@@ -1,7 +1,9 @@
 #include "json.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,24 +11,7 @@
 
 static void put(struct sbx_json *j, const char *s, size_t n)
 {
-	if (j->failed)
-		return;
-	if (j->len + n + 1 > j->cap) {
-		size_t cap = j->cap ? j->cap : 256;
-		char *b;
-		while (cap < j->len + n + 1)
-			cap *= 2;
-		b = realloc(j->buf, cap);
-		if (!b) {
-			j->failed = 1;
-			return;
-		}
-		j->buf = b;
-		j->cap = cap;
-	}
-	memcpy(j->buf + j->len, s, n);
-	j->len += n;
-	j->buf[j->len] = '\0';
+	sbx_grow_append(&j->buf, &j->len, &j->cap, &j->failed, s, n);
 }
 
 static void puts_(struct sbx_json *j, const char *s) { put(j, s, strlen(s)); }

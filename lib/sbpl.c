@@ -1,4 +1,5 @@
 #include "sbpl.h"
+#include "grow.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -17,24 +18,7 @@ struct buf {
 
 static void put(struct buf *b, const char *s, size_t n)
 {
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 128;
-		char *p;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->s, cap);
-		if (!p) {
-			b->failed = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
+	sbx_grow_append(&b->s, &b->len, &b->cap, &b->failed, s, n);
 }
 
 static void puts_(struct buf *b, const char *s) { put(b, s, strlen(s)); }
