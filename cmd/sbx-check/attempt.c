@@ -98,6 +98,70 @@ static int do_connect(const char *portarg)
 	return said(0, "connected to 127.0.0.1:%u", (unsigned)port);
 }
 
+/* A plain-HTTP GET of http://HOST/ through the proxy sbx-ns's broker mode
+ * names in HTTP_PROXY. Only a proxy on 127.0.0.1 is ever dialled: without
+ * the broker mode (an unconfined stand-in) there is nothing to ask, and
+ * nothing leaves the machine either way. */
+static int do_fetch(const char *host)
+{
+	static const char pre[] = "http://127.0.0.1:";
+	const char *proxy = getenv("HTTP_PROXY");
+	char req[512], resp[2048], portbuf[8], *body;
+	uint64_t port;
+	struct sockaddr_in a;
+	size_t n = 0, plen;
+	int s, status;
+
+	if (!host[0] || strpbrk(host, "/ \r\n") || strlen(host) > 200)
+		return said(2, "bad host '%s'", host);
+	if (!proxy)
+		return said(1, "HTTP_PROXY is not set: no broker to ask for http://%s/", host);
+	if (strncmp(proxy, pre, sizeof pre - 1))
+		return said(1, "HTTP_PROXY is %s, not a proxy on 127.0.0.1", proxy);
+	plen = strcspn(proxy + sizeof pre - 1, "/");
+	if (plen == 0 || plen >= sizeof portbuf)
+		return said(1, "HTTP_PROXY is %s: bad port", proxy);
+	memcpy(portbuf, proxy + sizeof pre - 1, plen);
+	portbuf[plen] = '\0';
+	if (sbx_parse_u64(portbuf, 1, 65535, &port))
+		return said(1, "HTTP_PROXY is %s: bad port", proxy);
+	a = lo((unsigned)port);
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return said(1, "socket(AF_INET): %s", strerror(errno));
+	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+		int e = errno;
+		close(s);
+		return said(1, "connect %s: %s", proxy, strerror(e));
+	}
+	snprintf(req, sizeof req, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
+		 host, host);
+	if (write(s, req, strlen(req)) != (ssize_t)strlen(req)) {
+		int e = errno;
+		close(s);
+		return said(1, "send to %s: %s", proxy, strerror(e));
+	}
+	for (;;) {
+		ssize_t k = read(s, resp + n, sizeof resp - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		if (n == sizeof resp - 1)
+			break;
+	}
+	close(s);
+	resp[n] = '\0';
+	if (sscanf(resp, "HTTP/1.%*1[01] %3d", &status) != 1)
+		return said(1, "no HTTP answer from %s for http://%s/", proxy, host);
+	body = strstr(resp, "\r\n\r\n");
+	body = body ? body + 4 : resp + n;
+	body[strcspn(body, "\r\n")] = '\0';
+	return said(status == 200 ? 0 : 1, "http://%s/: HTTP %d%s%s", host, status,
+		    body[0] ? ": " : "", body);
+}
+
 /* A server and a client inside the sandbox: loopback mode's promise. */
 static int do_loopback(void)
 {
@@ -228,6 +292,8 @@ int chk_probe(int argc, char **argv)
 		return do_connect(argv[1]);
 	if (!strcmp(a, "loopback") && argc == 1)
 		return do_loopback();
+	if (!strcmp(a, "fetch") && argc == 2)
+		return do_fetch(argv[1]);
 	if (!strcmp(a, "raw-socket") && argc == 1)
 		return do_raw();
 	if (!strcmp(a, "forkbomb") && argc == 2)

@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -410,6 +413,351 @@ static int host_listener(unsigned *port)
 	return s;
 }
 
+/* The broker proof's test network: two network namespaces of its own, with
+ * no default route, joined by a veth pair. "h" holds sbx-broker (with its
+ * own /etc/hosts in a mount namespace of its own), "o" the test origin on
+ * 198.18.99.2:80. sbx-ns runs on the host; the sandbox reaches only the
+ * broker's Unix socket. No packet can leave these two namespaces. */
+#define ORIGIN_ADDR "198.18.99.2"
+#define ALLOWED_NAME "allowed.sbx-check.test"
+#define DENIED_NAME "denied.sbx-check.test"
+
+struct testnet {
+	char ip[32];
+	char nh[32], no[32], vh[16], vo[16];
+	char sock[PATH_MAX], hosts[PATH_MAX];
+	int made, count_fd, requests;
+	pid_t origin, broker;
+};
+
+static const char *find_ip(void)
+{
+	static const char *const dirs[] = { "/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip" };
+
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (tool_exists(dirs[i]))
+			return dirs[i];
+	return NULL;
+}
+
+/* Runs `ip ARGS...`; 0 when it worked, otherwise its output in why. */
+static int ipcmd(struct chain *c, const struct testnet *t, char *why, size_t n, ...)
+{
+	struct argv_b a = { .n = 0 };
+	struct run res;
+	va_list ap;
+	const char *arg;
+
+	add(&a, t->ip);
+	va_start(ap, n);
+	while ((arg = va_arg(ap, const char *)))
+		add(&a, arg);
+	va_end(ap);
+	run(c, a.v, &res);
+	if (res.code == 0)
+		return 0;
+	snprintf(why, n, "ip %s %s %s (exit %d): %s", a.v[1], a.v[2], a.v[3] ? a.v[3] : "",
+		 res.code, res.out);
+	return -1;
+}
+
+static int join_netns(const char *name)
+{
+	char p[64];
+	int fd, rc;
+
+	snprintf(p, sizeof p, "/run/netns/%s", name);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rc = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return rc;
+}
+
+/* The origin: answers every request with one line and reports each request
+ * as one byte on count (so the proof can tell whether a denied request
+ * reached it). */
+static void origin_main(const char *ns, int ready, int count)
+{
+	struct sockaddr_in a;
+	static const char body[] = "hello from the sbx-check origin\n";
+	char resp[256], buf[2048];
+	int l, one = 1;
+
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons(80);
+	inet_pton(AF_INET, ORIGIN_ADDR, &a.sin_addr);
+	if (join_netns(ns) < 0 || (l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0) {
+		dprintf(ready, "unable to listen on %s:80 in %s: %s\n", ORIGIN_ADDR, ns,
+			strerror(errno));
+		_exit(1);
+	}
+	if (write(ready, "ok\n", 3) != 3)
+		_exit(1);
+	close(ready);
+	snprintf(resp, sizeof resp,
+		 "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		 sizeof body - 1, body);
+	for (;;) {
+		size_t n = 0;
+		int t = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+
+		if (t < 0)
+			continue;
+		while (n < sizeof buf - 1) {
+			ssize_t k = read(t, buf + n, sizeof buf - 1 - n);
+			if (k <= 0)
+				break;
+			n += (size_t)k;
+			buf[n] = '\0';
+			if (strstr(buf, "\r\n\r\n"))
+				break;
+		}
+		if (write(count, "r", 1) != 1 || write(t, resp, strlen(resp)) < 0) {
+			/* The proof sees the missing byte or the missing answer. */
+		}
+		close(t);
+	}
+}
+
+/* The broker, in "h" with the test names in its own /etc/hosts. */
+static void broker_main(const struct testnet *t, const char *broker, int ready)
+{
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (join_netns(t->nh) < 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(t->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0) {
+		dprintf(ready, "unable to set up the broker's namespaces: %s\n", strerror(errno));
+		_exit(1);
+	}
+	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0 ||
+	    dup2(ready, 3) < 0)
+		_exit(1);
+	execl(broker, broker, "--listen", t->sock, "--allow-host", ALLOWED_NAME,
+	      "--allow-private-networks", "--ready-fd", "3", (char *)NULL);
+	dprintf(3, "unable to exec %s: %s\n", broker, strerror(errno));
+	_exit(1);
+}
+
+/* Forks fn's process; waits up to 10 s for its first line on a pipe: "ok"
+ * or why not (in why). */
+static pid_t start_helper(struct chain *c, struct testnet *t, const char *broker,
+			  char *why, size_t n)
+{
+	int p[2], cnt[2] = { -1, -1 };
+	char buf[256];
+	ssize_t k;
+	pid_t pid;
+	struct pollfd pf;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (!broker && pipe2(cnt, O_CLOEXEC | O_NONBLOCK) < 0))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create a pipe");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+	if (pid == 0) {
+		close(p[0]);
+		close(c->sigfd);
+		if (broker)
+			broker_main(t, broker, p[1]);
+		close(cnt[0]);
+		origin_main(t->no, p[1], cnt[1]);
+	}
+	close(p[1]);
+	if (!broker) {
+		close(cnt[1]);
+		t->count_fd = cnt[0];
+	}
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	k = poll(&pf, 1, 10000) == 1 ? read(p[0], buf, sizeof buf - 1) : -1;
+	close(p[0]);
+	if (k <= 0) {
+		snprintf(why, n, "no sign of readiness within 10 s");
+	} else {
+		buf[k] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		/* sbx-broker's ready line is its own; the origin says "ok". */
+		if (broker ? strncmp(buf, "unable", 6) != 0 : !strcmp(buf, "ok"))
+			return pid;
+		snprintf(why, n, "%s", buf);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static int origin_requests(struct testnet *t)
+{
+	char buf[64];
+	ssize_t k;
+
+	while ((k = read(t->count_fd, buf, sizeof buf)) > 0)
+		t->requests += (int)k;
+	return t->requests;
+}
+
+static int testnet_up(struct chain *c, struct testnet *t, const struct scratch *s,
+		      const char *broker, char *why, size_t n)
+{
+	long pid = (long)getpid();
+
+	snprintf(t->nh, sizeof t->nh, "sbx-check-%ld-h", pid);
+	snprintf(t->no, sizeof t->no, "sbx-check-%ld-o", pid);
+	snprintf(t->vh, sizeof t->vh, "sbxck%ldh", pid % 10000000);
+	snprintf(t->vo, sizeof t->vo, "sbxck%ldo", pid % 10000000);
+	join(t->sock, sizeof t->sock, s->base, "broker.sock");
+	join(t->hosts, sizeof t->hosts, s->base, "hosts");
+	put_file(t->hosts, ORIGIN_ADDR " " ALLOWED_NAME "\n" ORIGIN_ADDR " " DENIED_NAME "\n", 0644);
+	if (ipcmd(c, t, why, n, "netns", "add", t->nh, NULL))
+		return -1;
+	t->made = 1;
+	if (ipcmd(c, t, why, n, "netns", "add", t->no, NULL))
+		return -1;
+	t->made = 2;
+	if (ipcmd(c, t, why, n, "link", "add", t->vh, "netns", t->nh, "type", "veth", "peer",
+		  "name", t->vo, "netns", t->no, NULL) ||
+	    ipcmd(c, t, why, n, "-n", t->nh, "addr", "add", "198.18.99.1/24", "dev", t->vh, NULL) ||
+	    ipcmd(c, t, why, n, "-n", t->no, "addr", "add", ORIGIN_ADDR "/24", "dev", t->vo, NULL) ||
+	    ipcmd(c, t, why, n, "-n", t->nh, "link", "set", t->vh, "up", NULL) ||
+	    ipcmd(c, t, why, n, "-n", t->no, "link", "set", t->vo, "up", NULL) ||
+	    ipcmd(c, t, why, n, "-n", t->nh, "link", "set", "lo", "up", NULL) ||
+	    ipcmd(c, t, why, n, "-n", t->no, "link", "set", "lo", "up", NULL))
+		return -1;
+	if ((t->origin = start_helper(c, t, NULL, why, n)) < 0)
+		return -1;
+	if ((t->broker = start_helper(c, t, broker, why, n)) < 0)
+		return -1;
+	/* The sandbox's bridge may run as the command's identity. */
+	if (chmod(t->sock, 0666) < 0) {
+		snprintf(why, n, "unable to chmod the broker's socket: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void testnet_down(struct chain *c, struct testnet *t)
+{
+	char why[64];
+	int stop = c->stop;
+
+	if (t->broker > 0) {
+		kill(t->broker, SIGKILL);
+		waitpid(t->broker, NULL, 0);
+	}
+	if (t->origin > 0) {
+		kill(t->origin, SIGKILL);
+		waitpid(t->origin, NULL, 0);
+	}
+	if (t->count_fd >= 0)
+		close(t->count_fd);
+	/* Cleanup runs even after an interruption. */
+	c->stop = 0;
+	if (t->made >= 2 && ipcmd(c, t, why, sizeof why, "netns", "del", t->no, NULL))
+		sbx_warn("unable to remove network namespace %s", t->no);
+	if (t->made >= 1 && ipcmd(c, t, why, sizeof why, "netns", "del", t->nh, NULL))
+		sbx_warn("unable to remove network namespace %s", t->nh);
+	c->stop = stop;
+}
+
+static void broker_unsupported(struct chk_report *r, const char *fix, const char *why)
+{
+	static const char *const names[] = { "broker-allowed", "broker-denied" };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct chk_item *it = chk_add(r, CLS_EXTRA, names[i], CHK_UNSUPPORTED, "%s", why);
+		chk_fix(it, "%s", fix);
+	}
+}
+
+/* An allowlisted name reaches the test origin through sbx-ns --net broker
+ * and sbx-broker; a name not on the list, mapped to the same origin, is
+ * refused by the broker (403) and the origin sees no request. */
+static void broker_proof(struct chk_report *r, struct chain *c, const struct scratch *s)
+{
+	char broker[PATH_MAX + 16], bdir[PATH_MAX], net[PATH_MAX + 16], why[1200];
+	struct testnet t;
+	struct argv_b a;
+	struct run res;
+	int before;
+
+	if (c->stop)
+		return;
+	chk_bindir(bdir, sizeof bdir);
+	join(broker, sizeof broker, bdir, "sbx-broker");
+	if (!c->have_broker) {
+		broker_unsupported(r, "install sbx-broker",
+				   "sbx-broker is not installed beside sbx-check: the sandbox is offline only");
+		return;
+	}
+	if (getuid() != 0) {
+		broker_unsupported(r, "run sbx-check proof as root",
+				   "the test origin needs a network namespace joined to the broker's by a "
+				   "veth pair, which only root can build");
+		return;
+	}
+	memset(&t, 0, sizeof t);
+	t.count_fd = -1;
+	{
+		const char *ip = find_ip();
+		if (!ip) {
+			broker_unsupported(r, "install iproute2 (ip)",
+					   "ip(8) is not installed: the test network cannot be built");
+			return;
+		}
+		snprintf(t.ip, sizeof t.ip, "%s", ip);
+	}
+	if (testnet_up(c, &t, s, broker, why, sizeof why) < 0) {
+		testnet_down(c, &t);
+		char msg[1300];
+		snprintf(msg, sizeof msg, "the test network could not be built: %s", why);
+		broker_unsupported(r, "see the reason", msg);
+		return;
+	}
+	snprintf(net, sizeof net, "broker:%s", t.sock);
+
+	before = origin_requests(&t);
+	a.n = 0;
+	add_ns(&a, c, net, s->ws, s->probe);
+	add(&a, "fetch");
+	add(&a, ALLOWED_NAME);
+	run(c, a.v, &res);
+	if (res.code == SBX_EXIT_USAGE) {
+		struct chk_item *it = chk_add(r, CLS_EXTRA, "broker-allowed", CHK_UNSUPPORTED,
+					      "this sbx-ns refuses --net broker: %s", res.out);
+		chk_fix(it, "an sbx-ns with network modes");
+	} else {
+		judge(r, CLS_EXTRA, "broker-allowed", 1, &res, origin_requests(&t) == before + 1,
+		      "the origin did not see exactly one request");
+	}
+
+	before = origin_requests(&t);
+	a.n = 0;
+	add_ns(&a, c, net, s->ws, s->probe);
+	add(&a, "fetch");
+	add(&a, DENIED_NAME);
+	run(c, a.v, &res);
+	if (res.code == SBX_EXIT_USAGE) {
+		struct chk_item *it = chk_add(r, CLS_EXTRA, "broker-denied", CHK_UNSUPPORTED,
+					      "this sbx-ns refuses --net broker: %s", res.out);
+		chk_fix(it, "an sbx-ns with network modes");
+	} else if (res.code == 1 && !strstr(res.out, ": HTTP 403")) {
+		/* Only the broker's refusal counts: a missing proxy proves nothing. */
+		chk_add(r, CLS_EXTRA, "broker-denied", CHK_FAIL, "not refused by the broker: %s",
+			res.out);
+	} else {
+		judge(r, CLS_EXTRA, "broker-denied", 0, &res, origin_requests(&t) == before,
+		      "the origin saw the request");
+	}
+	testnet_down(c, &t);
+}
+
 static void network(struct chk_report *r, struct chain *c, const struct scratch *s)
 {
 	char portbuf[16];
@@ -446,19 +794,7 @@ static void network(struct chk_report *r, struct chain *c, const struct scratch 
 	}
 	close(l);
 
-	/* The broker proof (an allowlisted name reaches a local origin, a
-	 * non-allowlisted name mapped to the same origin is refused) needs both
-	 * sbx-broker and sbx-ns's broker mode. */
-	if (!c->have_broker) {
-		it = chk_add(r, CLS_EXTRA, "broker", CHK_UNSUPPORTED,
-			     "sbx-broker is not installed beside sbx-check: the sandbox is offline only");
-		chk_fix(it, "install sbx-broker");
-	} else {
-		it = chk_add(r, CLS_EXTRA, "broker", CHK_UNSUPPORTED,
-			     "the broker path (sbx-ns --net broker) is not proven by this sbx-check: "
-			     "treat the sandbox as offline only");
-		chk_fix(it, "prove the broker with its own test suite");
-	}
+	broker_proof(r, c, s);
 }
 
 static void cgroup_proof(struct chk_report *r, struct chain *c, const struct scratch *s,
