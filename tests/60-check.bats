@@ -44,6 +44,8 @@ other_tool() {
 }
 
 leftovers() { find /var/tmp -maxdepth 1 -name 'sbx-check.*' | wc -l; }
+# The broker proof's network namespaces still present.
+testnets() { ip netns list | grep '^sbx-check-' || :; }
 
 json_get() {
 	python3 -c 'import json, sys
@@ -381,8 +383,12 @@ teardown() {
 	assert_line --regexp "^offline +FAIL +allowed: connected to 127\\.0\\.0\\.1:[0-9]+\$"
 	assert_line --regexp "^loopback +ok +server and client talked on 127\\.0\\.0\\.1:[0-9]+\$"
 	assert_line --regexp "^loopback-host +FAIL +allowed: connected to 127\\.0\\.0\\.1:[0-9]+\$"
+	assert_line "broker-allowed     FAIL           refused: HTTP_PROXY is not set: no broker to ask for http://allowed.sbx-check.test/"
+	assert_line "broker-denied      FAIL           not refused by the broker: HTTP_PROXY is not set: no broker to ask for http://denied.sbx-check.test/"
 	assert_line "result: a proof failed (exit 107)"
 	assert_equal "$(leftovers)" "$before"
+	run -0 testnets
+	assert_output ""
 }
 
 @test "proof: a failed proof outranks unavailable hard limits, and the refusal is shown" {
@@ -434,7 +440,34 @@ teardown() {
 	for n in workspace-read workspace-write sibling-secret env-write git-hook-write outside-write offline; do
 		assert_line --regexp "^$n +ok +"
 	done
+	assert_line "broker-allowed     ok             http://allowed.sbx-check.test/: HTTP 200: hello from the sbx-check origin"
+	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not allowed"
 	assert_line "result: all checks passed (exit 0)"
+	run -0 testnets
+	assert_output ""
+}
+
+@test "proof: the real sbx-ns with its broker mode dropped fails the broker lines, exit 107" {
+	# Every --net broker:PATH is removed: the command runs offline.
+	printf '#!/bin/sh\nfor a; do shift; case $a in broker:*) set -- "$@" none ;; *) set -- "$@" "$a" ;; esac; done\nexec "%s/sbx-ns" "$@"\n' \
+		"$SBX_BIN" >"$scratch/offline-ns"
+	chmod 0755 "$scratch/offline-ns"
+	run -107 --separate-stderr sbx-check proof --ns "$scratch/offline-ns"
+	assert_equal "$stderr" ""
+	assert_line --regexp "^offline +ok +denied: "
+	assert_line --regexp "^loopback +ok +server and client talked on 127\\.0\\.0\\.1:[0-9]+\$"
+	assert_line "broker-allowed     FAIL           refused: HTTP_PROXY is not set: no broker to ask for http://allowed.sbx-check.test/"
+	assert_line "broker-denied      FAIL           not refused by the broker: HTTP_PROXY is not set: no broker to ask for http://denied.sbx-check.test/"
+	assert_line "result: a proof failed (exit 107)"
+	run -0 testnets
+	assert_output ""
+}
+
+@test "proof --json carries the broker lines" {
+	run -0 --separate-stderr sbx-check proof --json
+	assert_equal "$stderr" ""
+	run -0 json_get '[(c["name"], c["status"]) for c in d["checks"] if c["name"].startswith("broker")]' <<<"$output"
+	assert_output "[('broker-allowed', 'ok'), ('broker-denied', 'ok')]"
 }
 
 @test "proof: with the real chain and a cgroup root on this host, limits are refused fail-closed (exit 101)" {
@@ -453,6 +486,8 @@ teardown() {
 	assert_equal "$stderr" ""
 	assert_line --regexp "^env-write +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/ws/\\.env for writing: Read-only file system\$"
 	assert_line --regexp "^offline +ok +denied: "
+	assert_line "broker-allowed     unsupported    the test origin needs a network namespace joined to the broker's by a veth pair, which only root can build; to fix: run sbx-check proof as root"
+	assert_line "broker-denied      unsupported    the test origin needs a network namespace joined to the broker's by a veth pair, which only root can build; to fix: run sbx-check proof as root"
 	assert_line "result: all checks passed (exit 0)"
 }
 
