@@ -33,7 +33,15 @@ esac
 say "an untrusted script through the chain"
 scratch=$(mktemp -d /var/tmp/sbx-demo.XXXXXX) || exit 111
 cg=
+nets=() pids=()
 cleanup() {
+	local p n
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	for n in "${nets[@]}"; do
+		for p in $(ip netns pids "$n" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+		ip netns del "$n" 2>/dev/null
+	done
 	rm -rf "$scratch"
 	[ -z "$cg" ] || rmdir "$cg" 2>/dev/null
 }
@@ -104,12 +112,60 @@ else
 	note "quota: sbx-quota is not built: no disk limit"
 fi
 
+# The broker: as root, a test origin and sbx-broker in two network
+# namespaces made here (198.18.98.0/24 on a veth pair, no default route), so
+# nothing the script fetches can leave them. sbx-broker allows allowed.test
+# only; its own /etc/hosts maps allowed.test and forbidden.test to the origin.
 net=offline
-note "network: no broker mode in this chain: the sandbox is offline (no interface but a down lo)"
+netns_broker() {
+	local nh=sbx-demo-$$-h no=sbx-demo-$$-o fd line i
+	ip netns add "$nh" && nets+=("$nh") || return 1
+	ip netns add "$no" && nets+=("$no") || return 1
+	ip link add "sbxdm$$h" netns "$nh" type veth peer name "sbxdm$$o" netns "$no" || return 1
+	ip -n "$nh" addr add 198.18.98.1/24 dev "sbxdm$$h" &&
+		ip -n "$no" addr add 198.18.98.2/24 dev "sbxdm$$o" &&
+		ip -n "$nh" link set "sbxdm$$h" up && ip -n "$no" link set "sbxdm$$o" up &&
+		ip -n "$nh" link set lo up && ip -n "$no" link set lo up || return 1
+	mkdir -p "$scratch/www"
+	echo "hello from the demo's test origin" >"$scratch/www/index.html"
+	printf '198.18.98.2 allowed.test\n198.18.98.2 forbidden.test\n' >"$scratch/hosts"
+	ip netns exec "$no" python3 -m http.server --bind 198.18.98.2 --directory "$scratch/www" 80 \
+		</dev/null >/dev/null 2>&1 &
+	pids+=($!)
+	for i in $(seq 1 100); do
+		ip netns exec "$no" python3 -c 'import socket; socket.create_connection(("198.18.98.2", 80), 0.5).close()' \
+			2>/dev/null && break
+		sleep 0.05
+	done
+	mkfifo "$scratch/ready" || return 1
+	exec {fd}<>"$scratch/ready"
+	ip netns exec "$nh" unshare -m --propagation private sh -c \
+		'mount --bind "$0" /etc/hosts && exec "$@"' "$scratch/hosts" \
+		"$BIN/sbx-broker" --listen "$scratch/broker.sock" --allow-host allowed.test \
+		--allow-private-networks --ready-fd 3 3>"$scratch/ready" </dev/null >/dev/null 2>&1 &
+	pids+=($!)
+	read -r -t 10 -u "$fd" line
+	i=$?
+	exec {fd}<&-
+	[ "$i" = 0 ] && chmod 0666 "$scratch/broker.sock"
+}
+netopts=()
+if [ "$(id -u)" != 0 ]; then
+	note "network: the sandbox is offline (the broker demo needs root for its test network)"
+elif [ ! -x "$BIN/sbx-broker" ] || ! command -v ip >/dev/null || ! command -v python3 >/dev/null; then
+	note "network: the sandbox is offline (the broker demo needs sbx-broker, ip and python3)"
+elif netns_broker; then
+	net=broker
+	netopts=(--net "broker:$scratch/broker.sock")
+	note "network: through sbx-broker, which allows allowed.test only (a test origin in a private"
+	note "  network namespace; forbidden.test is mapped to the same origin)"
+else
+	note "network: the broker's test network could not be built: the sandbox is offline"
+fi
 
-note "running: ${chain[*]:+${chain[*]##*/} }sbx-ns ${ids[*]} --workspace $ws -- /bin/bash untrusted.sh"
+note "running: ${chain[*]:+${chain[*]##*/} }sbx-ns ${ids[*]} ${netopts[*]} --workspace $ws -- /bin/bash untrusted.sh"
 echo
-"${chain[@]}" "$BIN/sbx-ns" "${ids[@]}" --workspace "$ws" -- \
+"${chain[@]}" "$BIN/sbx-ns" "${ids[@]}" "${netopts[@]}" --workspace "$ws" -- \
 	/bin/bash "$ws/untrusted.sh" "$home/.ssh/id_ed25519" "$outside" "$ws" "$limits" "$net"
 rc=$?
 echo

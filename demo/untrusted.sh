@@ -31,8 +31,9 @@ try "overwrite .env" bash -c 'echo "TOKEN=stolen" >"$1/.env"' untrusted.sh "$ws"
 try "open a raw socket" "$probe" --probe raw-socket
 try "connect to the host's 127.0.0.1:22" "$probe" --probe connect 22
 if [ "$net" = broker ]; then
-	try "fetch http://allowed.test/ (allowlisted)" curl -sS --max-time 5 http://allowed.test/
-	try "fetch http://forbidden.test/ (not allowed)" curl -sS --max-time 5 http://forbidden.test/
+	# curl honours HTTP_PROXY, which sbx-ns set to its bridge to the broker.
+	try "fetch allowlisted http://allowed.test/" curl -fsS --max-time 5 http://allowed.test/
+	try "fetch forbidden http://forbidden.test/" curl -fsS --max-time 5 http://forbidden.test/
 else
 	printf '  %-40s %s\n' "fetch an allowlisted URL" "not attempted: no broker in this chain, the sandbox is offline"
 	printf '  %-40s %s\n' "fetch a forbidden URL" "not attempted: no broker in this chain, the sandbox is offline"

@@ -501,10 +501,14 @@ teardown() {
 	assert_line --regexp '^  write \.git/hooks/pre-commit +blocked +.*: Read-only file system$'
 	assert_line --regexp '^  overwrite \.env +blocked +.*: Read-only file system$'
 	assert_line --regexp '^  open a raw socket +blocked +socket\(AF_INET, SOCK_RAW\): Operation not permitted$'
+	assert_line "  fetch allowlisted http://allowed.test/   ALLOWED  hello from the demo's test origin"
+	assert_line "  fetch forbidden http://forbidden.test/   blocked  curl: (22) The requested URL returned error: 403"
 	assert_line "  fork bomb                                not attempted: no pids limit on this host would stop it"
 	assert_line "   nothing outside the workspace changed; .env and .git/hooks are intact"
 	refute_line --regexp 'ALLOWED +(cat|opened|connected)'
 	run -0 find /sys/fs/cgroup/unified -maxdepth 1 -name 'sbx-demo-*'
+	assert_output ""
+	run -0 bash -c "ip netns list | grep '^sbx-demo-' || :"
 	assert_output ""
 }
 
