@@ -51,6 +51,8 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
+trap "exit 143" TERM
+trap "exit 130" INT
 ip netns add "$NB"
 ip netns add "$NO"
 ip link add "vbb$$" type veth peer name "vbo$$"
@@ -305,11 +307,15 @@ async def rate(spec, n, conc):
     print("%.1f" % (n / (time.monotonic() - t0)))
 async def idle(spec, n):
     sem = asyncio.Semaphore(200)
+    held = []
     async def one():
         async with sem:
-            return await tunnel(spec, True)
-    held = await asyncio.gather(*(one() for _ in range(n)))
-    print("held %d" % len(held), flush=True)
+            held.append(await tunnel(spec, True))
+    try:
+        await asyncio.gather(*(one() for _ in range(n)))
+        print("held %d" % len(held), flush=True)
+    except BaseException as e:
+        print("failed after %d tunnels: %s" % (len(held), str(e)[:60].replace("\r\n", " ")), flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     for r, w in held:
         w.close()
@@ -326,13 +332,12 @@ coproc ORIG { ip netns exec "$NO" "$W/load" origin 198.18.1.2 "$bytes"; }
 pids+=("${ORIG_PID:?}")
 read -r _ <&"${ORIG[0]}"
 
-inhosts() { # run "$@" in "b" with the test /etc/hosts
-	ip netns exec "$NB" unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$W/hosts" "$@"
-}
 
 mkfifo "$W/ready"
 exec {rfd}<>"$W/ready"
-inhosts "$SBX_BIN/sbx-broker" --listen "$W/broker.sock" --allow-host origin.test --allow-private-networks \
+# Not through a function: $! must be the proxy itself (each step execs).
+ip netns exec "$NB" unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$W/hosts" \
+	"$SBX_BIN/sbx-broker" --listen "$W/broker.sock" --allow-host origin.test --allow-private-networks \
 	--max-request-bytes 1G --max-response-bytes 1T --max-wall-time 3600 --max-connections 20000 \
 	--ready-fd 3 --log-fd 4 3>"$W/ready" 4>"$W/broker.log" &
 bpid=$!
@@ -347,7 +352,8 @@ MaxClients 20000
 Allow 127.0.0.1
 LogLevel Critical
 CONF
-inhosts tinyproxy -d -c "$W/tinyproxy.conf" >/dev/null 2>&1 &
+ip netns exec "$NB" unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$W/hosts" \
+	tinyproxy -d -c "$W/tinyproxy.conf" >/dev/null 2>&1 &
 tpid=$!
 pids+=("$tpid")
 for _ in $(seq 100); do
@@ -389,7 +395,7 @@ for k in broker tinyproxy; do
 	rm -f "$W/idle.in" "$W/idle.out"
 	mkfifo "$W/idle.in" "$W/idle.out"
 	exec {iout}<>"$W/idle.in" {iin}<>"$W/idle.out"
-	load idle "$s" "$idle" <"$W/idle.in" >"$W/idle.out" &
+	load idle "$s" "$idle" <"$W/idle.in" >"$W/idle.out" {iout}>&- {iin}<&- &
 	ipid=$!
 	if read -r -t 300 line <&"$iin" && [ "$line" = "held $idle" ]; then
 		mem[$k]="$(rss "$p") MiB now, peak $(hwm "$p") MiB"

@@ -219,9 +219,11 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 @test "an unprivileged user can run a broker on a socket of its own" {
 	sbx_test_user
 	chmod 0777 "$D"
-	as_user sh -c 'exec sbx-broker --allow-host a.test --listen "$1/s" --max-wall-time 5 </dev/null >/dev/null 2>"$1/err"' sh "$D" &
-	BPID=$!
+	# as_user is a function: $! would be a subshell, so the broker
+	# tells its own pid.
+	as_user sh -c 'echo $$ > "$1/pid"; exec sbx-broker --allow-host a.test --listen "$1/s" --max-wall-time 5 </dev/null >/dev/null 2>"$1/err"' sh "$D" &
 	for i in $(seq 100); do [ -S "$D/s" ] && break; sleep 0.05; done
+	BPID=$(cat "$D/pid")
 	run -0 "$PY3" -c '
 import socket, sys
 c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])
