@@ -429,6 +429,8 @@ teardown() {
 	run -107 --separate-stderr as_user sbx-check proof --ns "$scratch/fake-ns"
 	assert_equal "$stderr" ""
 	assert_line --regexp "^sibling-secret +FAIL +allowed: read 43 bytes from "
+	assert_line --regexp "^broker-allowed +unsupported +not proven: "
+	assert_line "broker-denied      FAIL           not refused by the broker: HTTP_PROXY is not set: no broker to ask for http://denied.sbx-check.test/"
 	assert_line "result: a proof failed (exit 107)"
 	assert_equal "$(leftovers)" "$before"
 }
@@ -486,8 +488,8 @@ teardown() {
 	assert_equal "$stderr" ""
 	assert_line --regexp "^env-write +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/ws/\\.env for writing: Read-only file system\$"
 	assert_line --regexp "^offline +ok +denied: "
-	assert_line "broker-allowed     unsupported    the test origin needs a network namespace joined to the broker's by a veth pair, which only root can build; to fix: run sbx-check proof as root"
-	assert_line "broker-denied      unsupported    the test origin needs a network namespace joined to the broker's by a veth pair, which only root can build; to fix: run sbx-check proof as root"
+	assert_line "broker-allowed     unsupported    not proven: a test origin outside the broker's namespace needs a veth pair, which only root can build, and the broker refuses loopback and the host's own addresses; to fix: run sbx-check proof as root with ip(8) installed"
+	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not allowed"
 	assert_line "result: all checks passed (exit 0)"
 }
 

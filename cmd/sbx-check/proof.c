@@ -20,7 +20,10 @@
 #include <string.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -478,7 +481,7 @@ static int join_netns(const char *name)
 /* The origin: answers every request with one line and reports each request
  * as one byte on count (so the proof can tell whether a denied request
  * reached it). */
-static void origin_main(const char *ns, int ready, int count)
+static void origin_main(const char *ns, const char *addr, int ready, int count)
 {
 	struct sockaddr_in a;
 	static const char body[] = "hello from the sbx-check origin\n";
@@ -488,12 +491,11 @@ static void origin_main(const char *ns, int ready, int count)
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_port = htons(80);
-	inet_pton(AF_INET, ORIGIN_ADDR, &a.sin_addr);
-	if (join_netns(ns) < 0 || (l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	if ((ns && join_netns(ns) < 0) || (l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
 	    bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 16) < 0) {
-		dprintf(ready, "unable to listen on %s:80 in %s: %s\n", ORIGIN_ADDR, ns,
-			strerror(errno));
+		dprintf(ready, "unable to listen on %s:80: %s\n", addr, strerror(errno));
 		_exit(1);
 	}
 	if (write(ready, "ok\n", 3) != 3)
@@ -544,9 +546,95 @@ static void broker_main(const struct testnet *t, const char *broker, int ready)
 	_exit(1);
 }
 
+static int write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The unprivileged denial proof's world: one process makes a user, network
+ * and mount namespace of its own (lo up, nothing else, so nothing can leave
+ * it), the test names mapped to 127.0.0.1 in its own /etc/hosts, starts the
+ * origin on 127.0.0.1:80 there and becomes sbx-broker. The broker refuses
+ * loopback for any name, so only the denial of a name not on the list can be
+ * shown here, and that refusal comes before any name is resolved. */
+static void userns_main(const struct testnet *t, const char *broker, int ready, int count)
+{
+	char map[64];
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	struct ifreq ifr;
+	int p[2], s, nul;
+	char buf[256];
+	ssize_t k;
+	pid_t parent = getpid(), pid;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) < 0) {
+		dprintf(ready, "unable to create user, network and mount namespaces: %s\n",
+			strerror(errno));
+		_exit(1);
+	}
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_proc("/proc/self/setgroups", "deny") < 0 || write_proc("/proc/self/uid_map", map) < 0) {
+		dprintf(ready, "unable to write the uid map: %s\n", strerror(errno));
+		_exit(1);
+	}
+	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (write_proc("/proc/self/gid_map", map) < 0) {
+		dprintf(ready, "unable to write the gid map: %s\n", strerror(errno));
+		_exit(1);
+	}
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
+	    (ifr.ifr_flags |= IFF_UP, ioctl(s, SIOCSIFFLAGS, &ifr) < 0)) {
+		dprintf(ready, "unable to bring lo up: %s\n", strerror(errno));
+		_exit(1);
+	}
+	close(s);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(t->hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0) {
+		dprintf(ready, "unable to bind the test names over /etc/hosts: %s\n", strerror(errno));
+		_exit(1);
+	}
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		dprintf(ready, "unable to start the origin: %s\n", strerror(errno));
+		_exit(1);
+	}
+	if (pid == 0) {
+		/* The origin dies with the broker. */
+		close(p[0]);
+		close(ready);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(1);
+		origin_main(NULL, "127.0.0.1", p[1], count);
+	}
+	close(p[1]);
+	close(count);
+	k = read(p[0], buf, sizeof buf - 1);
+	close(p[0]);
+	if (k != 3 || memcmp(buf, "ok\n", 3)) {
+		dprintf(ready, "%.*s\n", k > 0 ? (int)strcspn(buf, "\n") : 0, k > 0 ? buf : "");
+		_exit(1);
+	}
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0 ||
+	    dup2(ready, 3) < 0)
+		_exit(1);
+	execl(broker, broker, "--listen", t->sock, "--allow-host", ALLOWED_NAME, "--ready-fd", "3",
+	      (char *)NULL);
+	dprintf(3, "unable to exec %s: %s\n", broker, strerror(errno));
+	_exit(1);
+}
+
 /* Forks fn's process; waits up to 10 s for its first line on a pipe: "ok"
  * or why not (in why). */
-static pid_t start_helper(struct chain *c, struct testnet *t, const char *broker,
+static pid_t start_helper(struct chain *c, struct testnet *t, const char *broker, int userns,
 			  char *why, size_t n)
 {
 	int p[2], cnt[2] = { -1, -1 };
@@ -555,7 +643,8 @@ static pid_t start_helper(struct chain *c, struct testnet *t, const char *broker
 	pid_t pid;
 	struct pollfd pf;
 
-	if (pipe2(p, O_CLOEXEC) < 0 || (!broker && pipe2(cnt, O_CLOEXEC | O_NONBLOCK) < 0))
+	if (pipe2(p, O_CLOEXEC) < 0 ||
+	    ((!broker || userns) && pipe2(cnt, O_CLOEXEC | O_NONBLOCK) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a pipe");
 	fflush(stdout);
 	pid = fork();
@@ -564,13 +653,17 @@ static pid_t start_helper(struct chain *c, struct testnet *t, const char *broker
 	if (pid == 0) {
 		close(p[0]);
 		close(c->sigfd);
+		if (userns) {
+			close(cnt[0]);
+			userns_main(t, broker, p[1], cnt[1]);
+		}
 		if (broker)
 			broker_main(t, broker, p[1]);
 		close(cnt[0]);
-		origin_main(t->no, p[1], cnt[1]);
+		origin_main(t->no, ORIGIN_ADDR, p[1], cnt[1]);
 	}
 	close(p[1]);
-	if (!broker) {
+	if (!broker || userns) {
 		close(cnt[1]);
 		t->count_fd = cnt[0];
 	}
@@ -630,9 +723,9 @@ static int testnet_up(struct chain *c, struct testnet *t, const struct scratch *
 	    ipcmd(c, t, why, n, "-n", t->nh, "link", "set", "lo", "up", NULL) ||
 	    ipcmd(c, t, why, n, "-n", t->no, "link", "set", "lo", "up", NULL))
 		return -1;
-	if ((t->origin = start_helper(c, t, NULL, why, n)) < 0)
+	if ((t->origin = start_helper(c, t, NULL, 0, why, n)) < 0)
 		return -1;
-	if ((t->broker = start_helper(c, t, broker, why, n)) < 0)
+	if ((t->broker = start_helper(c, t, broker, 0, why, n)) < 0)
 		return -1;
 	/* The sandbox's bridge may run as the command's identity. */
 	if (chmod(t->sock, 0666) < 0) {
@@ -679,51 +772,13 @@ static void broker_unsupported(struct chk_report *r, const char *fix, const char
 /* An allowlisted name reaches the test origin through sbx-ns --net broker
  * and sbx-broker; a name not on the list, mapped to the same origin, is
  * refused by the broker (403) and the origin sees no request. */
-static void broker_proof(struct chk_report *r, struct chain *c, const struct scratch *s)
+static void fetch_allowed(struct chk_report *r, struct chain *c, const struct scratch *s,
+			  struct testnet *t, const char *net)
 {
-	char broker[PATH_MAX + 16], bdir[PATH_MAX], net[PATH_MAX + 16], why[1200];
-	struct testnet t;
-	struct argv_b a;
+	struct argv_b a = { .n = 0 };
 	struct run res;
-	int before;
+	int before = origin_requests(t);
 
-	if (c->stop)
-		return;
-	chk_bindir(bdir, sizeof bdir);
-	join(broker, sizeof broker, bdir, "sbx-broker");
-	if (!c->have_broker) {
-		broker_unsupported(r, "install sbx-broker",
-				   "sbx-broker is not installed beside sbx-check: the sandbox is offline only");
-		return;
-	}
-	if (getuid() != 0) {
-		broker_unsupported(r, "run sbx-check proof as root",
-				   "the test origin needs a network namespace joined to the broker's by a "
-				   "veth pair, which only root can build");
-		return;
-	}
-	memset(&t, 0, sizeof t);
-	t.count_fd = -1;
-	{
-		const char *ip = find_ip();
-		if (!ip) {
-			broker_unsupported(r, "install iproute2 (ip)",
-					   "ip(8) is not installed: the test network cannot be built");
-			return;
-		}
-		snprintf(t.ip, sizeof t.ip, "%s", ip);
-	}
-	if (testnet_up(c, &t, s, broker, why, sizeof why) < 0) {
-		testnet_down(c, &t);
-		char msg[1300];
-		snprintf(msg, sizeof msg, "the test network could not be built: %s", why);
-		broker_unsupported(r, "see the reason", msg);
-		return;
-	}
-	snprintf(net, sizeof net, "broker:%s", t.sock);
-
-	before = origin_requests(&t);
-	a.n = 0;
 	add_ns(&a, c, net, s->ws, s->probe);
 	add(&a, "fetch");
 	add(&a, ALLOWED_NAME);
@@ -733,12 +788,18 @@ static void broker_proof(struct chk_report *r, struct chain *c, const struct scr
 					      "this sbx-ns refuses --net broker: %s", res.out);
 		chk_fix(it, "an sbx-ns with network modes");
 	} else {
-		judge(r, CLS_EXTRA, "broker-allowed", 1, &res, origin_requests(&t) == before + 1,
+		judge(r, CLS_EXTRA, "broker-allowed", 1, &res, origin_requests(t) == before + 1,
 		      "the origin did not see exactly one request");
 	}
+}
 
-	before = origin_requests(&t);
-	a.n = 0;
+static void fetch_denied(struct chk_report *r, struct chain *c, const struct scratch *s,
+			 struct testnet *t, const char *net)
+{
+	struct argv_b a = { .n = 0 };
+	struct run res;
+	int before = origin_requests(t);
+
 	add_ns(&a, c, net, s->ws, s->probe);
 	add(&a, "fetch");
 	add(&a, DENIED_NAME);
@@ -752,9 +813,80 @@ static void broker_proof(struct chk_report *r, struct chain *c, const struct scr
 		chk_add(r, CLS_EXTRA, "broker-denied", CHK_FAIL, "not refused by the broker: %s",
 			res.out);
 	} else {
-		judge(r, CLS_EXTRA, "broker-denied", 0, &res, origin_requests(&t) == before,
+		judge(r, CLS_EXTRA, "broker-denied", 0, &res, origin_requests(t) == before,
 		      "the origin saw the request");
 	}
+}
+
+/* Without root or ip(8): the denial alone, in namespaces of the caller's
+ * own (see userns_main). */
+static void broker_denial_only(struct chk_report *r, struct chain *c, const struct scratch *s,
+			       const char *broker, const char *whynot)
+{
+	char net[PATH_MAX + 16], why[1200];
+	struct chk_item *it;
+	struct testnet t;
+
+	memset(&t, 0, sizeof t);
+	t.count_fd = -1;
+	join(t.sock, sizeof t.sock, s->base, "broker.sock");
+	join(t.hosts, sizeof t.hosts, s->base, "hosts");
+	put_file(t.hosts, "127.0.0.1 " ALLOWED_NAME "\n127.0.0.1 " DENIED_NAME "\n", 0644);
+	it = chk_add(r, CLS_EXTRA, "broker-allowed", CHK_UNSUPPORTED,
+		     "not proven: %s, and the broker refuses loopback and the host's own addresses",
+		     whynot);
+	chk_fix(it, "run sbx-check proof as root with ip(8) installed");
+	if ((t.broker = start_helper(c, &t, broker, 1, why, sizeof why)) < 0) {
+		it = chk_add(r, CLS_EXTRA, "broker-denied", CHK_UNSUPPORTED,
+			     "the test origin and broker could not be started: %s", why);
+		chk_fix(it, "see `sbx-check host` (user namespaces)");
+	} else if (chmod(t.sock, 0666) < 0) {
+		sbx_die_errno(SBX_EXIT_SYS, "unable to chmod %s", t.sock);
+	} else {
+		snprintf(net, sizeof net, "broker:%s", t.sock);
+		fetch_denied(r, c, s, &t, net);
+	}
+	testnet_down(c, &t);
+}
+
+static void broker_proof(struct chk_report *r, struct chain *c, const struct scratch *s)
+{
+	char broker[PATH_MAX + 16], bdir[PATH_MAX], net[PATH_MAX + 16], why[1200];
+	const char *ip = find_ip();
+	struct testnet t;
+
+	if (c->stop)
+		return;
+	chk_bindir(bdir, sizeof bdir);
+	join(broker, sizeof broker, bdir, "sbx-broker");
+	if (!c->have_broker) {
+		broker_unsupported(r, "install sbx-broker",
+				   "sbx-broker is not installed beside sbx-check: the sandbox is offline only");
+		return;
+	}
+	if (getuid() != 0) {
+		broker_denial_only(r, c, s, broker,
+				   "a test origin outside the broker's namespace needs a veth pair, "
+				   "which only root can build");
+		return;
+	}
+	if (!ip) {
+		broker_denial_only(r, c, s, broker, "ip(8) is not installed to build a veth pair");
+		return;
+	}
+	memset(&t, 0, sizeof t);
+	t.count_fd = -1;
+	snprintf(t.ip, sizeof t.ip, "%s", ip);
+	if (testnet_up(c, &t, s, broker, why, sizeof why) < 0) {
+		char msg[1300];
+		testnet_down(c, &t);
+		snprintf(msg, sizeof msg, "the test network could not be built: %s", why);
+		broker_unsupported(r, "see the reason", msg);
+		return;
+	}
+	snprintf(net, sizeof net, "broker:%s", t.sock);
+	fetch_allowed(r, c, s, &t, net);
+	fetch_denied(r, c, s, &t, net);
 	testnet_down(c, &t);
 }
 
