@@ -165,6 +165,19 @@ teardown() {
 	assert_output "bad count '0'"
 	run -2 --separate-stderr sbx-check --probe memhog -1
 	assert_output "bad size '-1'"
+	run -2 --separate-stderr sbx-check --probe fetch ""
+	assert_output "bad host ''"
+	run -2 --separate-stderr sbx-check --probe fetch a.test/x
+	assert_output "bad host 'a.test/x'"
+}
+
+@test "the fetch probe dials only a proxy on 127.0.0.1 and says what answered" {
+	run -1 --separate-stderr env -u HTTP_PROXY sbx-check --probe fetch a.test
+	assert_output "HTTP_PROXY is not set: no broker to ask for http://a.test/"
+	run -1 --separate-stderr env HTTP_PROXY=http://198.18.0.1:3128 sbx-check --probe fetch a.test
+	assert_output "HTTP_PROXY is http://198.18.0.1:3128, not a proxy on 127.0.0.1"
+	run -1 --separate-stderr env HTTP_PROXY=http://127.0.0.1:99999 sbx-check --probe fetch a.test
+	assert_output "HTTP_PROXY is http://127.0.0.1:99999: bad port"
 }
 
 # --- host -----------------------------------------------------------------------------
@@ -527,6 +540,31 @@ teardown() {
 	run -0 sbx-check tools --json "$evil"
 	run -0 json_get 'd["checks"][0]["path"]' <<<"$output"
 	assert_output "$evil"
+}
+
+@test "proof: SIGTERM during the broker proof removes its namespaces and the scratch workspace" {
+	# The real sbx-ns, except that a broker-mode run signals it started and waits.
+	printf '#!/bin/sh\ncase "$*" in *broker:*) echo $$ >"%s/pid.tmp" && mv "%s/pid.tmp" "%s/started"; exec sleep 60 ;; esac\nexec "%s/sbx-ns" "$@"\n' \
+		"$scratch" "$scratch" "$scratch" "$SBX_BIN" >"$scratch/slow-ns"
+	chmod 0755 "$scratch/slow-ns"
+	local before pid
+	before=$(leftovers)
+	sbx-check proof --ns "$scratch/slow-ns" >"$scratch/out" 2>&1 &
+	pid=$!
+	while [ ! -e "$scratch/started" ]; do sleep 0.05; done
+	run -0 testnets
+	assert_line --regexp '^sbx-check-[0-9]+-h'
+	kill -TERM "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	run -0 cat "$scratch/out"
+	assert_output ""
+	assert_equal "$(leftovers)" "$before"
+	run -0 testnets
+	assert_output ""
+	run -1 pgrep -f "sbx-broker --listen /var/tmp/sbx-check\\."
+	assert_output ""
 }
 
 @test "proof: SIGTERM halfway kills the chain, removes the scratch workspace and dies of the signal" {
