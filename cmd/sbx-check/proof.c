@@ -84,8 +84,15 @@ static void run(struct chain *c, char *const argv[], struct run *res)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
+		static const char *const proxies[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+			"http_proxy", "https_proxy", "all_proxy" };
 		sigprocmask(SIG_SETMASK, &c->oldmask, NULL);
 		setpgid(0, 0);
+		/* The fetch probe follows HTTP_PROXY: under a chain that does not
+		 * set it (an unconfined stand-in) it must find none, not a proxy of
+		 * the caller's that could reach the internet. */
+		for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++)
+			unsetenv(proxies[i]);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
 			_exit(SBX_EXIT_SYS);
 		execv(argv[0], argv);
