@@ -224,6 +224,10 @@ void sbx_policy_opt_baseline_fd(struct sbx_policy_opts *o, const char *arg);
 void sbx_policy_opt_policy_fd(struct sbx_policy_opts *o, const char *arg);
 /* A baseline was given. */
 int sbx_policy_opts_baseline(const struct sbx_policy_opts *o);
+/* A baseline or a --policy-fd was given (1) or neither (0). Dies with a
+ * usage error for --clamp without a baseline, and for a status fd that is
+ * also a policy fd. */
+int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd);
 
 /* Everything between the options and the tool's own work, dying (with the
  * tool's name, exact message and code) at the first problem:

@@ -49,6 +49,18 @@ int sbx_policy_opts_baseline(const struct sbx_policy_opts *o)
 	return o->baseline || o->baseline_fd >= 0;
 }
 
+int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd)
+{
+	if (!sbx_policy_opts_baseline(o) && o->policy_fd < 0) {
+		if (o->clamp)
+			sbx_die_usage("--clamp needs --baseline or --baseline-fd");
+		return 0;
+	}
+	if (status_fd >= 0 && (status_fd == o->baseline_fd || status_fd == o->policy_fd))
+		sbx_die_usage("--status-fd: fd %d is also a policy fd", status_fd);
+	return 1;
+}
+
 static void ok(int rc, const struct sbx_perr *e)
 {
 	if (rc < 0)

@@ -157,16 +157,11 @@ static void apply_policy(struct opts *o)
 	struct sbx_policy req, eff;
 	struct sbx_perr e;
 
-	if (!sbx_policy_opts_baseline(&o->pol) && o->pol.policy_fd < 0) {
-		if (o->pol.clamp)
-			sbx_die_usage("--clamp needs --baseline or --baseline-fd");
+	if (!sbx_policy_opts_used(&o->pol, o->status_fd))
 		return;
-	}
 	for (size_t i = 0; i < o->npass; i++)
 		if (o->pass[i] == o->pol.baseline_fd || o->pass[i] == o->pol.policy_fd)
 			sbx_die_usage("--pass-fd: fd %d is a policy fd (consumed)", o->pass[i]);
-	if (o->status_fd >= 0 && (o->status_fd == o->pol.baseline_fd || o->status_fd == o->pol.policy_fd))
-		sbx_die_usage("--status-fd: fd %d is also a policy fd", o->status_fd);
 	if (o->ready_fd >= 0 && (o->ready_fd == o->pol.baseline_fd || o->ready_fd == o->pol.policy_fd))
 		sbx_die_usage("--ready-fd: fd %d is also a policy fd", o->ready_fd);
 	sbx_policy_init(&req, "argv");

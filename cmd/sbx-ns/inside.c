@@ -200,12 +200,7 @@ void ns_init_main(struct ns_run *r)
 
 	if (sbx_close_fds_except(&r->report_fd, 1) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to close fds");
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
+	ns_wait_signals(&set);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0) {
 		kill(cmd, SIGKILL);
@@ -227,4 +222,16 @@ void ns_init_main(struct ns_run *r)
 			}
 		}
 	}
+}
+
+/* What a waiting sbx-ns process handles: its child's end, and the signals
+ * it forwards (or acts on) instead of dying of them. */
+void ns_wait_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
 }

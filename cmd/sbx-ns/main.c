@@ -498,12 +498,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
 	uint64_t deadline = r->timeout_ms ? now_ms() + r->timeout_ms : 0;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
+	ns_wait_signals(&set);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0) {
 		kill(pid, SIGKILL);

@@ -172,6 +172,7 @@ void ns_build_root(struct ns_run *r, int *hidepid);
 /* inside.c */
 noreturn void ns_init_main(struct ns_run *r);
 char **ns_build_env(const struct ns_run *r, const char **path);
+void ns_wait_signals(sigset_t *set);
 
 /* net.c */
 void ns_parse_net(struct ns_run *r, const char *s);

@@ -241,12 +241,7 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 	siginfo_t si;
 	struct timespec end, now, left;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
+	ns_wait_signals(&set);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += (time_t)(r->timeout_ms / 1000);
 	end.tv_nsec += (long)(r->timeout_ms % 1000) * 1000000L;

@@ -168,13 +168,8 @@ static void apply_policy(struct opts *o)
 	struct sbx_policy req, eff;
 	struct sbx_perr e;
 
-	if (!sbx_policy_opts_baseline(&o->pol) && o->pol.policy_fd < 0) {
-		if (o->pol.clamp)
-			sbx_die_usage("--clamp needs --baseline or --baseline-fd");
+	if (!sbx_policy_opts_used(&o->pol, o->status_fd))
 		return;
-	}
-	if (o->status_fd >= 0 && (o->status_fd == o->pol.baseline_fd || o->status_fd == o->pol.policy_fd))
-		sbx_die_usage("--status-fd: fd %d is also a policy fd", o->status_fd);
 	sbx_policy_init(&req, "argv");
 	if ((o->disk && sbx_policy_set_u64(&req, &req.disk, o->disk, "--disk", &e) < 0) ||
 	    (o->inodes && sbx_policy_set_u64(&req, &req.inodes, o->inodes, "--inodes", &e) < 0))
