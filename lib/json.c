@@ -68,8 +68,15 @@ static void quoted(struct sbx_json *j, const char *s, size_t n)
 			puts_(j, "\\ufffd");
 			i++;
 		} else {
-			put(j, s + i, l);
-			i += l;
+			/* Plain printable ASCII goes in one piece: a log line
+			 * is mostly that, and one append per byte dominated
+			 * the broker's per-connection cost. */
+			size_t e = i + l;
+			if (l == 1)
+				while (e < n && p[e] >= 0x20 && p[e] < 0x7f && p[e] != '"' && p[e] != '\\')
+					e++;
+			put(j, s + i, e - i);
+			i = e;
 		}
 	}
 	put(j, "\"", 1);

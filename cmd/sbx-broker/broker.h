@@ -52,8 +52,10 @@ struct broker_req {
 struct broker_resolver {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct broker_req *head, *tail;
-	int result_rfd, result_wfd;
+	struct broker_req *head, *tail;  /* waiting for a worker */
+	unsigned idle;                   /* workers asleep on cv */
+	struct broker_req *done, *done_tail; /* answered, for the loop */
+	int result_fd;                   /* eventfd: done became non-empty */
 	/* the host's own addresses, refreshed once a second */
 	pthread_mutex_t own_mu;
 	struct sockaddr_storage own[BROKER_MAX_OWN];
@@ -62,7 +64,11 @@ struct broker_resolver {
 };
 
 void broker_resolver_start(struct broker_resolver *r, unsigned nthreads);
-void broker_resolver_submit(struct broker_resolver *r, struct broker_req *q);
+/* Hand over a list of requests (linked by next) at once. */
+void broker_resolver_submit(struct broker_resolver *r, struct broker_req *first, struct broker_req *last,
+			    unsigned n);
+/* Take every answered request (a list linked by next, oldest first). */
+struct broker_req *broker_resolver_take(struct broker_resolver *r);
 
 /* Run until SIGTERM or SIGINT; returns the exit code. */
 int broker_loop(const struct broker_cfg *cfg);

@@ -19,6 +19,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,67 @@ struct loop {
 	struct handle hl, hs, hr;
 	struct conn *head, *tail, *dead;
 	size_t nconns;
+	/* Names read in this batch of events, handed to the resolver at
+	 * once before the loop waits again. */
+	struct broker_req *sub_first, *sub_last;
+	unsigned nsub;
+	/* Freed connections and requests kept for reuse: musl's allocator
+	 * gives emptied groups back to the kernel, and with resolver threads
+	 * running every unmap is a TLB shootdown across CPUs. */
+	struct conn *spare_conns;
+	struct broker_req *spare_reqs;
+	size_t nspare_conns, nspare_reqs;
 };
+
+#define SPARE_MAX 256
+
+static struct broker_req *req_new(struct loop *L)
+{
+	struct broker_req *q = L->spare_reqs;
+
+	if (!q)
+		return calloc(1, sizeof *q);
+	L->spare_reqs = q->next;
+	L->nspare_reqs--;
+	memset(q, 0, offsetof(struct broker_req, addrs));
+	q->naddrs = 0;
+	q->next = NULL;
+	return q;
+}
+
+static void req_free(struct loop *L, struct broker_req *q)
+{
+	if (L->nspare_reqs >= SPARE_MAX) {
+		free(q);
+		return;
+	}
+	q->next = L->spare_reqs;
+	L->spare_reqs = q;
+	L->nspare_reqs++;
+}
+
+static struct conn *conn_new(struct loop *L)
+{
+	struct conn *c = L->spare_conns;
+
+	if (!c)
+		return calloc(1, sizeof *c);
+	L->spare_conns = c->next_dead;
+	L->nspare_conns--;
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+static void conn_free(struct loop *L, struct conn *c)
+{
+	if (L->nspare_conns >= SPARE_MAX) {
+		free(c);
+		return;
+	}
+	c->next_dead = L->spare_conns;
+	L->spare_conns = c;
+	L->nspare_conns++;
+}
 
 static uint64_t now_ms(void)
 {
@@ -187,7 +248,7 @@ static void conn_close(struct loop *L, struct conn *c)
 	if (c->rq)
 		c->rq->conn = NULL; /* the worker's answer is dropped on arrival */
 	if (c->st != S_RESOLVE && c->rq)
-		free(c->rq);
+		req_free(L, c->rq);
 	/* Logged before the client sees its connection end, so that the log
 	 * is complete when the client learns the outcome. */
 	if (c->cfd >= 0)
@@ -435,24 +496,17 @@ static int run(struct loop *L, struct conn *c);
 
 static int read_head(struct loop *L, struct conn *c)
 {
-	struct sbx_http_head *h;
+	struct sbx_http_head hh, *h = &hh;
 	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
 	int p;
 
-	h = malloc(sizeof *h);
-	if (!h) {
-		refuse(L, c, 502, "out of memory");
-		return -1;
-	}
 	p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
 	if (p == SBX_HTTP_BAD) {
 		c->decision = "refused";
 		refuse(L, c, h->status_out, "%s", h->why);
-		free(h);
 		return -1;
 	}
 	if (p == SBX_HTTP_INCOMPLETE) {
-		free(h);
 		if (r < 0 || r == 0) {
 			set_reason(c, r ? "read failed" : "client closed before a full request");
 			conn_close(L, c);
@@ -461,36 +515,37 @@ static int read_head(struct loop *L, struct conn *c)
 		return 0;
 	}
 	snprintf(c->method, sizeof c->method, "%.*s", (int)h->mlen, h->method);
-	snprintf(c->host, sizeof c->host, "%s", h->host);
+	{
+		size_t hn = strnlen(h->host, sizeof h->host);
+		if (hn >= sizeof c->host)
+			hn = sizeof c->host - 1;
+		memcpy(c->host, h->host, hn);
+		c->host[hn] = '\0';
+	}
 	c->port = h->port;
 	c->is_connect = h->is_connect;
 	c->is_head = h->mlen == 4 && !memcmp(h->method, "HEAD", 4);
 	c->decision = "refused";
 	if (!port_allowed(L->cfg, h->port)) {
-		free(h);
 		refuse(L, c, 403, "port %u not allowed", c->port);
 		return -1;
 	}
 	if (!host_allowed(L->cfg, h->host)) {
-		free(h);
 		refuse(L, c, 403, "host %s not allowed", c->host);
 		return -1;
 	}
 	if (!c->is_connect) {
 		uint64_t body = h->has_length ? h->length : 0;
 		if (body > L->cfg->max_req || h->head_len > L->cfg->max_req - body) {
-			free(h);
-			refuse(L, c, 413, "request larger than --max-request-bytes");
+				refuse(L, c, 413, "request larger than --max-request-bytes");
 			return -1;
 		}
 		if (c->inlen - h->head_len > body) {
-			free(h);
-			refuse(L, c, 400, "bytes after the request");
+				refuse(L, c, 400, "bytes after the request");
 			return -1;
 		}
 	}
-	free(h);
-	c->rq = calloc(1, sizeof *c->rq);
+	c->rq = req_new(L);
 	if (!c->rq) {
 		refuse(L, c, 502, "out of memory");
 		return -1;
@@ -500,7 +555,12 @@ static int read_head(struct loop *L, struct conn *c)
 	c->rq->allow_private = L->cfg->allow_private;
 	snprintf(c->rq->host, sizeof c->rq->host, "%s", c->host);
 	c->st = S_RESOLVE;
-	broker_resolver_submit(&L->res, c->rq);
+	if (L->sub_last)
+		L->sub_last->next = c->rq;
+	else
+		L->sub_first = c->rq;
+	L->sub_last = c->rq;
+	L->nsub++;
 	return 0;
 }
 
@@ -576,7 +636,7 @@ static int dial_done(struct loop *L, struct conn *c)
 		return dial(L, c);
 	}
 	setsockopt(c->ofd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	free(c->rq);
+	req_free(L, c->rq);
 	c->rq = NULL;
 	if (L->cfg->proxy) {
 		char line[200];
@@ -957,16 +1017,13 @@ static void on_event(struct loop *L, struct handle *h, uint32_t ev)
 
 static void on_resolved(struct loop *L)
 {
-	struct broker_req *q;
+	struct broker_req *q, *next;
 
-	for (;;) {
-		ssize_t r = read(L->res.result_rfd, &q, sizeof q);
-		struct conn *c;
-		if (r != sizeof q)
-			return;
-		c = q->conn;
+	for (q = broker_resolver_take(&L->res); q; q = next) {
+		struct conn *c = q->conn;
+		next = q->next;
 		if (!c) {
-			free(q);
+			req_free(L, q);
 			continue;
 		}
 		c->st = S_DIAL; /* the answer now belongs to the connection */
@@ -1016,7 +1073,7 @@ static void on_accept(struct loop *L)
 			drain_close(fd);
 			continue;
 		}
-		c = calloc(1, sizeof *c);
+		c = conn_new(L);
 		if (!c) {
 			send_error(fd, 503, "out of memory");
 			drain_close(fd);
@@ -1104,7 +1161,7 @@ int broker_loop(const struct broker_cfg *cfg)
 	L.hr.kind = K_RESOLVER;
 	if (fcntl(L.lfd, F_SETFL, fcntl(L.lfd, F_GETFL) | O_NONBLOCK) < 0 ||
 	    ep_add(&L, L.lfd, &L.hl, EPOLLIN) < 0 || ep_add(&L, L.sfd, &L.hs, EPOLLIN) < 0 ||
-	    ep_add(&L, L.res.result_rfd, &L.hr, EPOLLIN) < 0)
+	    ep_add(&L, L.res.result_fd, &L.hr, EPOLLIN) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to watch the listening socket");
 	{
 		struct sbx_json j;
@@ -1155,7 +1212,12 @@ int broker_loop(const struct broker_cfg *cfg)
 		while (L.dead) {
 			struct conn *c = L.dead;
 			L.dead = c->next_dead;
-			free(c);
+			conn_free(&L, c);
+		}
+		if (L.sub_first) {
+			broker_resolver_submit(&L.res, L.sub_first, L.sub_last, L.nsub);
+			L.sub_first = L.sub_last = NULL;
+			L.nsub = 0;
 		}
 	}
 }

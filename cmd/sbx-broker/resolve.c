@@ -2,8 +2,10 @@
  * (thread-safe in musl and glibc). Each answer is checked in the worker,
  * every address of it, against the host's interface addresses as they are
  * (read again when the copy is over a second old, so an address added
- * after start-up is refused from the next second on). The finished request goes back to the loop
- * as a pointer written to a pipe. */
+ * after start-up is refused from the next second on). Finished requests
+ * go back to the loop on a list; an eventfd wakes the loop only when that
+ * list stops being empty, so a burst of answers costs one wake-up and one
+ * read, not one pipe write and one read per name. */
 #include "broker.h"
 #include "die.h"
 #include "exitcodes.h"
@@ -14,6 +16,7 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <string.h>
 #include <unistd.h>
@@ -142,25 +145,41 @@ static void *worker(void *arg)
 
 	for (;;) {
 		struct broker_req *q;
+		int wake;
 		pthread_mutex_lock(&r->mu);
-		while (!r->head)
+		while (!r->head) {
+			r->idle++;
 			pthread_cond_wait(&r->cv, &r->mu);
+			r->idle--;
+		}
 		q = r->head;
 		r->head = q->next;
 		if (!r->head)
 			r->tail = NULL;
 		pthread_mutex_unlock(&r->mu);
 		resolve_one(r, q);
-		/* A pointer is far below PIPE_BUF: the write is atomic. */
-		while (write(r->result_wfd, &q, sizeof q) < 0 && errno == EINTR)
-			;
+		q->next = NULL;
+		pthread_mutex_lock(&r->mu);
+		wake = r->done == NULL;
+		if (r->done_tail)
+			r->done_tail->next = q;
+		else
+			r->done = q;
+		r->done_tail = q;
+		pthread_mutex_unlock(&r->mu);
+		/* The loop reads the eventfd before it takes the list, so an
+		 * answer added after its take always brings a new wake-up. */
+		if (wake) {
+			uint64_t one = 1;
+			while (write(r->result_fd, &one, sizeof one) < 0 && errno == EINTR)
+				;
+		}
 	}
 	return NULL;
 }
 
 void broker_resolver_start(struct broker_resolver *r, unsigned nthreads)
 {
-	int p[2];
 	pthread_attr_t at;
 
 	memset(r, 0, sizeof *r);
@@ -168,12 +187,9 @@ void broker_resolver_start(struct broker_resolver *r, unsigned nthreads)
 	pthread_mutex_init(&r->own_mu, NULL);
 	r->own_n = (size_t)-1;
 	pthread_cond_init(&r->cv, NULL);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create the resolver pipe");
-	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to set up the resolver pipe");
-	r->result_rfd = p[0];
-	r->result_wfd = p[1];
+	r->result_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->result_fd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the resolver eventfd");
 	pthread_attr_init(&at);
 	/* musl's default thread stack is small; getaddrinfo and a list of
 	 * interface addresses want more. */
@@ -190,15 +206,37 @@ void broker_resolver_start(struct broker_resolver *r, unsigned nthreads)
 	pthread_attr_destroy(&at);
 }
 
-void broker_resolver_submit(struct broker_resolver *r, struct broker_req *q)
+void broker_resolver_submit(struct broker_resolver *r, struct broker_req *first, struct broker_req *last,
+			    unsigned n)
 {
-	q->next = NULL;
+	last->next = NULL;
 	pthread_mutex_lock(&r->mu);
 	if (r->tail)
-		r->tail->next = q;
+		r->tail->next = first;
 	else
-		r->head = q;
-	r->tail = q;
-	pthread_cond_signal(&r->cv);
+		r->head = first;
+	r->tail = last;
+	/* Wake only as many sleepers as there is work for; a busy worker
+	 * takes the rest when it comes back to the queue. */
+	if (r->idle) {
+		if (n >= r->idle)
+			pthread_cond_broadcast(&r->cv);
+		else
+			while (n--)
+				pthread_cond_signal(&r->cv);
+	}
 	pthread_mutex_unlock(&r->mu);
+}
+
+struct broker_req *broker_resolver_take(struct broker_resolver *r)
+{
+	struct broker_req *q;
+	uint64_t v;
+
+	(void)!read(r->result_fd, &v, sizeof v);
+	pthread_mutex_lock(&r->mu);
+	q = r->done;
+	r->done = r->done_tail = NULL;
+	pthread_mutex_unlock(&r->mu);
+	return q;
 }
