@@ -216,6 +216,8 @@ if [ -n "$SBX_TESTBIN" ] && [ -d "$SBX_TESTBIN" ]; then
 	for b in "$SBX_TESTBIN"/*; do [ -f "$b" ] && [ -x "$b" ] && add_program "$b" "$root/sbx/testbin"; done
 fi
 cp "$here"/helpers/* "$root/sbx/tests/helpers/"
+# The README's demo, so the VM can show it with every limit enforced.
+mkdir -p "$root/sbx/demo" && cp "$SBX_ROOT"/demo/*.sh "$root/sbx/demo/"
 rm -f "$root"/sbx/tests/helpers/*.[ch]
 for f in "${files[@]}"; do
 	[ -e "$root/sbx/tests/$(basename "$f")" ] && die "two suite files named $(basename "$f")"
