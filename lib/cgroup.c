@@ -1,4 +1,5 @@
 #include "cgroup.h"
+#include "fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,12 +73,8 @@ int sbx_cg_open_root(const char *path)
 	}
 	if (fd < 0)
 		return -1;
-	if (fstatfs(fd, &sf) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
+	if (fstatfs(fd, &sf) < 0)
+		return sbx_close_fail(fd);
 	if (sf.f_type != CGROUP2_SUPER_MAGIC) {
 		close(fd);
 		errno = EMEDIUMTYPE;

@@ -1,6 +1,7 @@
 /* SHA-256 and HMAC-SHA-256 through nettle: see digest.h. The NIST and RFC 4231
  * vectors in tests/unit/test_digest.c check the wrapper and the library build. */
 #include "digest.h"
+#include "fd.h"
 
 #include <errno.h>
 #include <nettle/memops.h>
@@ -37,19 +38,13 @@ int sbx_sha256_fd(int fd, unsigned char out[SBX_SHA256_LEN])
 {
 	struct sbx_sha256 c;
 	unsigned char buf[65536];
-	ssize_t r;
+	long r;
 
 	sbx_sha256_init(&c);
-	for (;;) {
-		r = read(fd, buf, sizeof buf);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
+	while ((r = sbx_read_full(fd, buf, sizeof buf)) > 0)
 		sbx_sha256_update(&c, buf, (size_t)r);
-	}
+	if (r < 0)
+		return -1;
 	sbx_sha256_final(&c, out);
 	return 0;
 }

@@ -111,6 +111,15 @@ fallback:
 	return close_by_listing(keep, n);
 }
 
+int sbx_close_fail(int fd)
+{
+	int e = errno;
+
+	close(fd);
+	errno = e;
+	return -1;
+}
+
 int sbx_fd_cloexec(int fd, int on)
 {
 	int fl = fcntl(fd, F_GETFD);
@@ -136,6 +145,24 @@ int sbx_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+long sbx_read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, p + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (long)got;
 }
 
 void sbx_ready_fd(int fd)

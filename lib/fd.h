@@ -17,11 +17,19 @@ int sbx_opt_fd(const char *opt, const char *s);
  * over /proc/self/fd. Returns 0, or -1 with errno set. */
 int sbx_close_fds_except(const int *keep, size_t n);
 
+/* Close fd on a failure path without losing the failure: errno is kept.
+ * Returns -1, so a caller can `return sbx_close_fail(fd);`. */
+int sbx_close_fail(int fd);
+
 /* Set or clear FD_CLOEXEC. Returns 0 or -1. */
 int sbx_fd_cloexec(int fd, int on);
 
 /* write(2) all of buf, retrying on EINTR and short writes. 0 or -1. */
 int sbx_write_all(int fd, const void *buf, size_t len);
+
+/* read(2) until len bytes or end of file, retrying on EINTR and short
+ * reads. Returns the bytes read, or -1 with errno. */
+long sbx_read_full(int fd, void *buf, size_t len);
 
 /* --ready-fd: one newline, then close. Errors are reported, not fatal
  * (the reader may have gone; the sandbox is still correct). */

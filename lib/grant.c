@@ -12,6 +12,7 @@
  *   mac    = HMAC-SHA-256(key, "sbx-grant-v1 mac\0" || argv || cwd || env
  *                               || stdin-sha256 || timeout-ms) */
 #include "grant.h"
+#include "fd.h"
 #include "die.h"
 #include "exitcodes.h"
 
@@ -43,7 +44,6 @@ static const char tag_mac[] = "sbx-grant-v1 mac";
 void sbx_grant_key_load(const char *opt, const char *path, struct sbx_grant_key *key)
 {
 	struct stat st;
-	ssize_t r;
 	size_t got = 0;
 	int fd;
 
@@ -67,24 +67,22 @@ void sbx_grant_key_load(const char *opt, const char *path, struct sbx_grant_key 
 		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: mode %04o gives group or others access",
 			path, (unsigned)(st.st_mode & 07777));
 	/* Read one byte past the maximum: a longer file is refused, not cut. */
-	for (;;) {
+	{
 		unsigned char extra;
-		void *dst = got < sizeof key->k ? key->k + got : &extra;
-		size_t room = got < sizeof key->k ? sizeof key->k - got : 1;
+		long n = sbx_read_full(fd, key->k, sizeof key->k), more = 0;
 
-		r = read(fd, dst, room);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
+		if (n == (long)sizeof key->k)
+			more = sbx_read_full(fd, &extra, 1);
+		if (n < 0 || more < 0) {
+			sbx_grant_key_wipe(key);
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read grant key %s", path);
-		if (r == 0)
-			break;
-		got += (size_t)r;
-		if (got > sizeof key->k) {
+		}
+		if (more > 0) {
 			sbx_grant_key_wipe(key);
 			sbx_die(SBX_EXIT_POLICY, "grant key %s is unusable: longer than %d bytes",
 				path, SBX_GRANT_KEY_MAX);
 		}
+		got = (size_t)n;
 	}
 	close(fd);
 	if (got < SBX_GRANT_KEY_MIN) {
@@ -382,21 +380,15 @@ void sbx_grant_enforce(int fd, const struct sbx_grant_key *key, const struct sbx
 	char buf[SBX_GRANT_MAX + 1], names[64];
 	struct sbx_grant g;
 	const char *why;
-	size_t got = 0;
-	ssize_t r;
+	size_t got;
+	long n;
 	int rc;
 
 	/* One byte past the maximum tells an oversized grant from a full one. */
-	while (got < sizeof buf) {
-		r = read(fd, buf + got, sizeof buf - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to read the grant from fd %d", fd);
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
+	n = sbx_read_full(fd, buf, sizeof buf);
+	if (n < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read the grant from fd %d", fd);
+	got = (size_t)n;
 	close(fd);
 	if (sbx_grant_parse(buf, got, &g, &why) < 0)
 		sbx_die(SBX_EXIT_POLICY, "grant refused: malformed (%s)", why);

@@ -50,6 +50,22 @@ static long head_end(const char *buf, size_t len, size_t max_head, struct sbx_ht
 	return 0;
 }
 
+/* The head's bounds: its length into h, where it ends (before the last
+ * CRLF) and where its first line ends. Returns 1 when a whole head is
+ * there, else SBX_HTTP_INCOMPLETE or SBX_HTTP_BAD (status and why set). */
+static int head_bounds(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h,
+		       int status_bad, const char **end, const char **eol)
+{
+	long hl = head_end(buf, len, max_head, h, status_bad);
+
+	if (hl <= 0)
+		return hl < 0 ? SBX_HTTP_BAD : SBX_HTTP_INCOMPLETE;
+	h->head_len = (size_t)hl;
+	*end = buf + hl - 2;
+	*eol = memchr(buf, '\r', (size_t)hl);
+	return 1;
+}
+
 static int eq_ci(const char *a, size_t alen, const char *b)
 {
 	return alen == strlen(b) && !strncasecmp(a, b, alen);
@@ -209,7 +225,7 @@ static int known_method(const char *m, size_t n)
 
 int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h)
 {
-	long hl;
+	int rc;
 	const char *p, *sp1, *sp2, *eol, *end;
 	const struct sbx_http_field *f;
 	const char *why;
@@ -223,12 +239,9 @@ int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct 
 	 * that did so would read a different stream than a strict peer. */
 	if (len > 0 && (buf[0] == '\r' || buf[0] == '\n'))
 		return bad(h, 400, "empty request line");
-	hl = head_end(buf, len, max_head, h, 400);
-	if (hl <= 0)
-		return hl < 0 ? SBX_HTTP_BAD : SBX_HTTP_INCOMPLETE;
-	h->head_len = (size_t)hl;
-	end = buf + hl - 2;
-	eol = memchr(buf, '\r', (size_t)hl);
+	rc = head_bounds(buf, len, max_head, h, 400, &end, &eol);
+	if (rc != 1)
+		return rc;
 	if (eol == buf)
 		return bad(h, 400, "empty request line");
 	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
@@ -335,17 +348,14 @@ int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct 
 
 int sbx_http_parse_response(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h)
 {
-	long hl;
+	int rc;
 	const char *eol, *end, *p;
 	const struct sbx_http_field *te;
 
 	memset(h, 0, sizeof *h);
-	hl = head_end(buf, len, max_head, h, 502);
-	if (hl <= 0)
-		return hl < 0 ? SBX_HTTP_BAD : SBX_HTTP_INCOMPLETE;
-	h->head_len = (size_t)hl;
-	end = buf + hl - 2;
-	eol = memchr(buf, '\r', (size_t)hl);
+	rc = head_bounds(buf, len, max_head, h, 502, &end, &eol);
+	if (rc != 1)
+		return rc;
 	p = buf;
 	if (eol - p < 12 || memcmp(p, "HTTP/1.", 7) || (p[7] != '0' && p[7] != '1') || p[8] != ' ')
 		return bad(h, 502, "malformed status line from the origin");

@@ -1,4 +1,5 @@
 #include "meter_disk.h"
+#include "fd.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,11 +68,7 @@ int sbx_meter_du(const char *path, uint64_t *bytes)
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
+	if (fstat(fd, &st) < 0)
+		return sbx_close_fail(fd);
 	return walk(fd, st.st_dev, 0, bytes);
 }

@@ -260,6 +260,20 @@ static int get_u64(struct ld *l, const char *path, const json_t *v, uint64_t max
 	return sbx_policy_set_u64(l->p, f, (uint64_t)n * unit, o, l->e);
 }
 
+/* A size given either in MiB (NAME_mb) or in bytes (NAME_bytes), never
+ * both: max is in bytes. */
+static int get_size(struct ld *l, const char *path, const json_t *v, const char *name, int mb,
+		    uint64_t max, struct sbx_pol_u64 *f)
+{
+	char msg[100];
+
+	if (f->set) {
+		snprintf(msg, sizeof msg, "%s_mb and %s_bytes are exclusive", name, name);
+		return bad(l, path, msg);
+	}
+	return get_u64(l, path, v, mb ? max / MIB : max, mb ? MIB : 1, f);
+}
+
 enum listkind { L_ROOT, L_GLOB, L_HOST };
 
 static int get_list(struct ld *l, const char *path, const json_t *v, enum listkind k,
@@ -366,20 +380,10 @@ static int load_resource(struct ld *l, const char *prefix, const char *key, cons
 	snprintf(path, sizeof path, "%s.%s", prefix, key);
 	if (!strcmp(key, "cpu_percent"))
 		return get_u64(l, path, v, SBX_POL_MAX_CPU_PCT, 1, &p->cpu);
-	if (!strcmp(key, "memory_mb") || !strcmp(key, "memory_bytes")) {
-		int mb = key[7] == 'm';
-		if (p->memory.set)
-			return bad(l, path, "memory_mb and memory_bytes are exclusive");
-		return get_u64(l, path, v, mb ? SBX_POL_MAX_MEMORY / MIB : SBX_POL_MAX_MEMORY,
-			       mb ? MIB : 1, &p->memory);
-	}
-	if (!strcmp(key, "disk_mb") || !strcmp(key, "disk_bytes")) {
-		int mb = key[5] == 'm';
-		if (p->disk.set)
-			return bad(l, path, "disk_mb and disk_bytes are exclusive");
-		return get_u64(l, path, v, mb ? SBX_POL_MAX_DISK / MIB : SBX_POL_MAX_DISK,
-			       mb ? MIB : 1, &p->disk);
-	}
+	if (!strcmp(key, "memory_mb") || !strcmp(key, "memory_bytes"))
+		return get_size(l, path, v, "memory", key[7] == 'm', SBX_POL_MAX_MEMORY, &p->memory);
+	if (!strcmp(key, "disk_mb") || !strcmp(key, "disk_bytes"))
+		return get_size(l, path, v, "disk", key[5] == 'm', SBX_POL_MAX_DISK, &p->disk);
 	if (!strcmp(key, "max_processes"))
 		return get_u64(l, path, v, SBX_POL_MAX_PIDS, 1, &p->pids);
 	if (!strcmp(key, "max_inodes"))
