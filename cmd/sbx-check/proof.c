@@ -779,49 +779,28 @@ static void broker_unsupported(struct chk_report *r, const char *fix, const char
 /* An allowlisted name reaches the test origin through sbx-ns --net broker
  * and sbx-broker; a name not on the list, mapped to the same origin, is
  * refused by the broker (403) and the origin sees no request. */
-static void fetch_allowed(struct chk_report *r, struct chain *c, const struct scratch *s,
-			  struct testnet *t, const char *net)
+static void fetch(struct chk_report *r, struct chain *c, const struct scratch *s,
+		  struct testnet *t, const char *net, int allowed)
 {
+	const char *line = allowed ? "broker-allowed" : "broker-denied";
 	struct argv_b a = { .n = 0 };
 	struct run res;
 	int before = origin_requests(t);
 
 	add_ns(&a, c, net, s->ws, s->probe);
 	add(&a, "fetch");
-	add(&a, ALLOWED_NAME);
+	add(&a, allowed ? ALLOWED_NAME : DENIED_NAME);
 	run(c, a.v, &res);
 	if (res.code == SBX_EXIT_USAGE) {
-		struct chk_item *it = chk_add(r, CLS_EXTRA, "broker-allowed", CHK_UNSUPPORTED,
+		struct chk_item *it = chk_add(r, CLS_EXTRA, line, CHK_UNSUPPORTED,
 					      "this sbx-ns refuses --net broker: %s", res.out);
 		chk_fix(it, "an sbx-ns with network modes");
-	} else {
-		judge(r, CLS_EXTRA, "broker-allowed", 1, &res, origin_requests(t) == before + 1,
-		      "the origin did not see exactly one request");
-	}
-}
-
-static void fetch_denied(struct chk_report *r, struct chain *c, const struct scratch *s,
-			 struct testnet *t, const char *net)
-{
-	struct argv_b a = { .n = 0 };
-	struct run res;
-	int before = origin_requests(t);
-
-	add_ns(&a, c, net, s->ws, s->probe);
-	add(&a, "fetch");
-	add(&a, DENIED_NAME);
-	run(c, a.v, &res);
-	if (res.code == SBX_EXIT_USAGE) {
-		struct chk_item *it = chk_add(r, CLS_EXTRA, "broker-denied", CHK_UNSUPPORTED,
-					      "this sbx-ns refuses --net broker: %s", res.out);
-		chk_fix(it, "an sbx-ns with network modes");
-	} else if (res.code == 1 && !strstr(res.out, ": HTTP 403")) {
+	} else if (!allowed && res.code == 1 && !strstr(res.out, ": HTTP 403")) {
 		/* Only the broker's refusal counts: a missing proxy proves nothing. */
-		chk_add(r, CLS_EXTRA, "broker-denied", CHK_FAIL, "not refused by the broker: %s",
-			res.out);
+		chk_add(r, CLS_EXTRA, line, CHK_FAIL, "not refused by the broker: %s", res.out);
 	} else {
-		judge(r, CLS_EXTRA, "broker-denied", 0, &res, origin_requests(t) == before,
-		      "the origin saw the request");
+		judge(r, CLS_EXTRA, line, allowed, &res, origin_requests(t) == before + allowed,
+		      allowed ? "the origin did not see exactly one request" : "the origin saw the request");
 	}
 }
 
@@ -851,7 +830,7 @@ static void broker_denial_only(struct chk_report *r, struct chain *c, const stru
 		sbx_die_errno(SBX_EXIT_SYS, "unable to chmod %s", t.sock);
 	} else {
 		snprintf(net, sizeof net, "broker:%s", t.sock);
-		fetch_denied(r, c, s, &t, net);
+		fetch(r, c, s, &t, net, 0);
 	}
 	testnet_down(c, &t);
 }
@@ -892,8 +871,8 @@ static void broker_proof(struct chk_report *r, struct chain *c, const struct scr
 		return;
 	}
 	snprintf(net, sizeof net, "broker:%s", t.sock);
-	fetch_allowed(r, c, s, &t, net);
-	fetch_denied(r, c, s, &t, net);
+	fetch(r, c, s, &t, net, 1);
+	fetch(r, c, s, &t, net, 0);
 	testnet_down(c, &t);
 }
 
