@@ -35,11 +35,31 @@
 #define PIPE_BYTES (256 * 1024)
 #define RESOLVER_THREADS 4
 
-enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN };
+enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN, K_SB_LISTEN, K_SB_CHANNEL };
 
 struct handle {
 	enum kind kind;
 	struct conn *c;
+	struct sandbox *sb;
+};
+
+/* A sandbox's listening sockets, handed over by sbx-ns (see handoff()):
+ * the broker accepts the sandbox's connections itself, so no process
+ * copies bytes between the sandbox and the broker. The channel they came
+ * on stays open for as long as the sandbox lives; its end closes the
+ * listeners and every connection accepted from them. */
+#define SB_MAX 64                /* sandboxes at once */
+#define SB_FDS 2                 /* listeners per sandbox: 127.0.0.1 and ::1 */
+#define HANDOFF_HELLO "SBX-HANDOFF 1\n"
+#define HANDOFF_OK "SBX-HANDOFF OK\n"
+
+struct sandbox {
+	struct handle hch, hl[SB_FDS];
+	int ch, lfd[SB_FDS];
+	size_t nl;
+	char where[96];              /* the listeners' addresses, for the log */
+	int dead;
+	struct sandbox *prev, *next, *next_dead;
 };
 
 enum state {
@@ -82,6 +102,7 @@ struct conn {
 	unsigned port;
 	int is_connect, is_head, resp_head_done, answered, dead, cut;
 	struct conn *next_dead;
+	struct sandbox *sb;         /* accepted on a sandbox's listener */
 	char addr[64];
 	struct dir up, down;
 	int status;
@@ -96,6 +117,8 @@ struct loop {
 	struct handle hl, hs, hr;
 	struct conn *head, *tail, *dead;
 	size_t nconns;
+	struct sandbox *sbs, *dead_sbs;
+	size_t nsbs;
 	/* Names read in this batch of events, handed to the resolver at
 	 * once before the loop waits again. */
 	struct broker_req *sub_first, *sub_last;
@@ -232,10 +255,16 @@ static void close_pipe(int p[2])
 	p[0] = p[1] = -1;
 }
 
-static void drain_close(int fd)
+/* A sandbox's listeners are set to reset their connections on close (by
+ * sbx-ns, before the handoff), so that the broker's death resets every
+ * open one. The broker's own, orderly, closes undo that first. */
+static void drain_close(int fd, int abortive)
 {
+	static const struct linger orderly = { .l_onoff = 0 };
 	char junk[4096];
 
+	if (abortive)
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &orderly, sizeof orderly);
 	shutdown(fd, SHUT_WR);
 	for (int i = 0; i < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; i++)
 		;
@@ -252,7 +281,7 @@ static void conn_close(struct loop *L, struct conn *c)
 	/* Logged before the client sees its connection end, so that the log
 	 * is complete when the client learns the outcome. */
 	if (c->cfd >= 0)
-		drain_close(c->cfd);
+		drain_close(c->cfd, c->sb != NULL);
 	if (c->ofd >= 0)
 		close(c->ofd);
 	close_pipe(c->up.pipe);
@@ -492,13 +521,248 @@ static int host_allowed(const struct broker_cfg *cfg, const char *host)
 
 static int run(struct loop *L, struct conn *c);
 
+/* --- sandboxes handed over by sbx-ns --- */
+
+/* A listener the broker will serve: a listening TCP socket on a loopback
+ * address. NULL, or why not. */
+static const char *check_listener(int fd, char *where, size_t wsz)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	int v[4];
+	const int opt[4] = { SO_DOMAIN, SO_TYPE, SO_PROTOCOL, SO_ACCEPTCONN };
+
+	for (int i = 0; i < 4; i++) {
+		socklen_t vl = sizeof v[i];
+		if (getsockopt(fd, SOL_SOCKET, opt[i], &v[i], &vl) < 0)
+			return "not a socket";
+	}
+	if ((v[0] != AF_INET && v[0] != AF_INET6) || v[1] != SOCK_STREAM || v[2] != IPPROTO_TCP)
+		return "not a TCP socket";
+	if (!v[3])
+		return "not listening";
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return "no address";
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
+		char t[INET_ADDRSTRLEN];
+		if ((ntohl(a->sin_addr.s_addr) >> 24) != 127)
+			return "not on a loopback address";
+		inet_ntop(AF_INET, &a->sin_addr, t, sizeof t);
+		snprintf(where, wsz, "%s:%u", t, ntohs(a->sin_port));
+	} else {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
+		if (!IN6_IS_ADDR_LOOPBACK(&a->sin6_addr))
+			return "not on a loopback address";
+		snprintf(where, wsz, "[::1]:%u", ntohs(a->sin6_port));
+	}
+	return NULL;
+}
+
+static void sandbox_log(struct loop *L, const struct sandbox *sb, const char *event, const char *why)
+{
+	struct sbx_json j;
+	char t[40];
+
+	iso_time(t, sizeof t);
+	sbx_json_begin(&j, "sbx-broker", "sandbox");
+	sbx_json_str(&j, "time", t);
+	sbx_json_str(&j, "state", event);
+	sbx_json_str(&j, "listeners", sb->where);
+	sbx_json_str(&j, "reason", why);
+	log_line(L, &j);
+}
+
+/* The sandbox is over (its channel ended) or the broker is: its listeners
+ * close, and so does every connection accepted from them. */
+static void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
+{
+	struct conn *c, *next;
+
+	if (sb->dead)
+		return;
+	for (size_t i = 0; i < sb->nl; i++) {
+		/* Removed by name: another process may hold the same socket,
+		 * and epoll forgets a file only when its last fd closes. */
+		epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->lfd[i], NULL);
+		close(sb->lfd[i]);
+	}
+	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
+	close(sb->ch);
+	for (c = L->head; c; c = next) {
+		next = c->next;
+		if (c->sb == sb) {
+			set_reason(c, "%s", why);
+			conn_close(L, c);
+		}
+	}
+	sandbox_log(L, sb, "detached", why);
+	if (sb->prev)
+		sb->prev->next = sb->next;
+	else
+		L->sbs = sb->next;
+	if (sb->next)
+		sb->next->prev = sb->prev;
+	L->nsbs--;
+	sb->dead = 1;
+	sb->next_dead = L->dead_sbs;
+	L->dead_sbs = sb;
+}
+
+static void on_channel(struct loop *L, struct sandbox *sb)
+{
+	char b[64];
+	ssize_t n = recv(sb->ch, b, sizeof b, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	sandbox_end(L, sb, n > 0 ? "bytes on the sandbox's channel" : "the sandbox ended");
+}
+
+/* A connection that came with file descriptors: sbx-ns handing over the
+ * sandbox's listeners with HANDOFF_HELLO. Anything else that carries
+ * descriptors is refused. The connection becomes the sandbox's channel;
+ * the answer tells sbx-ns that the listeners are served. */
+static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int truncated)
+{
+	char line[256];
+	const char *why = NULL;
+	struct sandbox *sb = NULL;
+	struct epoll_event e;
+
+	c->decision = "refused";
+	snprintf(c->method, sizeof c->method, "HANDOFF");
+	if (truncated || nfds > SB_FDS)
+		why = "more file descriptors than a sandbox has listeners";
+	else if (c->inlen != sizeof HANDOFF_HELLO - 1 || memcmp(c->in, HANDOFF_HELLO, c->inlen))
+		why = "file descriptors without a handoff";
+	else if (L->nsbs >= SB_MAX)
+		why = "too many sandboxes";
+	else if (!(sb = calloc(1, sizeof *sb)))
+		why = "out of memory";
+	for (size_t i = 0; !why && i < nfds; i++) {
+		char w[48];
+		why = check_listener(fds[i], w, sizeof w);
+		if (!why)
+			snprintf(sb->where + strlen(sb->where), sizeof sb->where - strlen(sb->where), "%s%s",
+				 i ? " " : "", w);
+		else
+			snprintf(c->reason, sizeof c->reason, "listener %zu: %s", i + 1, why);
+	}
+	if (why) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		free(sb);
+		set_reason(c, "%s", why);
+		snprintf(line, sizeof line, "SBX-HANDOFF REFUSED %s\n", c->reason);
+		(void)!send(c->cfd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+		c->answered = 1;
+		conn_close(L, c);
+		return -1;
+	}
+	sb->ch = c->cfd;
+	sb->nl = nfds;
+	sb->hch = (struct handle){ K_SB_CHANNEL, NULL, sb };
+	e = (struct epoll_event){ .events = EPOLLIN | EPOLLRDHUP, .data.ptr = &sb->hch };
+	if (epoll_ctl(L->ep, EPOLL_CTL_MOD, sb->ch, &e) < 0)
+		why = "unable to watch the channel";
+	for (size_t i = 0; i < nfds; i++) {
+		sb->lfd[i] = fds[i];
+		sb->hl[i] = (struct handle){ K_SB_LISTEN, NULL, sb };
+		if (!why && (fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK) < 0 ||
+			     ep_add(L, fds[i], &sb->hl[i], EPOLLIN) < 0))
+			why = "unable to watch a listener";
+	}
+	sb->next = L->sbs;
+	if (L->sbs)
+		L->sbs->prev = sb;
+	L->sbs = sb;
+	L->nsbs++;
+	c->cfd = -1; /* the channel now */
+	if (why) {
+		snprintf(line, sizeof line, "SBX-HANDOFF REFUSED %s\n", why);
+		(void)!send(sb->ch, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+		set_reason(c, "%s", why);
+		conn_close(L, c);
+		sandbox_end(L, sb, why);
+		return -1;
+	}
+	if (send(sb->ch, HANDOFF_OK, sizeof HANDOFF_OK - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		set_reason(c, "sbx-ns went away");
+		conn_close(L, c);
+		sandbox_end(L, sb, "sbx-ns went away");
+		return -1;
+	}
+	c->decision = "allowed";
+	set_reason(c, "sandbox listeners %s", sb->where);
+	sandbox_log(L, sb, "attached", NULL);
+	conn_close(L, c);
+	return -1;
+}
+
+/* The first read of a connection on the broker's own socket also takes
+ * any file descriptors sent with it. Same results as fill(). */
+static int first_read(struct loop *L, struct conn *c)
+{
+	char cbuf[CMSG_SPACE((SB_FDS + 1) * sizeof(int))];
+	struct iovec iov;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	int fds[SB_FDS + 1];
+	size_t nfds = 0;
+	ssize_t r;
+
+	if (!c->in) {
+		c->in = malloc(2048);
+		if (!c->in)
+			return -1;
+		c->incap = 2048;
+	}
+	iov = (struct iovec){ c->in, c->incap };
+	do
+		r = recvmsg(c->cfd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		c->inlen = (size_t)r;
+	for (struct cmsghdr *cm = r >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+			if (nfds < sizeof fds / sizeof fds[0])
+				fds[nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (nfds)
+		return handoff(L, c, fds, nfds, (m.msg_flags & MSG_CTRUNC) != 0) < 0 ? -2 : 0;
+	if (r > 0)
+		return 1;
+	if (r == 0)
+		return 0;
+	return errno == EAGAIN || errno == EWOULDBLOCK ? 1 : -1;
+}
+
 /* --- request head -> policy -> resolver --- */
 
 static int read_head(struct loop *L, struct conn *c)
 {
 	struct sbx_http_head hh, *h = &hh;
-	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
+	int r = 1;
 	int p;
+
+	if (!c->inlen && !c->sb) {
+		/* Until the first bytes, every read is this one: a plain
+		 * read would drop descriptors that come with them. */
+		r = first_read(L, c);
+		if (r == -2)
+			return -1; /* a handoff: c is gone */
+		if (r > 0 && !c->inlen)
+			return 0;
+	}
+	if (r > 0)
+		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
 
 	p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
 	if (p == SBX_HTTP_BAD) {
@@ -1041,10 +1305,10 @@ static void on_resolved(struct loop *L)
 	}
 }
 
-static void on_accept(struct loop *L)
+static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 {
 	for (;;) {
-		int fd = accept4(L->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct conn *c;
 
 		if (fd < 0) {
@@ -1055,10 +1319,10 @@ static void on_accept(struct loop *L)
 				 * of the caller rather than spin on a readable
 				 * listener. */
 				close(L->reserve_fd);
-				fd = accept4(L->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+				fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 				if (fd >= 0) {
 					send_error(fd, 503, "out of file descriptors");
-					drain_close(fd);
+					drain_close(fd, sb != NULL);
 				}
 				L->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 				continue;
@@ -1070,20 +1334,21 @@ static void on_accept(struct loop *L)
 			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached");
 			send_error(fd, 503, tmp.reason);
 			log_conn(L, &tmp);
-			drain_close(fd);
+			drain_close(fd, sb != NULL);
 			continue;
 		}
 		c = conn_new(L);
 		if (!c) {
 			send_error(fd, 503, "out of memory");
-			drain_close(fd);
+			drain_close(fd, sb != NULL);
 			continue;
 		}
 		c->cfd = fd;
+		c->sb = sb;
 		c->ofd = -1;
 		c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
-		c->hc = (struct handle){ K_CLIENT, c };
-		c->ho = (struct handle){ K_ORIGIN, c };
+		c->hc = (struct handle){ K_CLIENT, c, NULL };
+		c->ho = (struct handle){ K_ORIGIN, c, NULL };
 		c->start_ms = now_ms();
 		c->deadline_ms = c->start_ms + L->cfg->wall_ms;
 		c->decision = "refused";
@@ -1122,6 +1387,8 @@ static void terminate(struct loop *L, int sig)
 	close(L->lfd);
 	if (L->cfg->listen_path)
 		unlink(L->cfg->listen_path);
+	while (L->sbs)
+		sandbox_end(L, L->sbs, "broker terminated");
 	while (L->head) {
 		set_reason(L->head, "broker terminated");
 		refuse(L, L->head, 503, "broker terminated");
@@ -1191,7 +1458,15 @@ int broker_loop(const struct broker_cfg *cfg)
 			struct handle *h = evs[i].data.ptr;
 			switch (h->kind) {
 			case K_LISTEN:
-				on_accept(&L);
+				on_accept(&L, L.lfd, NULL);
+				break;
+			case K_SB_LISTEN:
+				if (!h->sb->dead)
+					on_accept(&L, h->sb->lfd[h - h->sb->hl], h->sb);
+				break;
+			case K_SB_CHANNEL:
+				if (!h->sb->dead)
+					on_channel(&L, h->sb);
 				break;
 			case K_SIGNAL: {
 				struct signalfd_siginfo si;
@@ -1213,6 +1488,11 @@ int broker_loop(const struct broker_cfg *cfg)
 			struct conn *c = L.dead;
 			L.dead = c->next_dead;
 			conn_free(&L, c);
+		}
+		while (L.dead_sbs) {
+			struct sandbox *sb = L.dead_sbs;
+			L.dead_sbs = sb->next_dead;
+			free(sb);
 		}
 		if (L.sub_first) {
 			broker_resolver_submit(&L.res, L.sub_first, L.sub_last, L.nsub);
