@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # sbx-ns --net broker: real clients inside the sandbox reach a test origin
-# (198.18.7.2 in namespace "o") only through the bridge and sbx-broker
+# (198.18.7.2 in namespace "o") only through sbx-broker, which serves the
+# sandbox's own 127.0.0.1:3128 and [::1]:3128
 # (in namespace "h", its own /etc/hosts, --allow-private-networks), and
 # nothing else. sbx-ns itself runs in "h", which has no default route.
 
@@ -114,24 +115,23 @@ except OSError as e:
 			$NET_ATT socket inet stream; $NET_ATT socket inet6 stream"
 }
 
-@test "the command cannot see, ptrace or kill the bridge, which keeps serving after kill(-1)" {
-	local ws pid bridge i rc
+@test "no process serves the port where the command could reach it: the broker accepts there itself, out of its reach" {
+	local ws pid broker i rc
 	ws=$(ns_ws)
 	nsh_user --workspace "$ws" --ro "$NS_DIR/bin" --net "broker:$BSOCK" --status-fd 5 -- sh -c "
-		while [ ! -s bridge ]; do sleep 0.05; done
-		b=\$(cat bridge)
+		while [ ! -s broker ]; do sleep 0.05; done
+		b=\$(cat broker)
 		$NET_ATT kill \$b; $NET_ATT ptrace \$b
-		cat /proc/[0-9]*/comm | grep -c sbx-ns-bridge
+		cat /proc/[0-9]*/comm | grep -c -e sbx-broker -e sbx-ns
 		exec $NET_ATT killall curl -sS http://origin.test/" 5>"$ws.status" >"$ws.out" 2>&1 &
 	pid=$!
 	for i in $(seq 1 200); do
-		bridge=$(sed -n 's/.*"bridge":\([0-9]*\).*/\1/p' "$ws.status")
-		[ -n "$bridge" ] && break
+		broker=$(sed -n 's/.*"broker_pid":\([0-9]*\).*/\1/p' "$ws.status")
+		[ -n "$broker" ] && break
 		sleep 0.05
 	done
-	echo "$bridge" > "$ws/bridge"
-	run -0 cat "/proc/$bridge/comm"
-	assert_output "sbx-ns-bridge"
+	assert_equal "$broker" "$(cat "$NET_DIR/main.pid")"
+	echo "$broker" > "$ws/broker"
 	rc=0
 	wait "$pid" || rc=$?
 	assert_equal "$rc" 0
@@ -141,25 +141,54 @@ ptrace: EPERM
 0
 killall: ESRCH
 hello"
-	run -1 kill -0 "$bridge"
+	# The sandbox's port is a socket of its own namespace, served by the
+	# broker: no process of sbx-ns's is left behind.
+	run -0 kill -0 "$broker"
+	run -1 pgrep -x sbx-ns
 }
 
-@test "the bridge dies with the sandbox, also when sbx-ns itself is killed" {
-	local ws pid bridge i
+# The broker's open file descriptors.
+nfds() { ls "/proc/$1/fd" | wc -l; }
+
+@test "the sandbox's listeners close with the sandbox, also when sbx-ns itself is killed" {
+	local ws pid broker before i
 	ws=$(ns_ws)
+	broker=$(cat "$NET_DIR/main.pid")
+	before=$(nfds "$broker")
 	nsh_root --workspace "$ws" --net "broker:$BSOCK" --status-fd 5 -- sleep 60 5>"$ws.status" &
 	pid=$!
-	for i in $(seq 1 200); do
-		bridge=$(sed -n 's/.*"bridge":\([0-9]*\).*/\1/p' "$ws.status")
-		[ -n "$bridge" ] && break
-		sleep 0.05
-	done
-	run -0 cat "/proc/$bridge/comm"
-	assert_output "sbx-ns-bridge"
+	for i in $(seq 1 200); do grep -q '"started"' "$ws.status" && break; sleep 0.05; done
+	# Two listeners and the channel they came on.
+	assert_equal "$(nfds "$broker")" "$((before + 3))"
 	# ip netns exec execs sbx-ns: $pid is the outer process.
 	kill -9 "$pid"
-	for i in $(seq 1 100); do kill -0 "$bridge" 2>/dev/null || break; sleep 0.05; done
-	run -1 kill -0 "$bridge"
+	for i in $(seq 1 100); do [ "$(nfds "$broker")" = "$before" ] && break; sleep 0.05; done
+	assert_equal "$(nfds "$broker")" "$before"
+	run -0 grep -c '"state":"detached","listeners":"127.0.0.1:3128 \[::1\]:3128","reason":"the sandbox ended"' "$NET_DIR/main.err"
+}
+
+@test "when the sandbox ends, the broker also closes the connections it accepted from it" {
+	local ws pid broker before ended i
+	ws=$(ns_ws)
+	broker=$(cat "$NET_DIR/main.pid")
+	before=$(nfds "$broker")
+	ended=$(grep -c '"decision":"allowed","status":200,"reason":"the sandbox ended"' "$NET_DIR/main.err" || :)
+	# A tunnel left open: a CONNECT whose ClientHello never comes.
+	nsh_root --workspace "$ws" --net "broker:$BSOCK" -- "$PY" -c '
+import socket, time
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+print(s.recv(100).split(b"\r\n")[0].decode(), flush=True)
+time.sleep(60)' >"$ws.out" &
+	pid=$!
+	for i in $(seq 1 200); do [ -s "$ws.out" ] && break; sleep 0.05; done
+	run -0 cat "$ws.out"
+	assert_output "HTTP/1.1 200 Connection established"
+	kill -9 "$pid"
+	for i in $(seq 1 100); do [ "$(nfds "$broker")" = "$before" ] && break; sleep 0.05; done
+	assert_equal "$(nfds "$broker")" "$before"
+	run -0 grep -c '"decision":"allowed","status":200,"reason":"the sandbox ended"' "$NET_DIR/main.err"
+	assert_output "$((ended + 1))"
 }
 
 @test "killing the broker mid-transfer resets the client's connection, and later connects fail" {
@@ -201,11 +230,11 @@ hello
 3"
 }
 
-@test "the status names the broker mode, the proxy and the bridge" {
+@test "the status names the broker mode, the proxy, and the broker that serves it" {
 	local ws
 	ws=$(ns_ws)
 	run -0 ns_fd5 nsh_user --workspace "$ws" --net "broker:$BSOCK,port=3129" --status-fd 5 -- true
-	assert_line --index 1 --regexp '"net":"broker","proxy":"http://127.0.0.1:3129","bridge":[0-9]+,'
+	assert_line --index 1 --regexp "\"net\":\"broker\",\"proxy\":\"http://127.0.0.1:3129\",\"bridge\":\"handed to the broker\",\"broker_pid\":$(cat "$NET_DIR/main.pid"),"
 }
 
 @test "a broker socket replaced by another after the check is not used: the bridge keeps the checked one" {

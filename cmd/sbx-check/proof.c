@@ -734,7 +734,7 @@ static int testnet_up(struct chain *c, struct testnet *t, const struct scratch *
 		return -1;
 	if ((t->broker = start_helper(c, t, broker, 0, why, n)) < 0)
 		return -1;
-	/* The sandbox's bridge may run as the command's identity. */
+	/* sbx-ns hands the sandbox's listeners over as the caller. */
 	if (chmod(t->sock, 0666) < 0) {
 		snprintf(why, n, "unable to chmod the broker's socket: %s", strerror(errno));
 		return -1;

@@ -435,7 +435,8 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 		char proxy[40];
 		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
 		sbx_json_str(&j, "proxy", proxy);
-		sbx_json_int(&j, "bridge", r->bridge);
+		sbx_json_str(&j, "bridge", "handed to the broker");
+		sbx_json_int(&j, "broker_pid", r->broker_pid);
 	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
 	sbx_json_str(&j, "userns", "blocked");

@@ -2,18 +2,20 @@
  *
  *   none      a network namespace with nothing up; socket() denied.
  *   loopback  a network namespace with lo up: 127.0.0.1 and ::1, private.
- *   broker    lo up, and a bridge listening on 127.0.0.1:N and [::1]:N that
- *             copies each connection to the broker's Unix socket; the
- *             command may create TCP sockets only and never listen.
+ *   broker    lo up, and the broker's service on 127.0.0.1:N and [::1]:N:
+ *             listening sockets of the sandbox's namespace that the broker
+ *             accepts on itself; the command may create TCP sockets only
+ *             and never listen.
  *   host      the host's network, unrestricted; listen() denied.
  *
- * Where the bridge lives: the sandbox's pid 1 creates the two listening
+ * The bridge is a handoff: the sandbox's pid 1 creates the two listening
  * sockets inside the namespace (lo up needs its capabilities there) and
- * hands them to the outer process over a socketpair; the outer forks the
- * bridge. So the bridge runs outside the sandbox's user, pid and mount
- * namespaces: the command cannot name it (it is not in the command's pid
- * namespace, so no kill, ptrace or /proc entry can reach it, whatever the
- * uids) and the broker's socket never appears inside the sandbox at all. */
+ * hands them to the outer process over a socketpair; the outer sends them
+ * to the broker and keeps the connection they went over for as long as it
+ * lives. No process copies bytes between the sandbox and the broker, the
+ * command has nothing to signal or trace (neither sbx-ns nor the broker is
+ * in its pid namespace), and the broker's socket never appears inside the
+ * sandbox at all. */
 #include "ns.h"
 
 #include "die.h"
@@ -25,17 +27,16 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char modes[] = "none, loopback, broker:PATH[,port=N], host";
@@ -104,6 +105,8 @@ void ns_opt_broker_fd(struct ns_run *r, const char *arg)
 	if (sbx_fd_cloexec(r->broker_fd, 1) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", r->broker_fd);
 }
+
+#define HANDOFF_WAIT_MS 10000
 
 static const char *const proxy_vars[] = {
 	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY", "no_proxy",
@@ -215,10 +218,11 @@ void ns_check_net(struct ns_run *r)
 void ns_net_prepare(struct ns_run *r)
 {
 	r->net_chan[0] = r->net_chan[1] = -1;
+	r->broker_chan = -1;
 	if (r->net != NET_BROKER)
 		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->net_chan) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create the bridge's channel");
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the channel for the listening sockets");
 }
 
 static void lo_up(void)
@@ -246,20 +250,20 @@ static int listener(int family, unsigned port)
 	int one = 1, s = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (s < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create the bridge's socket on %s:%u", name, port);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the proxy socket on %s:%u", name, port);
 	if (family == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set IPV6_V6ONLY on [::1]:%u", port);
 	if (family == AF_INET ? bind(s, (struct sockaddr *)&a4, sizeof a4)
 			      : bind(s, (struct sockaddr *)&a6, sizeof a6))
-		sbx_die_errno(SBX_EXIT_SYS, "unable to bind the bridge to %s:%u", name, port);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to bind the proxy socket to %s:%u", name, port);
 	if (listen(s, 128) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to listen on %s:%u", name, port);
 	return s;
 }
 
 /* pid 1, with its capabilities in the sandbox's namespaces: lo up, and in
- * broker mode the bridge's sockets, handed out; the command is not forked
- * before the outer says the bridge runs. */
+ * broker mode the listening sockets, handed out; the command is not forked
+ * before the outer says the broker took them. */
 void ns_net_inside(struct ns_run *r)
 {
 	char cbuf[CMSG_SPACE(2 * sizeof(int))], c = 'L';
@@ -294,17 +298,61 @@ void ns_net_inside(struct ns_run *r)
 	close(r->net_chan[1]);
 }
 
-/* The outer: take the sockets, start the bridge, let pid 1 go on. When
- * this fails, pid 1 sees EOF and the command never runs. */
+/* Why the broker would not take the listeners: its answer's one line,
+ * printable characters only (it goes into our own message). */
+static const char *handoff_answer(int s, char *buf, size_t sz)
+{
+	struct pollfd p = { .fd = s, .events = POLLIN };
+	size_t n = 0;
+
+	while (n < sz - 1 && !memchr(buf, '\n', n)) {
+		ssize_t r;
+		int k = poll(&p, 1, HANDOFF_WAIT_MS);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return "no answer";
+		r = read(s, buf + n, sz - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r ? strerror(errno) : "it closed the connection";
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (!strcmp(buf, "SBX-HANDOFF OK\n"))
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	for (char *q = buf; *q; q++)
+		if (*q < 0x20 || *q > 0x7e)
+			*q = '?';
+	if (!strncmp(buf, "SBX-HANDOFF REFUSED ", 20))
+		return buf + 20;
+	return "not an sbx-broker answer";
+}
+
+/* The outer: take the sockets from pid 1 and hand them to the broker,
+ * which from then on accepts the sandbox's connections itself (no process
+ * of ours copies a byte); then let pid 1 go on. The connection they went
+ * over stays open for as long as this process lives: its end tells the
+ * broker to close them, with every connection it accepted on them. They
+ * are set to reset on close, so the broker's death resets every open
+ * connection; with the broker's copies gone, new connections are refused
+ * by the kernel. When any of this fails the command never runs. */
 void ns_net_outer(struct ns_run *r, pid_t pid)
 {
-	char cbuf[CMSG_SPACE(2 * sizeof(int))], c;
+	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
+	static const char hello[] = "SBX-HANDOFF 1\n";
+	char cbuf[CMSG_SPACE(2 * sizeof(int))], c, answer[256], path[PATH_MAX], link[64];
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			    .msg_controllen = sizeof cbuf };
 	struct cmsghdr *cm;
-	int fds[2];
-	pid_t b, ppid = getpid();
+	struct ucred cr;
+	socklen_t crlen = sizeof cr;
+	const char *why;
+	ssize_t n;
+	int fds[2], s;
 
 	if (r->net != NET_BROKER)
 		return;
@@ -316,29 +364,41 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		return; /* pid 1 died and said why */
 	}
 	memcpy(fds, CMSG_DATA(cm), sizeof fds);
-	b = fork();
-	if (b < 0) {
+	snprintf(link, sizeof link, "/proc/self/fd/%d", r->broker_fd);
+	n = readlink(link, path, sizeof path - 1);
+	path[n > 0 ? n : 0] = '\0';
+	for (int i = 0; i < 2; i++)
+		if (setsockopt(fds[i], SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive) < 0) {
+			kill(pid, SIGKILL);
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set SO_LINGER on the sandbox's listeners");
+		}
+	s = broker_connect(r->broker_fd, 0);
+	if (s < 0) {
 		kill(pid, SIGKILL);
-		sbx_die_errno(SBX_EXIT_SYS, "unable to start the bridge");
+		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
 	}
-	if (b == 0) {
-		int keep[3] = { fds[0], fds[1], r->broker_fd };
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != ppid)
-			_exit(SBX_EXIT_LOST);
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    prctl(PR_SET_NAME, "sbx-ns-bridge", 0, 0, 0) < 0)
-			_exit(SBX_EXIT_SYS);
-		if (sbx_close_fds_except(keep, 3) < 0)
-			_exit(SBX_EXIT_SYS);
-		/* Root's bridge keeps uid 0 (to reach a socket only root may
-		 * open) but no capability: it only copies bytes. */
-		if (r->root && (ns_drop_bounding() < 0 || ns_clear_caps() < 0))
-			_exit(SBX_EXIT_SYS);
-		ns_bridge(fds[0], fds[1], r->broker_fd);
-	}
-	r->bridge = b;
+	iov = (struct iovec){ .iov_base = (void *)hello, .iov_len = sizeof hello - 1 };
+	m = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
+	memset(cbuf, 0, sizeof cbuf);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(cm), fds, sizeof fds);
+	if (sendmsg(s, &m, MSG_NOSIGNAL) != (ssize_t)(sizeof hello - 1))
+		why = strerror(errno);
+	else
+		why = handoff_answer(s, answer, sizeof answer);
 	close(fds[0]);
 	close(fds[1]);
+	if (why) {
+		kill(pid, SIGKILL);
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not take the sandbox's listeners: %s",
+			path, why);
+	}
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
+		r->broker_pid = cr.pid;
+	r->broker_chan = s;
 	close(r->broker_fd);
 	r->broker_fd = -1;
 	c = 'g';
@@ -348,14 +408,13 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	close(r->net_chan[0]);
 }
 
-/* The bridge dies with the sandbox. */
+/* The sandbox is over: the broker closes its listeners and connections. */
 void ns_net_end(struct ns_run *r)
 {
-	if (r->bridge <= 0)
+	if (r->broker_chan < 0)
 		return;
-	kill(r->bridge, SIGKILL);
-	waitpid(r->bridge, NULL, 0);
-	r->bridge = 0;
+	close(r->broker_chan);
+	r->broker_chan = -1;
 }
 
 const char *ns_net_name(const struct ns_run *r)

@@ -88,7 +88,8 @@ struct ns_run {
 	int have_broker_fd;
 	unsigned port;           /* the bridge's port inside */
 	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
-	pid_t bridge;            /* the bridge, a child of the outer */
+	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
+	pid_t broker_pid;        /* broker: its pid, from SO_PEERCRED */
 	int status_fd, ready_fd;
 	char **cmd;            /* prog and its args */
 	const char *cmdpath;   /* --command-path DIRS: the lookup and PATH (NULL: as before) */
@@ -186,13 +187,8 @@ const char *ns_net_name(const struct ns_run *r);
 char **ns_net_env(const struct ns_run *r, char **env, size_t *k);
 int ns_net_reserved_env(const char *name, size_t len);
 
-/* bridge.c: in a child of the outer process, outside every namespace of
- * the sandbox; never returns */
-noreturn void ns_bridge(int lfd4, int lfd6, int brokerfd);
-
 /* filter.c */
 void ns_load_filter(const struct ns_run *r);
-void ns_load_bridge_filter(void);
 
 /* landlock.c */
 int ns_landlock(const struct ns_run *r);

@@ -28,11 +28,3 @@ void ns_load_filter(const struct ns_run *r)
 	}
 	ns_install_filter(r, &prog); /* notify.c: with the denial supervisor or without */
 }
-
-void ns_load_bridge_filter(void)
-{
-	struct sock_fprog prog = PROG(ns_filter_bridge);
-
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to load the bridge's seccomp filter");
-}

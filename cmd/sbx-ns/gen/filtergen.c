@@ -47,6 +47,5 @@ int main(void)
 	emit("ns_filter_open", ns_filter_rules(NS_FILTER_OPEN));
 	emit("ns_filter_broker", ns_filter_rules(NS_FILTER_BROKER));
 	emit("ns_filter_host", ns_filter_rules(NS_FILTER_HOST));
-	emit("ns_filter_bridge", ns_filter_bridge());
 	return fflush(stdout) == 0 ? 0 : SBX_EXIT_SYS;
 }

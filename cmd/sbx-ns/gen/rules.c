@@ -145,31 +145,3 @@ scmp_filter_ctx ns_filter_rules(enum ns_filter mode)
 		DENY(listen);
 	return ctx;
 }
-
-/* The bridge (bridge.c) parses nothing, but it reads bytes the command
- * chose and runs outside the sandbox's namespaces, so it is confined to
- * the calls of its loop; anything else fails with EPERM (the loop then
- * resets connections: fail closed). socket() only for AF_UNIX (the broker). */
-scmp_filter_ctx ns_filter_bridge(void)
-{
-	static const char *const allowed[] = {
-		"poll", "ppoll", "accept4", "connect", "getsockopt", "setsockopt", "shutdown",
-		"splice", "pipe2", "fcntl", "close", "read", "open", "openat", "pidfd_open",
-		"exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "restart_syscall",
-		"munmap", "brk", "mmap", "madvise", NULL,
-	};
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-	struct scmp_arg_cmp unix_only = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 1 /* AF_UNIX */ };
-	int rc;
-
-	if (!ctx)
-		sbx_die(SBX_EXIT_SYS, "unable to create the seccomp filter");
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0) {
-		errno = -rc;
-		sbx_die_errno(SBX_EXIT_SYS, "unable to configure the seccomp filter");
-	}
-	for (const char *const *n = allowed; *n; n++)
-		rule(ctx, SCMP_ACT_ALLOW, seccomp_syscall_resolve_name(*n), *n, 0, NULL);
-	rule(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), "socket", 1, &unix_only);
-	return ctx;
-}

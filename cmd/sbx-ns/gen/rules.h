@@ -13,7 +13,5 @@ enum ns_filter { NS_FILTER_OFFLINE, NS_FILTER_OPEN, NS_FILTER_BROKER, NS_FILTER_
 
 scmp_filter_ctx ns_filter_rules(enum ns_filter mode);
 
-/* The bridge's own filter: an allowlist of what copying bytes needs. */
-scmp_filter_ctx ns_filter_bridge(void);
 
 #endif
