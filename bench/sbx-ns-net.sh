@@ -2,30 +2,33 @@
 # What the bridge of `sbx-ns --net broker` costs: the same client, through
 # the same sbx-broker to the same origin, once from the host side on the
 # broker's Unix socket and once from inside the sandbox on 127.0.0.1:3128
-# (bridge + broker), interleaved in one run; ratios, since absolute numbers
-# on these shared machines mean little. Everything runs in two network
-# namespaces made here and removed at the end: "h" holds sbx-ns, the broker
-# (with an /etc/hosts naming origin.test) and the host-side client, "o"
-# the origin on 198.18.9.2; no default route anywhere. A third column puts
-# socat (TCP-LISTEN to UNIX-CONNECT, the usual relay) in the bridge's place,
-# on the host side, for scale: what any such hop costs on this machine.
+# (the sandbox's listeners, handed to the broker), interleaved in one run;
+# ratios, since absolute numbers on these shared machines mean little.
+# Everything runs in two network namespaces made here and removed at the
+# end: "h" holds sbx-ns, the broker (with an /etc/hosts naming origin.test)
+# and the host-side client, "o" the origin on 198.18.9.2; no default route
+# anywhere. Two more columns, for scale: socat (TCP-LISTEN to UNIX-CONNECT,
+# the usual relay) in front of the broker, and the broker alone over TCP
+# (a host-side listener handed to it the way sbx-ns hands the sandbox's),
+# which separates what TCP costs against a Unix socket from what the
+# sandbox adds.
 #
-#   bench/sbx-ns-net.sh     (as root; needs SBX_BIN, python3)
+#   bench/sbx-ns-net.sh     (as root; needs SBX_BIN, python3, socat, cc)
 #
 # 1. Bulk: one plain-HTTP GET of SBX_BENCH_BYTES (default 512 MiB).
-# 2. Rate: SBX_BENCH_CONNS (default 2000) GETs of a 6-byte body, one
+# 2. Rate: SBX_BENCH_CONNS (default 3000) GETs of a 6-byte body, one
 #    connection each, 8 at a time.
-# Each is run SBX_BENCH_ROUNDS (default 5) times per side; medians.
+# Each is run SBX_BENCH_ROUNDS (default 9) times per side; medians.
 set -euo pipefail
 : "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
 bytes=${SBX_BENCH_BYTES:-536870912}
-conns=${SBX_BENCH_CONNS:-2000}
-rounds=${SBX_BENCH_ROUNDS:-5}
+conns=${SBX_BENCH_CONNS:-3000}
+rounds=${SBX_BENCH_ROUNDS:-9}
 for v in "$bytes" "$conns" "$rounds"; do
 	case $v in '' | *[!0-9]* | 0) echo "bench: usage: SBX_BENCH_BYTES, SBX_BENCH_CONNS and SBX_BENCH_ROUNDS are positive integers" >&2; exit 100 ;; esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (network namespaces)" >&2; exit 111; }
-for t in python3 socat ip unshare; do
+for t in python3 socat ip unshare cc; do
 	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
 done
 PY=/usr/bin/python3
@@ -56,81 +59,153 @@ ip -n "$NO" link set "vno$$" up
 echo "198.18.9.2 origin.test" > "$W/hosts"
 mkdir "$W/ws"
 
-cat > "$W/origin.py" <<'PY'
-# /big/N: N bytes; anything else: "hello\n". One request per connection.
-import socket, sys, threading
-buf = b"x" * (1 << 20)
-def serve(c):
-    try:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            d = c.recv(65536)
-            if not d:
-                return
-            data += d
-        path = data.split(b" ", 2)[1].decode()
-        if path.startswith("/big/"):
-            n = int(path[5:])
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % n)
-            mv = memoryview(buf)
-            while n > 0:
-                k = min(n, len(buf))
-                c.sendall(mv[:k])
-                n -= k
-        else:
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhello\n")
-    finally:
-        c.close()
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], 80)); s.listen(1024)
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-PY
-cat > "$W/client.py" <<'PY'
-# client.py unix:PATH|tcp:HOST:PORT bulk BYTES | rate CONNS: prints a number
-# (MB/s, or connections/s), timing itself only.
-import socket, sys, threading, time
-where, what, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def connect():
-    if where.startswith("unix:"):
-        s = socket.socket(socket.AF_UNIX); s.connect(where[5:])
-    else:
-        h, p = where[4:].rsplit(":", 1)
-        s = socket.create_connection((h, int(p)))
-    return s
-def get(path, want):
-    s = connect()
-    s.sendall(b"GET http://origin.test%s HTTP/1.1\r\nHost: origin.test\r\n\r\n" % path.encode())
-    buf = bytearray(1 << 20); got = 0
-    while True:
-        k = s.recv_into(buf)
-        if not k:
-            break
-        got += k
-    s.close()
-    if got < want:
-        raise SystemExit("short answer: %d < %d" % (got, want))
-if what == "bulk":
-    t = time.monotonic(); get("/big/%d" % n, n); dt = time.monotonic() - t
-    print("%.1f" % (n / dt / 1e6))
-else:
-    left = [n]; lock = threading.Lock()
-    def worker():
-        while True:
-            with lock:
-                if left[0] == 0:
-                    return
-                left[0] -= 1
-            get("/", 6)
-    t = time.monotonic()
-    ts = [threading.Thread(target=worker) for _ in range(8)]
-    for x in ts: x.start()
-    for x in ts: x.join()
-    print("%.0f" % (n / (time.monotonic() - t)))
-PY
-chmod 0644 "$W"/*.py
-ip netns exec "$NO" "$PY" "$W/origin.py" 198.18.9.2 </dev/null >/dev/null 2>&1 &
+# Origin and clients are one small C program: a Python client's own costs
+# (and its threads' scheduling) would blur the hop being measured.
+cat > "$W/net.c" <<'C'
+/* net origin ADDR            one request per connection, served in turn:
+ *                            GET /big/N: N bytes; anything else: "hello\n"
+ * net unix:PATH|tcp:IP:PORT bulk BYTES    one GET of BYTES; prints MB/s
+ * net unix:PATH|tcp:IP:PORT rate CONNS    CONNS GETs of 6 bytes, 8 threads,
+ *                                          one connection each; prints conn/s */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *where;
+static long left;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int dial(void)
+{
+	int fd;
+	if (!strncmp(where, "unix:", 5)) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		strncpy(a.sun_path, where + 5, sizeof a.sun_path - 1);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (connect(fd, (void *)&a, sizeof a) == 0)
+			return fd;
+	} else {
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		char ip[32];
+		snprintf(ip, sizeof ip, "%.*s", (int)strcspn(where + 4, ":"), where + 4);
+		inet_pton(AF_INET, ip, &a.sin_addr);
+		a.sin_port = htons(atoi(strrchr(where, ':') + 1));
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(fd, (void *)&a, sizeof a) == 0)
+			return fd;
+	}
+	perror("connect");
+	exit(1);
+}
+
+static long long get(const char *path)
+{
+	static __thread char buf[1 << 20];
+	char req[160];
+	long long got = 0;
+	ssize_t r;
+	int fd = dial(), n = snprintf(req, sizeof req, "GET http://origin.test%s HTTP/1.1\r\nHost: origin.test\r\n\r\n", path);
+	if (write(fd, req, n) != n) { perror("write"); exit(1); }
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		got += r;
+	close(fd);
+	return got;
+}
+
+static void *worker(void *arg)
+{
+	for (;;) {
+		pthread_mutex_lock(&mu);
+		if (left == 0) { pthread_mutex_unlock(&mu); return arg; }
+		left--;
+		pthread_mutex_unlock(&mu);
+		if (get("/") < 6) { fprintf(stderr, "short answer\n"); exit(1); }
+	}
+}
+
+static void origin(const char *addr)
+{
+	static char buf[1 << 20];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(80) };
+	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0);
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(l, (void *)&a, sizeof a) || listen(l, 1024)) { perror("origin"); exit(1); }
+	memset(buf, 'x', sizeof buf);
+	for (;;) {
+		char head[4096], out[128];
+		size_t n = 0;
+		long long size = 6;
+		int c = accept(l, NULL, NULL);
+		if (c < 0)
+			continue;
+		while (n < sizeof head - 1) {
+			ssize_t r = read(c, head + n, sizeof head - 1 - n);
+			if (r <= 0) break;
+			n += r;
+			head[n] = 0;
+			if (strstr(head, "\r\n\r\n")) break;
+		}
+		head[n] = 0;
+		if (strstr(head, " /big/"))
+			size = atoll(strstr(head, " /big/") + 6);
+		n = snprintf(out, sizeof out, "HTTP/1.1 200 OK\r\nContent-Length: %lld\r\nConnection: close\r\n\r\n%s",
+			     size, size == 6 ? "hello\n" : "");
+		if (write(c, out, n) < 0) { close(c); continue; }
+		for (long long k = size == 6 ? 0 : size; k > 0;) {
+			ssize_t w = write(c, buf, k < (long long)sizeof buf ? k : (long long)sizeof buf);
+			if (w <= 0) break;
+			k -= w;
+		}
+		close(c);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "origin")) {
+		origin(argv[2]);
+	} else if (argc == 4 && !strcmp(argv[2], "bulk")) {
+		char path[64];
+		long long want = atoll(argv[3]);
+		double t;
+		where = argv[1];
+		snprintf(path, sizeof path, "/big/%lld", want);
+		t = now();
+		if (get(path) < want) { fprintf(stderr, "short answer\n"); return 1; }
+		printf("%.1f\n", want / (now() - t) / 1e6);
+	} else if (argc == 4 && !strcmp(argv[2], "rate")) {
+		pthread_t th[8];
+		double t;
+		where = argv[1];
+		left = atol(argv[3]);
+		t = now();
+		for (int i = 0; i < 8; i++) pthread_create(&th[i], NULL, worker, NULL);
+		for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+		printf("%.0f\n", atol(argv[3]) / (now() - t));
+	} else {
+		fprintf(stderr, "net: usage: see the source\n");
+		return 100;
+	}
+	return 0;
+}
+C
+cc -O2 -pthread -o "$W/net" "$W/net.c"
+chmod 0755 "$W/net"
+ip netns exec "$NO" "$W/net" origin 198.18.9.2 </dev/null >/dev/null 2>&1 &
 pids+=($!)
 mkfifo "$W/ready"
 exec {rfd}<>"$W/ready"
@@ -141,7 +216,7 @@ ip netns exec "$NH" unshare -m --propagation private sh -c \
 pids+=($!)
 read -r -t 10 -u "$rfd" _
 for i in $(seq 1 100); do
-	ip netns exec "$NH" "$PY" "$W/client.py" "unix:$W/broker.sock" rate 1 >/dev/null 2>&1 && break
+	ip netns exec "$NH" "$W/net" "unix:$W/broker.sock" rate 1 >/dev/null 2>&1 && break
 	sleep 0.1
 done
 
@@ -149,32 +224,59 @@ ip netns exec "$NH" socat TCP-LISTEN:3999,bind=127.0.0.1,fork,reuseaddr,backlog=
 	</dev/null >/dev/null 2>&1 &
 pids+=($!)
 for i in $(seq 1 100); do
-	ip netns exec "$NH" "$PY" "$W/client.py" tcp:127.0.0.1:3999 rate 1 >/dev/null 2>&1 && break
+	ip netns exec "$NH" "$W/net" tcp:127.0.0.1:3999 rate 1 >/dev/null 2>&1 && break
 	sleep 0.1
 done
 
-host() { ip netns exec "$NH" "$PY" "$W/client.py" "unix:$W/broker.sock" "$@"; }
-relay() { ip netns exec "$NH" "$PY" "$W/client.py" tcp:127.0.0.1:3999 "$@"; }
+# The broker alone over TCP: a listener on the host side's 127.0.0.1,
+# handed to the broker the way sbx-ns hands over the sandbox's. Set beside
+# the sandbox's figures it tells what TCP itself costs against a Unix
+# socket from what the sandbox adds.
+cat > "$W/handoff.py" <<'PY'
+import array, socket, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 3998)); l.listen(128)
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])
+c.sendmsg([b"SBX-HANDOFF 1\n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [l.fileno()]))])
+l.close()
+print(c.recv(100).decode().strip(), flush=True)
+sys.stdin.read()
+PY
+mkfifo "$W/hold"
+exec {hold}<>"$W/hold"
+ip netns exec "$NH" "$PY" "$W/handoff.py" "$W/broker.sock" <"$W/hold" >"$W/handoff.out" 2>&1 &
+disown $!
+pids+=($!)
+for i in $(seq 1 100); do [ -s "$W/handoff.out" ] && break; sleep 0.05; done
+[ "$(cat "$W/handoff.out")" = "SBX-HANDOFF OK" ] || { echo "bench: handoff: $(cat "$W/handoff.out")" >&2; exit 111; }
+
+host() { ip netns exec "$NH" "$W/net" "unix:$W/broker.sock" "$@"; }
+tcp() { ip netns exec "$NH" "$W/net" tcp:127.0.0.1:3998 "$@"; }
+relay() { ip netns exec "$NH" "$W/net" tcp:127.0.0.1:3999 "$@"; }
 sandbox() {
-	ip netns exec "$NH" "$SBX_BIN/sbx-ns" --uid 65534 --gid 65534 --workspace "$W/ws" --ro "$W/client.py" \
-		--net "broker:$W/broker.sock" -- python3 "$W/client.py" tcp:127.0.0.1:3128 "$@"
+	ip netns exec "$NH" "$SBX_BIN/sbx-ns" --uid 65534 --gid 65534 --workspace "$W/ws" --ro "$W/net" \
+		--net "broker:$W/broker.sock" -- "$W/net" tcp:127.0.0.1:3128 "$@"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-: > "$W/hb"; : > "$W/sb"; : > "$W/xb"; : > "$W/hr"; : > "$W/sr"; : > "$W/xr"
+: > "$W/hb"; : > "$W/sb"; : > "$W/xb"; : > "$W/tb"; : > "$W/hr"; : > "$W/sr"; : > "$W/xr"; : > "$W/tr"
 for r in $(seq 1 "$rounds"); do
 	host bulk "$bytes" >> "$W/hb"
 	sandbox bulk "$bytes" >> "$W/sb"
 	relay bulk "$bytes" >> "$W/xb"
+	tcp bulk "$bytes" >> "$W/tb"
 	host rate "$conns" >> "$W/hr"
 	sandbox rate "$conns" >> "$W/sr"
 	relay rate "$conns" >> "$W/xr"
+	tcp rate "$conns" >> "$W/tr"
 done
 cost() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a / b - 1) * 100 }'; }
-hb=$(median < "$W/hb"); sb=$(median < "$W/sb"); xb=$(median < "$W/xb")
-hr=$(median < "$W/hr"); sr=$(median < "$W/sr"); xr=$(median < "$W/xr")
+hb=$(median < "$W/hb"); sb=$(median < "$W/sb"); xb=$(median < "$W/xb"); tb=$(median < "$W/tb")
+hr=$(median < "$W/hr"); sr=$(median < "$W/sr"); xr=$(median < "$W/xr"); tr=$(median < "$W/tr")
 echo "bulk, MB/s (median of $rounds, $bytes bytes): broker alone $hb, bridge + broker $sb, socat + broker $xb;" \
-	"the bridge costs $(cost "$hb" "$sb") %, socat $(cost "$hb" "$xb") % (time per byte)"
+	"the bridge costs $(cost "$hb" "$sb") %, socat $(cost "$hb" "$xb") % (time per byte);" \
+	"broker alone over TCP $tb: TCP itself $(cost "$hb" "$tb") %, the sandbox on top $(cost "$tb" "$sb") %"
 echo "rate, conn/s (median of $rounds, $conns GETs, 8 at a time): broker alone $hr, bridge + broker $sr, socat + broker $xr;" \
-	"the bridge costs $(cost "$hr" "$sr") %, socat $(cost "$hr" "$xr") % (time per connection)"
-for f in hb sb xb hr sr xr; do printf '%s: %s\n' "$f" "$(tr '\n' ' ' < "$W/$f")"; done
+	"the bridge costs $(cost "$hr" "$sr") %, socat $(cost "$hr" "$xr") % (time per connection);" \
+	"broker alone over TCP $tr: TCP itself $(cost "$hr" "$tr") %, the sandbox on top $(cost "$tr" "$sr") %"
+for f in hb sb xb tb hr sr xr tr; do printf '%s: %s\n' "$f" "$(tr '\n' ' ' < "$W/$f")"; done
