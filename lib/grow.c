@@ -36,11 +36,17 @@ void sbx_grow_append(char **s, size_t *len, size_t *cap, int *failed,
 {
 	if (*failed)
 		return;
-	if (n > SIZE_MAX - *len - 1 || sbx_grow((void **)s, cap, *len + n, 1, 128) < 0) {
+	if (n > SIZE_MAX - *len - 1 || sbx_grow((void **)s, cap, *len + n, 1, 512) < 0) {
 		*failed = 1;
 		return;
 	}
-	memcpy(*s + *len, src, n);
+	/* Most appends are a quote, a comma or a short word: a byte loop
+	 * beats memcpy's set-up there. */
+	if (n < 16)
+		for (size_t i = 0; i < n; i++)
+			(*s)[*len + i] = src[i];
+	else
+		memcpy(*s + *len, src, n);
 	*len += n;
 	(*s)[*len] = '\0';
 }

@@ -119,20 +119,33 @@ void sbx_json_str(struct sbx_json *j, const char *k, const char *v)
 	sbx_json_strn(j, k, v, strlen(v));
 }
 
+static void put_u64(struct sbx_json *j, uint64_t v, int neg);
+
 void sbx_json_int(struct sbx_json *j, const char *k, int64_t v)
 {
-	char b[32];
 	key(j, k);
-	snprintf(b, sizeof b, "%" PRId64, v);
-	puts_(j, b);
+	put_u64(j, v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0);
+}
+
+/* Decimal digits of v, without printf: every status and log line has
+ * several numbers. */
+static void put_u64(struct sbx_json *j, uint64_t v, int neg)
+{
+	char b[24];
+	size_t i = sizeof b;
+
+	do
+		b[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	if (neg)
+		b[--i] = '-';
+	put(j, b + i, sizeof b - i);
 }
 
 void sbx_json_uint(struct sbx_json *j, const char *k, uint64_t v)
 {
-	char b[32];
 	key(j, k);
-	snprintf(b, sizeof b, "%" PRIu64, v);
-	puts_(j, b);
+	put_u64(j, v, 0);
 }
 
 void sbx_json_bool(struct sbx_json *j, const char *k, int v)

@@ -188,16 +188,33 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* UTC to the millisecond. The seconds are formatted once per second:
+ * every log line has a time. */
 static void iso_time(char *buf, size_t sz)
 {
+	static time_t last = -1;
+	static char sec[24];
+	static size_t n;
 	struct timespec ts;
-	struct tm tm;
-	size_t n;
+	unsigned ms;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(buf, sz, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, sz - n, ".%03ldZ", ts.tv_nsec / 1000000);
+	if (ts.tv_sec != last) {
+		struct tm tm;
+		gmtime_r(&ts.tv_sec, &tm);
+		n = strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm);
+		last = ts.tv_sec;
+	}
+	ms = (unsigned)(ts.tv_nsec / 1000000);
+	if (sz < n + 6)
+		return;
+	memcpy(buf, sec, n);
+	buf[n] = '.';
+	buf[n + 1] = (char)('0' + ms / 100);
+	buf[n + 2] = (char)('0' + ms / 10 % 10);
+	buf[n + 3] = (char)('0' + ms % 10);
+	buf[n + 4] = 'Z';
+	buf[n + 5] = '\0';
 }
 
 static void log_line(struct loop *L, struct sbx_json *j)

@@ -26,6 +26,19 @@ TEST(json_basic_event)
 		  "\"big\":18446744073709551615,\"ok\":true,\"signal\":null}\n");
 }
 
+TEST(json_integers_at_their_edges)
+{
+	struct sbx_json j;
+	sbx_json_begin(&j, NULL, NULL);
+	sbx_json_int(&j, "zero", 0);
+	sbx_json_int(&j, "min", INT64_MIN);
+	sbx_json_int(&j, "max", INT64_MAX);
+	sbx_json_uint(&j, "u0", 0);
+	sbx_json_int(&j, "m1", -1);
+	CHECK_STR(line(&j), "{\"zero\":0,\"min\":-9223372036854775808,\"max\":9223372036854775807,"
+		  "\"u0\":0,\"m1\":-1}\n");
+}
+
 TEST(json_escapes_everything_hostile)
 {
 	struct sbx_json j;
