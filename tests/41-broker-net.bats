@@ -259,6 +259,13 @@ def main():
         except (BrokenPipeError, ConnectionResetError):
             pass
         print(summary(read_all(s)))
+    elif cmd == "late":
+        # The head, then more bytes while the broker is still dialling.
+        s = connect(path)
+        s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (sys.argv[3], sys.argv[3])).encode())
+        time.sleep(0.3)
+        s.sendall(b"\x16\x03\x01")
+        print(summary(read_all(s)))
     elif cmd == "hold":
         s = connect(path)
         print("held", flush=True)
@@ -347,6 +354,7 @@ setup_file() {
 	::ffff:127.0.0.1 mapped.test
 	192.0.2.1 doc.test
 	169.254.169.254 meta.test
+	198.18.0.77 void.test
 	HOSTS
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > "$T/resolv.conf"
 
@@ -386,7 +394,7 @@ setup_file() {
 	start_broker main 31281 $hosts --allow-private-networks
 	# shellcheck disable=SC2086
 	start_broker strict 31282 $hosts
-	start_broker small 31283 --allow-host origin.test --allow-private-networks \
+	start_broker small 31283 --allow-host origin.test --allow-host void.test --allow-private-networks \
 		--max-request-bytes 4K --max-response-bytes 4K --max-wall-time 1
 	start_broker proxy 31284 --mode proxy --upstream http://127.0.0.1:8888 \
 		--allow-host origin.test --allow-private-networks
@@ -887,6 +895,14 @@ H='Host: origin.test\r\n'
 	assert_output "504 --max-wall-time exceeded"
 	run -0 received origin
 	assert_output --partial "GET /silent HTTP/1.1"
+}
+@test "bytes from the client while the origin's connect is still pending do not end the dial" {
+	# 198.18.0.77 is on the link but nobody has it: the connect stays
+	# pending until --max-wall-time (1 s) ends it.
+	run -0 "$PY" "$T/client.py" late "$T/small.sock" void.test:443
+	assert_output "504 --max-wall-time exceeded"
+	run -0 last_log small decision reason
+	assert_output "allowed --max-wall-time exceeded"
 }
 @test "a client that never finishes its head meets --max-wall-time with a 504" {
 	run -0 raw small 'GET http://origin.test/ HTTP/1.1\r\n'

@@ -887,17 +887,19 @@ static int dial_done(struct loop *L, struct conn *c)
 {
 	int err = 0, one = 1;
 	socklen_t len = sizeof err;
+	struct tcp_info ti;
+	socklen_t tl = sizeof ti;
 
-	if (getsockopt(c->ofd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+	/* Any event of the connection's brings it here, the client's too:
+	 * while the handshake is under way there is nothing to decide. */
+	if (getsockopt(c->ofd, IPPROTO_TCP, TCP_INFO, &ti, &tl) < 0)
 		err = errno;
-	if (err == 0) {
-		struct sockaddr_storage peer;
-		socklen_t pl = sizeof peer;
-		/* Connected: EPOLLOUT also fires for a refused connection, so
-		 * ask for the peer; ENOTCONN means the connect failed. */
-		if (getpeername(c->ofd, (struct sockaddr *)&peer, &pl) < 0)
-			err = errno == ENOTCONN ? ECONNREFUSED : errno;
-	}
+	else if (ti.tcpi_state == TCP_SYN_SENT)
+		return 0;
+	else if (getsockopt(c->ofd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	else if (!err && ti.tcpi_state != TCP_ESTABLISHED && ti.tcpi_state != TCP_CLOSE_WAIT)
+		err = ECONNREFUSED; /* closed, its error already taken */
 	if (err == EINPROGRESS || err == EALREADY)
 		return 0;
 	if (err) {
