@@ -21,6 +21,7 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
+#include "fdpass.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -266,11 +267,7 @@ static int listener(int family, unsigned port)
  * before the outer says the broker took them. */
 void ns_net_inside(struct ns_run *r)
 {
-	char cbuf[CMSG_SPACE(2 * sizeof(int))], c = 'L';
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof cbuf };
-	struct cmsghdr *cm;
+	char c;
 	int fds[2];
 
 	if (r->net == NET_NONE || r->net == NET_HOST)
@@ -283,13 +280,7 @@ void ns_net_inside(struct ns_run *r)
 		close(r->broker_fd);
 	fds[0] = listener(AF_INET, r->port);
 	fds[1] = listener(AF_INET6, r->port);
-	memset(cbuf, 0, sizeof cbuf);
-	cm = CMSG_FIRSTHDR(&m);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(cm), fds, sizeof fds);
-	if (sendmsg(r->net_chan[1], &m, MSG_NOSIGNAL) != 1)
+	if (sbx_send_fds(r->net_chan[1], "L", 1, fds, 2) != 1)
 		_exit(SBX_EXIT_LOST);
 	close(fds[0]);
 	close(fds[1]);
@@ -377,15 +368,7 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		kill(pid, SIGKILL);
 		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
 	}
-	iov = (struct iovec){ .iov_base = (void *)hello, .iov_len = sizeof hello - 1 };
-	m = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	memset(cbuf, 0, sizeof cbuf);
-	cm = CMSG_FIRSTHDR(&m);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(cm), fds, sizeof fds);
-	if (sendmsg(s, &m, MSG_NOSIGNAL) != (ssize_t)(sizeof hello - 1))
+	if (sbx_send_fds(s, hello, sizeof hello - 1, fds, 2) != (ssize_t)(sizeof hello - 1))
 		why = strerror(errno);
 	else
 		why = handoff_answer(s, answer, sizeof answer);

@@ -23,6 +23,7 @@
 
 #include "die.h"
 #include "exitcodes.h"
+#include "fdpass.h"
 #include "json.h"
 
 #include <errno.h>
@@ -99,11 +100,6 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 {
 	struct sock_filter *ins;
 	struct sock_fprog p = *prog;
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = "L", .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof cbuf };
-	struct cmsghdr *c;
 	int lfd;
 
 	if (r->notify_sock[1] < 0) {
@@ -124,15 +120,9 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter with a listener "
 			      "(--quiet-denials loads it without)");
 	free(ins);
-	memset(cbuf, 0, sizeof cbuf);
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &lfd, sizeof lfd);
 	/* A denied call made before the outer took the listener waits for
 	 * it; if the outer is gone the call fails (ENOSYS) and we stop. */
-	if (sendmsg(r->notify_sock[1], &mh, MSG_NOSIGNAL) != 1)
+	if (sbx_send_fds(r->notify_sock[1], "L", 1, &lfd, 1) != 1)
 		_exit(SBX_EXIT_LOST);
 	close(lfd);
 	close(r->notify_sock[1]);
