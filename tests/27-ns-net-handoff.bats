@@ -61,7 +61,13 @@ setup_file() {
 	    try:
 	        s = socket.create_connection(("127.0.0.1", port), 2)
 	        s.sendall(b"GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n")
-	        print(s.recv(300).split(b"\r\n")[-1].decode().strip())
+	        got = b""
+	        while True:
+	            d = s.recv(300)
+	            if not d:
+	                break
+	            got += d
+	        print(got.split(b"\r\n")[-1].decode().strip())
 	    except OSError as e:
 	        print(e.strerror)
 	PY
