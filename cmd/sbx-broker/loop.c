@@ -766,8 +766,7 @@ static int first_read(struct loop *L, struct conn *c)
 static int read_head(struct loop *L, struct conn *c)
 {
 	struct sbx_http_head hh, *h = &hh;
-	int r = 1;
-	int p;
+	int r = 1, p = SBX_HTTP_INCOMPLETE;
 
 	if (!c->inlen && !c->sb) {
 		/* Until the first bytes, every read is this one: a plain
@@ -777,11 +776,18 @@ static int read_head(struct loop *L, struct conn *c)
 			return -1; /* a handoff: c is gone */
 		if (r > 0 && !c->inlen)
 			return 0;
+		/* A whole CONNECT head (or a bad one) in the first read needs
+		 * no second read that could only say EAGAIN: what follows a
+		 * CONNECT is read by the step that checks the ClientHello. */
+		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+		if (!(p == SBX_HTTP_BAD || (p == SBX_HTTP_DONE && h->is_connect)))
+			p = SBX_HTTP_INCOMPLETE;
 	}
-	if (r > 0)
-		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
-
-	p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+	if (p == SBX_HTTP_INCOMPLETE) {
+		if (r > 0)
+			r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
+		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+	}
 	if (p == SBX_HTTP_BAD) {
 		c->decision = "refused";
 		refuse(L, c, h->status_out, "%s", h->why);
