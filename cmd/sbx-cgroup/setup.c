@@ -357,8 +357,10 @@ int cg_populated(const struct cg *cg)
 	unsigned long long v;
 
 	if (sbx_cg_read(cg->fd, "cgroup.events", ev, sizeof ev) < 0)
-		/* Removed under us (--destroy): only an empty cgroup can be. */
-		return errno == ENOENT ? 0 : -1;
+		/* Removed under us (--destroy): only an empty cgroup can be.
+		 * Its files are gone (ENOENT), or its directory, held open
+		 * here, is (ENODEV). */
+		return errno == ENOENT || errno == ENODEV ? 0 : -1;
 	if (sbx_cg_keyed(ev, "populated", &v) < 0)
 		return -1;
 	return v != 0;
@@ -496,7 +498,7 @@ static int remove_tree(int pfd, const char *name, int depth)
 	}
 	fd = sbx_cg_openat(pfd, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
+		return errno == ENOENT || errno == ENODEV ? 0 : -1; /* removed already */
 	if (!(d = fdopendir(fd))) {
 		close(fd);
 		return -1;
@@ -509,7 +511,7 @@ static int remove_tree(int pfd, const char *name, int depth)
 	}
 	closedir(d);
 	for (i = 0; i < RMDIR_TRIES; i++) {
-		if (unlinkat(pfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+		if (unlinkat(pfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT || errno == ENODEV)
 			return 0;
 		if (errno != EBUSY && errno != ENOTEMPTY)
 			return -1;
