@@ -31,7 +31,7 @@ try "overwrite .env" bash -c 'echo "TOKEN=stolen" >"$1/.env"' untrusted.sh "$ws"
 try "open a raw socket" "$probe" --probe raw-socket
 try "connect to the host's 127.0.0.1:22" "$probe" --probe connect 22
 if [ "$net" = broker ]; then
-	# curl honours HTTP_PROXY, which sbx-ns set to its bridge to the broker.
+	# curl honours HTTP_PROXY, which sbx-ns set to the sandbox's proxy port, served by the broker.
 	try "fetch allowlisted http://allowed.test/" curl -fsS --max-time 5 http://allowed.test/
 	try "fetch forbidden http://forbidden.test/" curl -fsS --max-time 5 http://forbidden.test/
 else
