@@ -10,8 +10,10 @@
 #
 # 1. Bulk: one tunnel carrying SBX_BENCH_BYTES (default 1 GiB) from the
 #    origin to the client (CONNECT, a real ClientHello, then the bytes).
-# 2. Rate: SBX_BENCH_CONNS (default 3000) CONNECT-and-close connections,
-#    16 at a time; the direct line is a plain TCP connect-and-close.
+# 2. Rate: SBX_BENCH_CONNS (default 20000) CONNECT-and-close connections,
+#    16 at a time, SBX_BENCH_ROUNDS (default 5) interleaved rounds, medians;
+#    the direct line is a plain TCP connect-and-close. With each proxy's
+#    own CPU time per connection.
 # 3. Memory: SBX_BENCH_IDLE (default 10000) idle tunnels held open at once;
 #    peak RSS (VmHWM) of the proxy process.
 # The broker is reached on its Unix socket (its only interface), tinyproxy
@@ -19,10 +21,11 @@
 set -euo pipefail
 : "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
 bytes=${SBX_BENCH_BYTES:-1073741824}
-conns=${SBX_BENCH_CONNS:-3000}
+conns=${SBX_BENCH_CONNS:-20000}
+rounds=${SBX_BENCH_ROUNDS:-5}
 idle=${SBX_BENCH_IDLE:-10000}
-for v in "$bytes" "$conns" "$idle"; do
-	case $v in '' | *[!0-9]* | 0) echo "bench: usage: SBX_BENCH_BYTES, SBX_BENCH_CONNS and SBX_BENCH_IDLE are positive integers" >&2; exit 100 ;; esac
+for v in "$bytes" "$conns" "$idle" "$rounds"; do
+	case $v in '' | *[!0-9]* | 0) echo "bench: usage: SBX_BENCH_BYTES, SBX_BENCH_CONNS, SBX_BENCH_IDLE and SBX_BENCH_ROUNDS are positive integers" >&2; exit 100 ;; esac
 done
 for t in tinyproxy python3 openssl ip unshare cc; do
 	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
@@ -384,13 +387,31 @@ for k in direct broker tinyproxy; do
 done
 echo "bulk      broker/direct $(ratio "${mbs[broker]}" "${mbs[direct]}") (target >= 0.8), broker/tinyproxy $(ratio "${mbs[broker]}" "${mbs[tinyproxy]}") (target >= 1.5)"
 
-declare -A cps
-for k in direct broker tinyproxy; do
-	case $k in direct) s=direct:198.18.1.2:80 ;; broker) s=$B ;; tinyproxy) s=$T ;; esac
-	cps[$k]=$(ip netns exec "$NB" "$W/load" rate "$s" "$conns" 16)
-	echo "rate      $k: ${cps[$k]} connections/s"
+# Rate: interleaved rounds, medians. Beside the rate, the CPU time each
+# proxy process spent per connection (user + system, every thread, from
+# /proc/PID/stat): on a machine where client, proxy and origin share the
+# CPUs, the rate ratio is bounded by what the kernel's TCP work costs all
+# of them, and this says how much each proxy itself needs.
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+: > "$W/rate.direct"; : > "$W/rate.broker"; : > "$W/rate.tinyproxy"; : > "$W/cpu.broker"; : > "$W/cpu.tinyproxy"
+for r in $(seq 1 "$rounds"); do
+	for k in direct broker tinyproxy; do
+		case $k in direct) s=direct:198.18.1.2:80 p= ;; broker) s=$B p=$bpid ;; tinyproxy) s=$T p=$tpid ;; esac
+		[ -z "$p" ] || c0=$(cpu "$p")
+		ip netns exec "$NB" "$W/load" rate "$s" "$conns" 16 >> "$W/rate.$k"
+		[ -z "$p" ] || awk -v a="$c0" -v b="$(cpu "$p")" -v hz="$hz" -v n="$conns" \
+			'BEGIN { printf "%.1f\n", (b - a) / hz / n * 1e6 }' >> "$W/cpu.$k"
+	done
 done
-echo "rate      broker/tinyproxy $(ratio "${cps[broker]}" "${cps[tinyproxy]}") (target >= 2)"
+declare -A cps us
+for k in direct broker tinyproxy; do
+	cps[$k]=$(median < "$W/rate.$k")
+	[ "$k" = direct ] || us[$k]=$(median < "$W/cpu.$k")
+	echo "rate      $k: ${cps[$k]} connections/s (median of $rounds: $(tr '\n' ' ' < "$W/rate.$k"))${us[$k]:+; ${us[$k]} us of its own CPU per connection}"
+done
+echo "rate      broker/tinyproxy $(ratio "${cps[broker]}" "${cps[tinyproxy]}") (target >= 2); CPU per connection broker/tinyproxy $(ratio "${us[broker]}" "${us[tinyproxy]}")"
 
 hwm() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 rss() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
