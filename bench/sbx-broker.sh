@@ -396,7 +396,7 @@ cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 : > "$W/rate.direct"; : > "$W/rate.broker"; : > "$W/rate.tinyproxy"; : > "$W/cpu.broker"; : > "$W/cpu.tinyproxy"
-for r in $(seq 1 "$rounds"); do
+for _ in $(seq 1 "$rounds"); do
 	for k in direct broker tinyproxy; do
 		case $k in direct) s=direct:198.18.1.2:80 p= ;; broker) s=$B p=$bpid ;; tinyproxy) s=$T p=$tpid ;; esac
 		[ -z "$p" ] || c0=$(cpu "$p")

@@ -243,6 +243,9 @@ print(c.recv(100).decode().strip(), flush=True)
 sys.stdin.read()
 PY
 mkfifo "$W/hold"
+# Held open (never written) until the bench exits: the handoff's channel
+# lives as long as handoff.py's stdin does not end.
+# shellcheck disable=SC2034
 exec {hold}<>"$W/hold"
 ip netns exec "$NH" "$PY" "$W/handoff.py" "$W/broker.sock" <"$W/hold" >"$W/handoff.out" 2>&1 &
 disown $!
