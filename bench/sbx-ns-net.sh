@@ -250,7 +250,7 @@ exec {hold}<>"$W/hold"
 ip netns exec "$NH" "$PY" "$W/handoff.py" "$W/broker.sock" <"$W/hold" >"$W/handoff.out" 2>&1 &
 disown $!
 pids+=($!)
-for i in $(seq 1 100); do [ -s "$W/handoff.out" ] && break; sleep 0.05; done
+for _ in $(seq 1 100); do [ -s "$W/handoff.out" ] && break; sleep 0.05; done
 [ "$(cat "$W/handoff.out")" = "SBX-HANDOFF OK" ] || { echo "bench: handoff: $(cat "$W/handoff.out")" >&2; exit 111; }
 
 host() { ip netns exec "$NH" "$W/net" "unix:$W/broker.sock" "$@"; }
