@@ -215,7 +215,7 @@ ip netns exec "$NH" unshare -m --propagation private sh -c \
 	--max-connections 20000 --ready-fd 3 3>"$W/ready" </dev/null >/dev/null 2>"$W/broker.err" &
 pids+=($!)
 read -r -t 10 -u "$rfd" _
-for i in $(seq 1 100); do
+for _ in $(seq 1 100); do
 	ip netns exec "$NH" "$W/net" "unix:$W/broker.sock" rate 1 >/dev/null 2>&1 && break
 	sleep 0.1
 done
@@ -223,7 +223,7 @@ done
 ip netns exec "$NH" socat TCP-LISTEN:3999,bind=127.0.0.1,fork,reuseaddr,backlog=1024 "UNIX-CONNECT:$W/broker.sock" \
 	</dev/null >/dev/null 2>&1 &
 pids+=($!)
-for i in $(seq 1 100); do
+for _ in $(seq 1 100); do
 	ip netns exec "$NH" "$W/net" tcp:127.0.0.1:3999 rate 1 >/dev/null 2>&1 && break
 	sleep 0.1
 done
