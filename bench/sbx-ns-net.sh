@@ -263,7 +263,7 @@ sandbox() {
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 : > "$W/hb"; : > "$W/sb"; : > "$W/xb"; : > "$W/tb"; : > "$W/hr"; : > "$W/sr"; : > "$W/xr"; : > "$W/tr"
-for r in $(seq 1 "$rounds"); do
+for _ in $(seq 1 "$rounds"); do
 	host bulk "$bytes" >> "$W/hb"
 	sandbox bulk "$bytes" >> "$W/sb"
 	relay bulk "$bytes" >> "$W/xb"
