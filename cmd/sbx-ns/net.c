@@ -213,6 +213,9 @@ void ns_check_net(struct ns_run *r)
 	if (s < 0)
 		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
 	close(s);
+	r->broker_real = strdup(path);
+	if (!r->broker_real)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
 /* The outer, just before the clone. */
@@ -334,7 +337,7 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 {
 	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
 	static const char hello[] = "SBX-HANDOFF 1\n";
-	char cbuf[CMSG_SPACE(2 * sizeof(int))], c, answer[256], path[PATH_MAX], link[64];
+	char cbuf[CMSG_SPACE(2 * sizeof(int))], c, answer[256];
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			    .msg_controllen = sizeof cbuf };
@@ -342,7 +345,6 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	struct ucred cr;
 	socklen_t crlen = sizeof cr;
 	const char *why;
-	ssize_t n;
 	int fds[2], s;
 
 	if (r->net != NET_BROKER)
@@ -355,9 +357,6 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		return; /* pid 1 died and said why */
 	}
 	memcpy(fds, CMSG_DATA(cm), sizeof fds);
-	snprintf(link, sizeof link, "/proc/self/fd/%d", r->broker_fd);
-	n = readlink(link, path, sizeof path - 1);
-	path[n > 0 ? n : 0] = '\0';
 	for (int i = 0; i < 2; i++)
 		if (setsockopt(fds[i], SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive) < 0) {
 			kill(pid, SIGKILL);
@@ -366,7 +365,8 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0) {
 		kill(pid, SIGKILL);
-		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
+		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer",
+			      r->broker_real);
 	}
 	if (sbx_send_fds(s, hello, sizeof hello - 1, fds, 2) != (ssize_t)(sizeof hello - 1))
 		why = strerror(errno);
@@ -377,7 +377,7 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	if (why) {
 		kill(pid, SIGKILL);
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not take the sandbox's listeners: %s",
-			path, why);
+			r->broker_real, why);
 	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
 		r->broker_pid = cr.pid;

@@ -88,6 +88,7 @@ struct ns_run {
 	int have_broker_fd;
 	unsigned port;           /* the bridge's port inside */
 	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
+	char *broker_real;       /* broker: where the checked socket lies, for messages */
 	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
 	pid_t broker_pid;        /* broker: its pid, from SO_PEERCRED */
 	int status_fd, ready_fd;
