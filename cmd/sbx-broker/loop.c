@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define HEAD_MAX (32 * 1024)     /* request head, 431 past it */
+#define READ_FIRST 2048          /* a read buffer's first size */
 #define RESP_HEAD_MAX (64 * 1024) /* response head, 502 past it */
 #define PIPE_BYTES (256 * 1024)
 #define RESOLVER_THREADS 4
@@ -400,7 +401,7 @@ static int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max)
 		if (*len == max)
 			return 1;
 		if (*len == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 2048;
+			size_t ncap = *cap ? *cap * 2 : READ_FIRST;
 			char *nb;
 			if (ncap > max)
 				ncap = max;
@@ -636,13 +637,21 @@ static void on_channel(struct loop *L, struct sandbox *sb)
 	sandbox_end(L, sb, n > 0 ? "bytes on the sandbox's channel" : "the sandbox ended");
 }
 
+static void handoff_refused(int fd, const char *why)
+{
+	char line[256];
+	int n = snprintf(line, sizeof line, "SBX-HANDOFF REFUSED %s\n", why);
+
+	if (n > 0 && (size_t)n < sizeof line)
+		(void)!send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* A connection that came with file descriptors: sbx-ns handing over the
  * sandbox's listeners with HANDOFF_HELLO. Anything else that carries
  * descriptors is refused. The connection becomes the sandbox's channel;
  * the answer tells sbx-ns that the listeners are served. */
 static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int truncated)
 {
-	char line[256];
 	const char *why = NULL;
 	struct sandbox *sb = NULL;
 	struct epoll_event e;
@@ -671,8 +680,7 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 			close(fds[i]);
 		free(sb);
 		set_reason(c, "%s", why);
-		snprintf(line, sizeof line, "SBX-HANDOFF REFUSED %s\n", c->reason);
-		(void)!send(c->cfd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+		handoff_refused(c->cfd, c->reason);
 		c->answered = 1;
 		conn_close(L, c);
 		return -1;
@@ -697,8 +705,7 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 	L->nsbs++;
 	c->cfd = -1; /* the channel now */
 	if (why) {
-		snprintf(line, sizeof line, "SBX-HANDOFF REFUSED %s\n", why);
-		(void)!send(sb->ch, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+		handoff_refused(sb->ch, why);
 		set_reason(c, "%s", why);
 		conn_close(L, c);
 		sandbox_end(L, sb, why);
@@ -729,10 +736,10 @@ static int first_read(struct loop *L, struct conn *c)
 	ssize_t r;
 
 	if (!c->in) {
-		c->in = malloc(2048);
+		c->in = malloc(READ_FIRST);
 		if (!c->in)
 			return -1;
-		c->incap = 2048;
+		c->incap = READ_FIRST;
 	}
 	iov = (struct iovec){ c->in, c->incap };
 	do
@@ -767,6 +774,7 @@ static int read_head(struct loop *L, struct conn *c)
 {
 	struct sbx_http_head hh, *h = &hh;
 	int r = 1, p = SBX_HTTP_INCOMPLETE;
+	size_t parsed = c->inlen; /* what earlier events read was no whole head */
 
 	if (!c->inlen && !c->sb) {
 		/* Until the first bytes, every read is this one: a plain
@@ -776,18 +784,16 @@ static int read_head(struct loop *L, struct conn *c)
 			return -1; /* a handoff: c is gone */
 		if (r > 0 && !c->inlen)
 			return 0;
-		/* A whole CONNECT head (or a bad one) in the first read needs
-		 * no second read that could only say EAGAIN: what follows a
-		 * CONNECT is read by the step that checks the ClientHello. */
 		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
-		if (!(p == SBX_HTTP_BAD || (p == SBX_HTTP_DONE && h->is_connect)))
-			p = SBX_HTTP_INCOMPLETE;
+		parsed = c->inlen;
 	}
-	if (p == SBX_HTTP_INCOMPLETE) {
-		if (r > 0)
-			r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
+	/* Read on until the socket is empty, except after a whole CONNECT
+	 * head (or a bad one): what follows a CONNECT is read by the step
+	 * that checks the ClientHello, and the read could only say EAGAIN. */
+	if (r > 0 && p != SBX_HTTP_BAD && !(p == SBX_HTTP_DONE && h->is_connect))
+		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
+	if (c->inlen != parsed)
 		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
-	}
 	if (p == SBX_HTTP_BAD) {
 		c->decision = "refused";
 		refuse(L, c, h->status_out, "%s", h->why);
