@@ -2,7 +2,6 @@
 #include "grow.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,14 +118,6 @@ void sbx_json_str(struct sbx_json *j, const char *k, const char *v)
 	sbx_json_strn(j, k, v, strlen(v));
 }
 
-static void put_u64(struct sbx_json *j, uint64_t v, int neg);
-
-void sbx_json_int(struct sbx_json *j, const char *k, int64_t v)
-{
-	key(j, k);
-	put_u64(j, v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0);
-}
-
 /* Decimal digits of v, without printf: every status and log line has
  * several numbers. */
 static void put_u64(struct sbx_json *j, uint64_t v, int neg)
@@ -140,6 +131,12 @@ static void put_u64(struct sbx_json *j, uint64_t v, int neg)
 	if (neg)
 		b[--i] = '-';
 	put(j, b + i, sizeof b - i);
+}
+
+void sbx_json_int(struct sbx_json *j, const char *k, int64_t v)
+{
+	key(j, k);
+	put_u64(j, v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0);
 }
 
 void sbx_json_uint(struct sbx_json *j, const char *k, uint64_t v)
