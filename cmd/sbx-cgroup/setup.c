@@ -351,16 +351,21 @@ fail:
 	return -1;
 }
 
+/* A cgroup removed under us (--destroy): its files are gone (ENOENT), or
+ * its directory, held open here, is (ENODEV). Only an empty cgroup can
+ * be removed. */
+static int removed(int e)
+{
+	return e == ENOENT || e == ENODEV;
+}
+
 int cg_populated(const struct cg *cg)
 {
 	char ev[256];
 	unsigned long long v;
 
 	if (sbx_cg_read(cg->fd, "cgroup.events", ev, sizeof ev) < 0)
-		/* Removed under us (--destroy): only an empty cgroup can be.
-		 * Its files are gone (ENOENT), or its directory, held open
-		 * here, is (ENODEV). */
-		return errno == ENOENT || errno == ENODEV ? 0 : -1;
+		return removed(errno) ? 0 : -1;
 	if (sbx_cg_keyed(ev, "populated", &v) < 0)
 		return -1;
 	return v != 0;
@@ -498,7 +503,7 @@ static int remove_tree(int pfd, const char *name, int depth)
 	}
 	fd = sbx_cg_openat(pfd, name, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
-		return errno == ENOENT || errno == ENODEV ? 0 : -1; /* removed already */
+		return removed(errno) ? 0 : -1;
 	if (!(d = fdopendir(fd))) {
 		close(fd);
 		return -1;
@@ -511,7 +516,7 @@ static int remove_tree(int pfd, const char *name, int depth)
 	}
 	closedir(d);
 	for (i = 0; i < RMDIR_TRIES; i++) {
-		if (unlinkat(pfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT || errno == ENODEV)
+		if (unlinkat(pfd, name, AT_REMOVEDIR) == 0 || removed(errno))
 			return 0;
 		if (errno != EBUSY && errno != ENOTEMPTY)
 			return -1;
