@@ -77,10 +77,15 @@ teardown_file() {
 	net_teardown_file
 }
 
-handoff() { ip netns exec "$NH" env BSOCK="$BSOCK" "$PY" "$NET_DIR/handoff.py" "$@"; }
+# handoff [VAR=VALUE]... LINE SOCKETS...: handoff.py in "h", with its settings.
+handoff() {
+	local set=()
+	while [[ $1 == [A-Z]*=* ]]; do set+=("$1"); shift; done
+	ip netns exec "$NH" env BSOCK="$BSOCK" "${set[@]}" "$PY" "$NET_DIR/handoff.py" "$@"
+}
 
 @test "a handoff of two loopback listeners is taken, served, and logged" {
-	run -0 env PORT=4101 FETCH=1 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff 'SBX-HANDOFF 1\n' tcp4 tcp6"
+	run -0 handoff PORT=4101 FETCH=1 'SBX-HANDOFF 1\n' tcp4 tcp6
 	assert_output "SBX-HANDOFF OK
 hello"
 	run -0 grep -c '"state":"attached","listeners":"127.0.0.1:4101 \[::1\]:4101"' "$NET_DIR/main.err"
@@ -89,7 +94,7 @@ hello"
 @test "descriptors that are not loopback TCP listeners are refused, each with its reason" {
 	local kind want
 	while IFS='|' read -r kind want; do
-		run -0 env PORT=4102 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff 'SBX-HANDOFF 1\n' $kind"
+		run -0 handoff PORT=4102 'SBX-HANDOFF 1\n' $kind
 		assert_output "SBX-HANDOFF REFUSED $want"
 	done <<-'EOF'
 	pipe|listener 1: not a socket
@@ -105,22 +110,22 @@ hello"
 @test "descriptors with anything but the handoff line are refused; the line alone is an HTTP request" {
 	local line
 	for line in 'GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n' 'SBX-HANDOFF 2\n' 'SBX-HANDOFF 1\nX'; do
-		run -0 env PORT=4103 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff '$line' tcp4"
+		run -0 handoff PORT=4103 "$line" tcp4
 		assert_output "SBX-HANDOFF REFUSED file descriptors without a handoff"
 	done
-	run -0 env PORT=4103 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff 'SBX-HANDOFF 1\n' none"
+	run -0 handoff PORT=4103 'SBX-HANDOFF 1\n' none
 	assert_output "HTTP/1.1 400 Bad Request"
 }
 
 @test "the channel's end closes the listeners: later connects are refused" {
-	run -0 env PORT=4104 HOLD=1 FETCH=1 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff 'SBX-HANDOFF 1\n' tcp4 </dev/null"
+	run -0 handoff PORT=4104 HOLD=1 FETCH=1 'SBX-HANDOFF 1\n' tcp4 </dev/null
 	assert_output "SBX-HANDOFF OK
 Connection refused"
 	run -0 grep -c '"state":"detached","listeners":"127.0.0.1:4104","reason":"the sandbox ended"' "$NET_DIR/main.err"
 }
 
 @test "bytes on the channel after the handoff end the sandbox's service too" {
-	run -0 env PORT=4105 HOLD=1 BYTES=1 FETCH=1 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff 'SBX-HANDOFF 1\n' tcp4 </dev/null"
+	run -0 handoff PORT=4105 HOLD=1 BYTES=1 FETCH=1 'SBX-HANDOFF 1\n' tcp4 </dev/null
 	assert_output "SBX-HANDOFF OK
 Connection refused"
 	run -0 grep -c '"state":"detached","listeners":"127.0.0.1:4105","reason":"bytes on the sandbox.s channel"' "$NET_DIR/main.err"
@@ -131,18 +136,18 @@ Connection refused"
 	mkfifo "$NET_DIR/hold"
 	exec {fd}<>"$NET_DIR/hold"
 	for i in $(seq 1 64); do
-		PORT=$((4200 + i)) HOLD=1 ip netns exec "$NH" env BSOCK="$BSOCK" "$PY" "$NET_DIR/handoff.py" 'SBX-HANDOFF 1\n' tcp4 \
+		handoff PORT=$((4200 + i)) HOLD=1 'SBX-HANDOFF 1\n' tcp4 \
 			<"$NET_DIR/hold" >"$NET_DIR/hold.$i" 2>&1 {fd}>&- &
 	done
 	for i in $(seq 1 64); do
 		while [ ! -s "$NET_DIR/hold.$i" ]; do sleep 0.05; done
 		assert_equal "$(cat "$NET_DIR/hold.$i")" "SBX-HANDOFF OK"
 	done
-	run -0 env PORT=4300 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff 'SBX-HANDOFF 1\n' tcp4"
+	run -0 handoff PORT=4300 'SBX-HANDOFF 1\n' tcp4
 	assert_output "SBX-HANDOFF REFUSED too many sandboxes"
 	exec {fd}>&-
 	wait
-	run -0 env PORT=4300 bash -c "$(declare -f handoff); NH=$NH BSOCK=$BSOCK PY=$PY NET_DIR=$NET_DIR handoff 'SBX-HANDOFF 1\n' tcp4"
+	run -0 handoff PORT=4300 'SBX-HANDOFF 1\n' tcp4
 	assert_output "SBX-HANDOFF OK"
 }
 
