@@ -355,6 +355,7 @@ setup_file() {
 	192.0.2.1 doc.test
 	169.254.169.254 meta.test
 	198.18.0.77 void.test
+	198.18.0.2 moved.test
 	HOSTS
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > "$T/resolv.conf"
 
@@ -389,7 +390,8 @@ setup_file() {
 
 	local hosts="--allow-host origin.test --allow-host *.wild.test --allow-host loop.test
 		--allow-host self.test --allow-host mixed.test --allow-host v6loop.test
-		--allow-host mapped.test --allow-host doc.test --allow-host closed.test --allow-host meta.test"
+		--allow-host mapped.test --allow-host doc.test --allow-host closed.test --allow-host meta.test
+		--allow-host moved.test"
 	# shellcheck disable=SC2086
 	start_broker main 31281 $hosts --allow-private-networks
 	# shellcheck disable=SC2086
@@ -687,6 +689,18 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 
 @test "a name whose answers mix allowed and refused addresses is refused whole" {
 	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT mixed.test:443 HTTP/1.1\r\n\r\n'
+}
+
+@test "a checked answer is not used after its second: a name moved to loopback is refused" {
+	run -0 raw main 'GET http://moved.test/hello HTTP/1.1\r\nHost: moved.test\r\n\r\n'
+	assert_output --partial "200"
+	# In place: the brokers see this file through a bind mount of its inode.
+	sed 's/^198\.18\.0\.2 moved\.test$/127.0.0.1 moved.test/' "$T/hosts" > "$T/hosts.new"
+	cat "$T/hosts.new" > "$T/hosts"
+	sleep 1.1
+	setup # a new mark: the first request reached the origin
+	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" \
+		'GET http://moved.test/hello HTTP/1.1\r\nHost: moved.test\r\n\r\n'
 }
 
 @test "documentation and link-local addresses stay refused with --allow-private-networks" {

@@ -44,6 +44,7 @@ struct broker_req {
 	char addr_text[64];        /* the address that decided */
 	struct sockaddr_storage addrs[BROKER_MAX_ADDRS];
 	size_t naddrs;
+	long checked_sec;          /* the monotonic second of the address check */
 	struct broker_req *next;
 };
 
@@ -69,6 +70,19 @@ void broker_resolver_submit(struct broker_resolver *r, struct broker_req *first,
 			    unsigned n);
 /* Take every answered request (a list linked by next, oldest first). */
 struct broker_req *broker_resolver_take(struct broker_resolver *r);
+
+/* Answers that passed the check, reusable within the second of the check
+ * (answers.c). */
+struct answer;
+struct broker_answers {
+	struct answer *tab;        /* made at the first answer */
+};
+long broker_answers_second(void);
+/* Fill q's addresses (with q's port) from a kept answer: 1, or 0 when
+ * there is none for this second. */
+int broker_answers_get(const struct broker_answers *t, struct broker_req *q);
+/* Keep q's answer if it passed and was checked in this second. */
+void broker_answers_put(struct broker_answers *t, const struct broker_req *q);
 
 /* Run until SIGTERM or SIGINT; returns the exit code. */
 int broker_loop(const struct broker_cfg *cfg);

@@ -115,6 +115,7 @@ struct loop {
 	const struct broker_cfg *cfg;
 	int ep, lfd, sfd, reserve_fd;
 	struct broker_resolver res;
+	struct broker_answers answers;
 	struct handle hl, hs, hr;
 	struct conn *head, *tail, *dead;
 	size_t nconns;
@@ -770,6 +771,8 @@ static int first_read(struct loop *L, struct conn *c)
 
 /* --- request head -> policy -> resolver --- */
 
+static int dial(struct loop *L, struct conn *c);
+
 static int read_head(struct loop *L, struct conn *c)
 {
 	struct sbx_http_head hh, *h = &hh;
@@ -847,6 +850,11 @@ static int read_head(struct loop *L, struct conn *c)
 	c->rq->port = c->port;
 	c->rq->allow_private = L->cfg->allow_private;
 	snprintf(c->rq->host, sizeof c->rq->host, "%s", c->host);
+	if (broker_answers_get(&L->answers, c->rq)) {
+		c->st = S_DIAL;
+		c->decision = "allowed";
+		return dial(L, c);
+	}
 	c->st = S_RESOLVE;
 	if (L->sub_last)
 		L->sub_last->next = c->rq;
@@ -1332,6 +1340,7 @@ static void on_resolved(struct loop *L)
 			continue;
 		}
 		c->decision = "allowed";
+		broker_answers_put(&L->answers, q);
 		dial(L, c);
 	}
 }

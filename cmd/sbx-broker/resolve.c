@@ -43,7 +43,7 @@ static size_t read_own(struct sockaddr_storage *own, size_t max)
 
 /* The interface list is a netlink dump: shared by the workers and read at
  * most once a second, not once per name. */
-static size_t own_addresses(struct broker_resolver *r, struct sockaddr_storage *own, size_t max)
+static size_t own_addresses(struct broker_resolver *r, struct sockaddr_storage *own, size_t max, long *sec)
 {
 	struct timespec ts;
 	size_t n;
@@ -55,6 +55,7 @@ static size_t own_addresses(struct broker_resolver *r, struct sockaddr_storage *
 		r->own_sec = ts.tv_sec;
 	}
 	n = r->own_n;
+	*sec = r->own_sec;
 	if (n != (size_t)-1)
 		memcpy(own, r->own, (n < max ? n : max) * sizeof *own);
 	pthread_mutex_unlock(&r->own_mu);
@@ -98,7 +99,7 @@ static void resolve_one(struct broker_resolver *r, struct broker_req *q)
 		q->status = 502;
 		return;
 	}
-	nown = own_addresses(r, own, BROKER_MAX_OWN);
+	nown = own_addresses(r, own, BROKER_MAX_OWN, &q->checked_sec);
 	if (nown == (size_t)-1) {
 		/* Without the host's own addresses the check cannot be made:
 		 * fail closed. */
