@@ -102,6 +102,7 @@ struct conn {
 	char host[SBX_HOST_MAX + 1];
 	unsigned port;
 	int is_connect, is_head, resp_head_done, answered, dead, cut;
+	int client_eof;             /* a read on cfd returned 0: nothing left unread */
 	struct conn *next_dead;
 	struct sandbox *sb;         /* accepted on a sandbox's listener */
 	char addr[64];
@@ -160,21 +161,30 @@ static void req_free(struct loop *L, struct broker_req *q)
 	L->nspare_reqs++;
 }
 
+/* A spare connection keeps its first read buffer: most connections
+ * never need a larger one. */
 static struct conn *conn_new(struct loop *L)
 {
 	struct conn *c = L->spare_conns;
+	char *in;
+	size_t incap;
 
 	if (!c)
 		return calloc(1, sizeof *c);
 	L->spare_conns = c->next_dead;
 	L->nspare_conns--;
+	in = c->in;
+	incap = c->incap;
 	memset(c, 0, sizeof *c);
+	c->in = in;
+	c->incap = incap;
 	return c;
 }
 
 static void conn_free(struct loop *L, struct conn *c)
 {
 	if (L->nspare_conns >= SPARE_MAX) {
+		free(c->in);
 		free(c);
 		return;
 	}
@@ -276,14 +286,20 @@ static void close_pipe(int p[2])
 
 /* A sandbox's listeners are set to reset their connections on close (by
  * sbx-ns, before the handoff), so that the broker's death resets every
- * open one. The broker's own, orderly, closes undo that first. */
-static void drain_close(int fd, int abortive)
+ * open one. The broker's own, orderly, closes undo that first. Unread
+ * bytes would turn the close into a reset, so they are drained first,
+ * unless the peer has already ended and everything was read. */
+static void drain_close(int fd, int abortive, int read_all)
 {
 	static const struct linger orderly = { .l_onoff = 0 };
 	char junk[4096];
 
 	if (abortive)
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &orderly, sizeof orderly);
+	if (read_all) {
+		close(fd);
+		return;
+	}
 	shutdown(fd, SHUT_WR);
 	for (int i = 0; i < 16 && recv(fd, junk, sizeof junk, MSG_DONTWAIT) > 0; i++)
 		;
@@ -300,14 +316,19 @@ static void conn_close(struct loop *L, struct conn *c)
 	/* Logged before the client sees its connection end, so that the log
 	 * is complete when the client learns the outcome. */
 	if (c->cfd >= 0)
-		drain_close(c->cfd, c->sb != NULL);
+		drain_close(c->cfd, c->sb != NULL, c->client_eof);
 	if (c->ofd >= 0)
 		close(c->ofd);
 	close_pipe(c->up.pipe);
 	close_pipe(c->down.pipe);
 	free(c->up.buf);
 	free(c->down.buf);
-	free(c->in);
+	if (c->incap > READ_FIRST) {
+		free(c->in);
+		c->in = NULL;
+		c->incap = 0;
+	}
+	c->inlen = 0;
 	free(c->rin);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -802,6 +823,8 @@ static int read_head(struct loop *L, struct conn *c)
 		refuse(L, c, h->status_out, "%s", h->why);
 		return -1;
 	}
+	if (!r)
+		c->client_eof = 1;
 	if (p == SBX_HTTP_INCOMPLETE) {
 		if (r < 0 || r == 0) {
 			set_reason(c, r ? "read failed" : "client closed before a full request");
@@ -916,9 +939,11 @@ static int dial_done(struct loop *L, struct conn *c)
 		err = errno;
 	else if (ti.tcpi_state == TCP_SYN_SENT)
 		return 0;
+	else if (ti.tcpi_state == TCP_ESTABLISHED || ti.tcpi_state == TCP_CLOSE_WAIT)
+		err = 0; /* connected: there is no error to take */
 	else if (getsockopt(c->ofd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
-	else if (!err && ti.tcpi_state != TCP_ESTABLISHED && ti.tcpi_state != TCP_CLOSE_WAIT)
+	else if (!err)
 		err = ECONNREFUSED; /* closed, its error already taken */
 	if (err == EINPROGRESS || err == EALREADY)
 		return 0;
@@ -1097,6 +1122,8 @@ static int read_hello(struct loop *L, struct conn *c)
 	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, SBX_TLS_HELLO_MAX);
 	int p = sbx_tls_hello_parse((const unsigned char *)c->in, c->inlen, &th);
 
+	if (!r)
+		c->client_eof = 1;
 	if (p == SBX_TLS_BAD) {
 		tls_refuse(L, c, th.alert, th.why);
 		return -1;
@@ -1362,7 +1389,7 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 				fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 				if (fd >= 0) {
 					send_error(fd, 503, "out of file descriptors");
-					drain_close(fd, sb != NULL);
+					drain_close(fd, sb != NULL, 0);
 				}
 				L->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 				continue;
@@ -1374,13 +1401,13 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached");
 			send_error(fd, 503, tmp.reason);
 			log_conn(L, &tmp);
-			drain_close(fd, sb != NULL);
+			drain_close(fd, sb != NULL, 0);
 			continue;
 		}
 		c = conn_new(L);
 		if (!c) {
 			send_error(fd, 503, "out of memory");
-			drain_close(fd, sb != NULL);
+			drain_close(fd, sb != NULL, 0);
 			continue;
 		}
 		c->cfd = fd;
