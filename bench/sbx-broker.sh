@@ -99,6 +99,7 @@ cat > "$W/load.c" <<'C'
  *                                  80: read until EOF, close (any number held)
  *   load bulk TARGET HELLO         one tunnel; prints "BYTES SECONDS"
  *   load rate TARGET N THREADS     N CONNECT-and-close; prints connections/s
+ *                                  and its own CPU microseconds per connection
  * TARGET: unix:PATH (CONNECT), tcp:IP:PORT (CONNECT), direct:IP:PORT. */
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -106,6 +107,7 @@ cat > "$W/load.c" <<'C'
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -240,7 +242,12 @@ int main(int argc, char **argv)
 		double t0 = now();
 		for (int i = 0; i < nt; i++) pthread_create(&t[i], NULL, rate_thread, NULL);
 		for (int i = 0; i < nt; i++) pthread_join(t[i], NULL);
-		printf("%.1f\n", rate_each * nt / (now() - t0));
+		double secs = now() - t0;
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		printf("%.1f %.1f\n", rate_each * nt / secs,
+		       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6) /
+			       (rate_each * nt) * 1e6);
 	} else {
 		fprintf(stderr, "load: usage: see the source\n");
 		return 100;
@@ -395,12 +402,16 @@ echo "bulk      broker/direct $(ratio "${mbs[broker]}" "${mbs[direct]}") (target
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-: > "$W/rate.direct"; : > "$W/rate.broker"; : > "$W/rate.tinyproxy"; : > "$W/cpu.broker"; : > "$W/cpu.tinyproxy"
+: > "$W/rate.direct"; : > "$W/rate.broker"; : > "$W/rate.tinyproxy"; : > "$W/cpu.direct"; : > "$W/cpu.broker"; : > "$W/cpu.tinyproxy"
 for _ in $(seq 1 "$rounds"); do
 	for k in direct broker tinyproxy; do
 		case $k in direct) s=direct:198.18.1.2:80 p= ;; broker) s=$B p=$bpid ;; tinyproxy) s=$T p=$tpid ;; esac
 		[ -z "$p" ] || c0=$(cpu "$p")
-		ip netns exec "$NB" "$W/load" rate "$s" "$conns" 16 >> "$W/rate.$k"
+		read -r r cu < <(ip netns exec "$NB" "$W/load" rate "$s" "$conns" 16)
+		echo "$r" >> "$W/rate.$k"
+		# Direct: the dialling client's own CPU is what one TCP
+		# connect-and-close with the origin costs (the floor of any proxy).
+		[ -n "$p" ] || echo "$cu" >> "$W/cpu.direct"
 		[ -z "$p" ] || awk -v a="$c0" -v b="$(cpu "$p")" -v hz="$hz" -v n="$conns" \
 			'BEGIN { printf "%.1f\n", (b - a) / hz / n * 1e6 }' >> "$W/cpu.$k"
 	done
@@ -408,10 +419,19 @@ done
 declare -A cps us
 for k in direct broker tinyproxy; do
 	cps[$k]=$(median < "$W/rate.$k")
-	[ "$k" = direct ] || us[$k]=$(median < "$W/cpu.$k")
-	echo "rate      $k: ${cps[$k]} connections/s (median of $rounds: $(tr '\n' ' ' < "$W/rate.$k"))${us[$k]:+; ${us[$k]} us of its own CPU per connection}"
+	us[$k]=$(median < "$W/cpu.$k")
+	if [ "$k" = direct ]; then
+		echo "rate      $k: ${cps[$k]} connections/s (median of $rounds: $(tr '\n' ' ' < "$W/rate.$k")); ${us[$k]} us of the client's CPU per connection"
+	else
+		echo "rate      $k: ${cps[$k]} connections/s (median of $rounds: $(tr '\n' ' ' < "$W/rate.$k")); ${us[$k]} us of its own CPU per connection"
+	fi
 done
 echo "rate      broker/tinyproxy $(ratio "${cps[broker]}" "${cps[tinyproxy]}") (target >= 2); CPU per connection broker/tinyproxy $(ratio "${us[broker]}" "${us[tinyproxy]}")"
+# Each proxy makes one TCP connect-and-close to the origin per connection:
+# what that costs the direct client is a floor neither can go under.
+above() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+ab=$(above "${us[broker]}" "${us[direct]}") at=$(above "${us[tinyproxy]}" "${us[direct]}")
+echo "rate      CPU above one direct TCP connect-and-close (${us[direct]} us): broker $ab us, tinyproxy $at us, broker/tinyproxy $(ratio "$ab" "$at")"
 
 hwm() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 rss() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
