@@ -259,6 +259,12 @@ def main():
         except (BrokenPipeError, ConnectionResetError):
             pass
         print(summary(read_all(s)))
+    elif cmd == "halfclose":
+        # The request, then the end of the client's side at once.
+        s = connect(path)
+        s.sendall(sys.stdin.buffer.read())
+        s.shutdown(socket.SHUT_WR)
+        print(summary(read_all(s)))
     elif cmd == "late":
         # The head, then more bytes while the broker is still dialling.
         s = connect(path)
@@ -613,6 +619,14 @@ print(o.open("https://origin.test/", timeout=10).status)' "$T/cert.pem"
 @test "bytes an origin sends past its Content-Length never reach the client" {
 	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31281 http://origin.test/extra
 	assert_output "hello"
+}
+
+@test "a client that ends its side right after the request still gets the whole answer" {
+	run -0 "$PY" "$T/client.py" halfclose "$T/main.sock" \
+		< <(printf 'GET http://origin.test/big HTTP/1.1\r\nHost: origin.test\r\n\r\n')
+	assert_output --regexp '^200 '
+	run -0 last_log main decision status bytes_down
+	assert_output "allowed 200 20042"
 }
 
 @test "a redirect is not followed: the next name passes its own check" {
