@@ -77,6 +77,8 @@ struct answer;
 struct broker_answers {
 	struct answer *tab;        /* made at the first answer */
 };
+/* The monotonic second: the unit of both the own-address list and kept
+ * answers, from one clock. */
 long broker_answers_second(void);
 /* Fill q's addresses (with q's port) from a kept answer: 1, or 0 when
  * there is none for this second. */

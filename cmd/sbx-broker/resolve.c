@@ -45,14 +45,13 @@ static size_t read_own(struct sockaddr_storage *own, size_t max)
  * most once a second, not once per name. */
 static size_t own_addresses(struct broker_resolver *r, struct sockaddr_storage *own, size_t max, long *sec)
 {
-	struct timespec ts;
+	long now = broker_answers_second();
 	size_t n;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	pthread_mutex_lock(&r->own_mu);
-	if (r->own_n == (size_t)-1 || ts.tv_sec != r->own_sec) {
+	if (r->own_n == (size_t)-1 || now != r->own_sec) {
 		r->own_n = read_own(r->own, BROKER_MAX_OWN);
-		r->own_sec = ts.tv_sec;
+		r->own_sec = now;
 	}
 	n = r->own_n;
 	*sec = r->own_sec;
