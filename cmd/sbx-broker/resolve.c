@@ -17,7 +17,6 @@
 #include <netdb.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
