@@ -832,7 +832,7 @@ static void broker_denial_only(struct chk_report *r, struct chain *c, const stru
 	it = chk_add(r, CLS_EXTRA, "broker-allowed", CHK_UNSUPPORTED,
 		     "not proven: %s, and the broker refuses loopback and the host's own addresses",
 		     whynot);
-	chk_fix(it, "run sbx-check proof as root with ip(8) installed");
+	chk_fix(it, "run sbx-check proof as root with iproute2's ip(8) installed");
 	if ((t.broker = start_helper(c, &t, broker, 1, why, sizeof why)) < 0) {
 		it = chk_add(r, CLS_EXTRA, "broker-denied", CHK_UNSUPPORTED,
 			     "the test origin and broker could not be started: %s", why);
