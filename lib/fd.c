@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -145,6 +146,17 @@ int sbx_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+int sbx_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (sbx_write_all(fd, s, strlen(s)) < 0)
+		return sbx_close_fail(fd);
+	return close(fd);
 }
 
 long sbx_read_full(int fd, void *buf, size_t len)

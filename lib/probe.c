@@ -1,6 +1,7 @@
 /* Kernel feature probes: see probe.h. Raw syscall numbers are used because
  * the libc headers (musl's especially) may predate the feature. */
 #include "probe.h"
+#include "fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -127,18 +128,6 @@ static void report(int wfd, int step, int err)
 	_exit(1);
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 static void userns_child(int wfd)
 {
 	char map[64];
@@ -148,12 +137,12 @@ static void userns_child(int wfd)
 	if (unshare(CLONE_NEWUSER) < 0)
 		report(wfd, SBX_USERNS_UNSHARE, errno);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
-	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+	if (sbx_write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
 		report(wfd, SBX_USERNS_MAP, errno);
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (sbx_write_file("/proc/self/uid_map", map) < 0)
 		report(wfd, SBX_USERNS_MAP, errno);
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
-	if (write_file("/proc/self/gid_map", map) < 0)
+	if (sbx_write_file("/proc/self/gid_map", map) < 0)
 		report(wfd, SBX_USERNS_MAP, errno);
 	if (unshare(CLONE_NEWNS) < 0)
 		report(wfd, SBX_USERNS_MOUNTNS, errno);
