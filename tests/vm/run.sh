@@ -218,6 +218,7 @@ fi
 cp "$here"/helpers/* "$root/sbx/tests/helpers/"
 # The README's demo, so the VM can show it with every limit enforced.
 mkdir -p "$root/sbx/demo" && cp "$SBX_ROOT"/demo/*.sh "$root/sbx/demo/"
+mkdir -p "$root/sbx/contrib/session" && cp "$SBX_ROOT/contrib/session/sbx-session" "$root/sbx/contrib/session/"
 rm -f "$root"/sbx/tests/helpers/*.[ch]
 for f in "${files[@]}"; do
 	[ -e "$root/sbx/tests/$(basename "$f")" ] && die "two suite files named $(basename "$f")"
