@@ -75,6 +75,7 @@ setup_file() {
 
 teardown_file() {
 	local i
+	[ -n "${C_DIR:-}" ] || return 0
 	for i in 1 2 3; do
 		pm pod rm -f -a --filter "name=$C_U" >/dev/null 2>&1 || true
 		pm rm -f --filter "name=$C_U" >/dev/null 2>&1 || true
@@ -377,4 +378,22 @@ kube_down() {
 	assert_output ""
 	kube_down
 	kube_net_down
+}
+
+@test "a container seccomp profile refusing Landlock: the sandbox runs without it and sbx-check names the profile" {
+	printf '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["landlock_create_ruleset"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}]}\n' \
+		>"$C_DIR/no-landlock.json"
+	# The sandbox runs and says so (--require-landlock would refuse).
+	run -0 --separate-stderr pm run --rm "${LP[@]}" --security-opt "seccomp=$C_DIR/no-landlock.json" \
+		--mount type=tmpfs,destination=/ws,U=true --entrypoint /bin/sh "$C_IMG" \
+		-c 'sbx-ns --status-fd 3 --workspace /ws -- /bin/true 3>&1'
+	assert_equal "$stderr" ""
+	assert_line --partial '"event":"started"'
+	assert_line --partial '"landlock":"none"'
+	refute_line --partial '"landlock":"ABI'
+	# sbx-check host names the profile, not the kernel (--read-only hides
+	# podman's /run/.containerenv: its variable names it).
+	run -101 --separate-stderr pm run --rm "${LP[@]}" --security-opt "seccomp=$C_DIR/no-landlock.json" \
+		--entrypoint /usr/local/bin/sbx-check "$C_IMG" host
+	assert_line "landlock           missing        creating or applying a Landlock ruleset failed: Function not implemented, from the seccomp filter this process runs under (container=podman), not necessarily the kernel; to fix: the container's seccomp profile refuses it: podman or docker --security-opt seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost"
 }
