@@ -84,6 +84,8 @@ struct dir {
 	size_t inpipe;
 	uint64_t count, limit, left; /* left: bytes the framing still allows */
 	int eof, done;
+	int chunked;                /* a chunked body: read in memory, cut after its end */
+	struct sbx_chunked ck;
 };
 
 struct conn {
@@ -446,6 +448,58 @@ static int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max)
 	}
 }
 
+#define CHUNKED_READ (16 * 1024)
+
+/* A chunked body cannot be spliced blind: its end is in its framing. The
+ * bytes are read into memory and scanned; whatever follows the last chunk
+ * and its trailer is never delivered, and the response ends there, as one
+ * framed by Content-Length does. 1: bytes queued (or the end), 0: would
+ * block, -1: failed, reason set. */
+static int read_chunked(struct conn *c, struct dir *d)
+{
+	size_t n = CHUNKED_READ;
+	ssize_t r;
+	long k;
+
+	if (d->limit - d->count + 1 < n)
+		n = (size_t)(d->limit - d->count + 1);
+	d->buf = malloc(n);
+	if (!d->buf) {
+		set_reason(c, "out of memory");
+		return -1;
+	}
+	do
+		r = recv(d->src, d->buf, n, MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		free(d->buf);
+		d->buf = NULL;
+		if (r == 0) {
+			d->eof = 1;
+			return 1;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		set_reason(c, "read failed: %s", strerror(errno));
+		return -1;
+	}
+	k = sbx_chunked_scan(&d->ck, d->buf, (size_t)r);
+	if (k < 0) {
+		set_reason(c, "broken chunked framing from the origin");
+		return -1;
+	}
+	d->len = (size_t)k;
+	d->off = 0;
+	d->count += (uint64_t)k;
+	if (sbx_chunked_done(&d->ck))
+		d->left = 0;
+	if (d->count > d->limit) {
+		set_reason(c, "--max-response-bytes exceeded");
+		return -1;
+	}
+	return 1;
+}
+
 /* Move what one direction can move now. 1: the source ended (or its
  * framing is complete) and everything was delivered; 0: would block;
  * -1: failed, reason set. */
@@ -487,6 +541,14 @@ static int pump(struct conn *c, struct dir *d, const char *limit_name)
 		}
 		if (d->eof || d->left == 0)
 			return 1;
+		if (d->chunked) {
+			r = read_chunked(c, d);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				return 0;
+			continue;
+		}
 		n = PIPE_BYTES;
 		if (n > d->left)
 			n = (size_t)d->left;
@@ -846,11 +908,11 @@ static int read_head(struct loop *L, struct conn *c)
 	c->is_head = h->mlen == 4 && !memcmp(h->method, "HEAD", 4);
 	c->decision = "refused";
 	if (!port_allowed(L->cfg, h->port)) {
-		refuse(L, c, 403, "port %u not allowed", c->port);
+		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
 		return -1;
 	}
 	if (!host_allowed(L->cfg, h->host)) {
-		refuse(L, c, 403, "host %s not allowed", c->host);
+		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
 		return -1;
 	}
 	if (!c->is_connect) {
@@ -1226,7 +1288,8 @@ static int read_response(struct loop *L, struct conn *c)
 		else if (h->has_length)
 			c->down.left = h->length;
 		else
-			c->down.left = UINT64_MAX; /* chunked or close-delimited: until the origin closes */
+			c->down.left = UINT64_MAX; /* chunked (cut at its end) or close-delimited */
+		c->down.chunked = c->down.left == UINT64_MAX && h->chunked;
 		if (c->down.left != UINT64_MAX && h->head_len + c->down.left > L->cfg->max_resp) {
 			refuse(L, c, 502, "response larger than --max-response-bytes");
 			free(h);
@@ -1235,11 +1298,22 @@ static int read_response(struct loop *L, struct conn *c)
 		body = c->rinlen - h->head_len;
 		if (body > c->down.left)
 			body = (size_t)c->down.left; /* anything past the framing is dropped */
+		if (c->down.chunked) {
+			long k = sbx_chunked_scan(&c->down.ck, c->rin + h->head_len, body);
+			if (k < 0) {
+				refuse(L, c, 502, "broken chunked framing from the origin");
+				free(h);
+				return -1;
+			}
+			body = (size_t)k;
+		}
 		c->down.buf = c->rin;
 		c->down.len = h->head_len + body;
 		c->down.count = c->down.len;
 		if (c->down.left != UINT64_MAX)
 			c->down.left -= body;
+		else if (c->down.chunked && sbx_chunked_done(&c->down.ck))
+			c->down.left = 0;
 		if (c->down.count > c->down.limit) {
 			/* Cut where the limit is, as when the bytes arrive
 			 * later: how the origin's writes were split must not
@@ -1306,7 +1380,8 @@ static int http(struct loop *L, struct conn *c)
 		 * one, so the log must. */
 		if (c->cut)
 			set_reason(c, "--max-response-bytes exceeded");
-		else if (c->down.left && c->down.left != UINT64_MAX)
+		else if ((c->down.left && c->down.left != UINT64_MAX) ||
+			 (c->down.chunked && !sbx_chunked_done(&c->down.ck)))
 			set_reason(c, "origin closed before the whole body");
 		conn_close(L, c);
 		return -1;
@@ -1361,7 +1436,8 @@ static void on_resolved(struct loop *L)
 			snprintf(c->addr, sizeof c->addr, "%s", q->addr_text);
 			c->decision = q->status == 403 ? "refused" : "failed";
 			if (q->addr_text[0])
-				refuse(L, c, q->status, "address %s refused: %s", q->addr_text, q->refused);
+				refuse(L, c, q->status, "address %s refused: %s%s", q->addr_text, q->refused,
+				       q->closed_private ? "; --allow-private-networks opens private ranges" : "");
 			else
 				refuse(L, c, q->status, "%s: %s", c->host, q->refused);
 			continue;
@@ -1398,7 +1474,7 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 		}
 		if (L->nconns >= L->cfg->max_conns) {
 			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms() };
-			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached");
+			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached (--max-connections)");
 			send_error(fd, 503, tmp.reason);
 			log_conn(L, &tmp);
 			drain_close(fd, sb != NULL, 0);
@@ -1453,7 +1529,7 @@ static void terminate(struct loop *L, int sig)
 
 	close(L->lfd);
 	if (L->cfg->listen_path)
-		unlink(L->cfg->listen_path);
+		broker_unlink_path(L->cfg->listen_path, &L->cfg->listen_made);
 	while (L->sbs)
 		sandbox_end(L, L->sbs, "broker terminated");
 	while (L->head) {
@@ -1485,7 +1561,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a signalfd");
 	/* Threads started after the mask is set inherit it, so the signals
 	 * reach only the signalfd. */
-	broker_resolver_start(&L.res, RESOLVER_THREADS);
+	broker_resolver_start(&L.res, cfg, RESOLVER_THREADS);
 	L.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	L.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (L.ep < 0)

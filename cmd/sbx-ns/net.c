@@ -139,6 +139,15 @@ static int broker_connect(int bfd, int flags)
 	return s;
 }
 
+/* The broker's socket cannot be connected to: say what would fix it. */
+static void broker_unreachable(const char *path)
+{
+	if (errno == EACCES)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: permission denied on the broker socket %s "
+			"(sbx-broker --socket-mode and --socket-group open it to other users)", path);
+	sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
+}
+
 /* The outer, after the mounts are planned: the broker's socket exists, is
  * a socket, lies outside every writable root (by name and by the identity
  * of each directory above it) and answers. */
@@ -211,7 +220,7 @@ void ns_check_net(struct ns_run *r)
 	}
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0)
-		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
+		broker_unreachable(path);
 	close(s);
 	r->broker_real = strdup(path);
 	if (!r->broker_real)
@@ -364,9 +373,10 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		}
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0) {
+		int e = errno;
 		kill(pid, SIGKILL);
-		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer",
-			      r->broker_real);
+		errno = e;
+		broker_unreachable(r->broker_real);
 	}
 	if (sbx_send_fds(s, hello, sizeof hello - 1, fds, 2) != (ssize_t)(sizeof hello - 1))
 		why = strerror(errno);
