@@ -262,3 +262,17 @@ while True:
 	run -0 cat "$ws.out"
 	assert_output "hello"
 }
+
+@test "a broker socket the user may not connect to is named as such; --socket-mode and --socket-group open it" {
+	local ws
+	ws=$(ns_ws)
+	NET_KEEP_MODE=1 net_broker closed --allow-host origin.test --allow-private-networks
+	run -102 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/closed.sock" -- touch "$ws/ran"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: permission denied on the broker socket $NET_DIR/closed.sock (sbx-broker --socket-mode and --socket-group open it to other users)"
+	assert_file_not_exists "$ws/ran"
+	NET_KEEP_MODE=1 net_broker opened --allow-host origin.test --allow-private-networks \
+		--socket-mode 0660 --socket-group "$SBX_TEST_GID"
+	assert_equal "$(stat -c '%a %g' "$NET_DIR/opened.sock")" "660 $SBX_TEST_GID"
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/opened.sock" -- curl -sS http://origin.test/
+	assert_output "hello"
+}

@@ -133,7 +133,8 @@ net_broker() {
 	echo $! > "$NET_DIR/$name.pid"
 	read -r -t 10 -u "$fd" _ || rc=$?
 	exec {fd}<&-
-	chmod 0666 "$NET_DIR/$name.sock"
+	# NET_KEEP_MODE=1: the socket as the broker made it.
+	[ -n "${NET_KEEP_MODE:-}" ] || chmod 0666 "$NET_DIR/$name.sock"
 	return "$rc"
 }
 
