@@ -13,7 +13,7 @@ const char *sbx_prog(void) { return prog; }
 
 void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, ...)
 {
-	static const char *const kinds[] = { "fatal", "usage", "warning" };
+	static const char *const kinds[] = { "fatal", "usage", "warning", "note" };
 	int err = errno;
 	char line[2048];
 	size_t n;
@@ -37,7 +37,7 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 	line[n++] = '\n';
 	while (write(2, line, n) < 0 && errno == EINTR)
 		;
-	if (kind != SBX_MSG_WARNING)
+	if (kind != SBX_MSG_WARNING && kind != SBX_MSG_NOTE)
 		_exit(code);
 	errno = err;
 }

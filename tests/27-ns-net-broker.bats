@@ -276,3 +276,79 @@ while True:
 	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/opened.sock" -- curl -sS http://origin.test/
 	assert_output "hello"
 }
+
+# The "net" lines of a status file, only the named fields.
+net_lines() {
+	"$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("event") == "net":
+        print(" ".join(str(o.get(k)) for k in sys.argv[2:]))' "$@"
+}
+
+@test "the broker's refusals reach the caller: on the status fd at once, and one note at exit" {
+	local ws before
+	ws=$(ns_ws)
+	before=$(requests)
+	mkdir -p "$NET_DIR/st"
+	chmod 0755 "$NET_DIR/st"
+	# The command waits until its own refusal is on the status fd: the
+	# line is written while the sandbox still runs.
+	run -0 --separate-stderr nsh_user --workspace "$ws" --ro "$NET_DIR/st" --net "broker:$BSOCK" \
+		--status-fd 5 -- sh -c "
+		curl -sS -o /dev/null -w '%{http_code}\n' http://other.test/
+		timeout 10 sh -c 'until grep -q \"\\\"event\\\":\\\"net\\\"\" $NET_DIR/st/s; do sleep 0.05; done'; echo seen \$?
+		curl -sS -o /dev/null -w '%{http_code}\n' http://other.test/
+		curl -sS -o /dev/null -w '%{http_code}\n' http://other.test/
+		curl -sS https://other.test/ 2>&1
+		curl -sS http://origin.test/" 5>"$NET_DIR/st/s"
+	assert_output "403
+seen 0
+403
+403
+curl: (56) CONNECT tunnel failed, response 403
+hello"
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 4 connections: other.test:80: host other.test not on the allowlist (--allow-host) (3); other.test:443: host other.test not on the allowlist (--allow-host) (1)"
+	run -0 net_lines "$NET_DIR/st/s" host port decision status reason count
+	assert_line --index 0 "other.test 80 refused 403 host other.test not on the allowlist (--allow-host) 1"
+	assert_line "other.test 443 refused 403 host other.test not on the allowlist (--allow-host) 1"
+	assert_line "other.test 80 refused 403 host other.test not on the allowlist (--allow-host) 3"
+	assert_line --index -1 --regexp "^origin\.test 80 allowed 200 None 1$"
+	run -0 net_lines "$NET_DIR/st/s" host bytes_up bytes_down
+	assert_line --index -1 --regexp "^origin\.test [1-9][0-9]* [1-9][0-9]*$"
+	# The exit line stays last.
+	run -0 tail -n 1 "$NET_DIR/st/s"
+	assert_output --partial '"event":"exit","code":0'
+	assert_equal "$(requests)" "$((before + 1))"
+}
+
+@test "a loop of refused requests gives a bounded handful of lines with the running total" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_fd5 nsh_user --workspace "$ws" --net "broker:$BSOCK" --status-fd 5 -- python3 -c '
+import socket
+for i in range(3000):
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT other.test:443 HTTP/1.1\r\n\r\n")
+    while s.recv(4096):
+        pass
+    s.close()'
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 3000 connections: other.test:443: host other.test not on the allowlist (--allow-host) (3000)"
+	local n
+	n=$(printf '%s\n' "$output" | grep -c '"event":"net"')
+	[ "$n" -ge 2 ] && [ "$n" -le 30 ]
+	assert_line --regexp '"event":"net","host":"other.test","port":443,"decision":"refused","status":403,"reason":"host other.test not on the allowlist \(--allow-host\)","count":3000,'
+}
+
+@test "sbx-ns's own check of the broker is not logged as a refused request" {
+	local ws before after
+	ws=$(ns_ws)
+	before=$(grep -c '"connection"' "$NET_DIR/main.err")
+	run -0 nsh_user --workspace "$ws" --net "broker:$BSOCK" -- true
+	after=$(grep -c '"connection"' "$NET_DIR/main.err")
+	# The handoff is the one connection logged.
+	assert_equal "$after" "$((before + 1))"
+	run -0 sh -c 'grep "\"connection\"" "$1" | tail -n 1' sh "$NET_DIR/main.err"
+	assert_output --partial '"method":"HANDOFF"'
+	run -1 grep -c 'client closed before a full request' "$NET_DIR/main.err"
+}

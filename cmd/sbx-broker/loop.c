@@ -59,6 +59,7 @@ struct sandbox {
 	int ch, lfd[SB_FDS];
 	size_t nl;
 	char where[96];              /* the listeners' addresses, for the log */
+	uint64_t unreported;         /* decision lines the channel had no room for */
 	int dead;
 	struct sandbox *prev, *next, *next_dead;
 };
@@ -105,6 +106,8 @@ struct conn {
 	unsigned port;
 	int is_connect, is_head, resp_head_done, answered, dead, cut;
 	int client_eof;             /* a read on cfd returned 0: nothing left unread */
+	int logged;                 /* its line is written (and told to its sandbox) */
+	int quiet;                  /* sbx-ns's probe: not a request, not logged */
 	struct conn *next_dead;
 	struct sandbox *sb;         /* accepted on a sandbox's listener */
 	char addr[64];
@@ -239,10 +242,36 @@ static void log_line(struct loop *L, struct sbx_json *j)
 		sbx_warn_errno("unable to write the log");
 }
 
+/* A decision goes back to the sandbox it concerns, on the channel the
+ * sandbox's listeners came over: the same line as the log's. Never
+ * waited for: a line the channel has no room for is counted, and the
+ * count goes out before the next line that fits. */
+static void tell_sandbox(struct sandbox *sb, const char *line, size_t len)
+{
+	if (sb->unreported) {
+		char u[96];
+		int n = snprintf(u, sizeof u, "{\"tool\":\"sbx-broker\",\"event\":\"unreported\",\"count\":%llu}\n",
+				 (unsigned long long)sb->unreported);
+		if (send(sb->ch, u, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n) {
+			sb->unreported++;
+			return;
+		}
+		sb->unreported = 0;
+	}
+	if (send(sb->ch, line, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
+		sb->unreported++;
+}
+
 static void log_conn(struct loop *L, struct conn *c)
 {
 	struct sbx_json j;
 	char t[40];
+	const char *line;
+	size_t len = 0;
+
+	if (c->logged || c->quiet)
+		return;
+	c->logged = 1;
 
 	iso_time(t, sizeof t);
 	sbx_json_begin(&j, "sbx-broker", "connection");
@@ -263,7 +292,12 @@ static void log_conn(struct loop *L, struct conn *c)
 	sbx_json_uint(&j, "bytes_up", c->up.count);
 	sbx_json_uint(&j, "bytes_down", c->down.count);
 	sbx_json_uint(&j, "duration_ms", now_ms() - c->start_ms);
-	log_line(L, &j);
+	line = sbx_json_end(&j, &len);
+	if (line && c->sb && !c->sb->dead)
+		tell_sandbox(c->sb, line, len);
+	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
+		sbx_warn_errno("unable to write the log");
+	sbx_json_free(&j);
 }
 
 static void set_reason(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -392,10 +426,12 @@ static void refuse(struct loop *L, struct conn *c, int status, const char *fmt, 
 		vsnprintf(c->reason, sizeof c->reason, fmt, ap);
 		va_end(ap);
 	}
-	if (!c->answered) {
+	if (!c->answered)
 		c->status = status;
+	/* The log, and the sandbox, learn of it before the client does. */
+	log_conn(L, c);
+	if (!c->answered)
 		send_error(c->cfd, status, c->reason);
-	}
 	conn_close(L, c);
 }
 
@@ -406,6 +442,7 @@ static void tls_refuse(struct loop *L, struct conn *c, int alert, const char *wh
 
 	c->decision = "refused";
 	set_reason(c, "%s", why);
+	log_conn(L, c);
 	(void)!send(c->cfd, rec, sizeof rec, MSG_NOSIGNAL | MSG_DONTWAIT);
 	conn_close(L, c);
 }
@@ -689,8 +726,8 @@ static void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 		epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->lfd[i], NULL);
 		close(sb->lfd[i]);
 	}
-	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
-	close(sb->ch);
+	/* Its connections' lines go out before the channel closes: sbx-ns
+	 * reads the channel to its end. */
 	for (c = L->head; c; c = next) {
 		next = c->next;
 		if (c->sb == sb) {
@@ -698,6 +735,8 @@ static void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 			conn_close(L, c);
 		}
 	}
+	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
+	close(sb->ch);
 	sandbox_log(L, sb, "detached", why);
 	if (sb->prev)
 		sb->prev->next = sb->next;
@@ -854,6 +893,26 @@ static int first_read(struct loop *L, struct conn *c)
 
 /* --- request head -> policy -> resolver --- */
 
+/* sbx-ns checks that the broker answers before it builds a sandbox: it
+ * connects to the broker's own socket, writes this line and closes. It
+ * is neither a request nor a refusal, and is not logged. */
+#define PROBE "SBX-PROBE 1\n"
+
+/* 1: the probe's first bytes, wait for the rest; -1: a probe, c is gone;
+ * 0: not a probe. */
+static int probe(struct loop *L, struct conn *c, int r)
+{
+	size_t n = sizeof PROBE - 1;
+
+	if (c->sb || !c->inlen || c->inlen > n || memcmp(c->in, PROBE, c->inlen))
+		return 0;
+	if (c->inlen < n)
+		return r > 0 ? 1 : 0;
+	c->quiet = 1;
+	conn_close(L, c);
+	return -1;
+}
+
 static int dial(struct loop *L, struct conn *c);
 
 static int read_head(struct loop *L, struct conn *c)
@@ -880,6 +939,10 @@ static int read_head(struct loop *L, struct conn *c)
 		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
 	if (c->inlen != parsed)
 		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+	switch (probe(L, c, r)) {
+	case -1: return -1;
+	case 1: return 0;
+	}
 	if (p == SBX_HTTP_BAD) {
 		c->decision = "refused";
 		refuse(L, c, h->status_out, "%s", h->why);
@@ -1473,10 +1536,10 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 			return;
 		}
 		if (L->nconns >= L->cfg->max_conns) {
-			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms() };
+			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms(), .sb = sb };
 			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached (--max-connections)");
-			send_error(fd, 503, tmp.reason);
 			log_conn(L, &tmp);
+			send_error(fd, 503, tmp.reason);
 			drain_close(fd, sb != NULL, 0);
 			continue;
 		}

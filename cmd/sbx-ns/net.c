@@ -40,6 +40,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#define HANDOFF_WAIT_MS 10000
+
 static const char modes[] = "none, loopback, broker:PATH[,port=N], host";
 
 void ns_parse_net(struct ns_run *r, const char *s)
@@ -106,8 +108,6 @@ void ns_opt_broker_fd(struct ns_run *r, const char *arg)
 	if (sbx_fd_cloexec(r->broker_fd, 1) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", r->broker_fd);
 }
-
-#define HANDOFF_WAIT_MS 10000
 
 static const char *const proxy_vars[] = {
 	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY", "no_proxy",
@@ -218,9 +218,21 @@ void ns_check_net(struct ns_run *r)
 		if (!strcmp(dir, "/"))
 			break;
 	}
+	/* The probe line tells the broker this is a check, not a request
+	 * to log as refused. */
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0)
 		broker_unreachable(path);
+	(void)!send(s, "SBX-PROBE 1\n", 12, MSG_NOSIGNAL | MSG_DONTWAIT);
+	/* The broker closes at once; whatever else is there is let finish
+	 * its answer rather than have it written to a closed socket. */
+	shutdown(s, SHUT_WR);
+	for (;;) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		char junk[512];
+		if (poll(&p, 1, HANDOFF_WAIT_MS) <= 0 || read(s, junk, sizeof junk) <= 0)
+			break;
+	}
 	close(s);
 	r->broker_real = strdup(path);
 	if (!r->broker_real)
