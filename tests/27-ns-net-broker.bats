@@ -352,3 +352,43 @@ for i in range(3000):
 	assert_output --partial '"method":"HANDOFF"'
 	run -1 grep -c 'client closed before a full request' "$NET_DIR/main.err"
 }
+
+@test "one sandbox cannot take every connection slot of a shared broker: --max-sandbox-connections" {
+	local wa wb pid rc
+	wa=$(ns_ws)
+	wb=$(ns_ws)
+	net_broker shared --allow-host origin.test --allow-private-networks --max-connections 4 \
+		--max-sandbox-connections 2
+	# Sandbox A holds two tunnels open and asks for a third; then waits.
+	nsh_user --workspace "$wa" --net "broker:$NET_DIR/shared.sock" --status-fd 5 -- python3 -c '
+import os, socket, time
+held = []
+for i in range(3):
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+    print(s.recv(200).split(b"\r\n")[0].decode(), flush=True)
+    held.append(s)
+open("ready", "w").close()
+while not os.path.exists("done"):
+    time.sleep(0.05)' >"$wa.out" 5>"$wa.status" 2>"$wa.err" &
+	pid=$!
+	for i in $(seq 1 200); do [ -e "$wa/ready" ] && break; sleep 0.05; done
+	# Sandbox B, at the same time, is served.
+	run -0 --separate-stderr nsh_user --workspace "$wb" --net "broker:$NET_DIR/shared.sock" -- sh -c '
+		curl -sS http://origin.test/; curl -sS http://origin.test/'
+	assert_output "hello
+hello"
+	touch "$wa/done"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run -0 cat "$wa.out"
+	assert_output "HTTP/1.1 200 Connection established
+HTTP/1.1 200 Connection established
+HTTP/1.1 503 Service Unavailable"
+	run -0 cat "$wa.err"
+	# The held tunnels end with the sandbox, before any ClientHello.
+	assert_output "sbx-ns: note: the broker refused 3 connections: this sandbox's connection limit reached (--max-sandbox-connections) (1); origin.test:443: client closed before a full ClientHello (2)"
+	run -0 net_lines "$wa.status" host port decision status reason count
+	assert_line --index 0 "None None refused 503 this sandbox's connection limit reached (--max-sandbox-connections) 1"
+}

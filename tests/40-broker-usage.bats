@@ -302,6 +302,12 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 @test "--max-response-bytes overflow" { usage "--max-response-bytes: invalid size '99999999999999999999K': overflow" --max-response-bytes 99999999999999999999K; }
 @test "--max-connections zero" { usage "--max-connections: invalid number '0': zero not allowed" --max-connections 0; }
 @test "--max-connections too large" { usage "--max-connections: invalid number '1000001': too large" --max-connections 1000001; }
+@test "--max-sandbox-connections zero" { usage "--max-sandbox-connections: invalid number '0': zero not allowed" "${H[@]}" --max-sandbox-connections 0; }
+@test "--max-sandbox-connections garbage" { usage "--max-sandbox-connections: invalid number '2x': trailing garbage" "${H[@]}" --max-sandbox-connections 2x; }
+@test "--max-sandbox-connections twice" { usage "--max-sandbox-connections given twice" "${H[@]}" --max-sandbox-connections 2 --max-sandbox-connections 2; }
+@test "--max-sandbox-connections above --max-connections" {
+	usage "--max-sandbox-connections 9 is more than --max-connections (8)" "${H[@]}" --listen /tmp/x --max-connections 8 --max-sandbox-connections 9
+}
 @test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open" --log-fd 9; }
 @test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open" --ready-fd 9; }
 @test "--log-fd and --ready-fd the same fd" { usage "--log-fd and --ready-fd are the same fd 4" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
@@ -349,7 +355,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 	assert_equal "$rc" 0
 	assert_file_not_exists "$D/s"
 	run -0 cat "$D/log"
-	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+\}$'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+,"max_sandbox_connections":[0-9]+\}$'
 	assert_line --index 1 --regexp '^\{"tool":"sbx-broker","event":"exit","time":"[0-9T:.-]+Z","code":0,"signal":15\}$'
 	run -0 cat "$D/err"
 	assert_output ""

@@ -40,6 +40,7 @@ struct broker_cfg {
 	size_t npins;
 	uint64_t wall_ms, max_req, max_resp;
 	size_t max_conns;
+	size_t max_sb_conns;       /* per handed-off sandbox */
 	int log_fd, ready_fd;
 };
 

@@ -60,6 +60,7 @@ struct sandbox {
 	size_t nl;
 	char where[96];              /* the listeners' addresses, for the log */
 	uint64_t unreported;         /* decision lines the channel had no room for */
+	size_t nconns;               /* its connections open now */
 	int dead;
 	struct sandbox *prev, *next, *next_dead;
 };
@@ -375,6 +376,8 @@ static void conn_close(struct loop *L, struct conn *c)
 	else
 		L->tail = c->prev;
 	L->nconns--;
+	if (c->sb)
+		c->sb->nconns--;
 	/* Freed after the current batch of events, which may still name it. */
 	c->dead = 1;
 	c->cfd = c->ofd = -1;
@@ -1535,9 +1538,11 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 			}
 			return;
 		}
-		if (L->nconns >= L->cfg->max_conns) {
+		if (L->nconns >= L->cfg->max_conns || (sb && sb->nconns >= L->cfg->max_sb_conns)) {
 			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms(), .sb = sb };
-			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached (--max-connections)");
+			snprintf(tmp.reason, sizeof tmp.reason, "%s",
+				 L->nconns >= L->cfg->max_conns ? "connection limit reached (--max-connections)" :
+				 "this sandbox's connection limit reached (--max-sandbox-connections)");
 			log_conn(L, &tmp);
 			send_error(fd, 503, tmp.reason);
 			drain_close(fd, sb != NULL, 0);
@@ -1551,6 +1556,8 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 		}
 		c->cfd = fd;
 		c->sb = sb;
+		if (sb)
+			sb->nconns++;
 		c->ofd = -1;
 		c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
 		c->hc = (struct handle){ K_CLIENT, c, NULL };
@@ -1643,6 +1650,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		sbx_json_begin(&j, "sbx-broker", "listening");
 		sbx_json_str(&j, "time", t);
 		sbx_json_uint(&j, "max_connections", cfg->max_conns);
+		sbx_json_uint(&j, "max_sandbox_connections", cfg->max_sb_conns);
 		log_line(&L, &j);
 	}
 	sbx_ready_fd(cfg->ready_fd);

@@ -30,12 +30,13 @@
 	"                  [--allow-private-networks] [--deny-address CIDR]...\n" \
 	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
-	"                  [--max-connections N] [--log-fd FD] [--ready-fd FD]\n"
+	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
+	"                  [--log-fd FD] [--ready-fd FD]\n"
 
 enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
-	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE,
+	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
 };
 
 static const struct sbx_opt options[] = {
@@ -55,6 +56,7 @@ static const struct sbx_opt options[] = {
 	{ "max-request-bytes", SBX_ARG, SBX_ONCE, O_REQ },
 	{ "max-response-bytes", SBX_ARG, SBX_ONCE, O_RESP },
 	{ "max-connections", SBX_ARG, SBX_ONCE, O_CONNS },
+	{ "max-sandbox-connections", SBX_ARG, SBX_ONCE, O_SBCONNS },
 	{ "log-fd", SBX_ARG, SBX_ONCE, O_LOG },
 	{ "ready-fd", SBX_ARG, SBX_ONCE, O_READY },
 	{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
@@ -206,7 +208,7 @@ int main(int argc, char **argv)
 	int id, listen_fd = -1, log_fd = -1, smode = -1;
 	gid_t sgroup = (gid_t)-1;
 	const char *sgroup_arg = NULL;
-	size_t max_conns = 0;
+	size_t max_conns = 0, max_sb_conns = 0;
 
 	sbx_setprog("sbx-broker");
 	sbx_opt_init(&st, 1);
@@ -244,6 +246,9 @@ int main(int argc, char **argv)
 		case O_REQ: cfg.max_req = sbx_opt_size("--max-request-bytes", arg, 1ULL << 40); break;
 		case O_RESP: cfg.max_resp = sbx_opt_size("--max-response-bytes", arg, 1ULL << 40); break;
 		case O_CONNS: max_conns = (size_t)sbx_opt_u64("--max-connections", arg, 1, 1000000); break;
+		case O_SBCONNS:
+			max_sb_conns = (size_t)sbx_opt_u64("--max-sandbox-connections", arg, 1, 1000000);
+			break;
 		case O_LOG: log_fd = sbx_opt_fd("--log-fd", arg); break;
 		case O_READY: cfg.ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_HELP:
@@ -298,6 +303,14 @@ int main(int argc, char **argv)
 	cfg.max_conns = default_max_conns();
 	if (max_conns)
 		cfg.max_conns = max_conns;
+	/* A quarter each by default: no sandbox can take every slot of a
+	 * broker shared by several. */
+	cfg.max_sb_conns = cfg.max_conns / 4 ? cfg.max_conns / 4 : 1;
+	if (max_sb_conns > cfg.max_conns)
+		sbx_die_usage("--max-sandbox-connections %zu is more than --max-connections (%zu)", max_sb_conns,
+			      cfg.max_conns);
+	if (max_sb_conns)
+		cfg.max_sb_conns = max_sb_conns;
 	if (listen) {
 		listen_fd = broker_listen_path(listen, smode, sgroup, &cfg.listen_made);
 		cfg.listen_path = listen;

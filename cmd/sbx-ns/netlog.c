@@ -41,7 +41,8 @@
 
 struct net_ent {
 	char decision[16];
-	char host[256];      /* "": the shared "other" entry */
+	int other;           /* the shared entry past NET_KEYS outcomes */
+	char host[256];      /* "": refused before a request was read */
 	unsigned port;
 	int status;
 	char reason[256];
@@ -85,7 +86,7 @@ static void report(const struct ns_run *r, struct net_ent *e, uint64_t now, int 
 	if (r->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "net");
-	sbx_json_str(&j, "host", e->host[0] ? e->host : "other");
+	sbx_json_str(&j, "host", e->other ? "other" : e->host[0] ? e->host : NULL);
 	if (e->port)
 		sbx_json_uint(&j, "port", e->port);
 	else
@@ -150,6 +151,7 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 		e = &nl.ent[NET_KEYS + allowed(&k)];
 		if (!e->count)
 			snprintf(e->decision, sizeof e->decision, "%s", k.decision);
+		e->other = 1;
 	}
 	e->count++;
 	e->up += juint(o, "bytes_up");
@@ -215,11 +217,14 @@ static void note(void)
 		int w;
 		if (!e->count || allowed(e))
 			continue;
-		if (e->host[0])
+		if (e->other)
+			w = snprintf(text + off, sizeof text - off, "%sother destinations (%llu)", shown ? "; " : "",
+				     (unsigned long long)e->count);
+		else if (e->host[0])
 			w = snprintf(text + off, sizeof text - off, "%s%s:%u: %s (%llu)", shown ? "; " : "", e->host,
 				     e->port, e->reason, (unsigned long long)e->count);
 		else
-			w = snprintf(text + off, sizeof text - off, "%sother destinations (%llu)", shown ? "; " : "",
+			w = snprintf(text + off, sizeof text - off, "%s%s (%llu)", shown ? "; " : "", e->reason,
 				     (unsigned long long)e->count);
 		if (w < 0 || (size_t)w >= sizeof text - off)
 			break;
