@@ -392,3 +392,75 @@ HTTP/1.1 503 Service Unavailable"
 	run -0 net_lines "$wa.status" host port decision status reason count
 	assert_line --index 0 "None None refused 503 this sandbox's connection limit reached (--max-sandbox-connections) 1"
 }
+
+# A package index and a git repository served over dumb HTTP on
+# 198.18.7.2:8000, names that only the broker's pins know.
+mirror_setup() {
+	local m="$NET_DIR/mirror" whl
+	[ -d "$m" ] && return 0
+	mkdir -p "$m/simple/sbxdemo" "$m/packages" "$m/src"
+	"$PY" - "$m" <<-'PY'
+	import base64, hashlib, sys, zipfile
+	m = sys.argv[1]
+	name = "sbxdemo-1.0-py3-none-any.whl"
+	files = {
+	    "sbxdemo/__init__.py": b"VALUE = 'hello from the mirror'\n",
+	    "sbxdemo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sbxdemo\nVersion: 1.0\n",
+	    "sbxdemo-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: sbx-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+	}
+	rec = ""
+	for f, b in files.items():
+	    h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+	    rec += "%s,sha256=%s,%d\n" % (f, h, len(b))
+	rec += "sbxdemo-1.0.dist-info/RECORD,,\n"
+	with zipfile.ZipFile(m + "/packages/" + name, "w") as z:
+	    for f, b in files.items():
+	        z.writestr(f, b)
+	    z.writestr("sbxdemo-1.0.dist-info/RECORD", rec)
+	d = hashlib.sha256(open(m + "/packages/" + name, "rb").read()).hexdigest()
+	open(m + "/simple/sbxdemo/index.html", "w").write(
+	    '<html><body><a href="../../packages/%s#sha256=%s">%s</a></body></html>\n' % (name, d, name))
+	PY
+	git init -q -b main "$m/src"
+	echo "hello from git" > "$m/src/README"
+	git -C "$m/src" add README
+	git -C "$m/src" -c user.name=t -c user.email=t@t commit -qm one
+	git clone -q --bare "$m/src" "$m/repo.git"
+	git -C "$m/repo.git" update-server-info
+	chmod -R a+rX "$m"
+	ip netns exec "$NO" "$PY" -m http.server 8000 --bind 198.18.7.2 --directory "$m" \
+		</dev/null >/dev/null 2>>"$NET_DIR/mirror.log" 3>&- &
+	echo $! >> "$NET_DIR/pids"
+	net_wait_port "$NO" 198.18.7.2 8000
+	NET_PLAIN=1 net_broker mirror --allow-host pypi.mirror.test --allow-host git.mirror.test \
+		--resolve pypi.mirror.test=198.18.7.2 --resolve git.mirror.test=198.18.7.2 \
+		--allow-private-networks --allow-port 8000 --allow-port 443
+}
+
+@test "pip installs from, and git clones from, a private mirror pinned by --resolve, from inside the sandbox" {
+	local ws
+	ws=$(ns_ws)
+	mirror_setup
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/mirror.sock" -- sh -c '
+		python3 -m pip install -q --no-cache-dir --disable-pip-version-check --target ./site \
+			--index-url http://pypi.mirror.test:8000/simple/ --trusted-host pypi.mirror.test sbxdemo
+		PYTHONPATH=./site python3 -c "import sbxdemo; print(sbxdemo.VALUE)"
+		git clone -q http://git.mirror.test:8000/repo.git clone && cat clone/README'
+	assert_output "hello from the mirror
+hello from git"
+	assert_equal "$stderr" ""
+}
+
+@test "pip reaching for pypi.org is refused, and the caller is told why" {
+	local ws
+	ws=$(ns_ws)
+	mirror_setup
+	run --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/mirror.sock" --status-fd 5 -- \
+		python3 -m pip install -q --no-cache-dir --disable-pip-version-check --retries 0 --target ./site sbxdemo \
+		5>"$ws.status"
+	assert_equal "$status" 1
+	assert_equal "$(printf '%s\n' "$stderr" | grep -c 'No matching distribution found for sbxdemo')" 1
+	assert_equal "$(printf '%s\n' "$stderr" | tail -n 1)" "sbx-ns: note: the broker refused 1 connection: pypi.org:443: host pypi.org not on the allowlist (--allow-host) (1)"
+	run -0 net_lines "$ws.status" host port decision reason
+	assert_line --index 0 "pypi.org 443 refused host pypi.org not on the allowlist (--allow-host)"
+}
