@@ -60,6 +60,10 @@ struct sandbox {
 	size_t nl;
 	char where[96];              /* the listeners' addresses, for the log */
 	uint64_t unreported;         /* decision lines the channel had no room for */
+	char *out;                   /* decision lines not yet sent */
+	size_t outlen;
+	int queued;                  /* on the loop's list of channels to flush */
+	struct sandbox *next_flush;
 	size_t nconns;               /* its connections open now */
 	int dead;
 	struct sandbox *prev, *next, *next_dead;
@@ -126,7 +130,7 @@ struct loop {
 	struct handle hl, hs, hr;
 	struct conn *head, *tail, *dead;
 	size_t nconns;
-	struct sandbox *sbs, *dead_sbs;
+	struct sandbox *sbs, *dead_sbs, *flush;
 	size_t nsbs;
 	/* Names read in this batch of events, handed to the resolver at
 	 * once before the loop waits again. */
@@ -247,20 +251,52 @@ static void log_line(struct loop *L, struct sbx_json *j)
  * sandbox's listeners came over: the same line as the log's. Never
  * waited for: a line the channel has no room for is counted, and the
  * count goes out before the next line that fits. */
-static void tell_sandbox(struct sandbox *sb, const char *line, size_t len)
+#define SB_OUT (32 * 1024)
+
+/* Send what the channel takes now; the rest waits for the next flush. */
+static void sandbox_flush(struct sandbox *sb)
+{
+	ssize_t n;
+
+	if (!sb->outlen)
+		return;
+	n = send(sb->ch, sb->out, sb->outlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n <= 0)
+		return;
+	memmove(sb->out, sb->out + n, sb->outlen - (size_t)n);
+	sb->outlen -= (size_t)n;
+}
+
+static int sandbox_queue(struct sandbox *sb, const char *line, size_t len)
+{
+	if (!sb->out && !(sb->out = malloc(SB_OUT)))
+		return -1;
+	if (len > SB_OUT - sb->outlen)
+		return -1;
+	memcpy(sb->out + sb->outlen, line, len);
+	sb->outlen += len;
+	return 0;
+}
+
+/* Lines are queued and sent once per batch of events (one send for
+ * many connections); a sandbox's end sends what is queued before its
+ * channel closes. */
+static void tell_sandbox(struct loop *L, struct sandbox *sb, const char *line, size_t len)
 {
 	if (sb->unreported) {
 		char u[96];
 		int n = snprintf(u, sizeof u, "{\"tool\":\"sbx-broker\",\"event\":\"unreported\",\"count\":%llu}\n",
 				 (unsigned long long)sb->unreported);
-		if (send(sb->ch, u, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n) {
-			sb->unreported++;
-			return;
-		}
-		sb->unreported = 0;
+		if (sandbox_queue(sb, u, (size_t)n) == 0)
+			sb->unreported = 0;
 	}
-	if (send(sb->ch, line, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
+	if (sb->unreported || sandbox_queue(sb, line, len) < 0)
 		sb->unreported++;
+	if (!sb->queued) {
+		sb->queued = 1;
+		sb->next_flush = L->flush;
+		L->flush = sb;
+	}
 }
 
 static void log_conn(struct loop *L, struct conn *c)
@@ -295,7 +331,7 @@ static void log_conn(struct loop *L, struct conn *c)
 	sbx_json_uint(&j, "duration_ms", now_ms() - c->start_ms);
 	line = sbx_json_end(&j, &len);
 	if (line && c->sb && !c->sb->dead)
-		tell_sandbox(c->sb, line, len);
+		tell_sandbox(L, c->sb, line, len);
 	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
 		sbx_warn_errno("unable to write the log");
 	sbx_json_free(&j);
@@ -605,6 +641,10 @@ static int pump(struct conn *c, struct dir *d, const char *limit_name)
 				return 0;
 			if (r < 0 && errno == EINTR)
 				continue;
+			if (r == 0) {
+				d->eof = 1; /* ended without a byte: no pipe needed */
+				continue;
+			}
 			if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
 				set_reason(c, "unable to create a pipe: %s", strerror(errno));
 				return -1;
@@ -738,6 +778,7 @@ static void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 			conn_close(L, c);
 		}
 	}
+	sandbox_flush(sb);
 	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
 	close(sb->ch);
 	sandbox_log(L, sb, "detached", why);
@@ -1698,6 +1739,13 @@ int broker_loop(const struct broker_cfg *cfg)
 				break;
 			}
 		}
+		while (L.flush) {
+			struct sandbox *sb = L.flush;
+			L.flush = sb->next_flush;
+			sb->queued = 0;
+			if (!sb->dead)
+				sandbox_flush(sb);
+		}
 		while (L.dead) {
 			struct conn *c = L.dead;
 			L.dead = c->next_dead;
@@ -1706,6 +1754,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		while (L.dead_sbs) {
 			struct sandbox *sb = L.dead_sbs;
 			L.dead_sbs = sb->next_dead;
+			free(sb->out);
 			free(sb);
 		}
 		if (L.sub_first) {

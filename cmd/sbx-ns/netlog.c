@@ -107,6 +107,17 @@ static const char *jstr(json_t *o, const char *k)
 	return v ? v : "";
 }
 
+/* Copy a field for the note and the status: the names in it come from
+ * the sandbox's requests, so no control character reaches the caller's
+ * terminal. */
+static void field(char *dst, size_t sz, json_t *o, const char *k)
+{
+	snprintf(dst, sz, "%s", jstr(o, k));
+	for (char *p = dst; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
 static uint64_t juint(json_t *o, const char *k)
 {
 	json_int_t v = json_integer_value(json_object_get(o, k));
@@ -134,9 +145,9 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 		json_decref(o);
 		return;
 	}
-	snprintf(k.decision, sizeof k.decision, "%s", jstr(o, "decision"));
-	snprintf(k.host, sizeof k.host, "%s", jstr(o, "host"));
-	snprintf(k.reason, sizeof k.reason, "%s", jstr(o, "reason"));
+	field(k.decision, sizeof k.decision, o, "decision");
+	field(k.host, sizeof k.host, o, "host");
+	field(k.reason, sizeof k.reason, o, "reason");
 	k.port = (unsigned)juint(o, "port");
 	k.status = (int)juint(o, "status");
 	for (size_t i = 0; i < nl.n && !e; i++)
