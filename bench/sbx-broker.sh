@@ -417,12 +417,14 @@ async def idle(host, port, n):
     held = []
     async def one():
         async with sem:
-            held.append(await tunnel(host, port))
+            # A proxy out of descriptors may stop answering rather than
+            # refuse: that ends the count, it does not hang the bench.
+            held.append(await asyncio.wait_for(tunnel(host, port), 10))
     try:
         await asyncio.gather(*(one() for _ in range(n)))
         print("held %d" % len(held), flush=True)
     except BaseException as e:
-        print("held %d failed: %s" % (len(held), str(e)[:60].replace("\r\n", " ")), flush=True)
+        print("held %d failed: %s" % (len(held), (str(e) or type(e).__name__)[:60].replace("\r\n", " ")), flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     for r, w in held:
         w.close()
@@ -454,6 +456,7 @@ wait_port() {
 coproc ORIG { ip netns exec "$NO" "$W/load" origin 198.18.1.2 "$bytes"; }
 pids+=("${ORIG_PID:?}")
 read -r _ <&"${ORIG[0]}"
+opid=$(ip netns pids "$NO") # the origin is all that runs there
 
 # The broker: its own socket, and a listener on 127.0.0.1:3128 handed to
 # it; the keeper reads the decision lines as sbx-ns would.
@@ -561,7 +564,7 @@ echo "bulk      CPU per GiB against the splice floor: broker $(ratio "${scpu[bro
 # every proxy makes one such connection per client connection, a floor
 # none can go under.
 rkinds="direct broker tinyproxy squid"
-for k in $rkinds; do : > "$W/rate.$k"; : > "$W/cpu.$k"; done
+for k in $rkinds accept; do : > "$W/rate.$k"; : > "$W/cpu.$k"; done
 # SYNs the origin's listener dropped (ListenOverflows), per kind: each
 # costs its dialler a one-second retransmission, which a rate shows and a
 # CPU time does not.
@@ -573,11 +576,16 @@ for _ in $(seq 1 "$rounds"); do
 		p=$(pidof_kind "$k")
 		o0=$(overflows)
 		[ -z "$p" ] || c0=$(cpu "$p")
+		[ -n "$p" ] || oc0=$(cpu "$opid")
 		read -r r cu < <(ip netns exec "$NB" "$W/load" rate "$(target "$k" 80)" "$conns" 16)
 		echo "$r" >> "$W/rate.$k"
 		drops[$k]=$((${drops[$k]:-0} + $(overflows) - o0))
 		if [ -z "$p" ]; then
 			echo "$cu" >> "$W/cpu.direct"
+			# The other side of the same connections: what accepting
+			# and closing one costs the origin.
+			awk -v a="$oc0" -v b="$(cpu "$opid")" -v hz="$hz" -v n="$conns" \
+				'BEGIN { printf "%.1f\n", (b - a) / hz / n * 1e6 }' >> "$W/cpu.accept"
 		else
 			awk -v a="$c0" -v b="$(cpu "$p")" -v hz="$hz" -v n="$conns" \
 				'BEGIN { printf "%.1f\n", (b - a) / hz / n * 1e6 }' >> "$W/cpu.$k"
@@ -589,7 +597,7 @@ for k in $rkinds; do
 	cps[$k]=$(median < "$W/rate.$k")
 	us[$k]=$(median < "$W/cpu.$k")
 	if [ "$k" = direct ]; then
-		echo "rate      $k: ${cps[$k]} connections/s (rounds: $(list "$W/rate.$k")); ${us[$k]} us of the client's CPU per connection (the floor); ${drops[$k]} SYNs dropped by the origin's listener"
+		echo "rate      $k: ${cps[$k]} connections/s (rounds: $(list "$W/rate.$k")); ${us[$k]} us of the client's CPU per connection (the floor), $(median < "$W/cpu.accept") us of the origin's to accept and close one; ${drops[$k]} SYNs dropped by the origin's listener"
 	else
 		above[$k]=$(awk -v a="${us[$k]}" -v b="${us[direct]}" 'BEGIN { printf "%.1f", a - b }')
 		echo "rate      $k: ${cps[$k]} connections/s (rounds: $(list "$W/rate.$k")); ${us[$k]} us of its own CPU per connection, ${above[$k]} above the floor; ${drops[$k]} SYNs dropped by the origin's listener"
