@@ -12,6 +12,7 @@
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
+#include "status.h"
 #include "fd.h"
 #include "json.h"
 #include "opts.h"
@@ -211,7 +212,7 @@ static int parse(struct ns_run *r, int argc, char **argv)
 		case O_CLAMP: r->pol.clamp = 1; break;
 		case O_PRINT_POLICY: r->print_policy = 1; break;
 		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
-		case O_STATUS_FD: r->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_STATUS_FD: r->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_CMDPATH: r->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
 		case O_ALLOW_EXEC: sbx_allowexec_add(&r->allow, "--allow-exec", arg); break;
@@ -581,6 +582,7 @@ int main(int argc, char **argv)
 	pid_t ppid = getppid(), pid;
 
 	sbx_setprog(NS_PROG);
+	sbx_opt_version(argc, argv);
 	memset(&r, 0, sizeof r);
 	r.status_fd = r.ready_fd = r.wsfd = r.grant_fd = -1;
 	r.net = NET_NONE;
