@@ -170,7 +170,6 @@ int sbx_policy_unsafe_fallback(const struct sbx_policy *p);
 
 /* Names used in messages and JSON. */
 const char *sbx_policy_net_name(int net);     /* "none", "localhost", "allowlist", "all" */
-const char *sbx_policy_net_sbx_name(int net); /* "none", "loopback", "broker", "host" */
 
 /* policy_json.c */
 /* Parse len bytes (not NUL-terminated) as a policy. p must have been
