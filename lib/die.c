@@ -79,7 +79,7 @@ static size_t escape(char *out, size_t cap, const char *in, size_t n)
 
 void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, ...)
 {
-	static const char *const kinds[] = { "fatal", "usage", "warning" };
+	static const char *const kinds[] = { "fatal", "usage", "warning", "note" };
 	int err = errno;
 	char text[2048], line[4096];
 	size_t n = 0, o;
@@ -103,7 +103,7 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 	line[o++] = '\n';
 	while (write(2, line, o) < 0 && errno == EINTR)
 		;
-	if (kind != SBX_MSG_WARNING) {
+	if (kind != SBX_MSG_WARNING && kind != SBX_MSG_NOTE) {
 		sbx_status_exit_on_die(code, text);
 		_exit(code);
 	}

@@ -8,7 +8,7 @@
 void sbx_setprog(const char *name);
 const char *sbx_prog(void);
 
-enum sbx_msg_kind { SBX_MSG_FATAL, SBX_MSG_USAGE, SBX_MSG_WARNING };
+enum sbx_msg_kind { SBX_MSG_FATAL, SBX_MSG_USAGE, SBX_MSG_WARNING, SBX_MSG_NOTE };
 
 /* Writes "PROG: KIND: MSG[: strerror(errno)]\n" with one write(2), so lines
  * from several processes sharing stderr never interleave; then, for FATAL
@@ -28,5 +28,7 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 /* "PROG: warning: MSG[: errno text]" */
 #define sbx_warn(...) sbx_msg(SBX_MSG_WARNING, 0, 0, __VA_ARGS__)
 #define sbx_warn_errno(...) sbx_msg(SBX_MSG_WARNING, 0, 1, __VA_ARGS__)
+/* "PROG: note: MSG": something the caller should know, not a fault. */
+#define sbx_note(...) sbx_msg(SBX_MSG_NOTE, 0, 0, __VA_ARGS__)
 
 #endif

@@ -457,7 +457,7 @@ teardown() {
 		assert_line --regexp "^$n +ok +"
 	done
 	assert_line "broker-allowed     ok             http://allowed.sbx-check.test/: HTTP 200: hello from the sbx-check origin"
-	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not allowed"
+	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not on the allowlist (--allow-host) sbx-ns: note: the broker refused 1 connection: denied.sbx-check.test:80: host denied.sbx-check.test not on the allowlist (--allow-host) (1)"
 	assert_line "result: all checks passed (exit 0)"
 	run -0 testnets
 	assert_output ""
@@ -503,7 +503,7 @@ teardown() {
 	assert_line --regexp "^env-write +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/ws/\\.env for writing: Read-only file system\$"
 	assert_line --regexp "^offline +ok +denied: "
 	assert_line "broker-allowed     unsupported    not proven: a test origin outside the broker's namespace needs a veth pair, which only root can build, and the broker refuses loopback and the host's own addresses; to fix: run sbx-check proof as root with ip(8) installed"
-	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not allowed"
+	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not on the allowlist (--allow-host) sbx-ns: note: the broker refused 1 connection: denied.sbx-check.test:80: host denied.sbx-check.test not on the allowlist (--allow-host) (1)"
 	assert_line "result: all checks passed (exit 0)"
 }
 

@@ -495,7 +495,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 {
 	sigset_t set;
 	struct signalfd_siginfo si;
-	struct pollfd pf[3];
+	struct pollfd pf[4];
 	struct ns_report rep;
 	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
 	uint64_t deadline = r->timeout_ms ? now_ms() + r->timeout_ms : 0;
@@ -524,7 +524,10 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		pf[2].fd = ns_notify_fd(r);
 		pf[2].events = POLLIN;
 		pf[2].revents = 0;
-		rc = poll(pf, 3, wait_ms);
+		pf[3].fd = ns_net_fd(r);
+		pf[3].events = POLLIN;
+		pf[3].revents = 0;
+		rc = poll(pf, 4, wait_ms);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
@@ -545,6 +548,8 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		}
 		if (pf[2].revents)
 			ns_notify_handle(r, pf[2].revents);
+		if (pf[3].revents)
+			ns_net_handle(r);
 		if (!(pf[0].revents & POLLIN))
 			continue;
 		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
@@ -571,6 +576,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	}
 	close(sfd);
 	ns_notify_end(r);
+	ns_net_finish(r);
 	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
 

@@ -188,6 +188,11 @@ const char *ns_net_name(const struct ns_run *r);
 char **ns_net_env(const struct ns_run *r, char **env, size_t *k);
 int ns_net_reserved_env(const char *name, size_t len);
 
+/* netlog.c: the broker's decisions, on the status fd and in a note */
+int ns_net_fd(const struct ns_run *r);
+void ns_net_handle(struct ns_run *r);
+void ns_net_finish(struct ns_run *r);
+
 /* filter.c */
 void ns_load_filter(const struct ns_run *r);
 
