@@ -9,6 +9,7 @@
 #include "ns.h"
 
 #include "cmdpath.h"
+#include "container.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
@@ -366,6 +367,11 @@ static const char userns_help[] =
 noreturn static void die_userns(const char *step, const char *path)
 {
 	int e = errno;
+	char ctr[320];
+
+	if ((e == EPERM || e == ENOSYS) && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s (%s); %s", step, path, strerror(e), ctr,
+			sbx_fix_ctr_userns);
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s; %s", step, path, strerror(e), userns_help);
 }
 
