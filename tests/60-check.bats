@@ -555,7 +555,8 @@ sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scra
 
 @test "the demo runs on this host: limits refused fail-closed, every attempt blocked, nothing escapes" {
 	run -0 --separate-stderr "$SBX_ROOT/demo/run.sh"
-	assert_equal "$stderr" ""
+	# The one line on stderr is sbx-ns telling its caller what the broker refused.
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 1 connection: forbidden.test:80: host forbidden.test not on the allowlist (--allow-host) (1)"
 	assert_line "   cgroup limits: UNAVAILABLE here; sbx-cgroup refuses, fail-closed (exit 101):"
 	assert_line --regexp '^  write a file in the workspace +ALLOWED +wrote /var/tmp/sbx-demo\.[A-Za-z0-9]{6}/home/project/result\.txt$'
 	assert_line --regexp '^  read ~/\.ssh/id_ed25519 +blocked +cat: /var/tmp/sbx-demo\.[A-Za-z0-9]{6}/home/\.ssh/id_ed25519: No such file or directory$'

@@ -355,7 +355,7 @@ kube_down() {
 	assert_line "wget: server returned error: HTTP/1.1 403 Forbidden"
 	assert_line "end"
 	assert_line --partial '"host":"allowed.sbx.test","port":80,"address":"'"$C_ORIGIN"'","decision":"allowed","status":200'
-	assert_line --partial '"host":"denied.sbx.test","port":80,"address":null,"decision":"refused","status":403,"reason":"host denied.sbx.test not allowed"'
+	assert_line --partial '"host":"denied.sbx.test","port":80,"address":null,"decision":"refused","status":403,"reason":"host denied.sbx.test not on the allowlist (--allow-host)"'
 	# The origin saw the allowed request and nothing else.
 	run -0 cat "$C_DIR/origin.log"
 	assert_output "allowed.sbx.test/a"
