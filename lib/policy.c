@@ -128,12 +128,6 @@ const char *sbx_policy_net_name(int net)
 	return net >= SBX_PNET_NONE && net <= SBX_PNET_HOST ? n[net] : "?";
 }
 
-const char *sbx_policy_net_sbx_name(int net)
-{
-	static const char *const n[] = { "?", "none", "loopback", "broker", "host" };
-	return net >= SBX_PNET_NONE && net <= SBX_PNET_HOST ? n[net] : "?";
-}
-
 /* Replace a field's origin (an owned copy). */
 static int set_origin(char **dst, const char *origin)
 {

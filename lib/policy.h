@@ -64,6 +64,7 @@ enum sbx_pol_fallback {
 #define SBX_POL_MAX_INODES   (1ULL << 48)
 #define SBX_POL_MAX_ITEMS    4096              /* entries of one list */
 #define SBX_POL_MAX_BYTES    (4u << 20)        /* a policy file or fd */
+#define SBX_POL_WAIT_MS      10000u            /* for a policy fd's end of file */
 
 struct sbx_pol_u64 { uint64_t v; int set; char *origin; };
 struct sbx_pol_int { int v; int set; char *origin; };   /* enums and booleans */
@@ -169,7 +170,6 @@ int sbx_policy_unsafe_fallback(const struct sbx_policy *p);
 
 /* Names used in messages and JSON. */
 const char *sbx_policy_net_name(int net);     /* "none", "localhost", "allowlist", "all" */
-const char *sbx_policy_net_sbx_name(int net); /* "none", "loopback", "broker", "host" */
 
 /* policy_json.c */
 /* Parse len bytes (not NUL-terminated) as a policy. p must have been

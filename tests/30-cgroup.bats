@@ -114,7 +114,8 @@ bad() {
 		bad "--$opt: invalid name 'cpu.max': contains '.'" --root "$SCRATCH" --$opt cpu.max "${extra[@]}"
 		bad "--$opt: invalid name '-x': starts with '-'" --root "$SCRATCH" --$opt=-x "${extra[@]}"
 		bad "--$opt: invalid name 'a b': invalid character" --root "$SCRATCH" --$opt "a b" "${extra[@]}"
-		bad "--$opt: invalid name 'a"$'\n'"': invalid character" --root "$SCRATCH" --$opt "a"$'\n' "${extra[@]}"
+		# A control character never reaches the terminal raw.
+		bad "--$opt: invalid name 'a\\x0a': invalid character" --root "$SCRATCH" --$opt "a"$'\n' "${extra[@]}"
 		bad "--$opt: invalid name '$(printf 'x%.0s' {1..65})': longer than 64 characters" \
 			--root "$SCRATCH" --$opt "$(printf 'x%.0s' {1..65})" "${extra[@]}"
 	done

@@ -211,6 +211,7 @@ int main(int argc, char **argv)
 	size_t max_conns = 0, max_sb_conns = 0;
 
 	sbx_setprog("sbx-broker");
+	sbx_opt_version(argc, argv);
 	sbx_opt_init(&st, 1);
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
 		switch (id) {

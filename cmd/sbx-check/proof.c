@@ -450,6 +450,17 @@ static const char *find_ip(void)
 	return NULL;
 }
 
+/* busybox's ip lacks the netns and veth commands the test network needs,
+ * and answers them with its usage text: ask `ip -V` who it is. */
+static int is_iproute2(struct chain *c, const char *ip)
+{
+	char *argv[] = { (char *)ip, (char *)"-V", NULL };
+	struct run res;
+
+	run(c, argv, &res);
+	return res.code == 0 && strstr(res.out, "iproute2") != NULL;
+}
+
 /* Runs `ip ARGS...`; 0 when it worked, otherwise its output in why. */
 static int ipcmd(struct chain *c, const struct testnet *t, char *why, size_t n, ...)
 {
@@ -821,7 +832,7 @@ static void broker_denial_only(struct chk_report *r, struct chain *c, const stru
 	it = chk_add(r, CLS_EXTRA, "broker-allowed", CHK_UNSUPPORTED,
 		     "not proven: %s, and the broker refuses loopback and the host's own addresses",
 		     whynot);
-	chk_fix(it, "run sbx-check proof as root with ip(8) installed");
+	chk_fix(it, "run sbx-check proof as root with iproute2's ip(8) installed");
 	if ((t.broker = start_helper(c, &t, broker, 1, why, sizeof why)) < 0) {
 		it = chk_add(r, CLS_EXTRA, "broker-denied", CHK_UNSUPPORTED,
 			     "the test origin and broker could not be started: %s", why);
@@ -858,6 +869,13 @@ static void broker_proof(struct chk_report *r, struct chain *c, const struct scr
 	}
 	if (!ip) {
 		broker_denial_only(r, c, s, broker, "ip(8) is not installed to build a veth pair");
+		return;
+	}
+	if (!is_iproute2(c, ip)) {
+		char msg[PATH_MAX + 96];
+		snprintf(msg, sizeof msg, "%s is not iproute2's ip (busybox's?): the veth pair "
+			 "needs iproute2", ip);
+		broker_denial_only(r, c, s, broker, msg);
 		return;
 	}
 	memset(&t, 0, sizeof t);

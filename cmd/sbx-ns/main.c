@@ -9,9 +9,11 @@
 #include "ns.h"
 
 #include "cmdpath.h"
+#include "container.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
+#include "status.h"
 #include "fd.h"
 #include "json.h"
 #include "opts.h"
@@ -211,7 +213,7 @@ static int parse(struct ns_run *r, int argc, char **argv)
 		case O_CLAMP: r->pol.clamp = 1; break;
 		case O_PRINT_POLICY: r->print_policy = 1; break;
 		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
-		case O_STATUS_FD: r->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_STATUS_FD: r->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_CMDPATH: r->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
 		case O_ALLOW_EXEC: sbx_allowexec_add(&r->allow, "--allow-exec", arg); break;
@@ -365,6 +367,11 @@ static const char userns_help[] =
 noreturn static void die_userns(const char *step, const char *path)
 {
 	int e = errno;
+	char ctr[320];
+
+	if ((e == EPERM || e == ENOSYS) && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s (%s); %s", step, path, strerror(e), ctr,
+			sbx_fix_ctr_userns);
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s; %s", step, path, strerror(e), userns_help);
 }
 
@@ -587,6 +594,7 @@ int main(int argc, char **argv)
 	pid_t ppid = getppid(), pid;
 
 	sbx_setprog(NS_PROG);
+	sbx_opt_version(argc, argv);
 	memset(&r, 0, sizeof r);
 	r.status_fd = r.ready_fd = r.wsfd = r.grant_fd = -1;
 	r.net = NET_NONE;

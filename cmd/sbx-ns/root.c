@@ -9,6 +9,7 @@
  * on its own tmpfs (move_mount onto an fd, no path walked twice). */
 #include "ns.h"
 
+#include "container.h"
 #include "die.h"
 #include "exitcodes.h"
 
@@ -202,13 +203,21 @@ static void build_dev(const struct ns_run *r, struct owned *o)
 static void build_proc(int *hidepid)
 {
 	static const char *const opts[] = { "hidepid=invisible", "hidepid=2" };
+	char ctr[320];
 
 	*hidepid = 1;
 	for (size_t i = 0; i < 2; i++)
 		if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) == 0)
 			return;
 	*hidepid = 0;
-	mount_or_die("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+		return;
+	/* The kernel refuses a fresh proc while parts of the visible one are
+	 * covered: a container runtime's masked paths. */
+	if (errno == EPERM && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s",
+			strerror(EPERM), ctr, sbx_fix_ctr_proc);
+	sbx_die_errno(SBX_EXIT_SYS, "unable to mount proc on /proc");
 }
 
 /* Deny-write, in path order (ancestors before what lies below them). */

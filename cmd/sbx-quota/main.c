@@ -9,6 +9,7 @@
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
+#include "status.h"
 #include "fd.h"
 #include "json.h"
 #include "opts.h"
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
 	const char *verb = argc > 1 ? argv[1] : NULL;
 
 	sbx_setprog(TOOL);
+	sbx_opt_version(argc, argv);
 	if (!verb)
 		sbx_die_usage("missing subcommand (verify, prepare or report)");
 	if (verb[0] == '-') {
@@ -225,7 +227,7 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 		case O_INODES: o->inodes = sbx_opt_u64("--inodes", arg, 1, MAX_INODES); break;
 		case O_MAXFILE: o->max_file = sbx_opt_size("--max-file", arg, MAX_BYTES); break;
 		case O_PASSFD: o->pass_fd = parse_pass_fd(arg); break;
-		case O_STATUSFD: o->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_STATUSFD: o->status_fd = sbx_status_opt(arg); break;
 		case O_PROJECT: o->project = sbx_opt_u64("--project", arg, 1, 4294967294ULL); break;
 		case O_REPLACE: o->replace = 1; break;
 		case O_JSON: o->json = 1; break;
