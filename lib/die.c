@@ -13,7 +13,7 @@ const char *sbx_prog(void) { return prog; }
 
 void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, ...)
 {
-	static const char *const kinds[] = { "fatal", "usage", "warning" };
+	static const char *const kinds[] = { "fatal", "usage", "warning", "killed", "note" };
 	int err = errno;
 	char line[2048];
 	size_t n;
@@ -37,7 +37,31 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 	line[n++] = '\n';
 	while (write(2, line, n) < 0 && errno == EINTR)
 		;
-	if (kind != SBX_MSG_WARNING)
+	if (kind == SBX_MSG_FATAL || kind == SBX_MSG_USAGE)
 		_exit(code);
 	errno = err;
+}
+
+const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v)
+{
+	if (v && v % (1024ULL * 1024) == 0)
+		snprintf(buf, sz, "%llu MiB", v / (1024ULL * 1024));
+	else
+		snprintf(buf, sz, "%llu bytes", v);
+	return buf;
+}
+
+const char *sbx_fmt_ms(char *buf, unsigned long sz, unsigned long long ms)
+{
+	unsigned long long frac = ms % 1000;
+	int digits = 3;
+
+	if (!frac) {
+		snprintf(buf, sz, "%llu s", ms / 1000);
+		return buf;
+	}
+	for (; frac % 10 == 0; frac /= 10)
+		digits--;
+	snprintf(buf, sz, "%llu.%0*llu s", ms / 1000, digits, frac);
+	return buf;
 }
