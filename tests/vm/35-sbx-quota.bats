@@ -489,20 +489,17 @@ t_no_quota_exemption() {
 # does: t_shared_project).
 t_deleted_not_shared() {
 	ws_for "$1"
-	local i
-	for i in $(seq 25); do
-		mkdir "$ws/d"
-		rmdir "$ws/d"
-		run -0 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
-		: >"$ws/f"
-		rm "$ws/f"
-		run -0 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M
-		if [ "$SBX_VM_ROLE" = root ]; then
-			mkdir "$ws/d"
-			rmdir "$ws/d"
-			run -0 --separate-stderr sbx-quota prepare --workspace "$ws" --project "$proj" --disk 8M --inodes 16
-		fi
-	done
+	# In one shell, with no pause between the deletion and the count.
+	run -0 --separate-stderr sh -c 'for i in $(seq 25); do
+		mkdir "$1/d" && rmdir "$1/d" && sbx-quota verify --workspace "$1" --disk 8M || exit
+		: >"$1/f" && rm "$1/f" && sbx-quota verify --workspace "$1" --disk 8M || exit
+	done' sh "$ws"
+	assert_equal "$stderr" ""
+	[ "$SBX_VM_ROLE" = root ] || return 0
+	run -0 --separate-stderr sh -c 'for i in $(seq 25); do
+		mkdir "$1/d" && rmdir "$1/d" && sbx-quota prepare --workspace "$1" --project "$2" --disk 8M --inodes 16 || exit
+	done' sh "$ws" "$proj"
+	assert_equal "$stderr" ""
 }
 
 @test "prepare then verify succeeds on xfs, and every inode carries the project" { t_prepare_then_verify xfs; }
