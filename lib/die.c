@@ -79,7 +79,7 @@ static size_t escape(char *out, size_t cap, const char *in, size_t n)
 
 void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, ...)
 {
-	static const char *const kinds[] = { "fatal", "usage", "warning", "note" };
+	static const char *const kinds[] = { "fatal", "usage", "warning", "killed", "note" };
 	int err = errno;
 	char text[2048], line[4096];
 	size_t n = 0, o;
@@ -103,9 +103,33 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 	line[o++] = '\n';
 	while (write(2, line, o) < 0 && errno == EINTR)
 		;
-	if (kind != SBX_MSG_WARNING && kind != SBX_MSG_NOTE) {
+	if (kind == SBX_MSG_FATAL || kind == SBX_MSG_USAGE) {
 		sbx_status_exit_on_die(code, text);
 		_exit(code);
 	}
 	errno = err;
+}
+
+const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v)
+{
+	if (v && v % (1024ULL * 1024) == 0)
+		snprintf(buf, sz, "%llu MiB", v / (1024ULL * 1024));
+	else
+		snprintf(buf, sz, "%llu bytes", v);
+	return buf;
+}
+
+const char *sbx_fmt_ms(char *buf, unsigned long sz, unsigned long long ms)
+{
+	unsigned long long frac = ms % 1000;
+	int digits = 3;
+
+	if (!frac) {
+		snprintf(buf, sz, "%llu s", ms / 1000);
+		return buf;
+	}
+	for (; frac % 10 == 0; frac /= 10)
+		digits--;
+	snprintf(buf, sz, "%llu.%0*llu s", ms / 1000, digits, frac);
+	return buf;
 }

@@ -90,7 +90,8 @@ static void list_free(struct sbx_pol_list *l)
 
 void sbx_policy_free(struct sbx_policy *p)
 {
-	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard };
+	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard,
+				       &p->statfs_ok };
 	struct sbx_pol_u64 *nums[] = { &p->cpu, &p->memory, &p->pids, &p->disk, &p->inodes };
 	struct sbx_pol_list *lists[] = { &p->allow, &p->ro, &p->rw, &p->deny };
 
@@ -113,7 +114,7 @@ int sbx_policy_has_sandbox(const struct sbx_policy *p)
 int sbx_policy_has_resources(const struct sbx_policy *p)
 {
 	return p->cpu.set || p->memory.set || p->pids.set || p->disk.set || p->inodes.set ||
-	       p->hard.set;
+	       p->hard.set || p->statfs_ok.set;
 }
 
 int sbx_policy_unsafe_fallback(const struct sbx_policy *p)
@@ -742,6 +743,18 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 	    merge_ord(&c, "resources.require_hard_limits", &base->hard, &req->hard, &eff->hard,
 		      hard, 1) < 0)
 		goto out;
+	/* accept_statfs_quota weakens what sbx-quota proves: only the
+	 * administrator's baseline may say it, never a request. */
+	if ((scope & SBX_PSCOPE_QUOTA) && req->statfs_ok.set && req->statfs_ok.v) {
+		sbx_perr_set(e, SBX_EXIT_POLICY,
+			     "policy refused: %s: only a baseline may accept statfs-level quota assurance",
+			     orig(req->statfs_ok.origin));
+		goto out;
+	}
+	if ((scope & SBX_PSCOPE_QUOTA) && base->statfs_ok.set && copy_int(&eff->statfs_ok, &base->statfs_ok) < 0) {
+		nomem(e);
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc < 0) {

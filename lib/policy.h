@@ -53,7 +53,7 @@ enum sbx_pol_fallback {
  * file can serve every tool of a chain. */
 #define SBX_PSCOPE_NS     0x1u  /* the sandbox block */
 #define SBX_PSCOPE_CGROUP 0x2u  /* cpu_percent, memory_mb, max_processes, require_hard_limits */
-#define SBX_PSCOPE_QUOTA  0x4u  /* disk_mb, max_inodes, require_hard_limits */
+#define SBX_PSCOPE_QUOTA  0x4u  /* disk_mb, max_inodes, require_hard_limits, accept_statfs_quota */
 #define SBX_PSCOPE_ALL    0x7u
 
 /* Limits of the values a policy may hold (the tools' own maxima). */
@@ -91,6 +91,7 @@ struct sbx_policy {
 	struct sbx_pol_u64 disk;      /* disk_mb, held in bytes */
 	struct sbx_pol_u64 inodes;    /* max_inodes (sbx's addition) */
 	struct sbx_pol_int hard;      /* require_hard_limits */
+	struct sbx_pol_int statfs_ok; /* accept_statfs_quota: baseline only (sbx-quota) */
 };
 
 struct sbx_perr {
@@ -100,7 +101,7 @@ struct sbx_perr {
 
 /* Fields narrowed by a clamped merge, by their block path
  * ("resources.memory_mb", "sandbox.readableRoots"), each once. */
-#define SBX_POL_NFIELDS 14
+#define SBX_POL_NFIELDS 15
 struct sbx_pol_clamped {
 	const char *field[SBX_POL_NFIELDS];
 	size_t n;

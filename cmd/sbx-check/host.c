@@ -1,5 +1,6 @@
 /* `sbx-check host`: what this kernel and this administrator's setup offer,
  * one item per capability, each missing one with what to do about it. */
+#include "cgroup.h"
 #include "check.h"
 #include "die.h"
 #include "exitcodes.h"
@@ -233,6 +234,29 @@ static void cgroup(struct chk_report *r, const struct chk_opts *o)
 				     "not owned by uid %u: %s", (unsigned)me, bad);
 			chk_fix(it, "chown %u %s (or sbx-cgroup --delegate %s --user %u)", (unsigned)me, bad,
 				dir, (unsigned)me);
+		}
+	}
+	/* Placement: owning the subtree is not enough, the caller's own
+	 * process must sit inside it (sbx_cg_placement). */
+	{
+		char own[4200], anc[4200];
+		int pl = sbx_cg_placement(dir, own, sizeof own, anc, sizeof anc);
+		if (pl == 0) {
+			chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_OK,
+				"this process's cgroup %s may place commands below %s", own, dir);
+		} else if (pl == 1) {
+			it = chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_MISSING,
+				     "this process's cgroup %s is outside the subtree uid %u may manage: "
+				     "placing a command below %s needs write access to %s/cgroup.procs",
+				     own, (unsigned)geteuid(), dir, anc);
+			chk_fix(it, "run sbx-cgroup from inside %s (systemd-run --user --scope -p Delegate=yes "
+				"sbx-cgroup ..., or first write the shell's pid into a leaf cgroup of it that "
+				"uid %u owns)", dir, (unsigned)geteuid());
+		} else {
+			it = chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_NOTCONF,
+				     "cannot tell whether this process may place commands below %s: %s", dir,
+				     strerror(errno));
+			chk_fix(it, "check that /proc is mounted");
 		}
 	}
 	if (read_small(dir, "memory.swap.max", ctl, sizeof ctl) == 0) {
