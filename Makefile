@@ -142,7 +142,7 @@ install: all
 	chmod 0644 $(DESTDIR)$(PREFIX)/share/sbx/manifest
 
 clean:
-	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm
+	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10
 
 distclean: clean
 	rm -rf build
