@@ -71,6 +71,8 @@ void chk_bindir(char *out, size_t n);
 void chk_host(struct chk_report *r, const struct chk_opts *o);
 /* host_mounts.c: the mount steps sbx-ns will take, by the interface it will use. */
 void chk_host_mounts(struct chk_report *r);
+/* host_apparmor.c: Ubuntu's AppArmor user namespace restriction and the sbx-ns profile. */
+void chk_host_apparmor(struct chk_report *r);
 void chk_tools(struct chk_report *r, const struct chk_opts *o, char **paths, int n);
 void chk_proof(struct chk_report *r, const struct chk_opts *o);
 

@@ -80,8 +80,8 @@ static void userns(struct chk_report *r)
 	else if (clone == 0)
 		chk_fix(it, "sysctl -w kernel.unprivileged_userns_clone=1");
 	else if (aa == 1)
-		chk_fix(it, "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor "
-			"profile granting 'userns' to sbx-ns");
+		chk_fix(it, "load sbx-ns's AppArmor profile (see apparmor-userns), or sysctl -w "
+			"kernel.apparmor_restrict_unprivileged_userns=0");
 	else
 		chk_fix(it, "allow unshare(CLONE_NEWUSER) for this user (a container runtime's "
 			"seccomp profile or an LSM is refusing it)");
@@ -442,6 +442,7 @@ void chk_host(struct chk_report *r, const struct chk_opts *o)
 {
 	kernel(r);
 	userns(r);
+	chk_host_apparmor(r);
 	chk_host_mounts(r);
 	kernel_features(r);
 	cgroup(r, o);
