@@ -168,7 +168,7 @@ HOME=/tmp"
 	ws=$(ns_ws)
 	run -3 ns_fd5 ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- "$NS_ATT" exit 3
 	assert_line --index 0 --regexp '^\{"tool":"sbx-ns","event":"namespaces","pid":[0-9]+,"ns":\{"user":[0-9]+,"mnt":[0-9]+,"pid":[0-9]+,"ipc":[0-9]+,"uts":[0-9]+,"net":[0-9]+,"cgroup":[0-9]+\}\}$'
-	assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"landlock\":[1-9][0-9]*,\"seccomp\":true,\"net\":\"none\",\"hidepid\":true,\"userns\":\"blocked\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
+	assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"landlock\":[1-9][0-9]*,\"seccomp\":true,\"net\":\"none\",\"hidepid\":true,\"mounts\":\"${SBX_TEST_MOUNTS:-new}\",\"userns\":\"blocked\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
 	assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":3}'
 	assert_equal "${#lines[@]}" 3
 	run -137 ns_fd5 ns_root --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- "$NS_ATT" kill-self 9

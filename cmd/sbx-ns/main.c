@@ -446,6 +446,7 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 		sbx_json_int(&j, "broker_pid", r->broker_pid);
 	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
+	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->mnt_api));
 	sbx_json_str(&j, "userns", "blocked");
 	sbx_json_uint(&j, "uid", r->uid);
 	sbx_json_uint(&j, "gid", r->gid);
@@ -618,6 +619,7 @@ int main(int argc, char **argv)
 	ns_check_net(&r);
 	if (sbx_probe_landlock(&r.landlock_abi) != 0)
 		r.landlock_abi = 0;
+	r.mnt_api = sbx_mnt_probe();
 	if (r.require_landlock && r.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
 	check_policy(&r);

@@ -14,6 +14,7 @@
 
 #include "allowexec.h"
 #include "grant.h"
+#include "mount.h"
 #include "policy.h"
 #include "protect.h"
 
@@ -113,6 +114,7 @@ struct ns_run {
 	struct deny_op *dops;
 	size_t ndops, capdops;
 	int landlock_abi;      /* 0: none */
+	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
 	int report_fd;         /* sandbox -> outer: what happened inside */

@@ -5,7 +5,9 @@
  * BLOCK_SOFT_BYTES the block soft limit is that instead (a soft limit below the hard
  * one is what statfs then shows). The VM
  * tests need this before sbx-quota can do it; it uses only FS_IOC_FSSETXATTR and
- * quotactl_fd so that it works the same on XFS and ext4. */
+ * quotactl_fd so that it works the same on XFS and ext4. On a kernel without
+ * quotactl_fd (before 5.14) it names the block device from /proc/self/mountinfo
+ * to quotactl instead. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -40,6 +44,31 @@ static uint64_t number(const char *s)
 		exit(100);
 	}
 	return v;
+}
+
+/* The source device of the mount holding fd, from mountinfo (maj:min match). */
+static int device_of(int fd, char *dev, size_t n)
+{
+	struct stat st;
+	char line[4096], want[32];
+	FILE *f;
+
+	if (fstat(fd, &st) < 0 || !(f = fopen("/proc/self/mountinfo", "re")))
+		return -1;
+	snprintf(want, sizeof want, "%u:%u", major(st.st_dev), minor(st.st_dev));
+	while (fgets(line, sizeof line, f)) {
+		char mm[32], *sep = strstr(line, " - ");
+		char src[256];
+		if (sep && sscanf(line, "%*s %*s %31s", mm) == 1 && !strcmp(mm, want) &&
+		    sscanf(sep + 3, "%*s %255s", src) == 1) {
+			snprintf(dev, n, "%s", src);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	errno = ENODEV;
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -78,7 +107,14 @@ int main(int argc, char **argv)
 	q.d_blk_hardlimit = bytes / 512;
 	q.d_blk_softlimit = soft / 512;
 	q.d_ino_hardlimit = q.d_ino_softlimit = inodes;
-	if (syscall(SYS_quotactl_fd, fd, QCMD(Q_XSETQLIM, PRJQUOTA), (unsigned)projid, &q) < 0)
-		fatal("set project quota limits for", dir);
+	if (syscall(SYS_quotactl_fd, fd, QCMD(Q_XSETQLIM, PRJQUOTA), (unsigned)projid, &q) < 0) {
+		char dev[256];
+		if (errno != ENOSYS)
+			fatal("set project quota limits for", dir);
+		if (device_of(fd, dev, sizeof dev) < 0)
+			fatal("find the block device of", dir);
+		if (syscall(SYS_quotactl, QCMD(Q_XSETQLIM, PRJQUOTA), dev, (unsigned)projid, &q) < 0)
+			fatal("set project quota limits (quotactl on the device) for", dir);
+	}
 	return 0;
 }
