@@ -128,14 +128,15 @@ bad() {
 	bad "--runtime given twice" --runtime none --runtime none -- true
 }
 
-@test "--deny-write refuses empty, absolute, dot components and ** before the end" {
+@test "--deny-write refuses empty, absolute, dot components, ** twice in a row or inside a name" {
 	bad "--deny-write: invalid glob '': empty" --deny-write "" -- true
 	bad "--deny-write: invalid glob '/etc/x': absolute (globs are relative to the workspace)" --deny-write /etc/x -- true
 	bad "--deny-write: invalid glob 'a//b': empty component" --deny-write a//b -- true
 	bad "--deny-write: invalid glob 'a/': empty component" --deny-write a/ -- true
 	bad "--deny-write: invalid glob '../x': '.' and '..' are not allowed" --deny-write ../x -- true
 	bad "--deny-write: invalid glob './x': '.' and '..' are not allowed" --deny-write ./x -- true
-	bad "--deny-write: invalid glob 'a/**/b': '**' only as the last component" --deny-write 'a/**/b' -- true
+	bad "--deny-write: invalid glob 'a/**/**/b': '**/**'" --deny-write 'a/**/**/b' -- true
+	bad "--deny-write: invalid glob 'a/b**': '**' must be a whole component" --deny-write 'a/b**' -- true
 }
 
 @test "--uid and --gid refuse garbage, 0, -1 and out-of-range values" {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
-# sbx-ns: deny-write. The defaults (.env, .env.*, .git/config,
-# .git/hooks/**) in a repo-shaped workspace and in an empty one, renames of
-# ancestors, placeholders removed afterwards, --deny-write replacing the
-# defaults, and the refusals (symlinks, hard links).
+# sbx-ns: deny-write. The defaults (.env, .env.*, git's config and hooks,
+# also of worktrees and submodules) in a repo-shaped workspace and in an
+# empty one, renames of ancestors, nothing created in the workspace,
+# protected paths the command creates moved aside afterwards, --deny-write
+# replacing the defaults, and the refusals (symlinks, hard links).
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -66,29 +67,121 @@ write: ENOENT"
 	assert_dir_exist "$ws/.git"
 }
 
-@test "a workspace without .env or .git gets placeholders that cannot be written, removed afterwards" {
-	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(ns_ws)
-	both "$ws" "$a write .env; $a mkdir .git; $a write .git/config; $a mkdir .git/hooks; $a rename .env x; $a write ok" \
-"write: EROFS
-mkdir: EEXIST
-write: EROFS
-mkdir: EROFS
-rename: EBUSY
-write: ok"
-	run -0 ls -A "$ws"
-	assert_output "ok"
+# Both identities, each in a fresh workspace: ns_each CALLBACK runs
+# CALLBACK WS RUNNER for ns_root and ns_user.
+ns_each() {
+	local fn=$1 ws mode
+	for mode in ns_root ns_user; do
+		ws=$(ns_ws)
+		"$fn" "$ws" "$mode"
+	done
 }
 
-@test "a repo without hooks gets a placeholder for .git/hooks; creating a hook fails" {
+created_in_empty() {
+	local ws=$1 mode=$2
+	run -0 --separate-stderr ns_fd5 "$mode" --status-fd 5 --workspace "$ws" -- sh -c \
+		'ls -A; test -e .git || echo no-git; echo K=1 > .env; mkdir -p .git/hooks;
+		 printf "#!/bin/sh\n" > .git/hooks/pre-commit; chmod 4755 .git/hooks/pre-commit;
+		 echo s > .git/hooks/pre-commit.sample; echo "[core]" > .git/config; echo ok > ok'
+	assert_line "no-git"
+	run -0 grep -c '"event":"deny-write"' <<<"$output"
+	assert_output 3
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .env; moved it to .env.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path .git/config; moved it to .git/config.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied and cleared its execute bits"
+	run -0 ls -A "$ws" "$ws/.git" "$ws/.git/hooks"
+	assert_output "$ws:
+.env.sbx-denied
+.git
+ok
+
+$ws/.git:
+config.sbx-denied
+hooks
+
+$ws/.git/hooks:
+pre-commit.sample
+pre-commit.sbx-denied"
+	assert_equal "$(stat -c %a "$ws/.git/hooks/pre-commit.sbx-denied")" 644
+	assert_equal "$(cat "$ws/.env.sbx-denied")" "K=1"
+}
+
+@test "nothing is created in a workspace without .env or .git; what the command creates there under a protected name is moved aside" {
+	ns_each created_in_empty
+}
+
+@test "the status line of a moved path escapes its name" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_fd5 ns_user --status-fd 5 --workspace "$ws" -- sh -c 'printf x > "$(printf ".env.a\nb\033")"'
+	run -0 grep '"event":"deny-write"' <<<"$output"
+	assert_output '{"tool":"sbx-ns","event":"deny-write","path":".env.a\u000ab\u001b","action":"moved aside","moved_to":".env.a\u000ab\u001b.sbx-denied","exec_cleared":false,"earlier_run":false}'
+	assert_equal "$stderr" 'sbx-ns: warning: deny-write: the command created the protected path .env.a\x0ab\x1b; moved it to .env.a\x0ab\x1b.sbx-denied'
+}
+
+@test "a repo without hooks gets no placeholder; a hook the command creates is moved aside, the config stays read-only" {
 	local ws a="$NS_DIR/bin/ns-attempt"
 	ws=$(repo)
 	rm -r "$ws/.git/hooks"
-	both "$ws" "$a mkdir .git/hooks; $a write .git/hooks/pre-commit; $a write .git/description" \
-"mkdir: EEXIST
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
+		"$a mkdir .git/hooks; $a write .git/hooks/pre-commit; $a write .git/description; $a append .git/config"
+	assert_output "mkdir: ok
+write: ok
+write: ok
+append: EROFS"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied"
+	assert_file_not_exist "$ws/.git/hooks/pre-commit"
+	assert_equal "$(cat "$ws/.git/hooks/pre-commit.sbx-denied")" "pwned"
+	assert_equal "$(cat "$ws/.git/config")" "[core]"
+}
+
+@test "a .git file or symlink the command puts where git looks is moved aside" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'mkdir evil; echo "gitdir: evil" > .git'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git; moved it to .git.sbx-denied"
+	run -0 --separate-stderr ns_root --workspace "$ws" -- sh -c 'ln -s evil .git'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git; moved it to .git.sbx-denied-2"
+	assert_equal "$(readlink "$ws/.git.sbx-denied-2")" "evil"
+	assert_file_not_exist "$ws/.git"
+}
+
+@test "the defaults cover worktree configs and submodules' configs and hooks at any depth; git's samples are left" {
+	local ws a="$NS_DIR/bin/ns-attempt"
+	ws=$(repo)
+	mkdir -p "$ws/.git/worktrees/w" "$ws/.git/modules/a/hooks" "$ws/.git/modules/a/modules/b"
+	echo c > "$ws/.git/config.worktree"
+	echo c > "$ws/.git/worktrees/w/config.worktree"
+	echo c > "$ws/.git/modules/a/config"
+	echo h > "$ws/.git/modules/a/hooks/post-checkout"
+	echo c > "$ws/.git/modules/a/modules/b/config"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
+	both "$ws" "$a append .git/config.worktree; $a append .git/worktrees/w/config.worktree; $a append .git/modules/a/config; $a write .git/modules/a/hooks/pre-commit; $a append .git/modules/a/modules/b/config; $a write .git/modules/a/index" \
+"append: EROFS
+append: EROFS
+append: EROFS
 write: EROFS
+append: EROFS
 write: ok"
-	assert_file_not_exist "$ws/.git/hooks"
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'mkdir -p .git/modules/a/modules/c/hooks; echo x > .git/modules/a/modules/c/config; echo s > .git/modules/a/modules/c/hooks/update.sample; echo h > .git/modules/a/modules/c/hooks/update'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/modules/a/modules/c/config; moved it to .git/modules/a/modules/c/config.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path .git/modules/a/modules/c/hooks/update; moved it to .git/modules/a/modules/c/hooks/update.sbx-denied"
+	assert_file_exist "$ws/.git/modules/a/modules/c/hooks/update.sample"
+}
+
+@test "a protected path that appears during the run but is not the command's is left and reported" {
+	local ws
+	ws=$(ns_ws)
+	# Made by root on the host while a run of the test user goes on.
+	ns_root --workspace "$ws" --ready-fd 4 -- sh -c 'while [ ! -e go ]; do sleep 0.02; done' 4>"$NS_DIR/ready-h" 3>&- 2>"$NS_DIR/err-h" &
+	local p=$!
+	for _ in $(seq 500); do [ -s "$NS_DIR/ready-h" ] && break; sleep 0.02; done
+	echo root > "$ws/.env"
+	touch "$ws/go"
+	wait "$p"
+	assert_equal "$(cat "$NS_DIR/err-h")" "sbx-ns: warning: deny-write: the protected path .env appeared during a run but belongs to another user; left as it is"
+	assert_equal "$(cat "$ws/.env")" "root"
 }
 
 @test "a glob matches every existing name: .env.* covers .env.production" {
@@ -146,21 +239,27 @@ append: ok"
 link: EXDEV"
 }
 
-@test "a placeholder shared by two concurrent runs stays until neither needs it" {
+@test "a run that ends does not lift the protection of a run still going" {
 	local ws a="$NS_DIR/bin/ns-attempt" pa pb
 	ws=$(ns_ws)
-	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- sh -c 'while [ ! -e a-go ]; do sleep 0.02; done' 4>"$NS_DIR/ready-a" 3>&- &
+	# A creates .env; B starts while it is there and protects it; A ends
+	# and moves it aside; what B then writes at .env is moved aside by B.
+	ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c "echo A > .env; touch a-made; while [ ! -e a-go ]; do sleep 0.02; done" 2>"$NS_DIR/err-a" 3>&- &
 	pa=$!
-	for _ in $(seq 200); do [ -s "$NS_DIR/ready-a" ] && break; sleep 0.02; done
-	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- sh -c "while [ ! -e b-go ]; do sleep 0.02; done; $a write .env" \
-		>"$NS_DIR/out-b" 4>"$NS_DIR/ready-b" 3>&- &
+	for _ in $(seq 500); do [ -e "$ws/a-made" ] && break; sleep 0.02; done
+	ns_root --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- sh -c "$a append .env; while [ ! -e b-go ]; do sleep 0.02; done; $a write .env" \
+		>"$NS_DIR/out-b" 2>"$NS_DIR/err-b" 4>"$NS_DIR/ready-b" 3>&- &
 	pb=$!
-	for _ in $(seq 200); do [ -s "$NS_DIR/ready-b" ] && break; sleep 0.02; done
+	for _ in $(seq 500); do [ -s "$NS_DIR/ready-b" ] && break; sleep 0.02; done
 	touch "$ws/a-go"
 	wait "$pa"
-	assert_file_exist "$ws/.env"
+	assert_equal "$(cat "$NS_DIR/err-a")" "sbx-ns: warning: deny-write: the command created the protected path .env; moved it to .env.sbx-denied"
 	touch "$ws/b-go"
 	wait "$pb"
-	assert_equal "$(cat "$NS_DIR/out-b")" "write: EROFS"
-	assert_equal "$(stat -c %s "$ws/.env")" 0
+	assert_equal "$(cat "$NS_DIR/out-b")" "append: EROFS
+write: ok"
+	assert_equal "$(cat "$NS_DIR/err-b")" "sbx-ns: warning: deny-write: the command created the protected path .env; moved it to .env.sbx-denied-2"
+	assert_file_not_exist "$ws/.env"
+	assert_equal "$(cat "$ws/.env.sbx-denied")" "A"
+	assert_equal "$(cat "$ws/.env.sbx-denied-2")" "pwned"
 }

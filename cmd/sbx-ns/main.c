@@ -510,14 +510,15 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		pf[0].events = POLLIN;
 		pf[1].fd = report_open ? r->report_fd : -1;
 		pf[1].events = POLLIN;
-		int wait_ms = -1, rc;
+		int wait_ms = 1000, rc; /* the deny-write record's heartbeat */
+		ns_deny_heartbeat(r);
 		if (deadline && !timed_out) {
 			uint64_t now = now_ms();
 			if (now >= deadline) {
 				kill(pid, SIGKILL);
 				timed_out = 1;
 			} else {
-				wait_ms = deadline - now > 60000 ? 60000 : (int)(deadline - now);
+				wait_ms = deadline - now > 1000 ? 1000 : (int)(deadline - now);
 			}
 		}
 		pf[2].fd = ns_notify_fd(r);
@@ -570,6 +571,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	}
 	close(sfd);
 	ns_notify_end(r);
+	ns_deny_end(r);
 	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
 
@@ -608,6 +610,7 @@ int main(int argc, char **argv)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
 	check_policy(&r);
 	ns_plan_scratch(&r);
+	ns_deny_recover(&r);
 	ns_plan_deny(&r);
 
 	ns_net_prepare(&r);
@@ -623,6 +626,7 @@ int main(int argc, char **argv)
 	signal(SIGCHLD, SIG_DFL);
 	if (sigprocmask(SIG_BLOCK, &block, &r.oldmask) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
+	ns_deny_record(&r);
 
 	/* One clone: every namespace at once; the child is pid 1. Raw clone
 	 * (fork semantics) so nothing in libc runs twice. */
@@ -657,6 +661,7 @@ int main(int argc, char **argv)
 	 * (the sandbox was created before this, with the caller's disposition). */
 	signal(SIGPIPE, SIG_IGN);
 	write_maps(&r, pid);
+	ns_deny_started(&r, pid);
 	status_namespaces(&r, pid);
 	/* Go. The outer keeps its end open for life: the sandbox sees EOF
 	 * (and has its parent-death signal) when the outer is gone. */
@@ -669,6 +674,5 @@ int main(int argc, char **argv)
 		close(r.ready_fd);
 	code = wait_sandbox(&r, pid);
 	ns_net_end(&r);
-	ns_cleanup_deny(&r);
 	return code;
 }

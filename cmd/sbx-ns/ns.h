@@ -54,10 +54,25 @@ struct deny_op {
 	char *rel;
 	dev_t dev;
 	ino_t ino;
-	int created;       /* a placeholder the outer made (removed at the end) */
-	int lockfd;        /* held with a shared flock for the run, or -1 */
-	int isdir;
 };
+
+struct deny_list {
+	struct deny_op *v;
+	size_t n, cap;
+};
+
+/* One walk of the globs over the workspace: at the start (check 0) it
+ * fills found; at the end (check 1) it compares with start and collects
+ * the protected paths that are new (cand). */
+struct deny_walk {
+	int check;
+	struct deny_list found;
+	const struct deny_list *start;
+	char **cand;
+	size_t ncand, capcand;
+};
+
+struct ns_deny_rec;
 
 /* --net: none (no interface up, no socket), loopback (a private lo),
  * broker (a private lo, a bridge to the broker's socket, a filter allowing
@@ -110,8 +125,9 @@ struct ns_run {
 	gid_t caller_gid;
 	size_t ws;             /* index of the workspace in ops */
 	int wsfd;              /* O_PATH on the workspace, the outer's own */
-	struct deny_op *dops;
-	size_t ndops, capdops;
+	struct deny_op *dops;  /* the start set, in path order */
+	size_t ndops;
+	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
@@ -164,9 +180,21 @@ void ns_check_launcher(const struct ns_run *r);
 
 /* deny.c */
 void ns_check_glob(const char *glob);
+const char *const *ns_deny_globs(const struct ns_run *r, size_t *n);
+void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino);
+void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n);
+int ns_workspace_fd(struct ns_run *r);
 void ns_plan_deny(struct ns_run *r);
 void ns_plan_scratch(struct ns_run *r);
-void ns_cleanup_deny(struct ns_run *r);
+
+/* denyend.c: the record of a run, and protected paths created by it */
+void ns_deny_candidate(struct deny_walk *w, const char *rel);
+void ns_deny_recover(struct ns_run *r);
+void ns_deny_record(struct ns_run *r);
+void ns_deny_started(struct ns_run *r, pid_t pid);
+void ns_deny_heartbeat(struct ns_run *r);
+void ns_deny_end(struct ns_run *r);
+void ns_deny_forget(struct ns_run *r);
 
 /* root.c: in the sandbox's pid 1, before the command exists */
 void ns_build_root(struct ns_run *r, int *hidepid);
