@@ -56,6 +56,7 @@ struct ns_deny_rec {
 	int fd;
 	pid_t owner;            /* the outer process; never acted on by a child */
 	char name[128];
+	char dir[PATH_MAX];
 	struct timespec start;
 	time_t beat;
 };
@@ -431,22 +432,23 @@ void ns_deny_recover(struct ns_run *r)
 	r->rec->fd = -1;
 	r->rec->owner = getpid();
 	dfd = r->rec->dirfd = state_dir(r, path, sizeof path);
+	snprintf(r->rec->dir, sizeof r->rec->dir, "%s", path);
 	prefix_of(r, pre, sizeof pre);
 	plen = strlen(pre);
 	rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0 || !(d = fdopendir(rfd)))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", path);
 	while ((e = readdir(d))) {
-		int tmp = !strncmp(e->d_name, "tmp-", 4), fd;
 		struct stat st;
+		int fd;
 
-		if (!tmp && strncmp(e->d_name, pre, plen))
+		if (strncmp(e->d_name, pre, plen))
 			continue;
 		fd = openat(dfd, e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0 && (tmp || take_over(r, fd) == 0))
+		    flock(fd, LOCK_EX | LOCK_NB) == 0 && take_over(r, fd) == 0)
 			unlinkat(dfd, e->d_name, 0);
 		close(fd);
 	}
@@ -474,7 +476,7 @@ static void rec_unlink(struct ns_run *r)
 void ns_deny_record(struct ns_run *r)
 {
 	struct ns_deny_rec *rec = r->rec;
-	char tmp[160], line[2 * PATH_MAX + 96], h[2 * PATH_MAX + 2], pre[64];
+	char proc[40], line[2 * PATH_MAX + 96], h[2 * PATH_MAX + 2], pre[64];
 	size_t n;
 	const char *const *globs = ns_deny_globs(r, &n);
 
@@ -483,10 +485,10 @@ void ns_deny_record(struct ns_run *r)
 	prefix_of(r, pre, sizeof pre);
 	snprintf(rec->name, sizeof rec->name, "%s%ld-%llx", pre, (long)getpid(),
 		 (unsigned long long)ts_ns(&rec->start));
-	snprintf(tmp, sizeof tmp, "tmp-%ld-%llx", (long)getpid(), (unsigned long long)ts_ns(&rec->start));
-	rec->fd = openat(rec->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Unnamed until complete and locked: no other run can see it half-made. */
+	rec->fd = openat(rec->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (rec->fd < 0 || flock(rec->fd, LOCK_EX) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create the deny-write record %s", tmp);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the deny-write record in %s", rec->dir);
 	snprintf(line, sizeof line, REC_MAGIC "\nuid %u\nstart %lld %ld\n", (unsigned)r->uid,
 		 (long long)rec->start.tv_sec, rec->start.tv_nsec);
 	rec_write(r, line);
@@ -503,7 +505,8 @@ void ns_deny_record(struct ns_run *r)
 		rec_write(r, line);
 	}
 	rec_write(r, "end\n");
-	if (renameat(rec->dirfd, tmp, rec->dirfd, rec->name) < 0)
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", rec->fd);
+	if (linkat(AT_FDCWD, proc, rec->dirfd, rec->name, AT_SYMLINK_FOLLOW) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to name the deny-write record %s", rec->name);
 }
 
