@@ -30,7 +30,8 @@ build)
 	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils"
 	;;
 test)
-	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils man-db util-linux xfsprogs e2fsprogs"
+	# git, gcc, make, python3-venv, python3-pytest: the real-work suite (29-ns-work).
+	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 python3-venv python3-pytest git gcc make openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils man-db util-linux xfsprogs e2fsprogs"
 	;;
 vm)
 	want="qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs e2fsprogs"
