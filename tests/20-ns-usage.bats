@@ -217,3 +217,10 @@ bad() {
 	bad "--policy-fd and --ro are exclusive (one source per request)" --workspace "$NS_WS" --uid 1000 --gid 1000 --policy-fd 7 --ro /usr/share -- true 7</dev/null
 	bad "missing --workspace or --workspace-fd" --print-policy
 }
+
+@test "--home takes a path like --rw, once" {
+	bad "--home: invalid path 'rel': relative" --workspace "$NS_WS" --home rel -- true
+	bad "--home: invalid path '/nonexistent': does not exist" --workspace "$NS_WS" --home /nonexistent -- true
+	bad "--home given twice" --workspace "$NS_WS" --home /var/tmp --home /var/tmp -- true
+	bad "--home: $NS_WS is already bound (by --workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true
+}

@@ -66,10 +66,13 @@ mkdir: EROFS"
 @test "the private /tmp is not the host's /tmp and vanishes with the sandbox" {
 	local ws
 	ws=$(ns_ws)
-	run -0 ns_user --workspace "$ws" -- sh -c 'ls -A /tmp; echo x > /tmp/mine'
-	assert_output ""
-	run -0 ns_user --workspace "$ws" -- ls -A /tmp
-	assert_output ""
+	run -0 ns_user --workspace "$ws" -- sh -c 'ls -A /tmp; echo x > /tmp/mine; echo x > /tmp/home/mine'
+	assert_output "home"
+	run -0 ns_user --workspace "$ws" -- ls -A /tmp /tmp/home
+	assert_output "/tmp:
+home
+
+/tmp/home:"
 }
 
 @test "--tmp-in-workspace puts /tmp and /dev/shm in the workspace's .sbx-tmp" {
@@ -125,18 +128,22 @@ urandom
 zero"
 }
 
-@test "the environment holds only PATH, HOME, TMPDIR and what --setenv and --keep-env name" {
+@test "the environment holds only PATH, HOME, TMPDIR, XDG_CACHE_HOME, XDG_CONFIG_HOME and what --setenv and --keep-env name" {
 	local ws
 	ws=$(ns_ws)
 	run -0 --separate-stderr env -i SECRET=s KEEP=k "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
 		--workspace "$ws" --ro "$NS_DIR/bin" --setenv A=1 --keep-env KEEP --keep-env ABSENT -- "$NS_ATT" env
 	assert_output "PATH=/usr/local/bin:/usr/bin:/bin
-HOME=$ws
+HOME=/tmp/home
 TMPDIR=/tmp
+XDG_CACHE_HOME=/tmp/home/.cache
+XDG_CONFIG_HOME=/tmp/home/.config
 KEEP=k
 A=1"
 	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" --setenv PATH=/bin --setenv HOME=/tmp -- "$NS_ATT" env
 	assert_output "TMPDIR=/tmp
+XDG_CACHE_HOME=/tmp/.cache
+XDG_CONFIG_HOME=/tmp/.config
 PATH=/bin
 HOME=/tmp"
 }
@@ -327,4 +334,36 @@ thread
 b'hi\\n' /dev/pts/0"
 	run -0 --separate-stderr ns_root --workspace "$ws" -- sh -c 'git init -q repo && cd repo && git config user.email a@b && git config user.name n && echo x > f && git add f && git commit -qm m && git log --format=%s'
 	assert_output "m"
+}
+
+@test "HOME is a private directory in the sandbox's /tmp: nothing of it reaches the workspace" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'echo c > "$HOME/.gitconfig" && mkdir -p "$XDG_CACHE_HOME/pip" "$XDG_CONFIG_HOME" && stat -c "%A %U" "$HOME" && pwd'
+	assert_output "drwx------ $SBX_TEST_USER
+$ws"
+	run -0 ls -A "$ws"
+	assert_output ""
+	# With --tmp-in-workspace it is kept under .sbx-tmp/tmp, outside the project's files.
+	run -0 --separate-stderr ns_root --workspace "$ws" --tmp-in-workspace -- sh -c 'echo c > "$HOME/.gitconfig"'
+	assert_equal "$(cat "$ws/.sbx-tmp/tmp/home/.gitconfig")" c
+	rm -r "$ws/.sbx-tmp/tmp/home"
+	ln -s /etc "$ws/.sbx-tmp/tmp/home"
+	run -102 --separate-stderr ns_root --workspace "$ws" --tmp-in-workspace -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use /tmp/home as HOME: not a directory of uid $SBX_TEST_UID (it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)"
+}
+
+@test "--home DIR: a real, writable HOME the caller chooses, XDG_CACHE_HOME and XDG_CONFIG_HOME below it" {
+	local ws home
+	ws=$(ns_ws)
+	home=$(ns_ws)
+	for mode in ns_root ns_user; do
+		run -0 --separate-stderr "$mode" --workspace "$ws" --home "$home" -- sh -c \
+			'echo "$HOME $XDG_CACHE_HOME $XDG_CONFIG_HOME" && mkdir -p "$XDG_CACHE_HOME/pip" && echo c > "$HOME/.gitconfig"'
+		assert_output "$home $home/.cache $home/.config"
+		assert_equal "$stderr" ""
+	done
+	assert_dir_exist "$home/.cache/pip"
+	assert_equal "$(cat "$home/.gitconfig")" c
 }

@@ -41,7 +41,7 @@ static const char usage[] =
 	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH]... [--rw PATH]... "
 	"[--ro-fd FD]... [--rw-fd FD]... [--bind SRC DEST]... [--ro-bind SRC DEST]... "
 	"[--bind-fd FD DEST]... [--ro-bind-fd FD DEST]... [--runtime PATHS] [--tmp-in-workspace] "
-	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
+	"[--deny-write GLOB]... [--home DIR] [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
 	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
@@ -54,7 +54,7 @@ enum {
 	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
-	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY,
+	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -69,6 +69,7 @@ static const struct sbx_opt options[] = {
 	{ "runtime",          SBX_ARG,   SBX_ONCE, O_RUNTIME },
 	{ "tmp-in-workspace", SBX_NOARG, SBX_ONCE, O_TMP_IN_WS },
 	{ "deny-write",       SBX_ARG,   SBX_MANY, O_DENY_WRITE },
+	{ "home",             SBX_ARG,   SBX_ONCE, O_HOME },
 	{ "require-landlock", SBX_NOARG, SBX_ONCE, O_REQUIRE_LANDLOCK },
 	{ "uid",              SBX_ARG,   SBX_ONCE, O_UID },
 	{ "gid",              SBX_ARG,   SBX_ONCE, O_GID },
@@ -171,6 +172,11 @@ static int parse(struct ns_run *r, int argc, char **argv)
 			break;
 		case O_RO: ns_add_path(r, MNT_RO, 1, "--ro", arg); break;
 		case O_RW: ns_add_path(r, MNT_RW, 0, "--rw", arg); break;
+		case O_HOME:
+			/* A writable root like --rw, and the command's HOME. */
+			ns_add_path(r, MNT_RW, 0, "--home", arg);
+			r->home = r->ops[r->nops - 1].dest;
+			break;
 		case O_RO_FD: ns_add_fd(r, MNT_RO, 1, "--ro-fd", arg); break;
 		case O_RW_FD: ns_add_fd(r, MNT_RW, 0, "--rw-fd", arg); break;
 		case O_RUNTIME:

@@ -81,6 +81,9 @@ enum net_mode { NET_NONE = 1, NET_LOOPBACK, NET_BROKER, NET_HOST };
 
 #define NS_BROKER_PORT 3128
 
+/* The command's private HOME without --home: in the sandbox's own /tmp. */
+#define NS_HOME "/tmp/home"
+
 struct ns_run {
 	/* argv */
 	struct mount_op *ops;
@@ -92,6 +95,7 @@ struct ns_run {
 	const char **keepenv;  /* NAME */
 	size_t nkeepenv;
 	const char *runtime;   /* --runtime PATHS, NULL for the default set */
+	const char *home;      /* --home DIR (its path inside), NULL: NS_HOME */
 	int tmp_in_ws;
 	int require_landlock;
 	int have_uid, have_gid;
