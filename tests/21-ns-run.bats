@@ -216,6 +216,7 @@ HOME=/tmp"
 @test "blocked user namespaces are refused with 106, naming what the administrator must change" {
 	local ws
 	ws=$(ns_ws)
+	chmod 0777 "$ws"
 	run -106 --separate-stderr unshare --user --map-root-user sh -c \
 		"echo 0 > /proc/sys/user/max_user_namespaces && exec sbx-ns --uid 1 --gid 1 --deny-write 'none*' --workspace $ws --status-fd 3 -- true 3>&1"
 	assert_output ""
@@ -275,7 +276,7 @@ tmp
 usr
 var"
 	run -127 --separate-stderr ns_root --runtime none --workspace "$ws" -- /bin/true
-	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /bin/true: No such file or directory"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find /bin/true: /bin/true exists on the host but is not visible in the sandbox (show it with --ro $(realpath /bin))"
 }
 
 @test "a status reader that goes away does not end the sandbox" {
@@ -366,4 +367,42 @@ $ws"
 	done
 	assert_dir_exist "$home/.cache/pip"
 	assert_equal "$(cat "$home/.gitconfig")" c
+}
+
+@test "root dropping to a uid that cannot write the workspace gets a warning naming owner and mode, on stderr and the status" {
+	local ws
+	ws=$(ns_ws)
+	chown 0:0 "$ws"
+	run -0 --separate-stderr ns_fd5 ns_root --status-fd 5 --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws"
+	assert_line -n 0 "{\"tool\":\"sbx-ns\",\"event\":\"warning\",\"message\":\"uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws\"}"
+	chown 4242:4242 "$ws"
+	run -0 --separate-stderr ns_root --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 4242, group 4242, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws, or run it as --uid 4242 --gid 4242"
+	chmod 0777 "$ws"
+	run -0 --separate-stderr ns_root --workspace "$ws" -- true
+	assert_equal "$stderr" ""
+}
+
+@test "exit 127 for a program the host has but the sandbox does not show says so and names the option" {
+	local ws hidden
+	ws=$(ns_ws)
+	hidden=$(ns_ws)
+	cp "$SBX_TESTBIN/ns-attempt" "$hidden/prog"
+	chmod 0755 "$hidden/prog"
+	run -127 --separate-stderr ns_user --workspace "$ws" -- "$hidden/prog"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find $hidden/prog: $hidden/prog exists on the host but is not visible in the sandbox (show it with --ro $hidden)"
+	run -127 --separate-stderr ns_root --workspace "$ws" --setenv PATH="$hidden:/usr/bin" -- prog
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find prog: $hidden/prog exists on the host but is not visible in the sandbox (show it with --ro $hidden)"
+	run -127 --separate-stderr ns_user --workspace "$ws" -- /nonexistent/prog
+	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /nonexistent/prog: No such file or directory"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$hidden" -- "$hidden/prog" read "$hidden/prog"
+}
+
+@test "exit 127 for a dynamic program whose loader a custom --runtime leaves out names the loader" {
+	local ws
+	ws=$(ns_ws)
+	run -127 --separate-stderr ns_user --workspace "$ws" --runtime /usr -- /usr/bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /usr/bin/true: its program loader /lib64/ld-linux-x86-64.so.2 is not in the sandbox (add it to --runtime)"
+	run -0 --separate-stderr ns_user --workspace "$ws" --runtime /usr:/lib:/lib64 -- /usr/bin/true
 }

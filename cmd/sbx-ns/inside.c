@@ -155,6 +155,7 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		_exit(SBX_EXIT_LOST);
 	close(r->report_fd);
 	sbx_ready_fd(r->ready_fd);
+	ns_explain_exec(r);
 	if (r->allow.n)
 		sbx_allowexec_exec(&r->allow, r->cmd, r->search, r->env);
 	sbx_exec(r->cmd, r->search, r->env);

@@ -615,6 +615,8 @@ int main(int argc, char **argv)
 	if (r.require_landlock && r.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
 	check_policy(&r);
+	ns_check_ws_writable(&r);
+	ns_plan_hint(&r);
 	ns_plan_scratch(&r);
 	ns_deny_recover(&r);
 	ns_plan_deny(&r);

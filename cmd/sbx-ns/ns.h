@@ -141,6 +141,7 @@ struct ns_run {
 	int notify_sock[2];    /* [0] outer, [1] the command's process: the listener */
 	struct ns_notify *notify; /* the outer's supervisor state (notify.c) */
 	const char *search;    /* where prog is looked up: PATH of env */
+	char *hint;            /* why prog would not be found inside (hint.c), or NULL */
 };
 
 /* Records on the report pipe, fixed size so one write(2) is atomic. */
@@ -199,6 +200,11 @@ void ns_deny_started(struct ns_run *r, pid_t pid);
 void ns_deny_heartbeat(struct ns_run *r);
 void ns_deny_end(struct ns_run *r);
 void ns_deny_forget(struct ns_run *r);
+
+/* hint.c */
+void ns_check_ws_writable(const struct ns_run *r);
+void ns_plan_hint(struct ns_run *r);
+void ns_explain_exec(const struct ns_run *r);
 
 /* root.c: in the sandbox's pid 1, before the command exists */
 void ns_build_root(struct ns_run *r, int *hidepid);
