@@ -263,3 +263,32 @@ write: ok"
 	assert_equal "$(cat "$ws/.env.sbx-denied")" "A"
 	assert_equal "$(cat "$ws/.env.sbx-denied-2")" "pwned"
 }
+
+moved_in() {
+	local ws=$1 mode=$2
+	# Files made before the run, moved into place by the command: their
+	# own times are old, the directory moved is the command's doing.
+	mkdir -p "$ws/evil/hooks"
+	echo '[core] fsmonitor = x' > "$ws/evil/config"
+	printf '#!/bin/sh\n' > "$ws/evil/hooks/pre-commit"
+	chmod 755 "$ws/evil/hooks/pre-commit"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
+	touch -d '2001-01-01' "$ws/evil/config" "$ws/evil/hooks/pre-commit"
+	run -0 --separate-stderr "$mode" --workspace "$ws" -- mv evil .git
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/config; moved it to .git/config.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied and cleared its execute bits"
+	assert_file_not_exist "$ws/.git/config"
+	assert_file_not_exist "$ws/.git/hooks/pre-commit"
+}
+
+@test "a directory of old files moved into place as .git by the command is the command's" {
+	ns_each moved_in
+}
+
+@test "a \"**\" in the middle is followed at most 64 directories below the workspace; a deeper tree the command made is moved aside whole" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'mkdir -p .git/modules && cd .git/modules && for i in $(seq 70); do mkdir d && cd d; done && echo x > config'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/modules$(printf '/d%.0s' $(seq 63)); moved it to .git/modules$(printf '/d%.0s' $(seq 62))/d.sbx-denied"
+}

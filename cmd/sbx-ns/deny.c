@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define MAX_COMPS 32
+#define MAX_DEPTH 64
 
 void ns_check_glob(const char *glob)
 {
@@ -109,7 +110,7 @@ static const struct deny_op *covered(const struct deny_list *l, const char *rel)
 }
 
 /* The entry of the start set for exactly this object at this path. */
-static const struct deny_op *known(const struct deny_list *l, const char *rel, const struct stat *st)
+const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (!strcmp(l->v[i].rel, rel) && l->v[i].dev == st->st_dev && l->v[i].ino == st->st_ino)
@@ -122,14 +123,28 @@ static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comp
 static void descend(struct deny_walk *w, int dirfd, const char *name, const char *rel,
 		    char **comps, int i, int n)
 {
-	int sub = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int sub;
+
+	/* A "**" in the middle follows directories as deep as they go: a
+	 * bound, so a tree the command made cannot exhaust the stack. */
+	if (w->depth >= MAX_DEPTH || strlen(rel) > PATH_MAX - NAME_MAX - 2) {
+		if (w->check) {
+			ns_deny_candidate(w, rel);
+			return;
+		}
+		sbx_die(SBX_EXIT_POLICY, "unable to protect below %s in the workspace: deeper than %d "
+			"directories", rel, MAX_DEPTH);
+	}
+	sub = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (sub < 0) {
 		if (w->check)
 			return; /* changed meanwhile: the objects below are looked at by name */
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
 	}
+	w->depth++;
 	walk(w, sub, rel, comps, i, n);
+	w->depth--;
 	close(sub);
 }
 
@@ -202,7 +217,7 @@ static void step(struct deny_walk *w, int dirfd, const char *prefix, const char 
 			return;
 		}
 	} else {
-		o = known(w->start, rel, &st);
+		o = ns_deny_known(w->start, rel, &st);
 		if (o && (o->kind == DENY_PROTECT || final))
 			return;
 		if (!o && final) {
@@ -257,7 +272,7 @@ static void any_depth(struct deny_walk *w, int dirfd, const char *prefix, char *
 		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		join(rel, prefix, e->d_name);
-		if (w->check ? (o = known(w->start, rel, &st)) && o->kind == DENY_PROTECT :
+		if (w->check ? (o = ns_deny_known(w->start, rel, &st)) && o->kind == DENY_PROTECT :
 			       covered(&w->found, rel) != NULL)
 			continue;
 		descend(w, dirfd, e->d_name, rel, comps, i, n);

@@ -68,6 +68,7 @@ struct deny_scope {
 	int64_t start_ns, end_ns; /* end_ns 0: the run has just ended (now) */
 	int status_fd;
 	int earlier;              /* a record of a run that was killed */
+	const struct deny_list *start;
 };
 
 static int64_t ts_ns(const struct timespec *t)
@@ -146,6 +147,45 @@ static int renameat2_(int dfd, const char *from, const char *to)
 	return (int)syscall(SYS_renameat2, dfd, from, dfd, to, 1U /* RENAME_NOREPLACE */);
 }
 
+/* Why the object is not the command's, or NULL if it is. */
+static const char *not_mine(const struct deny_scope *s, const struct stat *st, int64_t born)
+{
+	if (st->st_uid != s->uid)
+		return "belongs to another user";
+	if (ts_ns(&st->st_ctim) < s->start_ns)
+		return "was not changed since it started";
+	if (s->end_ns && (born >= 0 ? born : ts_ns(&st->st_ctim)) > s->end_ns)
+		return "was made after that run ended";
+	return NULL;
+}
+
+/* A directory above rel that the command made or moved there: then what
+ * lies below is the command's too, whatever its own times (mv olddir .git
+ * changes the directory's ctime, not its files'). */
+static int new_ancestor(const struct deny_scope *s, const char *rel)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	char anc[PATH_MAX], *p;
+	struct stat st;
+
+	snprintf(anc, sizeof anc, "%s", rel);
+	for (p = strchr(anc, '/'); p; p = strchr(p + 1, '/')) {
+		int fd;
+		*p = '\0';
+		fd = (int)syscall(SYS_openat2, s->wsfd, anc, &how, sizeof how);
+		if (fd >= 0 && fstat(fd, &st) == 0 && !ns_deny_known(s->start, anc, &st) &&
+		    !not_mine(s, &st, btime_ns(fd))) {
+			close(fd);
+			return 1;
+		}
+		if (fd >= 0)
+			close(fd);
+		*p = '/';
+	}
+	return 0;
+}
+
 /* Make one new protected path inert, if the command made it. */
 static void inert(const struct deny_scope *s, const char *rel)
 {
@@ -155,7 +195,7 @@ static void inert(const struct deny_scope *s, const char *rel)
 	const char *name;
 	struct stat st, now;
 	int pfd, fd, cleared = 0, rc = -1;
-	int64_t born;
+	const char *why;
 
 	snprintf(parent, sizeof parent, "%s", rel);
 	slash = strrchr(parent, '/');
@@ -176,17 +216,9 @@ static void inert(const struct deny_scope *s, const char *rel)
 		close(pfd);
 		return;
 	}
-	born = btime_ns(fd);
-	if (st.st_uid != s->uid) {
-		report(s, rel, NULL, 0, "belongs to another user");
-		goto out;
-	}
-	if (ts_ns(&st.st_ctim) < s->start_ns) {
-		report(s, rel, NULL, 0, "was not changed since it started");
-		goto out;
-	}
-	if (s->end_ns && (born >= 0 ? born : ts_ns(&st.st_ctim)) > s->end_ns) {
-		report(s, rel, NULL, 0, "was made after that run ended");
+	why = not_mine(s, &st, btime_ns(fd));
+	if (why && !new_ancestor(s, rel)) {
+		report(s, rel, NULL, 0, why);
 		goto out;
 	}
 	if (strstr(name, ".sbx-denied")) {
@@ -234,6 +266,10 @@ static void check(const struct deny_scope *s, const char *const *globs, size_t n
 		  const struct deny_list *start)
 {
 	struct deny_walk w = { .check = 1, .start = start };
+	struct deny_scope sc = *s;
+
+	sc.start = start;
+	s = &sc;
 
 	ns_deny_walk(&w, s->wsfd, globs, n);
 	for (size_t i = 0; i < w.ncand; i++) {

@@ -10,6 +10,7 @@
 #include <stdnoreturn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "allowexec.h"
@@ -66,6 +67,7 @@ struct deny_list {
  * the protected paths that are new (cand). */
 struct deny_walk {
 	int check;
+	int depth;
 	struct deny_list found;
 	const struct deny_list *start;
 	char **cand;
@@ -188,6 +190,7 @@ void ns_check_glob(const char *glob);
 const char *const *ns_deny_globs(const struct ns_run *r, size_t *n);
 void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino);
 void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n);
+const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st);
 int ns_workspace_fd(struct ns_run *r);
 void ns_plan_deny(struct ns_run *r);
 void ns_plan_scratch(struct ns_run *r);
