@@ -181,3 +181,34 @@ one_run() {
 		! ls /run/sbx-ns /tmp/sbx-ns-$SBX_TEST_UID | grep -q '^$key'"
 	assert_equal "$(snap "$ws")" "$before"
 }
+
+@test "the records cannot be seen, forged or kept where the command can write; a record that is not one is dropped" {
+	local ws xdg key
+	ws=$(repo)
+	# Root's records: /run/sbx-ns, never inside the sandbox.
+	[ -d /run/sbx-ns ]
+	run -0 --separate-stderr ns_root --workspace "$ws" -- sh -c 'test ! -e /run/sbx-ns && ! ls -d /tmp/sbx-ns-* 2>/dev/null && echo unseen'
+	assert_output "unseen"
+	run -102 --separate-stderr ns_root --workspace "$ws" --rw /run -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to keep the deny-write records in /run/sbx-ns: it lies in the writable root /run (the command could forge it)"
+	# A user's records: $XDG_RUNTIME_DIR/sbx-ns, which must be its own and private.
+	xdg=$(ns_ws)
+	chmod 0700 "$xdg"
+	mkdir "$xdg/sbx-ns"
+	run -102 --separate-stderr as_user env XDG_RUNTIME_DIR="$xdg" sbx-ns --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use $xdg/sbx-ns for the deny-write records: owned by uid 0 with mode 755, not by uid $SBX_TEST_UID with mode 0700 (remove it, or set XDG_RUNTIME_DIR)"
+	chown "$SBX_TEST_UID" "$xdg/sbx-ns"
+	chmod 0700 "$xdg/sbx-ns"
+	run -102 --separate-stderr as_user env XDG_RUNTIME_DIR="$xdg" sbx-ns --workspace "$ws" --rw "$xdg" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to keep the deny-write records in $xdg/sbx-ns: it lies in the writable root $xdg (the command could forge it)"
+	# Garbage under a record's name is dropped; nothing is moved for it.
+	key="ws-$(stat -c %D "$ws")-$(printf %x "$(stat -c %i "$ws")")-1-1"
+	printf 'sbx-ns deny-write record 1\nuid %s\nstart 0 0\nglob 2e656e76\nend\npid 1 zz\n' "$SBX_TEST_UID" >"$xdg/sbx-ns/$key"
+	chown "$SBX_TEST_UID" "$xdg/sbx-ns/$key"
+	run -0 --separate-stderr as_user env XDG_RUNTIME_DIR="$xdg" sbx-ns --workspace "$ws" -- true
+	assert_equal "$stderr" ""
+	assert_equal "$(cat "$ws/.env")" "KEY=1"
+	assert_file_not_exist "$xdg/sbx-ns/$key"
+	run -0 ls -A "$xdg/sbx-ns"
+	assert_output ""
+}

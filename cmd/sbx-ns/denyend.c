@@ -333,7 +333,7 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 	for (size_t i = 0; i < r->nops; i++)
 		if (!r->ops[i].ro && r->ops[i].kind != MNT_SYMLINK && ns_under(path, r->ops[i].src))
 			sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
-				"writable root %s (set XDG_RUNTIME_DIR elsewhere)", path, r->ops[i].src);
+				"writable root %s (the command could forge it)", path, r->ops[i].src);
 	return fd;
 }
 
