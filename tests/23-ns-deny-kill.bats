@@ -12,18 +12,6 @@ load 29-ns-helpers
 setup_file() { ns_setup_file; }
 teardown_file() { ns_teardown_file; }
 
-repo() {
-	local ws
-	ws=$(ns_ws)
-	mkdir -p "$ws/.git/hooks" "$ws/src"
-	echo "[core]" > "$ws/.git/config"
-	printf '#!/bin/sh\n' > "$ws/.git/hooks/pre-commit"
-	chmod 755 "$ws/.git/hooks/pre-commit"
-	echo "KEY=1" > "$ws/.env"
-	echo "int main;" > "$ws/src/main.c"
-	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
-	echo "$ws"
-}
 
 # Every path with type, mode and owner, and every file's content.
 snap() {
@@ -59,12 +47,13 @@ wait_for() {
 # held plus what the command wrote, its protected paths moved aside.
 kill_at() {
 	local mode=$1 point=$2 ws st p pid1 before after extra
-	ws=$(repo)
+	ws=$(ns_repo)
 	st="$NS_DIR/status.$mode.$point"
 	before=$(snap "$ws")
+	: >"$st"
 	ns_argv "$mode"
 	"${NS_ARGV[@]}" --workspace "$ws" --status-fd 5 -- sh -c \
-		'echo new > src/new.c; echo L > .env.local; echo w > .git/config.worktree;
+		'echo new > src/new.c; echo L > .env.test; echo w > .git/config.worktree;
 		 printf "#!/bin/sh\n" > .git/hooks/post-merge 2>/dev/null; touch written; exec sleep 1000' \
 		5>"$st" 3>&- 2>/dev/null &
 	p=$!
@@ -84,7 +73,7 @@ kill_at() {
 	if [ -n "$pid1" ]; then wait_for "pid1_gone $pid1"; fi
 	run -0 --separate-stderr "$mode" --workspace "$ws" -- true
 	if [ "$point" = written ] || [ "$point" = chain ]; then
-		assert_equal "$stderr" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .env.local; moved it to .env.local.sbx-denied
+		assert_equal "$stderr" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .env.test; moved it to .env.test.sbx-denied
 sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .git/config.worktree; moved it to .git/config.worktree.sbx-denied"
 	fi
 	after=$(snap "$ws")
@@ -93,10 +82,10 @@ sbx-ns: warning: deny-write: an earlier run's command (killed) created the prote
 	assert_output ""
 	# ...and what is new is the command's, protected paths moved aside.
 	extra=$(comm -13 <(LC_ALL=C sort <<<"$before") <(LC_ALL=C sort <<<"$after") |
-		grep -Ev '^(\./src/new\.c f 644|\./\.env\.local\.sbx-denied f 644|\./\.git/config\.worktree\.sbx-denied f 644|\./written f 644) ' |
-		grep -Ev '  \./(src/new\.c|\.env\.local\.sbx-denied|\.git/config\.worktree\.sbx-denied|written)$' || true)
+		grep -Ev '^(\./src/new\.c f 644|\./\.env\.test\.sbx-denied f 644|\./\.git/config\.worktree\.sbx-denied f 644|\./written f 644) ' |
+		grep -Ev '  \./(src/new\.c|\.env\.test\.sbx-denied|\.git/config\.worktree\.sbx-denied|written)$' || true)
 	assert_equal "$extra" ""
-	assert_file_not_exist "$ws/.env.local"
+	assert_file_not_exist "$ws/.env.test"
 	assert_file_not_exist "$ws/.git/config.worktree"
 }
 
@@ -111,7 +100,7 @@ sbx-ns: warning: deny-write: an earlier run's command (killed) created the prote
 
 @test "a run refused during setup leaves nothing in the workspace" {
 	local ws before
-	ws=$(repo)
+	ws=$(ns_repo)
 	ln -s /etc "$ws/b"
 	before=$(snap "$ws")
 	run -102 --separate-stderr ns_user --workspace "$ws" --deny-write missing/x --deny-write b -- true
@@ -163,7 +152,7 @@ one_run() {
 
 @test "200 runs on one workspace missing .git/config, 20 at a time, some killed: none fails, the workspace is unchanged, no record is left" {
 	local ws before n
-	ws=$(repo)
+	ws=$(ns_repo)
 	rm "$ws/.git/config"
 	before=$(snap "$ws")
 	mkdir "$NS_DIR/res"
@@ -184,7 +173,7 @@ one_run() {
 
 @test "the records cannot be seen, forged or kept where the command can write; a record that is not one is dropped" {
 	local ws xdg key
-	ws=$(repo)
+	ws=$(ns_repo)
 	# Root's records: /run/sbx-ns, never inside the sandbox.
 	[ -d /run/sbx-ns ]
 	run -0 --separate-stderr ns_root --workspace "$ws" -- sh -c 'test ! -e /run/sbx-ns && ! ls -d /tmp/sbx-ns-* 2>/dev/null && echo unseen'

@@ -12,19 +12,6 @@ load 29-ns-helpers
 setup_file() { ns_setup_file; }
 teardown_file() { ns_teardown_file; }
 
-# A repo-shaped workspace owned by the test user.
-repo() {
-	local ws
-	ws=$(ns_ws)
-	mkdir -p "$ws/.git/hooks" "$ws/src"
-	echo "[core]" > "$ws/.git/config"
-	echo "#!/bin/sh" > "$ws/.git/hooks/pre-commit"
-	echo "KEY=1" > "$ws/.env"
-	echo "KEY=2" > "$ws/.env.local"
-	echo "int main;" > "$ws/src/main.c"
-	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
-	echo "$ws"
-}
 
 # Both identities, one shell line of attempts, one expected transcript.
 both() {
@@ -39,7 +26,7 @@ both() {
 
 @test "the defaults protect .env, .env.*, .git/config and .git/hooks in a repo; the rest is writable" {
 	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(repo)
+	ws=$(ns_repo)
 	both "$ws" "$a append .env; $a append .env.local; $a append .git/config; $a append .git/hooks/pre-commit; $a write .git/hooks/post-commit; $a unlink .env; $a append src/main.c; $a write new.c" \
 "append: EROFS
 append: EROFS
@@ -57,7 +44,7 @@ write: ok"
 
 @test "renaming or removing an ancestor of a protected path fails, so it stays protected" {
 	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(repo)
+	ws=$(ns_repo)
 	both "$ws" "$a rename .git .git2; $a rename .git/hooks .git/h2; $a rmdir .git/hooks; $a write .git2/config" \
 "rename: EBUSY
 rename: EBUSY
@@ -121,7 +108,7 @@ pre-commit.sbx-denied"
 
 @test "a repo without hooks gets no placeholder; a hook the command creates is moved aside, the config stays read-only" {
 	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(repo)
+	ws=$(ns_repo)
 	rm -r "$ws/.git/hooks"
 	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
 		"$a mkdir .git/hooks; $a write .git/hooks/pre-commit; $a write .git/description; $a append .git/config"
@@ -148,7 +135,7 @@ append: EROFS"
 
 @test "the defaults cover worktree configs and submodules' configs and hooks at any depth; git's samples are left" {
 	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(repo)
+	ws=$(ns_repo)
 	mkdir -p "$ws/.git/worktrees/w" "$ws/.git/modules/a/hooks" "$ws/.git/modules/a/modules/b"
 	echo c > "$ws/.git/config.worktree"
 	echo c > "$ws/.git/worktrees/w/config.worktree"
@@ -186,7 +173,7 @@ sbx-ns: warning: deny-write: the command created the protected path .git/modules
 
 @test "a glob matches every existing name: .env.* covers .env.production" {
 	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(repo)
+	ws=$(ns_repo)
 	echo p > "$ws/.env.production"
 	chown "$SBX_TEST_UID" "$ws/.env.production"
 	both "$ws" "$a append .env.production; $a write .env.new; rm .env.new" \
@@ -196,7 +183,7 @@ write: ok"
 
 @test "--deny-write replaces the defaults" {
 	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(repo)
+	ws=$(ns_repo)
 	echo s > "$ws/secret.txt"
 	mkdir "$ws/docs"
 	echo d > "$ws/docs/a"
@@ -225,7 +212,7 @@ append: ok"
 
 @test "a denied file with a second hard link is refused" {
 	local ws
-	ws=$(repo)
+	ws=$(ns_repo)
 	ln "$ws/.env" "$ws/alias"
 	run -102 --separate-stderr ns_user --workspace "$ws" -- true
 	assert_equal "$stderr" "sbx-ns: fatal: unable to protect .env in the workspace: it has 2 hard links"
@@ -233,7 +220,7 @@ append: ok"
 
 @test "a hard link to a protected file cannot be made inside" {
 	local ws a="$NS_DIR/bin/ns-attempt"
-	ws=$(repo)
+	ws=$(ns_repo)
 	both "$ws" "$a link .env alias; $a link .git/config cfg" \
 "link: EXDEV
 link: EXDEV"

@@ -343,29 +343,37 @@ static void prefix_of(const struct ns_run *r, char *out, size_t cap)
 		 (unsigned long long)r->ops[r->ws].ino);
 }
 
-/* pid 1 of a killed run: alive until every process of its namespace is gone. */
-static int pid1_alive(long pid, unsigned long long start)
+/* State and start time (clock ticks since boot) of a process, from
+ * /proc/PID/stat; -1 if it is gone. */
+static int proc_stat(long pid, char *state, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
-	unsigned long long st = 0;
-	char state;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-				 "%*d %*d %llu", &state, &st) != 2)
-		return 0;
-	return st == start && state != 'Z' && state != 'X';
+				 "%*d %*d %llu", state, start) != 2)
+		return -1;
+	return 0;
+}
+
+/* pid 1 of a killed run: alive until every process of its namespace is gone. */
+static int pid1_alive(long pid, unsigned long long start)
+{
+	unsigned long long st;
+	char state;
+
+	return proc_stat(pid, &state, &st) == 0 && st == start && state != 'Z' && state != 'X';
 }
 
 static char *read_all(int fd)
@@ -549,23 +557,11 @@ void ns_deny_record(struct ns_run *r)
 /* Before the go-ahead: whose death ends the run. */
 void ns_deny_started(struct ns_run *r, pid_t pid)
 {
-	char path[64], buf[1024], line[96], *p;
-	unsigned long long st = 0;
-	ssize_t n;
-	int fd;
+	unsigned long long st;
+	char line[96], state;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", path);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-				 "%*d %*d %llu", &st) != 1)
-		sbx_die(SBX_EXIT_SYS, "unable to read the start time of the sandbox from %s", path);
+	if (proc_stat(pid, &state, &st) < 0)
+		sbx_die(SBX_EXIT_SYS, "unable to read the start time of the sandbox from /proc/%d/stat", (int)pid);
 	snprintf(line, sizeof line, "pid %d %llu\n", (int)pid, st);
 	rec_write(r, line);
 }
