@@ -19,8 +19,12 @@
 
 #define MIB (1ULL << 20)
 
+/* What git reads configuration and hooks from, also for worktrees and
+ * submodules, and the usual secrets file. */
 const char *const sbx_policy_default_deny[] = {
-	".env", ".env.*", ".git/config", ".git/hooks/**", NULL
+	".env", ".env.*", ".git/config", ".git/config.worktree", ".git/hooks/**",
+	".git/worktrees/*/config.worktree", ".git/modules/**/config", ".git/modules/**/hooks/**",
+	NULL
 };
 
 int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
@@ -298,8 +302,8 @@ int sbx_policy_add_root(struct sbx_policy *p, struct sbx_pol_list *l, const char
 }
 
 /* The globs sbx-ns takes: relative to the workspace, no empty, "." or ".."
- * component, "**" only last. */
-static const char *glob_invalid(const char *g)
+ * component, "**" a whole component and never twice in a row. */
+const char *sbx_policy_glob_invalid(const char *g)
 {
 	const char *p = g;
 
@@ -317,8 +321,11 @@ static const char *glob_invalid(const char *g)
 			return "empty component";
 		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
 			return "'.' and '..' are not allowed";
-		if (len == 2 && p[0] == '*' && p[1] == '*' && *end)
-			return "'**' only as the last component";
+		if (len == 2 && p[0] == '*' && p[1] == '*' && *end && !strncmp(end + 1, "**", 2) &&
+		    (end[3] == '/' || end[3] == '\0'))
+			return "'**/**'";
+		if (len > 2 && memmem(p, len, "**", 2))
+			return "'**' must be a whole component";
 		if (!*end)
 			return NULL;
 		p = end + 1;
@@ -328,7 +335,7 @@ static const char *glob_invalid(const char *g)
 int sbx_policy_add_glob(struct sbx_policy *p, const char *glob, const char *origin,
 			struct sbx_perr *e)
 {
-	const char *why = glob_invalid(glob);
+	const char *why = sbx_policy_glob_invalid(glob);
 	char qb[1100];
 
 	if (why)

@@ -109,6 +109,8 @@ struct sbx_pol_clamped {
 
 /* The deny-write globs a sandbox block has when it names none. */
 extern const char *const sbx_policy_default_deny[];
+/* Why a deny-write glob is invalid, or NULL. */
+const char *sbx_policy_glob_invalid(const char *glob);
 
 /* policy.c: the model */
 void sbx_policy_init(struct sbx_policy *p, const char *source);

@@ -295,7 +295,7 @@ noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
 	pid_t pid;
 
 	sbx_policy_unsafe_notice(r->status_fd, NS_PROG, err);
-	ns_cleanup_deny(r);
+	ns_deny_forget(r);
 	if (r->ready_fd >= 0)
 		close(r->ready_fd);
 	pid = fork();

@@ -233,6 +233,31 @@ static void build_deny(const struct ns_run *r)
 	}
 }
 
+/* Without --home: the command's HOME, a directory of the sandbox's /tmp
+ * (with --tmp-in-workspace, of the workspace's .sbx-tmp/tmp, kept between
+ * runs: then it must already be a directory of the command's, never a
+ * link). */
+static void build_home(const struct ns_run *r)
+{
+	const char *rel = NS_HOME + 1;
+	struct stat st;
+
+	if (r->home)
+		return;
+	if (mkdir(rel, 0700) == 0) {
+		if (chown(rel, r->uid, r->gid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", NS_HOME);
+	} else if (errno != EEXIST) {
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", NS_HOME);
+	}
+	if (lstat(rel, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", NS_HOME);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != r->uid)
+		sbx_die(SBX_EXIT_POLICY, "unable to use %s as HOME: not a directory of uid %u "
+			"(it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)",
+			NS_HOME, (unsigned)r->uid);
+}
+
 void ns_build_root(struct ns_run *r, int *hidepid)
 {
 	struct owned o = { .n = 0 };
@@ -299,6 +324,7 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 	}
 	free(src);
 	build_deny(r);
+	build_home(r);
 
 	/* Nothing more is created: /dev and the root itself read-only. */
 	set_flags(r, "dev", SBX_MNT_RDONLY, "/dev");
