@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# The Landlock tier: where user namespaces cannot be created and the baseline says
+# "fallback": "landlock", sbx-ns runs the command without namespaces under Landlock and
+# its seccomp filter, says so, and refuses what it cannot keep. tests/progs/ns-nouserns
+# makes namespace creation fail (EPERM for CLONE_NEWUSER, as a container's seccomp
+# profile does); nothing in sbx-ns can be told to take this path otherwise.
+
+load helpers
+load 29-ns-helpers
+
+setup_file() {
+	ns_setup_file
+	cp "$SBX_TESTBIN/ns-nouserns" "$NS_DIR/bin/"
+	chmod 0755 "$NS_DIR/bin/ns-nouserns"
+	mkdir -m 0700 "$NS_DIR/secret"
+	echo hidden >"$NS_DIR/secret/key"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/secret"
+	mkdir -m 0755 "$NS_DIR/conf"
+	local roots="\"readableRoots\":[\"$NS_DIR\"],\"writableRoots\":[\"$NS_DIR\"],\"network\":{\"mode\":\"localhost\"}"
+	printf '{"sandbox":{"fallback":"landlock","denyWrite":[],%s}}\n' "$roots" >"$NS_DIR/conf/landlock.json"
+	printf '{"sandbox":{"fallback":"landlock",%s}}\n' "$roots" >"$NS_DIR/conf/landlock-deny.json"
+	printf '{"sandbox":{"fallback":"landlock","denyWrite":["none*"]}}\n' >"$NS_DIR/conf/request.json"
+	chmod 0644 "$NS_DIR"/conf/*.json
+	export NS_BASE=$NS_DIR/conf/landlock.json
+}
+
+teardown_file() {
+	ns_teardown_file
+}
+
+teardown() {
+	[ -z "${outside:-}" ] || kill "$outside" 2>/dev/null || true
+}
+
+warning='sbx-ns: WARNING: no user namespaces here \(Operation not permitted\): the command runs in the landlock tier: Landlock ABI [0-9]+ and seccomp, but no pid, mount or network namespace; other processes of the same user are visible; no fresh /proc'
+
+# tier root|user ARGS...: sbx-ns under ns-nouserns, as root for the test user or as it.
+tier() {
+	local who=$1
+	shift
+	if [ "$who" = root ]; then
+		"$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" "$@"
+	else
+		as_user "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" "$@"
+	fi
+}
+
+@test "the tier runs the command, says so on stderr and in the status, and cleans its TMPDIR" {
+	local ws who
+	for who in root user; do
+		ws=$(ns_ws)
+		run -0 --separate-stderr ns_fd5 tier "$who" --baseline "$NS_BASE" --deny-write 'none*' \
+			--workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"'
+		assert_regex "$stderr" "^$warning\$"
+		assert_line --index 0 '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
+		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"seccomp\":true,\"net\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
+		assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":0,"isolation":"landlock"}'
+		assert_equal "$(cat "$ws/id")" "$SBX_TEST_UID"
+		assert_regex "$(cat "$ws/tmpdir")" '^/tmp/sbx-landlock\.[A-Za-z0-9]{6}$'
+		assert_not_exist "$(cat "$ws/tmpdir")"
+	done
+}
+
+@test "in the tier, writes outside are denied and the host unchanged, secrets unreadable, no socket, no signal out" {
+	local ws who
+	for who in root user; do
+		ws=$(ns_ws)
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" \
+			--ro "$NS_DIR/bin" -- sh -c "
+			$NS_ATT write $ws/ok; $NS_ATT write /tmp/${NS_DIR##*/}-escape; $NS_ATT write $NS_DIR/escape
+			$NS_ATT write /etc/sbx-tier-escape; $NS_ATT read $NS_DIR/secret/key; $NS_ATT socket-inet
+			$NS_ATT socket-unix; $NS_ATT socketpair; $NS_ATT mount-tmpfs; $NS_ATT unshare-user"
+		assert_output "write: ok
+write: EACCES
+write: EACCES
+write: EACCES
+read: EACCES
+socket-inet: EPERM
+socket-unix: EPERM
+socketpair: ok
+mount-tmpfs: EPERM
+unshare-user: EPERM"
+		assert_not_exist /tmp/${NS_DIR##*/}-escape
+		assert_not_exist "$NS_DIR/escape"
+	done
+	# A process of the test user outside: Landlock ABI 6 scoping refuses the signal.
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+	outside=$!
+	ws=$(ns_ws)
+	run -0 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" \
+		--ro "$NS_DIR/bin" -- "$NS_ATT" kill "$outside"
+	assert_output "kill: EPERM"
+	run -0 kill -0 "$outside"
+}
+
+@test "the tier refuses (106) what it cannot keep: deny-write inside the workspace, a network, a bind elsewhere" {
+	local ws
+	ws=$(ns_ws)
+	run -106 --separate-stderr tier root --baseline "$NS_DIR/conf/landlock-deny.json" --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows: the deny-write path $ws/.env lies inside the writable workspace and Landlock cannot keep it read-only (--deny-write with a glob that matches nothing accepts that)"
+	assert_not_exist "$ws/.env"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows: the deny-write path $ws/.env lies inside the writable workspace and Landlock cannot keep it read-only (--deny-write with a glob that matches nothing accepts that)"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --net loopback --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows: --net loopback needs a network namespace (only none is kept without one)"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --ro "$NS_DIR/bin" --ro-bind "$NS_DIR/bin" /opt/x --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows: --ro-bind needs a mount namespace"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --tmp-in-workspace --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows: --tmp-in-workspace needs a mount namespace"
+	# Without Landlock there is no tier.
+	run -106 --separate-stderr as_user "$NS_DIR/bin/ns-nolandlock" "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" \
+		--baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows: this kernel has no Landlock"
+}
+
+with_request() {
+	"$@" 4<"$NS_DIR/conf/request.json"
+}
+
+@test "only the baseline offers the tier: a request cannot ask for it, and without it the run fails closed" {
+	local ws
+	ws=$(ns_ws)
+	run -102 --separate-stderr with_request tier user --policy-fd 4 --workspace "$ws" -- true
+	assert_regex "$stderr" '^sbx-ns: fatal: policy refused: .*: \$\.sandbox\.fallback: landlock comes only from a baseline$'
+	run -106 --separate-stderr tier user --deny-write 'none*' --workspace "$ws" -- true
+	assert_regex "$stderr" '^sbx-ns: fatal: unable to create namespaces: Operation not permitted; user namespaces are blocked'
+	refute_regex "$stderr" 'WARNING'
+}
+
+@test "what the command leaves behind in its session is killed when it ends" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" \
+		-- sh -c 'sleep 600 >/dev/null 2>&1 & echo $! >pid'
+	# Gone (and reaped by init) without anyone killing it here; alive, tail would wait 20 s.
+	run -0 timeout 20 tail --pid="$(cat "$ws/pid")" -f /dev/null
+}
+
+@test "known difference, pinned: another process of the same user is visible and its cmdline readable" {
+	local ws
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+	outside=$!
+	ws=$(ns_ws)
+	run -0 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" \
+		--ro "$NS_DIR/bin" -- sh -c "tr '\\0' ' ' </proc/$outside/cmdline; echo; $NS_ATT read /proc/$outside/environ"
+	assert_output "sleep 600 
+read: EACCES"
+}
