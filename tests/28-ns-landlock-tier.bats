@@ -146,3 +146,60 @@ with_request() {
 	assert_output "sleep 600 
 read: EACCES"
 }
+
+# The escape catalog of tests/22-ns-escape.bats against the tier, the outside process a
+# sleep of the test user: what the tier stops, and what it cannot by design (marked).
+@test "the escape catalog in the tier, as root for the test user and as the user" {
+	local ws who
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+	outside=$!
+	for who in root user; do
+		ws=$(ns_ws)
+		echo data >"$ws/file"
+		[ "$who" = root ] && chown "$SBX_TEST_UID" "$ws/file"
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" \
+			--ro "$NS_DIR/bin" -- sh -c "
+			for a in mount-tmpfs 'remount /usr' fsopen unshare-user unshare-net clone-newuser clone3 setns \
+				unshare-files fork 'ptrace $outside' 'vm-read $outside' 'kill $outside' tiocsti tiocsti-high \
+				'fssetxattr $ws/file' 'setflags $ws/file' keyctl bpf perf io-uring userfaultfd open-by-handle \
+				personality x32 int80 socket-inet socket-unix socket-netlink socketpair 'connect-abstract sbx-tier' \
+				'read /proc/$outside/environ' 'read /proc/$outside/cmdline'; do $NS_ATT \$a; done"
+		assert_output "mount-tmpfs: EPERM
+remount: EPERM
+fsopen: EPERM
+unshare-user: EPERM
+unshare-net: EPERM
+clone-newuser: EPERM
+clone3: ENOSYS
+setns: EPERM
+unshare-files: ok
+fork: ok
+ptrace: EPERM
+vm-read: EPERM
+kill: EPERM
+tiocsti: EPERM
+tiocsti-high: EPERM
+fssetxattr: EPERM
+setflags: EPERM
+keyctl: EPERM
+bpf: EPERM
+perf: EPERM
+io-uring: EPERM
+userfaultfd: EPERM
+open-by-handle: EPERM
+personality: EPERM
+x32: SIGSYS
+int80: SIGSYS
+socket-inet: EPERM
+socket-unix: EPERM
+socket-netlink: EPERM
+socketpair: ok
+connect-abstract: EPERM
+read: EACCES
+read: ok"
+		# By design (no pid namespace): the host's processes are listed.
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" \
+			--ro "$NS_DIR/bin" -- "$NS_ATT" pids
+		refute_output "pids: none"
+	done
+}
