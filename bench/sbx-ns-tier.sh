@@ -44,13 +44,16 @@ C
 musl-gcc -static -O2 "$work/loop.c" -o "$work/bin/loop"
 printf '{"sandbox":{"fallback":"landlock","denyWrite":[],"readableRoots":["%s"],"writableRoots":["%s"]}}\n' \
 	"$work" "$work" >"$work/conf/base.json"
-chmod 0644 "$work/conf/base.json"
+printf '{"sandbox":{"denyWrite":[],"readableRoots":["%s"]}}\n' "$work/bin" >"$work/conf/req.json"
+chmod 0644 "$work/conf/base.json" "$work/conf/req.json"
 chmod -R a+rX "$work/bin" "$work/conf"
 
-common=(--uid 65534 --gid 65534 --deny-write 'none*' --workspace "$work/ws" --ro "$work/bin")
-full=("$SBX_BIN/sbx-ns" "${common[@]}" --)
-classic=("$SBX_TESTBIN/ns-nomountapi" "$SBX_BIN/sbx-ns" "${common[@]}" --)
-tier=("$SBX_TESTBIN/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$work/conf/base.json" "${common[@]}" --)
+# Every run gives deny-write up (the tier requires it: an empty denyWrite in the baseline
+# and the request, here on fd 4 through a shell), so all three do the same work.
+common=(--uid 65534 --gid 65534 --workspace "$work/ws" --policy-fd 4)
+full=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_BIN/sbx-ns" "${common[@]}" --)
+classic=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nomountapi" "$SBX_BIN/sbx-ns" "${common[@]}" --)
+tier=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$work/conf/base.json" "${common[@]}" --)
 wrap=("$SBX_TESTBIN/ns-nouserns")
 
 # Interleaved, so that load drifting during the run hits all alike; medians.

@@ -165,6 +165,24 @@ long sbx_read_full(int fd, void *buf, size_t len)
 	return (long)got;
 }
 
+long sbx_read_small(const char *path, int flags, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags), e;
+	long n;
+
+	if (fd < 0)
+		return -1;
+	n = sbx_read_full(fd, buf, size - 1);
+	e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
 void sbx_ready_fd(int fd)
 {
 	if (fd < 0)

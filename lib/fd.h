@@ -31,6 +31,11 @@ int sbx_write_all(int fd, const void *buf, size_t len);
  * reads. Returns the bytes read, or -1 with errno. */
 long sbx_read_full(int fd, void *buf, size_t len);
 
+/* A small file (a /proc or cgroup file) as a string: opens path with
+ * O_RDONLY|O_CLOEXEC and extra flags, reads up to size - 1 bytes and
+ * NUL-terminates them. Returns the length, or -1 with errno. */
+long sbx_read_small(const char *path, int flags, char *buf, size_t size);
+
 /* --ready-fd: one newline, then close. Errors are reported, not fatal
  * (the reader may have gone; the sandbox is still correct). */
 void sbx_ready_fd(int fd);

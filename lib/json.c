@@ -1,5 +1,6 @@
 #include "json.h"
 #include "grow.h"
+#include "status.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -101,6 +102,7 @@ void sbx_json_begin(struct sbx_json *j, const char *tool, const char *event)
 		sbx_json_str(j, "tool", tool);
 	if (event)
 		sbx_json_str(j, "event", event);
+	j->is_exit = event && !strcmp(event, "exit");
 }
 
 void sbx_json_strn(struct sbx_json *j, const char *k, const char *v, size_t n)
@@ -221,6 +223,7 @@ int sbx_json_write(struct sbx_json *j, int fd)
 				r = -1;
 			}
 		}
+		sbx_status_wrote(fd, j->is_exit, r == 0, errno);
 	}
 	sbx_json_free(j);
 	return r;

@@ -15,6 +15,7 @@ struct sbx_json {
 	int failed;   /* an allocation failed: the line is dropped, not truncated */
 	int nested;   /* depth of open objects/arrays */
 	int need_comma;
+	int is_exit;  /* an "exit" event: the status contract notes it (status.h) */
 };
 
 /* Starts `{"tool":TOOL,"event":EVENT` (tool/event may be NULL to omit). */

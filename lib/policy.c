@@ -19,8 +19,12 @@
 
 #define MIB (1ULL << 20)
 
+/* What git reads configuration and hooks from, also for worktrees and
+ * submodules, and the usual secrets file. */
 const char *const sbx_policy_default_deny[] = {
-	".env", ".env.*", ".git/config", ".git/hooks/**", NULL
+	".env", ".env.*", ".git/config", ".git/config.worktree", ".git/hooks/**",
+	".git/worktrees/*/config.worktree", ".git/modules/**/config", ".git/modules/**/hooks/**",
+	NULL
 };
 
 int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
@@ -90,7 +94,8 @@ static void list_free(struct sbx_pol_list *l)
 
 void sbx_policy_free(struct sbx_policy *p)
 {
-	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard };
+	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard,
+				       &p->statfs_ok };
 	struct sbx_pol_u64 *nums[] = { &p->cpu, &p->memory, &p->pids, &p->disk, &p->inodes };
 	struct sbx_pol_list *lists[] = { &p->allow, &p->ro, &p->rw, &p->deny };
 
@@ -113,7 +118,7 @@ int sbx_policy_has_sandbox(const struct sbx_policy *p)
 int sbx_policy_has_resources(const struct sbx_policy *p)
 {
 	return p->cpu.set || p->memory.set || p->pids.set || p->disk.set || p->inodes.set ||
-	       p->hard.set;
+	       p->hard.set || p->statfs_ok.set;
 }
 
 const char *const sbx_pol_fallbacks[] = { "?", "fail-closed", "landlock", "unsafe-host-process", NULL };
@@ -127,12 +132,6 @@ int sbx_policy_unsafe_fallback(const struct sbx_policy *p)
 const char *sbx_policy_net_name(int net)
 {
 	static const char *const n[] = { "?", "none", "localhost", "allowlist", "all" };
-	return net >= SBX_PNET_NONE && net <= SBX_PNET_HOST ? n[net] : "?";
-}
-
-const char *sbx_policy_net_sbx_name(int net)
-{
-	static const char *const n[] = { "?", "none", "loopback", "broker", "host" };
 	return net >= SBX_PNET_NONE && net <= SBX_PNET_HOST ? n[net] : "?";
 }
 
@@ -305,8 +304,8 @@ int sbx_policy_add_root(struct sbx_policy *p, struct sbx_pol_list *l, const char
 }
 
 /* The globs sbx-ns takes: relative to the workspace, no empty, "." or ".."
- * component, "**" only last. */
-static const char *glob_invalid(const char *g)
+ * component, "**" a whole component and never twice in a row. */
+const char *sbx_policy_glob_invalid(const char *g)
 {
 	const char *p = g;
 
@@ -324,8 +323,11 @@ static const char *glob_invalid(const char *g)
 			return "empty component";
 		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
 			return "'.' and '..' are not allowed";
-		if (len == 2 && p[0] == '*' && p[1] == '*' && *end)
-			return "'**' only as the last component";
+		if (len == 2 && p[0] == '*' && p[1] == '*' && *end && !strncmp(end + 1, "**", 2) &&
+		    (end[3] == '/' || end[3] == '\0'))
+			return "'**/**'";
+		if (len > 2 && memmem(p, len, "**", 2))
+			return "'**' must be a whole component";
 		if (!*end)
 			return NULL;
 		p = end + 1;
@@ -335,7 +337,7 @@ static const char *glob_invalid(const char *g)
 int sbx_policy_add_glob(struct sbx_policy *p, const char *glob, const char *origin,
 			struct sbx_perr *e)
 {
-	const char *why = glob_invalid(glob);
+	const char *why = sbx_policy_glob_invalid(glob);
 	char qb[1100];
 
 	if (why)
@@ -783,6 +785,18 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 	    merge_ord(&c, "resources.require_hard_limits", &base->hard, &req->hard, &eff->hard,
 		      hard, 1) < 0)
 		goto out;
+	/* accept_statfs_quota weakens what sbx-quota proves: only the
+	 * administrator's baseline may say it, never a request. */
+	if ((scope & SBX_PSCOPE_QUOTA) && req->statfs_ok.set && req->statfs_ok.v) {
+		sbx_perr_set(e, SBX_EXIT_POLICY,
+			     "policy refused: %s: only a baseline may accept statfs-level quota assurance",
+			     orig(req->statfs_ok.origin));
+		goto out;
+	}
+	if ((scope & SBX_PSCOPE_QUOTA) && base->statfs_ok.set && copy_int(&eff->statfs_ok, &base->statfs_ok) < 0) {
+		nomem(e);
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc < 0) {

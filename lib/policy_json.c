@@ -390,6 +390,8 @@ static int load_resource(struct ld *l, const char *prefix, const char *key, cons
 		return get_u64(l, path, v, SBX_POL_MAX_INODES, 1, &p->inodes);
 	if (!strcmp(key, "require_hard_limits"))
 		return get_bool(l, path, v, &p->hard);
+	if (!strcmp(key, "accept_statfs_quota"))
+		return get_bool(l, path, v, &p->statfs_ok);
 	return 1;
 }
 
@@ -551,6 +553,8 @@ char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope)
 			sbx_json_uint(&j, "max_inodes", p->inodes.v);
 		if (p->hard.set)
 			sbx_json_bool(&j, "require_hard_limits", p->hard.v);
+		if ((scope & SBX_PSCOPE_QUOTA) && p->statfs_ok.set)
+			sbx_json_bool(&j, "accept_statfs_quota", p->statfs_ok.v);
 		sbx_json_close_obj(&j);
 	}
 	line = sbx_json_end(&j, &len);

@@ -269,3 +269,17 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 	refused 100 "usage: --baseline-fd 5: \$: invalid JSON at line 1, column 0: '[' or '{' expected near end of file" \
 		--baseline-fd 5 --for cgroup 5</dev/null
 }
+
+@test "accept_statfs_quota stands only in a baseline, never in a request" {
+	printf '{"resources":{"accept_statfs_quota":true}}' >"$POL_DIR/accept-statfs.json"
+	merged '{"resources":{"disk_mb":1024,"require_hard_limits":true,"accept_statfs_quota":true}}' \
+		--baseline "$POL_DIR/accept-statfs.json" --for quota --disk 1G
+	# A request may say false, never true: it cannot weaken what sbx-quota proves.
+	refused 102 "fatal: policy refused: --policy-fd 5: \$.resources.accept_statfs_quota: only a baseline may accept statfs-level quota assurance" \
+		--for quota --policy-fd 5 5<"$POL_DIR/accept-statfs.json"
+	refused 100 'usage: --policy-fd 5: $.resources.accept_statfs_quota: expected a boolean, got a string' \
+		--for quota --policy-fd 5 5< <(printf '{"resources":{"accept_statfs_quota":"yes"}}')
+	# Other tools ignore it.
+	merged '{"resources":{"cpu_percent":100,"require_hard_limits":true}}' \
+		--baseline "$POL_DIR/accept-statfs.json" --for cgroup --cpu 100
+}

@@ -294,7 +294,7 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 	int st = 0, code, timed_out;
 	pid_t pid;
 
-	ns_cleanup_deny(r);
+	ns_deny_forget(r);
 	if (r->ready_fd >= 0)
 		close(r->ready_fd);
 	pid = fork();

@@ -11,6 +11,7 @@
  * (lib/mount.h). The outer process chose the interface once (r->mnt_api). */
 #include "ns.h"
 
+#include "container.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "mount.h"
@@ -187,13 +188,21 @@ static void build_dev(const struct ns_run *r, struct owned *o)
 static void build_proc(int *hidepid)
 {
 	static const char *const opts[] = { "hidepid=invisible", "hidepid=2" };
+	char ctr[320];
 
 	*hidepid = 1;
 	for (size_t i = 0; i < 2; i++)
 		if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) == 0)
 			return;
 	*hidepid = 0;
-	mount_or_die("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
+		return;
+	/* The kernel refuses a fresh proc while parts of the visible one are
+	 * covered: a container runtime's masked paths. */
+	if (errno == EPERM && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s",
+			strerror(EPERM), ctr, sbx_fix_ctr_proc);
+	sbx_die_errno(SBX_EXIT_SYS, "unable to mount proc on /proc");
 }
 
 /* Deny-write, in path order (ancestors before what lies below them). */
@@ -222,6 +231,31 @@ static void build_deny(const struct ns_run *r)
 			SBX_MNT_NODEV : 0, S_ISDIR(st.st_mode), shown);
 		close(fd);
 	}
+}
+
+/* Without --home: the command's HOME, a directory of the sandbox's /tmp
+ * (with --tmp-in-workspace, of the workspace's .sbx-tmp/tmp, kept between
+ * runs: then it must already be a directory of the command's, never a
+ * link). */
+static void build_home(const struct ns_run *r)
+{
+	const char *rel = NS_HOME + 1;
+	struct stat st;
+
+	if (r->home)
+		return;
+	if (mkdir(rel, 0700) == 0) {
+		if (chown(rel, r->uid, r->gid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", NS_HOME);
+	} else if (errno != EEXIST) {
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", NS_HOME);
+	}
+	if (lstat(rel, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", NS_HOME);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != r->uid)
+		sbx_die(SBX_EXIT_POLICY, "unable to use %s as HOME: not a directory of uid %u "
+			"(it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)",
+			NS_HOME, (unsigned)r->uid);
 }
 
 void ns_build_root(struct ns_run *r, int *hidepid)
@@ -290,6 +324,7 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 	}
 	free(src);
 	build_deny(r);
+	build_home(r);
 
 	/* Nothing more is created: /dev and the root itself read-only. */
 	set_flags(r, "dev", SBX_MNT_RDONLY, "/dev");

@@ -7,9 +7,10 @@
  * session, closed fds and a clean environment. What it cannot give is
  * refused, never dropped: a network other than none (no private loopback
  * or bridge without a network namespace), binds to another place or /tmp
- * in the workspace (no mount namespace), deny-write paths inside the
- * writable workspace (Landlock grants by hierarchy and cannot exclude
- * them). Every run says so on stderr (WARNING) and in the status. */
+ * in the workspace (no mount namespace), deny-write globs, which apply
+ * inside the writable workspace (Landlock grants by hierarchy and cannot
+ * exclude what they match). Every run says so on stderr (WARNING) and in
+ * the status. */
 #include "ns.h"
 
 #include "die.h"
@@ -29,14 +30,16 @@
 
 noreturn static void refuse(struct ns_run *r, int err, const char *why)
 {
-	ns_cleanup_deny(r);
+	ns_deny_forget(r);
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to create namespaces (%s) and unable to use the landlock "
 		"tier the baseline allows: %s", strerror(err), why);
 }
 
 static void check(struct ns_run *r, int err)
 {
+	const char *const *globs;
 	char why[512];
+	size_t n;
 
 	if (r->landlock_abi <= 0)
 		refuse(r, err, "this kernel has no Landlock");
@@ -50,10 +53,11 @@ static void check(struct ns_run *r, int err)
 			snprintf(why, sizeof why, "%s needs a mount namespace", r->ops[i].opt);
 			refuse(r, err, why);
 		}
-	if (r->ndops) {
-		snprintf(why, sizeof why, "the deny-write path %s/%s lies inside the writable workspace and "
-			 "Landlock cannot keep it read-only (--deny-write with a glob that matches nothing "
-			 "accepts that)", r->ops[r->ws].src, r->dops[0].rel);
+	globs = ns_deny_globs(r, &n);
+	if (n) {
+		snprintf(why, sizeof why, "the deny-write glob %s applies inside the writable workspace "
+			 "and Landlock cannot keep what it matches read-only (only an empty denyWrite in "
+			 "both the baseline and the request gives deny-write up)", globs[0]);
 		refuse(r, err, why);
 	}
 }

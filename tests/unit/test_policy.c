@@ -90,11 +90,11 @@ TEST(policy_spec_blocks_load)
 
 	CHECK(!load(&p, "t", SB("\"mode\":\"native\",\"network\":{\"mode\":\"none\",\"allowlist\":[]},"
 				"\"readableRoots\":[\".\"],\"writableRoots\":[\".\"],"
-				"\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/hooks/**\"],"
+				"\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/config.worktree\",\".git/hooks/**\",\".git/worktrees/*/config.worktree\",\".git/modules/**/config\",\".git/modules/**/hooks/**\"],"
 				"\"fallback\":\"fail-closed\",\"unsafeAllowHostProcess\":false"), &e));
 	CHECK(p.mode.v == SBX_PMODE_NATIVE && p.net.v == SBX_PNET_NONE);
 	CHECK_STR(p.ro.it[0].val, "/srv/ws");
-	CHECK(p.deny.n == 4);
+	CHECK(p.deny.n == 8);
 	CHECK(!sbx_policy_unsafe_fallback(&p));
 	sbx_policy_free(&p);
 
@@ -124,7 +124,7 @@ TEST(policy_defaults_of_a_sandbox_block)
 	CHECK(p.net.set && p.net.v == SBX_PNET_NONE);
 	CHECK(p.allow.set && p.allow.n == 0);
 	CHECK(p.ro.n == 1 && p.rw.n == 1);
-	CHECK(p.deny.n == 4);
+	CHECK(p.deny.n == 8);
 	CHECK(p.fallback.v == SBX_PFB_FAIL_CLOSED && p.unsafe.set && !p.unsafe.v);
 	CHECK(!sbx_policy_has_resources(&p));
 	sbx_policy_free(&p);
@@ -216,8 +216,10 @@ TEST(policy_values_refused)
 		  "100 t: $.sandbox.writableRoots[0]: invalid path \"\": empty");
 	CHECK_STR(load_err(SB("\"denyWrite\":[\"/etc/passwd\"]")),
 		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"/etc/passwd\": absolute (globs are relative to the workspace)");
-	CHECK_STR(load_err(SB("\"denyWrite\":[\"a/**/b\"]")),
-		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a/**/b\": '**' only as the last component");
+	CHECK_STR(load_err(SB("\"denyWrite\":[\"a/**/**/b\"]")),
+		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a/**/**/b\": '**/**'");
+	CHECK_STR(load_err(SB("\"denyWrite\":[\"a/x**/b\"]")),
+		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a/x**/b\": '**' must be a whole component");
 	CHECK_STR(load_err(SB("\"denyWrite\":[\"a//b\"]")),
 		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a//b\": empty component");
 	CHECK_STR(load_err(SB("\"network\":{\"allowlist\":[\"*\"]}")),
@@ -338,7 +340,7 @@ TEST(policy_merge_resources)
 		  "{\"resources\":{\"cpu_percent\":200,\"memory_bytes\":1536,\"max_processes\":64,\"require_hard_limits\":true}}");
 }
 
-#define SBX_ALL_DEFAULTS "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/hooks/**\"]," \
+#define SBX_ALL_DEFAULTS "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/config.worktree\",\".git/hooks/**\",\".git/worktrees/*/config.worktree\",\".git/modules/**/config\",\".git/modules/**/hooks/**\"]," \
 	"\"fallback\":\"fail-closed\",\"unsafeAllowHostProcess\":false"
 
 TEST(policy_merge_network)
@@ -406,7 +408,7 @@ TEST(policy_merge_roots_deny_fallback)
 	CHECK(strstr(m, "\"readableRoots\":[\"/opt/tools/bin\",\"/srv/data/tmp/x\",\"/srv/ws/src\"],"
 			"\"writableRoots\":[\"/srv/ws/out\"]") != NULL);
 	/* deny-write unioned: the request's and the baseline's */
-	CHECK(strstr(m, "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/hooks/**\",\"secrets/**\"]") != NULL);
+	CHECK(strstr(m, "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/config.worktree\",\".git/hooks/**\",\".git/worktrees/*/config.worktree\",\".git/modules/**/config\",\".git/modules/**/hooks/**\",\"secrets/**\"]") != NULL);
 	CHECK_STR(merge(base, SB("\"readableRoots\":[\"/opt\"]"), SBX_PSCOPE_NS, 0, cl),
 		  "102 policy refused: req: $.sandbox.readableRoots[0]: /opt is not within the baseline's readable roots (base: $.sandbox.readableRoots)");
 	CHECK_STR(merge(base, SB("\"readableRoots\":[\"/opt/toolsX\"]"), SBX_PSCOPE_NS, 0, cl),

@@ -1,7 +1,9 @@
-/* quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD
+/* quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD [BLOCK_SOFT_BYTES]
  *
  * Gives DIR a project id with PROJINHERIT and sets hard (and equal soft) block and
- * inode limits for that project, the way an administrator prepares a workspace. The VM
+ * inode limits for that project, the way an administrator prepares a workspace; with
+ * BLOCK_SOFT_BYTES the block soft limit is that instead (a soft limit below the hard
+ * one is what statfs then shows). The VM
  * tests need this before sbx-quota can do it; it uses only FS_IOC_FSSETXATTR and
  * quotactl_fd so that it works the same on XFS and ext4. On a kernel without
  * quotactl_fd (before 5.14) it names the block device from /proc/self/mountinfo
@@ -71,12 +73,13 @@ static int device_of(int fd, char *dev, size_t n)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD [BLOCK_SOFT_BYTES]\n");
 		return 100;
 	}
 	const char *dir = argv[1];
 	uint64_t projid = number(argv[2]), bytes = number(argv[3]), inodes = number(argv[4]);
+	uint64_t soft = argc == 6 ? number(argv[5]) : bytes;
 	if (projid == 0 || projid > UINT32_MAX) {
 		fprintf(stderr, "quota-set: fatal: invalid project id: %s\n", argv[2]);
 		return 100;
@@ -101,7 +104,8 @@ int main(int argc, char **argv)
 	q.d_flags = FS_PROJ_QUOTA;
 	q.d_id = (uint32_t)projid;
 	q.d_fieldmask = FS_DQ_BHARD | FS_DQ_BSOFT | FS_DQ_IHARD | FS_DQ_ISOFT;
-	q.d_blk_hardlimit = q.d_blk_softlimit = bytes / 512;
+	q.d_blk_hardlimit = bytes / 512;
+	q.d_blk_softlimit = soft / 512;
 	q.d_ino_hardlimit = q.d_ino_softlimit = inodes;
 	if (syscall(SYS_quotactl_fd, fd, QCMD(Q_XSETQLIM, PRJQUOTA), (unsigned)projid, &q) < 0) {
 		char dev[256];
