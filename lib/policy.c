@@ -121,6 +121,8 @@ int sbx_policy_has_resources(const struct sbx_policy *p)
 	       p->hard.set || p->statfs_ok.set;
 }
 
+const char *const sbx_pol_fallbacks[] = { "?", "fail-closed", "landlock", "unsafe-host-process", NULL };
+
 int sbx_policy_unsafe_fallback(const struct sbx_policy *p)
 {
 	return p->fallback.set && p->fallback.v == SBX_PFB_UNSAFE_HOST &&
@@ -701,11 +703,44 @@ static int merge_deny(struct mctx *c, const struct sbx_pol_list *b, const struct
 	return 0;
 }
 
+/* Ordered like the others (fail-closed < landlock < unsafe-host-process),
+ * except that only the baseline may name the Landlock tier: a request may
+ * keep it or narrow it to fail-closed. */
+static int merge_fallback(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
+			  struct sbx_policy *o, const char *const *fbs)
+{
+	int base_ll = b->fallback.set && b->fallback.v == SBX_PFB_LANDLOCK;
+	const char *ro = r->fallback.origin;
+	size_t n = ro ? strlen(ro) : 0;
+
+	/* A request that does not name a fallback (its default) keeps the tier. */
+	if (base_ll && r->fallback.set && n >= 9 && !strcmp(ro + n - 9, ": default"))
+		return copy_int(&o->fallback, &b->fallback) < 0 ? nomem(c->e) : 0;
+
+	if (r->fallback.set && r->fallback.v == SBX_PFB_LANDLOCK && !base_ll) {
+		if (!c->clamp && !b->fallback.set)
+			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+					    "policy refused: %s: landlock comes only from a baseline",
+					    orig(r->fallback.origin));
+		if (!c->clamp)
+			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+					    "policy refused: %s: landlock comes only from the baseline, "
+					    "which says %s (%s)", orig(r->fallback.origin),
+					    fbs[b->fallback.v], orig(b->fallback.origin));
+		note(c, "sandbox.fallback");
+		if (copy_int(&o->fallback, &b->fallback) < 0)
+			return nomem(c->e);
+		o->fallback.v = SBX_PFB_FAIL_CLOSED;
+		return 0;
+	}
+	return merge_ord(c, "sandbox.fallback", &b->fallback, &r->fallback, &o->fallback, fbs, 0);
+}
+
 static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
 			 struct sbx_policy *o)
 {
 	static const char *const modes[] = { "?", "native", "off" };
-	static const char *const fbs[] = { "?", "fail-closed", "unsafe-host-process" };
+	const char *const *fbs = sbx_pol_fallbacks;
 	static const char *const bools[] = { "false", "true" };
 
 	if (merge_ord(c, "sandbox.mode", &b->mode, &r->mode, &o->mode, modes, 0) < 0 ||
@@ -713,7 +748,7 @@ static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struc
 	    merge_roots(c, "sandbox.readableRoots", "readable roots", &b->ro, &b->rw, &r->ro, &o->ro) < 0 ||
 	    merge_roots(c, "sandbox.writableRoots", "writable roots", &b->rw, NULL, &r->rw, &o->rw) < 0 ||
 	    merge_deny(c, &b->deny, &r->deny, &o->deny) < 0 ||
-	    merge_ord(c, "sandbox.fallback", &b->fallback, &r->fallback, &o->fallback, fbs, 0) < 0 ||
+	    merge_fallback(c, b, r, o, fbs) < 0 ||
 	    merge_ord(c, "sandbox.unsafeAllowHostProcess", &b->unsafe, &r->unsafe, &o->unsafe, bools, 0) < 0)
 		return -1;
 	return 0;

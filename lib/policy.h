@@ -46,8 +46,12 @@ enum sbx_pol_mode {
 
 enum sbx_pol_fallback {
 	SBX_PFB_FAIL_CLOSED = 1,   /* "fail-closed": no sandbox, no run */
+	SBX_PFB_LANDLOCK,          /* "landlock": no namespaces, Landlock and seccomp
+				    * (only from the baseline) */
 	SBX_PFB_UNSAFE_HOST,       /* "unsafe-host-process": run unconfined */
 };
+/* Their names, indexed by value, NULL-terminated. */
+extern const char *const sbx_pol_fallbacks[];
 
 /* Which fields a tool enforces: a merge looks only at these, so one policy
  * file can serve every tool of a chain. */

@@ -337,7 +337,7 @@ static int load_network(struct ld *l, const json_t *net)
 static int load_sandbox(struct ld *l, const json_t *sb)
 {
 	static const char *const modes[] = { "?", "native", "off", NULL };
-	static const char *const fbs[] = { "?", "fail-closed", "unsafe-host-process", NULL };
+	const char *const *fbs = sbx_pol_fallbacks;
 	struct sbx_policy *p = l->p;
 	const char *key;
 	json_t *v;
@@ -358,7 +358,7 @@ static int load_sandbox(struct ld *l, const json_t *sb)
 			rc = get_list(l, "$.sandbox.denyWrite", v, L_GLOB, &p->deny);
 		else if (!strcmp(key, "fallback"))
 			rc = get_enum(l, "$.sandbox.fallback", v, fbs,
-				      "fail-closed, unsafe-host-process", &p->fallback);
+				      "fail-closed, landlock, unsafe-host-process", &p->fallback);
 		else if (!strcmp(key, "unsafeAllowHostProcess"))
 			rc = get_bool(l, "$.sandbox.unsafeAllowHostProcess", v, &p->unsafe);
 		else
@@ -512,7 +512,7 @@ static void put_size(struct sbx_json *j, const char *mb, const char *bytes, cons
 char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope)
 {
 	static const char *const modes[] = { "?", "native", "off" };
-	static const char *const fbs[] = { "?", "fail-closed", "unsafe-host-process" };
+	const char *const *fbs = sbx_pol_fallbacks;
 	struct sbx_json j;
 	const char *line;
 	size_t len;

@@ -4,10 +4,9 @@
 # as the fix. Debian's kernel has neither the sysctl nor AppArmor loaded, so the
 # restricted host is staged in a private mount namespace: a tmpfs over
 # /proc/sys/kernel holding the sysctl, and one over /sys/kernel/security holding
-# AppArmor's list of loaded profiles. The restriction itself (an Ubuntu kernel
-# patch) cannot be exercised here. The staging hides part of /proc, so the kernel
-# refuses a fresh proc there and the staged runs end with 106 for that reason (the
-# proc line says so), whatever the AppArmor line says.
+# AppArmor's list of loaded profiles (which also makes a fresh /proc refused, so
+# the proc step fails and the result is 106 in every staged run). The restriction
+# itself (an Ubuntu kernel patch) cannot be exercised here.
 
 load helpers
 

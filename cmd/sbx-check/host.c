@@ -69,8 +69,8 @@ static void kernel_features(struct chk_report *r)
 	       "openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS works",
 	       "openat2 failed", "Linux 5.6 or newer");
 	simple(r, CLS_EXTRA, "quotactl_fd", sbx_probe_quotactl_fd(), "quotactl_fd exists",
-	       "quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device",
-	       "Linux 5.14 or newer");
+	       "quotactl_fd failed", "Linux 5.14 or newer; until then sbx-quota asks the "
+	       "filesystem's block device");
 }
 
 /* The cgroup2 mount point from /proc/self/mountinfo, and whether cgroup v1
@@ -413,6 +413,7 @@ void chk_host(struct chk_report *r, const struct chk_opts *o)
 	chk_host_apparmor(r);
 	chk_host_mounts(r);
 	kernel_features(r);
+	chk_host_tiers(r);
 	cgroup(r, o);
 	quota(r, o);
 	baseline(r, o);

@@ -662,10 +662,11 @@ int main(int argc, char **argv)
 		/* Only here, where the namespaces the sandbox is made of cannot
 		 * be had, and only if the effective policy has both halves of
 		 * the unsafe fallback; anything else fails closed. */
-		int e = errno;
-		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) &&
-		    (e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES))
+		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
+		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) && nons)
 			ns_unsafe_fallback(&r, e);
+		if (r.pol_on && r.eff.fallback.set && r.eff.fallback.v == SBX_PFB_LANDLOCK && nons)
+			ns_landlock_tier(&r, e);
 		errno = e;
 		die_userns("create namespaces", "");
 	}

@@ -136,6 +136,7 @@ struct ns_run {
 	size_t ndops;
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
+	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
 	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
@@ -173,6 +174,12 @@ void ns_drop_ro_in_ws(struct ns_run *r);
 void ns_policy_check_fds(const struct ns_run *r);
 void ns_apply_policy(struct ns_run *r, int net_given);
 noreturn void ns_unsafe_fallback(struct ns_run *r, int err);
+noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier);
+
+/* tier.c: the Landlock tier, where no user namespace can be had and the
+ * baseline says "fallback": "landlock" */
+noreturn void ns_landlock_tier(struct ns_run *r, int err);
+void ns_tier_end(struct ns_run *r);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;
