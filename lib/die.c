@@ -1,5 +1,6 @@
 #include "die.h"
 
+#include "json.h"
 #include "status.h"
 
 #include <errno.h>
@@ -17,31 +18,13 @@ const char *sbx_prog(void) { return prog; }
  * control character (C0, DEL, C1), or 0. */
 static size_t printable_seq(const unsigned char *s, size_t n)
 {
-	unsigned c = s[0];
-	size_t len, i;
-	unsigned cp;
+	size_t len;
 
-	if (c < 0x20 || c == 0x7f)
+	if (s[0] < 0x20 || s[0] == 0x7f)
 		return 0;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0x80 && cp <= 0x9f))
+	len = sbx_utf8_len(s, n);
+	/* C1 controls U+0080..U+009F are encoded as C2 80..C2 9F. */
+	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
 		return 0;
 	return len;
 }
