@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -190,4 +191,15 @@ void sbx_ready_fd(int fd)
 	if (sbx_write_all(fd, "\n", 1) < 0)
 		sbx_warn_errno("unable to write to ready fd %d", fd);
 	close(fd);
+}
+
+int sbx_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (sbx_write_all(fd, s, strlen(s)) < 0)
+		return sbx_close_fail(fd);
+	return close(fd);
 }

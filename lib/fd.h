@@ -27,6 +27,11 @@ int sbx_fd_cloexec(int fd, int on);
 /* write(2) all of buf, retrying on EINTR and short writes. 0 or -1. */
 int sbx_write_all(int fd, const void *buf, size_t len);
 
+/* Write the string s into the existing file path (a /proc or /sys control
+ * file: uid_map, setgroups, a sysctl): 0, or -1 with errno from open or
+ * write. */
+int sbx_write_file(const char *path, const char *s);
+
 /* read(2) until len bytes or end of file, retrying on EINTR and short
  * reads. Returns the bytes read, or -1 with errno. */
 long sbx_read_full(int fd, void *buf, size_t len);

@@ -1,6 +1,8 @@
 /* Kernel feature probes: see probe.h. Raw syscall numbers are used because
  * the libc headers (musl's especially) may predate the feature. */
 #include "probe.h"
+
+#include "fd.h"
 #include "mount.h"
 
 #include <errno.h>
@@ -142,18 +144,6 @@ static void report(int wfd, int step, int err)
 	_exit(1);
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /* unshare(CLONE_NEWUSER), map uid and gid to 0, unshare(CLONE_NEWNS):
  * 0, or errno with *step the failing step. */
 static int userns_enter(int *step)
@@ -167,12 +157,12 @@ static int userns_enter(int *step)
 		return errno;
 	*step = SBX_USERNS_MAP;
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
-	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+	if (sbx_write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
 		return errno;
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (sbx_write_file("/proc/self/uid_map", map) < 0)
 		return errno;
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
-	if (write_file("/proc/self/gid_map", map) < 0)
+	if (sbx_write_file("/proc/self/gid_map", map) < 0)
 		return errno;
 	*step = SBX_USERNS_MOUNTNS;
 	if (unshare(CLONE_NEWNS) < 0)
