@@ -20,7 +20,8 @@ setup() {
 # The environment sbx-ns gives the command by default, for grants.
 grant() {
 	sbx-check grant --key "$key" --cwd "$ws" --env "PATH=${GPATH:-/usr/local/bin:/usr/bin:/bin}" \
-		--env "HOME=$ws" --env TMPDIR=/tmp "$@"
+		--env HOME=/tmp/home --env TMPDIR=/tmp --env XDG_CACHE_HOME=/tmp/home/.cache \
+		--env XDG_CONFIG_HOME=/tmp/home/.config "$@"
 }
 
 @test "sbx-ns refuses bad command paths, allow-exec and protect paths" {
@@ -115,7 +116,7 @@ grant() {
 		-- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
 	assert_equal "$stderr" "sbx-ns: fatal: grant refused: timeout differs from the grant"
 	ws2=$(ns_ws)
-	run -102 --separate-stderr ns_root --workspace "$ws2" --timeout 30 --setenv A=1 --setenv HOME="$ws" \
+	run -102 --separate-stderr ns_root --workspace "$ws2" --timeout 30 --setenv A=1 \
 		--grant-fd 3 --grant-key "$key" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
 	assert_equal "$stderr" "sbx-ns: fatal: grant refused: cwd differs from the grant"
 	awk '/^mac=/ { c = substr($0, 5, 1); $0 = "mac=" (c == "0" ? "1" : "0") substr($0, 6) } 1' "$ws.grant" >"$ws.forged"
@@ -129,7 +130,8 @@ grant() {
 @test "an unprivileged caller's grant with its own key runs" {
 	chown "$SBX_TEST_UID" "$key"
 	as_user sbx-check grant --key "$key" --cwd "$ws" --env PATH=/usr/local/bin:/usr/bin:/bin \
-		--env "HOME=$ws" --env TMPDIR=/tmp -- true >"$ws.grant"
+		--env HOME=/tmp/home --env TMPDIR=/tmp --env XDG_CACHE_HOME=/tmp/home/.cache \
+		--env XDG_CONFIG_HOME=/tmp/home/.config -- true >"$ws.grant"
 	run -0 --separate-stderr ns_user --workspace "$ws" --grant-fd 3 --grant-key "$key" -- true 3<"$ws.grant" </dev/null
 	assert_equal "$stderr" ""
 }
@@ -192,6 +194,26 @@ grant() {
 	run -0 --separate-stderr ns_root --workspace "$ws" --ro-bind "$ws/sub" /opt/sub -- true
 	run -102 --separate-stderr ns_root --workspace "$ws" --bind "$sh" /shared --protect "$sh/keys" -- true
 	assert_equal "$stderr" "sbx-ns: fatal: refusing to start: protected path $sh/keys is writable through --bind $sh"
+}
+
+@test "--rw and --rw-fd may not be a second view of the workspace either: .env stays unchanged" {
+	local a="$NS_DIR/alias.$BATS_TEST_NUMBER" d
+	mkdir -p "$ws/sub" "$a"
+	echo "KEY=1" > "$ws/.env"
+	d=$(dirname "$ws")
+	run -100 --separate-stderr ns_root --workspace "$ws" --rw "$ws/sub" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --rw: invalid path '$ws/sub': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	run -100 --separate-stderr ns_user --workspace "$ws" --rw "$d" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --rw: invalid path '$d': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	# The workspace mounted at a second path, given as --rw or --rw-fd: the
+	# command would append to .env through it.
+	run -100 --separate-stderr unshare -m sh -c "mount --bind $ws $a && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --rw $a -- sh -c 'echo X >> $a/.env'"
+	assert_equal "$stderr" "sbx-ns: usage: --rw: invalid path '$a': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	run -100 --separate-stderr unshare -m sh -c "mount --bind $ws $a && exec 3<$a && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --rw-fd 3 -- sh -c 'echo X >> $a/.env'"
+	assert_equal "$stderr" "sbx-ns: usage: --rw-fd: invalid path '$a': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	assert_equal "$(cat "$ws/.env")" "KEY=1"
+	# A read-only second view stays allowed.
+	run -0 --separate-stderr unshare -m sh -c "mount --bind $ws $a && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --ro $a -- true"
 }
 
 # Two sandboxes at once, each waiting (bounded) for the other's file.

@@ -245,8 +245,8 @@ static void userns_fix(struct chk_item *it, int e, int in_ctr, long max, long cl
 	else if (clone == 0)
 		chk_fix(it, "sysctl -w kernel.unprivileged_userns_clone=1");
 	else if (aa == 1)
-		chk_fix(it, "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor "
-			"profile granting 'userns' to sbx-ns");
+		chk_fix(it, "load sbx-ns's AppArmor profile (see apparmor-userns), or sysctl -w "
+			"kernel.apparmor_restrict_unprivileged_userns=0");
 	else
 		chk_fix(it, "allow unshare(CLONE_NEWUSER) for this user (a container runtime's "
 			"seccomp profile or an LSM is refusing it)");
