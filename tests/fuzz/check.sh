@@ -17,10 +17,10 @@ passed=0 failed=0
 # target: the lib files it is linked with (and libraries, after them).
 # The parsers are compiled directly with clang and glibc, never musl.
 declare -A SRC=(
-	[http1]="lib/http1.c lib/hostpat.c lib/parse.c lib/die.c"
+	[http1]="lib/http1.c lib/hostpat.c lib/parse.c lib/die.c lib/status.c lib/json.c lib/grow.c lib/fd.c"
 	[tlshello]="lib/tlshello.c lib/hostpat.c"
 	[hostpat]="lib/hostpat.c"
-	[policy]="lib/policy.c lib/policy_json.c lib/policy_file.c lib/hostpat.c lib/json.c lib/grow.c lib/die.c lib/fd.c lib/parse.c -ljansson"
+	[policy]="lib/policy.c lib/policy_json.c lib/policy_file.c lib/hostpat.c lib/json.c lib/grow.c lib/die.c lib/status.c lib/clock.c lib/fd.c lib/parse.c -ljansson"
 )
 
 for f in tests/fuzz/fuzz_*.c; do
