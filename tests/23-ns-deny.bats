@@ -279,3 +279,13 @@ sbx-ns: warning: deny-write: the command created the protected path .git/hooks/p
 		'mkdir -p .git/modules && cd .git/modules && for i in $(seq 70); do mkdir d && cd d; done && echo x > config'
 	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/modules$(printf '/d%.0s' $(seq 63)); moved it to .git/modules$(printf '/d%.0s' $(seq 62))/d.sbx-denied"
 }
+
+@test "a hook in a directory the command made read-only is still moved aside, and the directory's mode is kept" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'mkdir -p .git/hooks && printf "#!/bin/sh\n" > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit && chmod 555 .git/hooks'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied and cleared its execute bits"
+	assert_equal "$(stat -c %a "$ws/.git/hooks")" 555
+	assert_file_not_exist "$ws/.git/hooks/pre-commit"
+}

@@ -147,6 +147,23 @@ static int renameat2_(int dfd, const char *from, const char *to)
 	return (int)syscall(SYS_renameat2, dfd, from, dfd, to, 1U /* RENAME_NOREPLACE */);
 }
 
+/* Rename name in dirfd to NAME.sbx-denied, -2, -3... never over anything. */
+static int move_aside(int dirfd, const char *name, char *to, size_t cap)
+{
+	int len = (int)strnlen(name, 200), rc = -1;
+
+	for (int k = 1; k < 100; k++) {
+		if (k == 1)
+			snprintf(to, cap, "%.*s.sbx-denied", len, name);
+		else
+			snprintf(to, cap, "%.*s.sbx-denied-%d", len, name, k);
+		rc = renameat2_(dirfd, name, to);
+		if (rc == 0 || errno != EEXIST)
+			break;
+	}
+	return rc;
+}
+
 /* Why the object is not the command's, or NULL if it is. */
 static const char *not_mine(const struct deny_scope *s, const struct stat *st, int64_t born)
 {
@@ -193,8 +210,8 @@ static void inert(const struct deny_scope *s, const char *rel)
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	char parent[PATH_MAX], to[PATH_MAX], torel[2 * PATH_MAX + 2], proc[40], *slash;
 	const char *name;
-	struct stat st, now;
-	int pfd, fd, cleared = 0, rc = -1;
+	struct stat st, now, pst;
+	int pfd, fd, cleared = 0, rc = -1, e;
 	const char *why;
 
 	snprintf(parent, sizeof parent, "%s", rel);
@@ -230,19 +247,24 @@ static void inert(const struct deny_scope *s, const char *rel)
 		snprintf(to, sizeof to, "%s", name);
 		rc = 0;
 	}
-	for (int k = 1; rc < 0 && k < 100; k++) {
-		int len = (int)strnlen(name, 200);
-		if (k == 1)
-			snprintf(to, sizeof to, "%.*s.sbx-denied", len, name);
-		else
-			snprintf(to, sizeof to, "%.*s.sbx-denied-%d", len, name, k);
-		rc = renameat2_(pfd, name, to);
-		if (rc < 0 && errno != EEXIST)
-			break;
+	if (rc < 0)
+		rc = move_aside(pfd, name, to, sizeof to);
+	if (rc < 0 && errno == EACCES && fstat(pfd, &pst) == 0 && S_ISDIR(pst.st_mode) &&
+	    (!not_mine(s, &pst, btime_ns(pfd)) || new_ancestor(s, rel))) {
+		/* The command made its directory read-only to keep what it
+		 * put there: the directory is the command's, opened for this
+		 * one rename and closed again. */
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+		if (chmod(proc, (pst.st_mode & 07777) | 0300) == 0) {
+			rc = move_aside(pfd, name, to, sizeof to);
+			e = errno;
+			chmod(proc, pst.st_mode & 07777);
+			errno = e;
+		}
 	}
 	if (rc < 0) {
-		int e = errno;
 		char q[PATH_MAX * 4 + 8];
+		e = errno;
 		sbx_policy_quote(q, sizeof q, rel, strlen(rel), PATH_MAX);
 		errno = e;
 		sbx_warn_errno("deny-write: unable to move the protected path %s aside", q);
