@@ -334,8 +334,10 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 	struct stat st;
 	int fd;
 
-	if (r->root) {
+	if (r->root && access("/run", F_OK) == 0) {
 		snprintf(path, cap, "/run/sbx-ns");
+	} else if (r->root) {
+		snprintf(path, cap, "/tmp/sbx-ns-0"); /* a system without /run (an initramfs) */
 	} else if (xdg && xdg[0] == '/' && realpath(xdg, real) && stat(real, &st) == 0 &&
 		   S_ISDIR(st.st_mode) && st.st_uid == r->caller_uid && !(st.st_mode & 077)) {
 		if ((size_t)snprintf(path, cap, "%.4000s/sbx-ns", real) >= cap)
