@@ -289,3 +289,18 @@ sbx-ns: warning: deny-write: the command created the protected path .git/hooks/p
 	assert_equal "$(stat -c %a "$ws/.git/hooks")" 555
 	assert_file_not_exist "$ws/.git/hooks/pre-commit"
 }
+
+@test "a config hidden in a .git the command made unsearchable is still found and moved aside; the modes are put back" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'mkdir -p .git/hooks && echo "[core]" > .git/config && echo h > .git/hooks/post-checkout && chmod 000 .git/hooks && chmod 000 .git && chmod 311 .'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/config; moved it to .git/config.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path .git/hooks; moved it to .git/hooks.sbx-denied"
+	assert_equal "$(stat -c %a "$ws" "$ws/.git")" "311
+0"
+	chmod 755 "$ws" "$ws/.git"
+	run -0 ls -A "$ws/.git"
+	assert_output "config.sbx-denied
+hooks.sbx-denied"
+}

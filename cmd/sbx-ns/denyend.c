@@ -299,6 +299,7 @@ static void check(const struct deny_scope *s, const char *const *globs, size_t n
 		free(w.cand[i]);
 	}
 	free(w.cand);
+	ns_deny_restore(&w);
 }
 
 /* --- the record --- */
