@@ -335,10 +335,12 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 	struct stat st;
 	int fd;
 
-	if (r->root && access("/run", F_OK) == 0) {
+	/* Root: /run/sbx-ns; where there is no writable /run (an initramfs,
+	 * a container with /run read-only), /tmp/sbx-ns-0. */
+	if (r->root && (mkdir("/run/sbx-ns", 0700) == 0 || errno == EEXIST)) {
 		snprintf(path, cap, "/run/sbx-ns");
 	} else if (r->root) {
-		snprintf(path, cap, "/tmp/sbx-ns-0"); /* a system without /run (an initramfs) */
+		snprintf(path, cap, "/tmp/sbx-ns-0");
 	} else if (xdg && xdg[0] == '/' && realpath(xdg, real) && stat(real, &st) == 0 &&
 		   S_ISDIR(st.st_mode) && st.st_uid == r->caller_uid && !(st.st_mode & 077)) {
 		if ((size_t)snprintf(path, cap, "%.4000s/sbx-ns", real) >= cap)
