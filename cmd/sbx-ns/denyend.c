@@ -203,6 +203,45 @@ static int new_ancestor(const struct deny_scope *s, const char *rel)
 	return 0;
 }
 
+/* What `git init` writes into a new .git/config, line by line: a config
+ * made only of these lines sets nothing that runs a program (no hooksPath,
+ * fsmonitor, sshCommand, filter, include, alias), so it is left in place
+ * and the repository works on the host. Exact bytes, no parsing: anything
+ * else (another key, a comment, a continuation) is moved aside. */
+static int git_init_config(int pfd, const char *rel, const char *name, const struct stat *st)
+{
+	static const char *const ok[] = {
+		"[core]", "\trepositoryformatversion = 0", "\tfilemode = true", "\tfilemode = false",
+		"\tbare = false", "\tlogallrefupdates = true", "\tignorecase = true",
+		"\tprecomposeunicode = true", "\tsymlinks = false", NULL
+	};
+	char buf[1024], *line, *save = NULL;
+	struct stat now;
+	ssize_t n;
+	int fd;
+
+	if (strncmp(rel, ".git/", 5) || strcmp(name, "config") || !S_ISREG(st->st_mode) ||
+	    st->st_nlink != 1 || st->st_size <= 0 || st->st_size >= (off_t)sizeof buf)
+		return 0;
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = fstat(fd, &now) == 0 && now.st_ino == st->st_ino && now.st_dev == st->st_dev ?
+		read(fd, buf, sizeof buf - 1) : -1;
+	close(fd);
+	if (n != st->st_size || buf[n - 1] != '\n' || memchr(buf, '\0', (size_t)n))
+		return 0;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *const *k = ok;
+		while (*k && strcmp(*k, line))
+			k++;
+		if (!*k)
+			return 0;
+	}
+	return 1;
+}
+
 /* Make one new protected path inert, if the command made it. */
 static void inert(const struct deny_scope *s, const char *rel)
 {
@@ -238,6 +277,8 @@ static void inert(const struct deny_scope *s, const char *rel)
 		report(s, rel, NULL, 0, why);
 		goto out;
 	}
+	if (git_init_config(pfd, rel, name, &st))
+		goto out;
 	if (strstr(name, ".sbx-denied")) {
 		/* Moved aside already (by a run that ended meanwhile, or one
 		 * killed while doing so): its name says so; only the bits may
