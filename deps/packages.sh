@@ -30,8 +30,9 @@ build)
 	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils"
 	;;
 test)
-	# git, gcc, make, python3-venv, python3-pytest: the real-work suite (29-ns-work).
-	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 python3-venv python3-pytest git gcc make openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils man-db util-linux xfsprogs e2fsprogs"
+	# git, gcc, make, python3-venv, python3-pytest: the real-work suite (29-ns-work); podman, runc, uidmap, slirp4netns,
+	# fuse-overlayfs: the container suite (80-container).
+	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 python3-venv python3-pytest git gcc make openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils man-db util-linux xfsprogs e2fsprogs podman runc uidmap slirp4netns fuse-overlayfs"
 	;;
 vm)
 	want="qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs e2fsprogs"
@@ -44,6 +45,10 @@ dynamic)
 	;;
 esac
 mode=$1
+# SBX_APT_LOCK_WAIT: how long to wait for another install's locks.
+case ${SBX_APT_LOCK_WAIT:=300} in
+'' | *[!0-9]*) echo "sbx: usage: SBX_APT_LOCK_WAIT is a number of seconds, not '$SBX_APT_LOCK_WAIT'" >&2; exit 100 ;;
+esac
 want="$want ${SBX_PACKAGES_EXTRA:-}"
 
 missing=
@@ -84,9 +89,12 @@ for p in $missing; do
 	fi
 done
 
+# Another install running (unattended upgrades, a second build) holds the
+# package manager's locks: wait for them, bounded, instead of failing.
+lock_wait="-o DPkg::Lock::Timeout=$SBX_APT_LOCK_WAIT"
 install() {
-	# shellcheck disable=SC2086 # word splitting of the list is intended
-	apt-get install -y -q --no-install-recommends $missing >>"$log" 2>&1
+	# shellcheck disable=SC2086 # word splitting of the lists is intended
+	apt-get $lock_wait install -y -q --no-install-recommends $missing >>"$log" 2>&1
 }
 fail() {
 	tail -n 15 "$log" >&2
@@ -95,12 +103,12 @@ fail() {
 }
 
 if [ $need_update = 1 ]; then
-	apt-get update -q >>"$log" 2>&1 || fail "apt-get update"
+	apt-get $lock_wait update -q >>"$log" 2>&1 || fail "apt-get update"
 fi
 if ! install; then
 	# Lists older than the archive name files that are gone: refresh once.
 	[ $need_update = 1 ] && fail "apt-get install"
-	apt-get update -q >>"$log" 2>&1 || fail "apt-get update"
+	apt-get $lock_wait update -q >>"$log" 2>&1 || fail "apt-get update"
 	install || fail "apt-get install"
 fi
 exit 0

@@ -223,25 +223,13 @@ static int known_method(const char *m, size_t n)
 	return 0;
 }
 
-int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h)
+/* The request line, buf up to eol (its CR). Checked as soon as the line
+ * is complete, before the rest of the head: a line that can never become
+ * a request is refused at once rather than at the wall time. */
+static int request_line(const char *buf, const char *eol, struct sbx_http_head *h)
 {
-	int rc;
-	const char *p, *sp1, *sp2, *eol, *end;
-	const struct sbx_http_field *f;
-	const char *why;
+	const char *p, *sp1, *sp2;
 
-	memset(h, 0, sizeof *h);
-	/* Refuse TLS and HTTP/2 spoken at a proxy port before waiting for a
-	 * line end that may never come. */
-	if (len > 0 && (buf[0] == 0x16 || buf[0] == (char)0x80))
-		return bad(h, 400, "TLS sent without CONNECT");
-	/* RFC 9112 lets a server skip empty lines before a request; a proxy
-	 * that did so would read a different stream than a strict peer. */
-	if (len > 0 && (buf[0] == '\r' || buf[0] == '\n'))
-		return bad(h, 400, "empty request line");
-	rc = head_bounds(buf, len, max_head, h, 400, &end, &eol);
-	if (rc != 1)
-		return rc;
 	if (eol == buf)
 		return bad(h, 400, "empty request line");
 	sp1 = memchr(buf, ' ', (size_t)(eol - buf));
@@ -273,6 +261,41 @@ int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct 
 		return bad(h, 400, "HTTP/2 is not supported");
 	else
 		return bad(h, 400, "unsupported HTTP version");
+	return SBX_HTTP_DONE;
+}
+
+int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h)
+{
+	int rc;
+	const char *eol, *end;
+	const struct sbx_http_field *f;
+	const char *why;
+
+	memset(h, 0, sizeof *h);
+	/* Refuse TLS and HTTP/2 spoken at a proxy port before waiting for a
+	 * line end that may never come. */
+	if (len > 0 && (buf[0] == 0x16 || buf[0] == (char)0x80))
+		return bad(h, 400, "TLS sent without CONNECT");
+	/* RFC 9112 lets a server skip empty lines before a request; a proxy
+	 * that did so would read a different stream than a strict peer. */
+	if (len > 0 && (buf[0] == '\r' || buf[0] == '\n'))
+		return bad(h, 400, "empty request line");
+	rc = head_bounds(buf, len, max_head, h, 400, &end, &eol);
+	if (rc == SBX_HTTP_INCOMPLETE) {
+		/* head_end() has seen no bare CR or LF: a CRLF ends line one. */
+		eol = NULL;
+		for (size_t i = 0; i + 1 < len && !eol; i++)
+			if (buf[i] == '\r' && buf[i + 1] == '\n')
+				eol = buf + i;
+		if (eol && request_line(buf, eol, h) == SBX_HTTP_BAD)
+			return SBX_HTTP_BAD;
+		memset(h, 0, sizeof *h);
+		return SBX_HTTP_INCOMPLETE;
+	}
+	if (rc != 1)
+		return rc;
+	if (request_line(buf, eol, h) == SBX_HTTP_BAD)
+		return SBX_HTTP_BAD;
 	if (parse_fields(eol + 2, end, h, 400))
 		return SBX_HTTP_BAD;
 
@@ -390,4 +413,105 @@ int sbx_http_no_body(const struct sbx_http_head *req, int status)
 {
 	return (req->mlen == 4 && !memcmp(req->method, "HEAD", 4)) ||
 	       (status >= 100 && status < 200) || status == 204 || status == 304;
+}
+
+/* RFC 9112 section 7.1, strictly: CRLF only, hex sizes of at most 15
+ * digits, extensions and trailer fields passed on unchecked but bounded by
+ * their line ends. */
+enum { CK_SIZE, CK_EXT, CK_SIZE_LF, CK_DATA, CK_DATA_CR, CK_DATA_LF, CK_TRAILER, CK_TRAILER_LINE,
+       CK_TRAILER_LF, CK_LAST_LF, CK_DONE };
+
+long sbx_chunked_scan(struct sbx_chunked *c, const char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && c->st != CK_DONE) {
+		unsigned char b = (unsigned char)p[i];
+		switch (c->st) {
+		case CK_SIZE: {
+			int v = b >= '0' && b <= '9' ? b - '0' : b >= 'a' && b <= 'f' ? b - 'a' + 10 :
+				b >= 'A' && b <= 'F' ? b - 'A' + 10 : -1;
+			if (v >= 0) {
+				if (++c->digits > 15)
+					return -1;
+				c->size = c->size * 16 + (uint64_t)v;
+			} else if (!c->digits) {
+				return -1;
+			} else if (b == ';' || b == ' ' || b == '\t') {
+				c->st = CK_EXT;
+			} else if (b == '\r') {
+				c->st = CK_SIZE_LF;
+			} else {
+				return -1;
+			}
+			i++;
+			break;
+		}
+		case CK_EXT:
+			if (b == '\n' || (b < 0x20 && b != '\t' && b != '\r') || b == 0x7f)
+				return -1;
+			if (b == '\r')
+				c->st = CK_SIZE_LF;
+			i++;
+			break;
+		case CK_SIZE_LF:
+			if (b != '\n')
+				return -1;
+			i++;
+			c->st = c->size ? CK_DATA : CK_TRAILER;
+			c->digits = 0;
+			break;
+		case CK_DATA: {
+			size_t k = n - i;
+			if (k > c->size)
+				k = (size_t)c->size;
+			c->size -= k;
+			i += k;
+			if (!c->size)
+				c->st = CK_DATA_CR;
+			break;
+		}
+		case CK_DATA_CR:
+			if (b != '\r')
+				return -1;
+			c->st = CK_DATA_LF;
+			i++;
+			break;
+		case CK_DATA_LF:
+			if (b != '\n')
+				return -1;
+			c->st = CK_SIZE;
+			i++;
+			break;
+		case CK_TRAILER:
+			if (b == '\r')
+				c->st = CK_LAST_LF;
+			else if (b == '\n')
+				return -1;
+			else
+				c->st = CK_TRAILER_LINE;
+			i++;
+			break;
+		case CK_TRAILER_LINE:
+			if (b == '\n')
+				return -1;
+			if (b == '\r')
+				c->st = CK_TRAILER_LF;
+			i++;
+			break;
+		case CK_TRAILER_LF:
+		case CK_LAST_LF:
+			if (b != '\n')
+				return -1;
+			c->st = c->st == CK_LAST_LF ? CK_DONE : CK_TRAILER;
+			i++;
+			break;
+		}
+	}
+	return (long)i;
+}
+
+int sbx_chunked_done(const struct sbx_chunked *c)
+{
+	return c->st == CK_DONE;
 }

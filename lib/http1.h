@@ -61,4 +61,17 @@ int sbx_http_no_body(const struct sbx_http_head *req, int status);
 /* Find a field by name (case-insensitive); NULL if absent. */
 const struct sbx_http_field *sbx_http_field(const struct sbx_http_head *h, const char *name);
 
+/* A chunked body as it passes: where its last chunk (and trailer) ends.
+ * Zeroed to start. */
+struct sbx_chunked {
+	int st, digits;
+	uint64_t size;
+};
+
+/* Scan the next n bytes of the body: how many of them belong to it (fewer
+ * than n once the body has ended), or -1 for broken framing. */
+long sbx_chunked_scan(struct sbx_chunked *c, const char *p, size_t n);
+/* 1 once the whole body, trailer included, has been scanned. */
+int sbx_chunked_done(const struct sbx_chunked *c);
+
 #endif

@@ -15,6 +15,7 @@ struct sbx_json {
 	int failed;   /* an allocation failed: the line is dropped, not truncated */
 	int nested;   /* depth of open objects/arrays */
 	int need_comma;
+	int is_exit;  /* an "exit" event: the status contract notes it (status.h) */
 };
 
 /* Starts `{"tool":TOOL,"event":EVENT` (tool/event may be NULL to omit). */
@@ -39,5 +40,10 @@ const char *sbx_json_end(struct sbx_json *j, size_t *len);
  * Returns 0, or -1 with errno (EPIPE etc.) for the caller to judge. */
 int sbx_json_write(struct sbx_json *j, int fd);
 void sbx_json_free(struct sbx_json *j);
+
+/* Length of a valid UTF-8 sequence at p (max n bytes, n > 0), or 0 if
+ * invalid. Rejects overlong forms, surrogates and code points past U+10FFFF.
+ * The one decoder behind JSON escaping and the messages' escaping (die.c). */
+size_t sbx_utf8_len(const unsigned char *p, size_t n);
 
 #endif

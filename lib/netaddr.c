@@ -18,6 +18,10 @@ struct range4 {
  * entries that are not globally reachable. Order matters only where ranges
  * nest: the first match wins. */
 static const struct range4 ranges4[] = {
+	/* Globally routable, or inside a range --allow-private-networks
+	 * opens, yet a cloud's metadata or control service: never. */
+	{ IP4(168, 63, 129, 16), 32, SBX_ADDR_FORBIDDEN, "cloud metadata: Azure wire server (168.63.129.16)" },
+	{ IP4(100, 100, 100, 200), 32, SBX_ADDR_FORBIDDEN, "cloud metadata: Alibaba Cloud (100.100.100.200)" },
 	{ IP4(0, 0, 0, 0), 8, SBX_ADDR_FORBIDDEN, "unspecified (0.0.0.0/8)" },
 	{ IP4(10, 0, 0, 0), 8, SBX_ADDR_PRIVATE, "private (10.0.0.0/8)" },
 	{ IP4(100, 64, 0, 0), 10, SBX_ADDR_PRIVATE, "shared address space (100.64.0.0/10)" },
@@ -60,6 +64,8 @@ struct range6 {
 };
 
 static const struct range6 ranges6[] = {
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, SBX_ADDR_FORBIDDEN,
+	  "cloud metadata: AWS (fd00:ec2::254)" },
 	{ { 0 }, 128, SBX_ADDR_FORBIDDEN, "unspecified (::)" },
 	{ { [15] = 1 }, 128, SBX_ADDR_FORBIDDEN, "loopback (::1)" },
 	{ { 0, 0x64, 0xff, 0x9b }, 96, SBX_ADDR_FORBIDDEN, "NAT64 (64:ff9b::/96)" },
@@ -150,24 +156,123 @@ static int same_addr(const struct sockaddr *a, const struct sockaddr *b)
 		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
 }
 
-const char *sbx_addr_check(const struct sockaddr *sa, int allow_private,
-			   const struct sockaddr_storage *own, size_t n)
+/* The address as dialled: IPv4 for the mapped and compatible forms. */
+static int dialled(const struct sockaddr *sa, uint8_t out[16])
+{
+	struct in_addr v4;
+
+	if (sa->sa_family == AF_INET) {
+		memcpy(out, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return AF_INET;
+	}
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	if (sbx_addr6_embedded4(&((const struct sockaddr_in6 *)sa)->sin6_addr, &v4)) {
+		memcpy(out, &v4, 4);
+		return AF_INET;
+	}
+	memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	return AF_INET6;
+}
+
+const char *sbx_cidr_parse(const char *s, struct sbx_cidr *c)
+{
+	char a[INET6_ADDRSTRLEN];
+	const char *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : strlen(s);
+	unsigned max;
+
+	memset(c, 0, sizeof *c);
+	if (!*s)
+		return "empty";
+	if (n == 0 || n >= sizeof a)
+		return "not an address";
+	memcpy(a, s, n);
+	a[n] = '\0';
+	if (inet_pton(AF_INET, a, c->addr) == 1)
+		c->family = AF_INET;
+	else if (inet_pton(AF_INET6, a, c->addr) == 1)
+		c->family = AF_INET6;
+	else
+		return "not an address";
+	max = c->family == AF_INET ? 32 : 128;
+	c->bits = max;
+	if (slash) {
+		const char *d = slash + 1;
+		unsigned v = 0;
+		if (!*d)
+			return "prefix length missing";
+		for (; *d; d++) {
+			if (*d < '0' || *d > '9' || v > 1000)
+				return "invalid prefix length";
+			v = v * 10 + (unsigned)(*d - '0');
+		}
+		if ((slash[1] == '0' && slash[2]) || v > max)
+			return c->family == AF_INET ? "prefix longer than 32" : "prefix longer than 128";
+		c->bits = v;
+	}
+	/* Host bits set would make the range mean something else than it
+	 * reads: say so rather than guess. */
+	for (unsigned i = c->bits; i < max; i++)
+		if (c->addr[i / 8] & (0x80 >> (i % 8)))
+			return "host bits set after the prefix";
+	if (c->family == AF_INET6) {
+		struct in_addr v4;
+		if (sbx_addr6_embedded4((const struct in6_addr *)c->addr, &v4) && c->bits >= 96)
+			return "an IPv4-mapped range: give it in IPv4 form";
+	}
+	inet_ntop(c->family, c->addr, a, sizeof a);
+	snprintf(c->text, sizeof c->text, "%s/%u", a, c->bits);
+	return NULL;
+}
+
+int sbx_cidr_same(const struct sbx_cidr *a, const struct sbx_cidr *b)
+{
+	return a->family == b->family && a->bits == b->bits && !memcmp(a->addr, b->addr, 16);
+}
+
+static int cidr_match(const struct sbx_cidr *c, int fam, const uint8_t *a)
+{
+	return fam == c->family && prefix_eq(a, c->addr, c->bits);
+}
+
+const char *sbx_addr_decide(const struct sockaddr *sa, const struct sbx_addr_rule *r, int *closed_private)
 {
 	enum sbx_addr_class c;
 	const char *why;
+	uint8_t a[16];
+	int fam;
 
+	*closed_private = 0;
 	if (sa->sa_family == AF_INET)
 		c = sbx_addr4_class(&((const struct sockaddr_in *)sa)->sin_addr, &why);
 	else if (sa->sa_family == AF_INET6)
 		c = sbx_addr6_class(&((const struct sockaddr_in6 *)sa)->sin6_addr, &why);
 	else
 		return "not an internet address";
-	if (c == SBX_ADDR_FORBIDDEN || (c == SBX_ADDR_PRIVATE && !allow_private))
+	if (c == SBX_ADDR_FORBIDDEN)
 		return why;
-	for (size_t i = 0; i < n; i++)
-		if (same_addr(sa, (const struct sockaddr *)&own[i]))
+	fam = dialled(sa, a);
+	for (size_t i = 0; i < r->ndeny; i++)
+		if (cidr_match(&r->deny[i], fam, a))
+			return r->deny[i].why;
+	if (c == SBX_ADDR_PRIVATE && !r->allow_private) {
+		*closed_private = 1;
+		return why;
+	}
+	for (size_t i = 0; i < r->nown; i++)
+		if (same_addr(sa, (const struct sockaddr *)&r->own[i]))
 			return "an address of this host";
 	return NULL;
+}
+
+const char *sbx_addr_check(const struct sockaddr *sa, int allow_private,
+			   const struct sockaddr_storage *own, size_t n)
+{
+	struct sbx_addr_rule r = { .allow_private = allow_private, .own = own, .nown = n };
+	int closed;
+
+	return sbx_addr_decide(sa, &r, &closed);
 }
 
 void sbx_addr_text(const struct sockaddr *sa, char *buf, size_t sz)

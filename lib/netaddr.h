@@ -32,6 +32,35 @@ int sbx_addr6_embedded4(const struct in6_addr *a, struct in_addr *v4);
 const char *sbx_addr_check(const struct sockaddr *sa, int allow_private,
 			   const struct sockaddr_storage *own, size_t n);
 
+/* A range an administrator denies (--deny-address CIDR). */
+struct sbx_cidr {
+	int family;                /* AF_INET or AF_INET6 */
+	unsigned char addr[16];
+	unsigned bits;
+	char text[64];             /* normal form: "10.1.0.0/16" */
+	char why[96];              /* the refusal, filled by the caller */
+};
+
+/* "ADDR" or "ADDR/LEN": NULL, or why not (c unusable). */
+const char *sbx_cidr_parse(const char *s, struct sbx_cidr *c);
+/* The same range (after parsing, so "10.0.0.0/8" equals "10.0.0.0/08"). */
+int sbx_cidr_same(const struct sbx_cidr *a, const struct sbx_cidr *b);
+
+/* Everything one address is checked against. */
+struct sbx_addr_rule {
+	int allow_private;
+	const struct sockaddr_storage *own; /* the host's interface addresses */
+	size_t nown;
+	const struct sbx_cidr *deny;        /* added by the administrator */
+	size_t ndeny;
+};
+
+/* The one address rule: NULL when sa may be dialled, else why not.
+ * Forbidden ranges first, then the denied ones, then the private ranges
+ * (closed_private set: --allow-private-networks would open it), then the
+ * host's own addresses. Mapped IPv6 forms are judged as their IPv4. */
+const char *sbx_addr_decide(const struct sockaddr *sa, const struct sbx_addr_rule *r, int *closed_private);
+
 /* "a.b.c.d" or an IPv6 text form, without the port. */
 void sbx_addr_text(const struct sockaddr *sa, char *buf, size_t sz);
 

@@ -1,7 +1,24 @@
 #include "opts.h"
 #include "die.h"
 
+#include <stdio.h>
+
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+void sbx_opt_version(int argc, char **argv)
+{
+	char line[128];
+	int n;
+
+	if (argc < 2 || strcmp(argv[1], "--version"))
+		return;
+	n = snprintf(line, sizeof line, "%s %s\n", sbx_prog(), SBX_VERSION);
+	if (n > 0 && write(1, line, (size_t)n) != n)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the version");
+	exit(0);
+}
 
 void sbx_opt_init(struct sbx_optstate *st, int first)
 {

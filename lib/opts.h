@@ -5,6 +5,13 @@
 #ifndef SBX_OPTS_H
 #define SBX_OPTS_H
 
+/* The release every tool reports for --version. */
+#define SBX_VERSION "0.16.0"
+
+/* `TOOL --version` (as the only first argument): prints "TOOL VERSION"
+ * and exits 0. Every tool calls it first thing in main. */
+void sbx_opt_version(int argc, char **argv);
+
 enum sbx_optarg { SBX_NOARG = 0, SBX_ARG = 1 };
 enum sbx_optrep { SBX_ONCE = 0, SBX_MANY = 1 };
 

@@ -94,7 +94,8 @@ static void list_free(struct sbx_pol_list *l)
 
 void sbx_policy_free(struct sbx_policy *p)
 {
-	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard };
+	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard,
+				       &p->statfs_ok };
 	struct sbx_pol_u64 *nums[] = { &p->cpu, &p->memory, &p->pids, &p->disk, &p->inodes };
 	struct sbx_pol_list *lists[] = { &p->allow, &p->ro, &p->rw, &p->deny };
 
@@ -117,8 +118,10 @@ int sbx_policy_has_sandbox(const struct sbx_policy *p)
 int sbx_policy_has_resources(const struct sbx_policy *p)
 {
 	return p->cpu.set || p->memory.set || p->pids.set || p->disk.set || p->inodes.set ||
-	       p->hard.set;
+	       p->hard.set || p->statfs_ok.set;
 }
+
+const char *const sbx_pol_fallbacks[] = { "?", "fail-closed", "landlock", "unsafe-host-process", NULL };
 
 int sbx_policy_unsafe_fallback(const struct sbx_policy *p)
 {
@@ -129,12 +132,6 @@ int sbx_policy_unsafe_fallback(const struct sbx_policy *p)
 const char *sbx_policy_net_name(int net)
 {
 	static const char *const n[] = { "?", "none", "localhost", "allowlist", "all" };
-	return net >= SBX_PNET_NONE && net <= SBX_PNET_HOST ? n[net] : "?";
-}
-
-const char *sbx_policy_net_sbx_name(int net)
-{
-	static const char *const n[] = { "?", "none", "loopback", "broker", "host" };
 	return net >= SBX_PNET_NONE && net <= SBX_PNET_HOST ? n[net] : "?";
 }
 
@@ -706,11 +703,44 @@ static int merge_deny(struct mctx *c, const struct sbx_pol_list *b, const struct
 	return 0;
 }
 
+/* Ordered like the others (fail-closed < landlock < unsafe-host-process),
+ * except that only the baseline may name the Landlock tier: a request may
+ * keep it or narrow it to fail-closed. */
+static int merge_fallback(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
+			  struct sbx_policy *o, const char *const *fbs)
+{
+	int base_ll = b->fallback.set && b->fallback.v == SBX_PFB_LANDLOCK;
+	const char *ro = r->fallback.origin;
+	size_t n = ro ? strlen(ro) : 0;
+
+	/* A request that does not name a fallback (its default) keeps the tier. */
+	if (base_ll && r->fallback.set && n >= 9 && !strcmp(ro + n - 9, ": default"))
+		return copy_int(&o->fallback, &b->fallback) < 0 ? nomem(c->e) : 0;
+
+	if (r->fallback.set && r->fallback.v == SBX_PFB_LANDLOCK && !base_ll) {
+		if (!c->clamp && !b->fallback.set)
+			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+					    "policy refused: %s: landlock comes only from a baseline",
+					    orig(r->fallback.origin));
+		if (!c->clamp)
+			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+					    "policy refused: %s: landlock comes only from the baseline, "
+					    "which says %s (%s)", orig(r->fallback.origin),
+					    fbs[b->fallback.v], orig(b->fallback.origin));
+		note(c, "sandbox.fallback");
+		if (copy_int(&o->fallback, &b->fallback) < 0)
+			return nomem(c->e);
+		o->fallback.v = SBX_PFB_FAIL_CLOSED;
+		return 0;
+	}
+	return merge_ord(c, "sandbox.fallback", &b->fallback, &r->fallback, &o->fallback, fbs, 0);
+}
+
 static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
 			 struct sbx_policy *o)
 {
 	static const char *const modes[] = { "?", "native", "off" };
-	static const char *const fbs[] = { "?", "fail-closed", "unsafe-host-process" };
+	const char *const *fbs = sbx_pol_fallbacks;
 	static const char *const bools[] = { "false", "true" };
 
 	if (merge_ord(c, "sandbox.mode", &b->mode, &r->mode, &o->mode, modes, 0) < 0 ||
@@ -718,7 +748,7 @@ static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struc
 	    merge_roots(c, "sandbox.readableRoots", "readable roots", &b->ro, &b->rw, &r->ro, &o->ro) < 0 ||
 	    merge_roots(c, "sandbox.writableRoots", "writable roots", &b->rw, NULL, &r->rw, &o->rw) < 0 ||
 	    merge_deny(c, &b->deny, &r->deny, &o->deny) < 0 ||
-	    merge_ord(c, "sandbox.fallback", &b->fallback, &r->fallback, &o->fallback, fbs, 0) < 0 ||
+	    merge_fallback(c, b, r, o, fbs) < 0 ||
 	    merge_ord(c, "sandbox.unsafeAllowHostProcess", &b->unsafe, &r->unsafe, &o->unsafe, bools, 0) < 0)
 		return -1;
 	return 0;
@@ -755,6 +785,18 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 	    merge_ord(&c, "resources.require_hard_limits", &base->hard, &req->hard, &eff->hard,
 		      hard, 1) < 0)
 		goto out;
+	/* accept_statfs_quota weakens what sbx-quota proves: only the
+	 * administrator's baseline may say it, never a request. */
+	if ((scope & SBX_PSCOPE_QUOTA) && req->statfs_ok.set && req->statfs_ok.v) {
+		sbx_perr_set(e, SBX_EXIT_POLICY,
+			     "policy refused: %s: only a baseline may accept statfs-level quota assurance",
+			     orig(req->statfs_ok.origin));
+		goto out;
+	}
+	if ((scope & SBX_PSCOPE_QUOTA) && base->statfs_ok.set && copy_int(&eff->statfs_ok, &base->statfs_ok) < 0) {
+		nomem(e);
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc < 0) {

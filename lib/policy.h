@@ -46,14 +46,18 @@ enum sbx_pol_mode {
 
 enum sbx_pol_fallback {
 	SBX_PFB_FAIL_CLOSED = 1,   /* "fail-closed": no sandbox, no run */
+	SBX_PFB_LANDLOCK,          /* "landlock": no namespaces, Landlock and seccomp
+				    * (only from the baseline) */
 	SBX_PFB_UNSAFE_HOST,       /* "unsafe-host-process": run unconfined */
 };
+/* Their names, indexed by value, NULL-terminated. */
+extern const char *const sbx_pol_fallbacks[];
 
 /* Which fields a tool enforces: a merge looks only at these, so one policy
  * file can serve every tool of a chain. */
 #define SBX_PSCOPE_NS     0x1u  /* the sandbox block */
 #define SBX_PSCOPE_CGROUP 0x2u  /* cpu_percent, memory_mb, max_processes, require_hard_limits */
-#define SBX_PSCOPE_QUOTA  0x4u  /* disk_mb, max_inodes, require_hard_limits */
+#define SBX_PSCOPE_QUOTA  0x4u  /* disk_mb, max_inodes, require_hard_limits, accept_statfs_quota */
 #define SBX_PSCOPE_ALL    0x7u
 
 /* Limits of the values a policy may hold (the tools' own maxima). */
@@ -64,6 +68,7 @@ enum sbx_pol_fallback {
 #define SBX_POL_MAX_INODES   (1ULL << 48)
 #define SBX_POL_MAX_ITEMS    4096              /* entries of one list */
 #define SBX_POL_MAX_BYTES    (4u << 20)        /* a policy file or fd */
+#define SBX_POL_WAIT_MS      10000u            /* for a policy fd's end of file */
 
 struct sbx_pol_u64 { uint64_t v; int set; char *origin; };
 struct sbx_pol_int { int v; int set; char *origin; };   /* enums and booleans */
@@ -90,6 +95,7 @@ struct sbx_policy {
 	struct sbx_pol_u64 disk;      /* disk_mb, held in bytes */
 	struct sbx_pol_u64 inodes;    /* max_inodes (sbx's addition) */
 	struct sbx_pol_int hard;      /* require_hard_limits */
+	struct sbx_pol_int statfs_ok; /* accept_statfs_quota: baseline only (sbx-quota) */
 };
 
 struct sbx_perr {
@@ -99,7 +105,7 @@ struct sbx_perr {
 
 /* Fields narrowed by a clamped merge, by their block path
  * ("resources.memory_mb", "sandbox.readableRoots"), each once. */
-#define SBX_POL_NFIELDS 14
+#define SBX_POL_NFIELDS 15
 struct sbx_pol_clamped {
 	const char *field[SBX_POL_NFIELDS];
 	size_t n;
@@ -171,7 +177,6 @@ int sbx_policy_unsafe_fallback(const struct sbx_policy *p);
 
 /* Names used in messages and JSON. */
 const char *sbx_policy_net_name(int net);     /* "none", "localhost", "allowlist", "all" */
-const char *sbx_policy_net_sbx_name(int net); /* "none", "loopback", "broker", "host" */
 
 /* policy_json.c */
 /* Parse len bytes (not NUL-terminated) as a policy. p must have been

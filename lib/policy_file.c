@@ -2,6 +2,7 @@
  * trusted could have written, or an fd. See policy.h. */
 #include "policy.h"
 
+#include "clock.h"
 #include "exitcodes.h"
 
 #include <errno.h>
@@ -14,12 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Read fd to end of file, at most max bytes (more is an error). A
- * non-blocking pipe is waited on rather than taken as empty. */
+/* Read fd to end of file, at most max bytes (more is an error), waiting
+ * at most SBX_POL_WAIT_MS in all: a pipe whose writer never closes its end
+ * is refused instead of hanging the tool. A non-blocking pipe is waited on
+ * rather than taken as empty. */
 static int read_all(int fd, const char *src, char **out, size_t *outlen, struct sbx_perr *e)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
+	uint64_t deadline = sbx_now_ms() + SBX_POL_WAIT_MS;
 
 	if (!buf)
 		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s", strerror(ENOMEM));
@@ -42,6 +46,19 @@ static int read_all(int fd, const char *src, char **out, size_t *outlen, struct 
 			}
 			buf = nb;
 		}
+		{
+			struct pollfd pfd = { fd, POLLIN, 0 };
+			uint64_t now = sbx_now_ms();
+			int pr = now >= deadline ? 0 : poll(&pfd, 1, (int)(deadline - now));
+			if (pr == 0) {
+				free(buf);
+				return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: no end of file after %u s "
+						    "(the writer must close its end)", src,
+						    SBX_POL_WAIT_MS / 1000);
+			}
+			if (pr < 0 && errno == EINTR)
+				continue;
+		}
 		n = read(fd, buf + len, cap - len);
 		if (n > 0) {
 			len += (size_t)n;
@@ -51,11 +68,8 @@ static int read_all(int fd, const char *src, char **out, size_t *outlen, struct 
 			break;
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN) {
-			struct pollfd pfd = { fd, POLLIN, 0 };
-			if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
-				continue;
-		}
+		if (errno == EAGAIN)
+			continue;
 		{
 			int err = errno;
 			free(buf);

@@ -206,6 +206,46 @@ nettle 3.8.1-2 1 1 1"
 	assert_equal "$stderr" "sbx: usage: SBX_PACKAGES_EXTRA holds package names, not 'a/b'"
 }
 
+@test "deps/packages.sh waits for another install's lock instead of failing; a bad wait is a usage error" {
+	run -100 --separate-stderr env SBX_APT_LOCK_WAIT=5s "$SBX_ROOT/deps/packages.sh" build
+	assert_equal "$stderr" "sbx: usage: SBX_APT_LOCK_WAIT is a number of seconds, not '5s'"
+	apt-get remove -y -q sl >/dev/null 2>&1 || true
+	# Another "install" holds dpkg's locks until apt-get, started by
+	# packages.sh, has the lock file open (it is then waiting on it).
+	local ready="$BATS_TEST_TMPDIR/held"
+	python3 - "$ready" <<-'PY' &
+	import fcntl, os, sys, time
+	f = open("/var/lib/dpkg/lock-frontend", "w"); fcntl.lockf(f, fcntl.LOCK_EX)
+	g = open("/var/lib/dpkg/lock", "w"); fcntl.lockf(g, fcntl.LOCK_EX)
+	open(sys.argv[1], "w").close()
+	def waiting():
+	    for p in os.listdir("/proc"):
+	        if not p.isdigit() or int(p) == os.getpid():
+	            continue
+	        try:
+	            if open("/proc/%s/comm" % p).read().strip() != "apt-get":
+	                continue
+	            for fd in os.listdir("/proc/%s/fd" % p):
+	                if os.readlink("/proc/%s/fd/%s" % (p, fd)) == "/var/lib/dpkg/lock-frontend":
+	                    return True
+	        except OSError:
+	            pass
+	    return False
+	for _ in range(6000):
+	    if waiting():
+	        break
+	    time.sleep(0.01)
+	PY
+	local holder=$!
+	while [ ! -e "$ready" ]; do sleep 0.01; done
+	run -0 --separate-stderr env SBX_PACKAGES_EXTRA=sl "$SBX_ROOT/deps/packages.sh" build
+	wait "$holder"
+	assert_equal "$stderr" "sbx: installing build packages: sl"
+	run -0 dpkg-query -W -f='${db:Status-Abbrev}' sl
+	assert_output --partial "ii"
+	apt-get remove -y -q sl >/dev/null 2>&1
+}
+
 @test "deps/packages.sh is silent when every build package is installed" {
 	run -0 --separate-stderr "$SBX_ROOT/deps/packages.sh" build
 	assert_output ""

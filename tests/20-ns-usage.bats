@@ -116,7 +116,7 @@ bad() {
 }
 
 @test "a path bound twice is refused" {
-	bad "--rw: $NS_WS is already bound (by --workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --rw "$NS_WS" -- true
+	bad "--rw: invalid path '$NS_WS': overlaps the workspace $NS_WS (a writable second view of it; use --ro)" --uid 1 --gid 1 --workspace "$NS_WS" --rw "$NS_WS" -- true
 	bad "--rw: $NS_DIR/bin is already bound (by --ro)" --uid 1 --gid 1 --workspace "$NS_WS" --ro "$NS_DIR/bin" --rw "$NS_DIR/bin" -- true
 	bad "--ro: /usr is already bound (by --runtime)" --uid 1 --gid 1 --workspace "$NS_WS" --ro /usr -- true
 }
@@ -193,12 +193,10 @@ bad() {
 }
 
 @test "a bind that would hide an earlier one is refused (binds apply in argv order)" {
-	mkdir -p "$NS_WS/sub"
-	bad "--workspace: $NS_WS would hide $NS_WS/sub (bound earlier by --rw; give it later)" \
-		--uid 1 --gid 1 --rw "$NS_WS/sub" --workspace "$NS_WS" -- true
-	bad "--rw: $NS_DIR would hide $NS_WS (bound earlier by --workspace; give it later)" \
-		--uid 1 --gid 1 --workspace "$NS_WS" --rw "$NS_DIR" -- true
-	rmdir "$NS_WS/sub"
+	bad "--ro: $NS_DIR would hide $NS_DIR/bin (bound earlier by --ro; give it later)" \
+		--uid 1 --gid 1 --ro "$NS_DIR/bin" --ro "$NS_DIR" --workspace "$NS_WS" -- true
+	bad "--ro: $NS_DIR would hide $NS_WS (bound earlier by --workspace; give it later)" \
+		--uid 1 --gid 1 --workspace "$NS_WS" --ro "$NS_DIR" -- true
 }
 
 @test "the policy options refuse garbage, repeats, shared fds and a clamp without a baseline" {
@@ -225,5 +223,5 @@ bad() {
 	bad "--home: invalid path 'rel': relative" --workspace "$NS_WS" --home rel -- true
 	bad "--home: invalid path '/nonexistent': does not exist" --workspace "$NS_WS" --home /nonexistent -- true
 	bad "--home given twice" --workspace "$NS_WS" --home /var/tmp --home /var/tmp -- true
-	bad "--home: $NS_WS is already bound (by --workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true
+	bad "--home: invalid path '$NS_WS': overlaps the workspace $NS_WS (a writable second view of it; give a directory outside the workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true
 }

@@ -144,7 +144,9 @@ hello"
 	# The sandbox's port is a socket of its own namespace, served by the
 	# broker: no process of sbx-ns's is left behind.
 	run -0 kill -0 "$broker"
-	run -1 pgrep -x sbx-ns
+	# (Only in this test's namespace: other runs may use sbx-ns meanwhile.)
+	run -1 sh -c 'for p in $(ip netns pids "$1"); do cat "/proc/$p/comm" 2>/dev/null; done | grep -cx sbx-ns' sh "$NH"
+	assert_output 0
 }
 
 # The broker's open file descriptors.
@@ -261,4 +263,206 @@ while True:
 	assert_equal "$rc" 0
 	run -0 cat "$ws.out"
 	assert_output "hello"
+}
+
+@test "a broker socket the user may not connect to is named as such; --socket-mode and --socket-group open it" {
+	local ws
+	ws=$(ns_ws)
+	NET_KEEP_MODE=1 net_broker closed --allow-host origin.test --allow-private-networks
+	run -102 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/closed.sock" -- touch "$ws/ran"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: permission denied on the broker socket $NET_DIR/closed.sock (sbx-broker --socket-mode and --socket-group open it to other users)"
+	assert_file_not_exists "$ws/ran"
+	NET_KEEP_MODE=1 net_broker opened --allow-host origin.test --allow-private-networks \
+		--socket-mode 0660 --socket-group "$SBX_TEST_GID"
+	assert_equal "$(stat -c '%a %g' "$NET_DIR/opened.sock")" "660 $SBX_TEST_GID"
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/opened.sock" -- curl -sS http://origin.test/
+	assert_output "hello"
+}
+
+# The "net" lines of a status file, only the named fields.
+net_lines() {
+	"$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("event") == "net":
+        print(" ".join(str(o.get(k)) for k in sys.argv[2:]))' "$@"
+}
+
+@test "the broker's refusals reach the caller: on the status fd at once, and one note at exit" {
+	local ws before
+	ws=$(ns_ws)
+	before=$(requests)
+	mkdir -p "$NET_DIR/st"
+	chmod 0755 "$NET_DIR/st"
+	# The command waits until its own refusal is on the status fd: the
+	# line is written while the sandbox still runs.
+	run -0 --separate-stderr nsh_user --workspace "$ws" --ro "$NET_DIR/st" --net "broker:$BSOCK" \
+		--status-fd 5 -- sh -c "
+		curl -sS -o /dev/null -w '%{http_code}\n' http://other.test/
+		timeout 10 sh -c 'until grep -q \"\\\"event\\\":\\\"net\\\"\" $NET_DIR/st/s; do sleep 0.05; done'; echo seen \$?
+		curl -sS -o /dev/null -w '%{http_code}\n' http://other.test/
+		curl -sS -o /dev/null -w '%{http_code}\n' http://other.test/
+		curl -sS https://other.test/ 2>&1
+		curl -sS http://origin.test/" 5>"$NET_DIR/st/s"
+	assert_output "403
+seen 0
+403
+403
+curl: (56) CONNECT tunnel failed, response 403
+hello"
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 4 connections: other.test:80: host other.test not on the allowlist (--allow-host) (3); other.test:443: host other.test not on the allowlist (--allow-host) (1)"
+	run -0 net_lines "$NET_DIR/st/s" host port decision status reason count
+	assert_line --index 0 "other.test 80 refused 403 host other.test not on the allowlist (--allow-host) 1"
+	assert_line "other.test 443 refused 403 host other.test not on the allowlist (--allow-host) 1"
+	assert_line "other.test 80 refused 403 host other.test not on the allowlist (--allow-host) 3"
+	assert_line --index -1 --regexp "^origin\.test 80 allowed 200 None 1$"
+	run -0 net_lines "$NET_DIR/st/s" host bytes_up bytes_down
+	assert_line --index -1 --regexp "^origin\.test [1-9][0-9]* [1-9][0-9]*$"
+	# The exit line stays last.
+	run -0 tail -n 1 "$NET_DIR/st/s"
+	assert_output --partial '"event":"exit","code":0'
+	assert_equal "$(requests)" "$((before + 1))"
+}
+
+@test "a loop of refused requests gives a bounded handful of lines with the running total" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_fd5 nsh_user --workspace "$ws" --net "broker:$BSOCK" --status-fd 5 -- python3 -c '
+import socket
+for i in range(3000):
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT other.test:443 HTTP/1.1\r\n\r\n")
+    while s.recv(4096):
+        pass
+    s.close()'
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 3000 connections: other.test:443: host other.test not on the allowlist (--allow-host) (3000)"
+	local n
+	n=$(printf '%s\n' "$output" | grep -c '"event":"net"')
+	[ "$n" -ge 2 ] && [ "$n" -le 30 ]
+	assert_line --regexp '"event":"net","host":"other.test","port":443,"decision":"refused","status":403,"reason":"host other.test not on the allowlist \(--allow-host\)","count":3000,'
+}
+
+@test "sbx-ns's own check of the broker is not logged as a refused request" {
+	local ws before after
+	ws=$(ns_ws)
+	before=$(grep -c '"connection"' "$NET_DIR/main.err")
+	run -0 nsh_user --workspace "$ws" --net "broker:$BSOCK" -- true
+	after=$(grep -c '"connection"' "$NET_DIR/main.err")
+	# The handoff is the one connection logged.
+	assert_equal "$after" "$((before + 1))"
+	run -0 sh -c 'grep "\"connection\"" "$1" | tail -n 1' sh "$NET_DIR/main.err"
+	assert_output --partial '"method":"HANDOFF"'
+	run -1 grep -c 'client closed before a full request' "$NET_DIR/main.err"
+}
+
+@test "one sandbox cannot take every connection slot of a shared broker: --max-sandbox-connections" {
+	local wa wb pid rc
+	wa=$(ns_ws)
+	wb=$(ns_ws)
+	net_broker shared --allow-host origin.test --allow-private-networks --max-connections 4 \
+		--max-sandbox-connections 2
+	# Sandbox A holds two tunnels open and asks for a third; then waits.
+	nsh_user --workspace "$wa" --net "broker:$NET_DIR/shared.sock" --status-fd 5 -- python3 -c '
+import os, socket, time
+held = []
+for i in range(3):
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+    print(s.recv(200).split(b"\r\n")[0].decode(), flush=True)
+    held.append(s)
+open("ready", "w").close()
+while not os.path.exists("done"):
+    time.sleep(0.05)' >"$wa.out" 5>"$wa.status" 2>"$wa.err" &
+	pid=$!
+	for i in $(seq 1 200); do [ -e "$wa/ready" ] && break; sleep 0.05; done
+	# Sandbox B, at the same time, is served.
+	run -0 --separate-stderr nsh_user --workspace "$wb" --net "broker:$NET_DIR/shared.sock" -- sh -c '
+		curl -sS http://origin.test/; curl -sS http://origin.test/'
+	assert_output "hello
+hello"
+	touch "$wa/done"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run -0 cat "$wa.out"
+	assert_output "HTTP/1.1 200 Connection established
+HTTP/1.1 200 Connection established
+HTTP/1.1 503 Service Unavailable"
+	run -0 cat "$wa.err"
+	# The held tunnels end with the sandbox, before any ClientHello.
+	assert_output "sbx-ns: note: the broker refused 3 connections: this sandbox's connection limit reached (--max-sandbox-connections) (1); origin.test:443: client closed before a full ClientHello (2)"
+	run -0 net_lines "$wa.status" host port decision status reason count
+	assert_line --index 0 "None None refused 503 this sandbox's connection limit reached (--max-sandbox-connections) 1"
+}
+
+# A package index and a git repository served over dumb HTTP on
+# 198.18.7.2:8000, names that only the broker's pins know.
+mirror_setup() {
+	local m="$NET_DIR/mirror" whl
+	[ -d "$m" ] && return 0
+	mkdir -p "$m/simple/sbxdemo" "$m/packages" "$m/src"
+	"$PY" - "$m" <<-'PY'
+	import base64, hashlib, sys, zipfile
+	m = sys.argv[1]
+	name = "sbxdemo-1.0-py3-none-any.whl"
+	files = {
+	    "sbxdemo/__init__.py": b"VALUE = 'hello from the mirror'\n",
+	    "sbxdemo-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sbxdemo\nVersion: 1.0\n",
+	    "sbxdemo-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: sbx-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+	}
+	rec = ""
+	for f, b in files.items():
+	    h = base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b"=").decode()
+	    rec += "%s,sha256=%s,%d\n" % (f, h, len(b))
+	rec += "sbxdemo-1.0.dist-info/RECORD,,\n"
+	with zipfile.ZipFile(m + "/packages/" + name, "w") as z:
+	    for f, b in files.items():
+	        z.writestr(f, b)
+	    z.writestr("sbxdemo-1.0.dist-info/RECORD", rec)
+	d = hashlib.sha256(open(m + "/packages/" + name, "rb").read()).hexdigest()
+	open(m + "/simple/sbxdemo/index.html", "w").write(
+	    '<html><body><a href="../../packages/%s#sha256=%s">%s</a></body></html>\n' % (name, d, name))
+	PY
+	git init -q -b main "$m/src"
+	echo "hello from git" > "$m/src/README"
+	git -C "$m/src" add README
+	git -C "$m/src" -c user.name=t -c user.email=t@t commit -qm one
+	git clone -q --bare "$m/src" "$m/repo.git"
+	git -C "$m/repo.git" update-server-info
+	chmod -R a+rX "$m"
+	ip netns exec "$NO" "$PY" -m http.server 8000 --bind 198.18.7.2 --directory "$m" \
+		</dev/null >/dev/null 2>>"$NET_DIR/mirror.log" 3>&- &
+	echo $! >> "$NET_DIR/pids"
+	net_wait_port "$NO" 198.18.7.2 8000
+	NET_PLAIN=1 net_broker mirror --allow-host pypi.mirror.test --allow-host git.mirror.test \
+		--resolve pypi.mirror.test=198.18.7.2 --resolve git.mirror.test=198.18.7.2 \
+		--allow-private-networks --allow-port 8000 --allow-port 443
+}
+
+@test "pip installs from, and git clones from, a private mirror pinned by --resolve, from inside the sandbox" {
+	local ws
+	ws=$(ns_ws)
+	mirror_setup
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/mirror.sock" -- sh -c '
+		python3 -m pip install -q --no-cache-dir --disable-pip-version-check --target ./site \
+			--index-url http://pypi.mirror.test:8000/simple/ --trusted-host pypi.mirror.test sbxdemo
+		PYTHONPATH=./site python3 -c "import sbxdemo; print(sbxdemo.VALUE)"
+		git clone -q http://git.mirror.test:8000/repo.git clone && cat clone/README'
+	assert_output "hello from the mirror
+hello from git"
+	assert_equal "$stderr" ""
+}
+
+@test "pip reaching for pypi.org is refused, and the caller is told why" {
+	local ws
+	ws=$(ns_ws)
+	mirror_setup
+	run --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/mirror.sock" --status-fd 5 -- \
+		python3 -m pip install -q --no-cache-dir --disable-pip-version-check --retries 0 --target ./site sbxdemo \
+		5>"$ws.status"
+	assert_equal "$status" 1
+	assert_equal "$(printf '%s\n' "$stderr" | grep -c 'No matching distribution found for sbxdemo')" 1
+	assert_equal "$(printf '%s\n' "$stderr" | tail -n 1)" "sbx-ns: note: the broker refused 1 connection: pypi.org:443: host pypi.org not on the allowlist (--allow-host) (1)"
+	run -0 net_lines "$ws.status" host port decision reason
+	assert_line --index 0 "pypi.org 443 refused host pypi.org not on the allowlist (--allow-host)"
 }

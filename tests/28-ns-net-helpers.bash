@@ -125,15 +125,17 @@ net_broker() {
 	rm -f "$NET_DIR/$name.sock" "$NET_DIR/$name.ready"
 	mkfifo "$NET_DIR/$name.ready"
 	exec {fd}<>"$NET_DIR/$name.ready"
+	# NET_PLAIN=1: the host's own /etc/hosts, names only from --resolve.
 	ip netns exec "$NH" unshare -m --propagation private sh -c \
-		'mount --bind "$0/hosts" /etc/hosts && mount --bind "$0/resolv.conf" /etc/resolv.conf && exec "$@"' \
+		'[ -n "$NET_PLAIN" ] || { mount --bind "$0/hosts" /etc/hosts && mount --bind "$0/resolv.conf" /etc/resolv.conf; } && exec "$@"' \
 		"$NET_DIR" "$SBX_BIN/sbx-broker" --listen "$NET_DIR/$name.sock" --ready-fd 3 "$@" \
 		3>"$NET_DIR/$name.ready" </dev/null >/dev/null 2>>"$NET_DIR/$name.err" &
 	echo $! >> "$NET_DIR/pids"
 	echo $! > "$NET_DIR/$name.pid"
 	read -r -t 10 -u "$fd" _ || rc=$?
 	exec {fd}<&-
-	chmod 0666 "$NET_DIR/$name.sock"
+	# NET_KEEP_MODE=1: the socket as the broker made it.
+	[ -n "${NET_KEEP_MODE:-}" ] || chmod 0666 "$NET_DIR/$name.sock"
 	return "$rc"
 }
 

@@ -196,6 +196,26 @@ grant() {
 	assert_equal "$stderr" "sbx-ns: fatal: refusing to start: protected path $sh/keys is writable through --bind $sh"
 }
 
+@test "--rw and --rw-fd may not be a second view of the workspace either: .env stays unchanged" {
+	local a="$NS_DIR/alias.$BATS_TEST_NUMBER" d
+	mkdir -p "$ws/sub" "$a"
+	echo "KEY=1" > "$ws/.env"
+	d=$(dirname "$ws")
+	run -100 --separate-stderr ns_root --workspace "$ws" --rw "$ws/sub" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --rw: invalid path '$ws/sub': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	run -100 --separate-stderr ns_user --workspace "$ws" --rw "$d" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --rw: invalid path '$d': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	# The workspace mounted at a second path, given as --rw or --rw-fd: the
+	# command would append to .env through it.
+	run -100 --separate-stderr unshare -m sh -c "mount --bind $ws $a && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --rw $a -- sh -c 'echo X >> $a/.env'"
+	assert_equal "$stderr" "sbx-ns: usage: --rw: invalid path '$a': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	run -100 --separate-stderr unshare -m sh -c "mount --bind $ws $a && exec 3<$a && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --rw-fd 3 -- sh -c 'echo X >> $a/.env'"
+	assert_equal "$stderr" "sbx-ns: usage: --rw-fd: invalid path '$a': overlaps the workspace $ws (a writable second view of it; use --ro)"
+	assert_equal "$(cat "$ws/.env")" "KEY=1"
+	# A read-only second view stays allowed.
+	run -0 --separate-stderr unshare -m sh -c "mount --bind $ws $a && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --ro $a -- true"
+}
+
 # Two sandboxes at once, each waiting (bounded) for the other's file.
 shared_pair() {
 	local mode=$1 sh=$2 ws1 ws2 pid

@@ -27,7 +27,7 @@ usage() { # EXPECTED-MESSAGE ARGS...
 
 @test "--help prints the synopsis of the man page" {
 	run -0 --separate-stderr sbx-broker --help
-	assert_line --index 0 "usage: sbx-broker (--listen PATH | --listen-fd FD) [--mode allowlist|proxy]"
+	assert_line --index 0 "usage: sbx-broker (--listen PATH [--socket-mode MODE] [--socket-group GROUP] | --listen-fd FD)"
 	assert_equal "$stderr" ""
 	man_synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SBX_ROOT/man/sbx-broker.1" | grep -v '^\.' | tr -s ' \n' ' ')
 	help=$(sbx-broker --help | sed 's/^usage: //' | tr -s ' \n' ' ')
@@ -49,15 +49,154 @@ usage() { # EXPECTED-MESSAGE ARGS...
 @test "--listen on an existing file fails and leaves it alone" {
 	echo keep > "$D/s"
 	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/s"
-	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/s: File exists"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on $D/s: it exists and is a regular file, not a socket; remove it or choose another path"
 	assert_equal "$(cat "$D/s")" "keep"
+	mkdir "$D/d"; mkfifo "$D/p"
+	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/d"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on $D/d: it exists and is a directory, not a socket; remove it or choose another path"
+	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/p"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on $D/p: it exists and is a fifo, not a socket; remove it or choose another path"
+	[ -d "$D/d" ] && [ -p "$D/p" ]
 }
-@test "--listen through a symlink to an existing file fails" {
+@test "--listen through a symlink fails, also when it points to a stale socket" {
 	echo keep > "$D/f"
 	ln -s "$D/f" "$D/l"
 	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/l"
-	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/l: File exists"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on $D/l: it exists and is a symlink, not a socket; remove it or choose another path"
 	assert_equal "$(cat "$D/f")" "keep"
+	"$PY3" -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$D/stale"
+	ln -s "$D/stale" "$D/l2"
+	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/l2"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on $D/l2: it exists and is a symlink, not a socket; remove it or choose another path"
+	[ -S "$D/stale" ] && [ -L "$D/l2" ]
+}
+
+# start_broker ARGS...: a broker on $D/s, ready; its pid in BPID.
+start_broker() {
+	rm -f "$D/ready"
+	mkfifo "$D/ready"
+	exec {rfd}<>"$D/ready"
+	sbx-broker "${H[@]}" --listen "$D/s" --ready-fd 3 --log-fd 4 "$@" 3>"$D/ready" 4>>"$D/log" 2>"$D/err" &
+	BPID=$!
+	read -r -t 10 -u "$rfd" _
+	exec {rfd}<&-
+}
+
+# The first line a connection to $D/s gets for a CONNECT to b.test.
+ask() {
+	"$PY3" -c '
+import socket, sys
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])
+c.sendall(b"CONNECT b.test:443 HTTP/1.1\r\n\r\n")
+print(c.recv(200).split(b"\r\n")[0].decode())' "$D/s"
+}
+
+@test "a stale socket (nobody listens on it) is replaced, with a warning" {
+	"$PY3" -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$D/s"
+	start_broker
+	run -0 ask
+	assert_output "HTTP/1.1 403 Forbidden"
+	assert_equal "$(cat "$D/err")" "sbx-broker: warning: replaced the stale socket $D/s (nothing listened on it)"
+	assert_equal "$(ls -A "$D" | grep -c stale)" 0
+}
+@test "a socket a broker listens on is not replaced: the second broker fails and the first keeps serving" {
+	start_broker
+	first=$BPID
+	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/s"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on $D/s: a process listens there already (another broker?); stop it or choose another path"
+	run -0 ask
+	assert_output "HTTP/1.1 403 Forbidden"
+	run -0 kill -0 "$first"
+}
+@test "a socket the broker's user may not connect to is left alone" {
+	sbx_test_user
+	chmod 0777 "$D"
+	"$PY3" -c 'import os,socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0); s.listen(1); print(1)' "$D/s" &
+	wait $!
+	run -111 --separate-stderr as_user sbx-broker "${H[@]}" --listen "$D/s"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on $D/s: a socket is there and could not be checked for a listener: Permission denied"
+	[ -S "$D/s" ]
+}
+@test "--socket-mode and --socket-group set the socket's permissions before anyone can connect" {
+	sbx_test_user
+	start_broker --socket-mode 0660 --socket-group "$SBX_TEST_GID"
+	assert_equal "$(stat -c '%a %g' "$D/s")" "660 $SBX_TEST_GID"
+	kill "$BPID"; wait "$BPID" || :
+	start_broker --socket-mode 600
+	assert_equal "$(stat -c '%a %u' "$D/s")" "600 0"
+	chmod 0755 "$D"
+	run -0 as_user "$PY3" -c '
+import socket, sys
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1])
+except OSError as e:
+    print(e.strerror)' "$D/s"
+	assert_output "Permission denied"
+}
+@test "--socket-group to a group the broker's user is not in fails with the reason" {
+	sbx_test_user
+	chmod 0777 "$D"
+	run -111 --separate-stderr as_user sbx-broker "${H[@]}" --listen "$D/s" --socket-group 0
+	assert_equal "$stderr" "sbx-broker: fatal: unable to give $D/s to group 0 (--socket-group: the broker's user must be a member): Operation not permitted"
+}
+@test "--socket-mode bad values" {
+	usage "--socket-mode: invalid mode '': empty" "${H[@]}" --listen /tmp/x --socket-mode ''
+	usage "--socket-mode: invalid mode 'rw': not an octal number like 0660" "${H[@]}" --listen /tmp/x --socket-mode rw
+	usage "--socket-mode: invalid mode '0680': not an octal number like 0660" "${H[@]}" --listen /tmp/x --socket-mode 0680
+	usage "--socket-mode: invalid mode '-660': not an octal number like 0660" "${H[@]}" --listen /tmp/x --socket-mode -660
+	usage "--socket-mode: invalid mode '4777': permission bits only (at most 0777)" "${H[@]}" --listen /tmp/x --socket-mode 4777
+	usage "--socket-mode: invalid mode '00660': more than 4 octal digits" "${H[@]}" --listen /tmp/x --socket-mode 00660
+	usage "--socket-mode given twice" "${H[@]}" --listen /tmp/x --socket-mode 660 --socket-mode 600
+	usage "--socket-mode needs --listen PATH (a socket passed in belongs to whoever made it)" "${H[@]}" --socket-mode 660
+}
+@test "--socket-group bad values" {
+	usage "--socket-group: invalid group '': empty" "${H[@]}" --listen /tmp/x --socket-group ''
+	usage "--socket-group: unknown group 'no-such-group'" "${H[@]}" --listen /tmp/x --socket-group no-such-group
+	usage "--socket-group: invalid group: control character or ':' in the name" "${H[@]}" --listen /tmp/x --socket-group $'a\nb'
+	usage "--socket-group: invalid group '5x': not a number or a name" "${H[@]}" --listen /tmp/x --socket-group 5x
+	usage "--socket-group given twice" "${H[@]}" --listen /tmp/x --socket-group 0 --socket-group 0
+	usage "--socket-group needs --listen PATH (a socket passed in belongs to whoever made it)" "${H[@]}" --socket-group 0
+}
+@test "--resolve bad values" {
+	usage "--resolve: empty (NAME=ADDR)" "${H[@]}" --resolve ''
+	usage "--resolve: 'a.test' is not NAME=ADDR" "${H[@]}" --resolve a.test
+	usage "--resolve: invalid name '': empty name" "${H[@]}" --resolve =10.0.0.1
+	usage "--resolve: invalid address '' for origin.test: empty address" "${H[@]}" --resolve origin.test=
+	usage "--resolve: invalid address '10.0.0.256' for origin.test: not an IPv4 or IPv6 address" "${H[@]}" --resolve origin.test=10.0.0.256
+	usage "--resolve: invalid address '[::1]' for origin.test: not an IPv4 or IPv6 address" "${H[@]}" --resolve 'origin.test=[::1]'
+	usage "--resolve: invalid name '*.origin.test': a wildcard cannot be pinned" "${H[@]}" --resolve '*.origin.test=10.0.0.1'
+	usage "--resolve: invalid name '10.0.0.1': IP literals not allowed" "${H[@]}" --resolve 10.0.0.1=10.0.0.1
+	usage "--resolve: origin.test=10.0.0.1 given twice" "${H[@]}" --resolve origin.test=10.0.0.1 --resolve ORIGIN.test.=10.0.0.1
+	usage "--resolve: other.test is not on the allowlist (--allow-host): its pin would never be used" "${H[@]}" --resolve other.test=10.0.0.1
+}
+@test "--resolve-file bad files" {
+	printf '10.0.0.1 origin.test\n\n# c\n10.0.0.2\n' > "$D/h1"
+	usage "--resolve-file: $D/h1 line 4: an address without a name" "${H[@]}" --resolve-file "$D/h1"
+	printf '10.0.0.x origin.test\n' > "$D/h2"
+	usage "--resolve-file: $D/h2 line 1: invalid address '10.0.0.x' for origin.test: not an IPv4 or IPv6 address" "${H[@]}" --resolve-file "$D/h2"
+	printf '10.0.0.1 origin.test\001\n' > "$D/h3"
+	usage "--resolve-file: $D/h3 line 1: control character" "${H[@]}" --resolve-file "$D/h3"
+	printf '10.0.0.1 origin.test\n10.0.0.1 origin.test\n' > "$D/h4"
+	usage "--resolve-file: $D/h4 line 2: origin.test=10.0.0.1 given twice" "${H[@]}" --resolve-file "$D/h4"
+	usage "--resolve-file: empty path" "${H[@]}" --resolve-file ''
+	run -111 --separate-stderr sbx-broker "${H[@]}" --resolve-file "$D/none" --listen "$D/s"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to read $D/none (--resolve-file): No such file or directory"
+}
+@test "--deny-address bad values" {
+	usage "--deny-address: invalid range '': empty" "${H[@]}" --deny-address ''
+	usage "--deny-address: invalid range 'x': not an address" "${H[@]}" --deny-address x
+	usage "--deny-address: invalid range '10.0.0.0/33': prefix longer than 32" "${H[@]}" --deny-address 10.0.0.0/33
+	usage "--deny-address: invalid range 'fd00::/129': prefix longer than 128" "${H[@]}" --deny-address fd00::/129
+	usage "--deny-address: invalid range '10.0.0.0/': prefix length missing" "${H[@]}" --deny-address 10.0.0.0/
+	usage "--deny-address: invalid range '10.0.0.0/8x': invalid prefix length" "${H[@]}" --deny-address 10.0.0.0/8x
+	usage "--deny-address: invalid range '10.0.0.0/-1': invalid prefix length" "${H[@]}" --deny-address 10.0.0.0/-1
+	usage "--deny-address: invalid range '10.0.0.0/08': prefix longer than 32" "${H[@]}" --deny-address 10.0.0.0/08
+	usage "--deny-address: invalid range '10.1.0.0/8': host bits set after the prefix" "${H[@]}" --deny-address 10.1.0.0/8
+	usage "--deny-address: invalid range '/8': not an address" "${H[@]}" --deny-address /8
+	usage "--deny-address: invalid range '::ffff:10.0.0.0/104': an IPv4-mapped range: give it in IPv4 form" "${H[@]}" --deny-address ::ffff:10.0.0.0/104
+	usage "--deny-address: 10.0.0.0/8 given twice" "${H[@]}" --deny-address 10.0.0.0/8 --deny-address 10.0.0.0/8
+	usage "--deny-address: 192.0.2.7/32 given twice" "${H[@]}" --deny-address 192.0.2.7 --deny-address 192.0.2.7/32
+	usage "--deny-address: fd00::/8 given twice" "${H[@]}" --deny-address fd00::/8 --deny-address FD00:0::/8
 }
 @test "--listen in a missing directory fails" {
 	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/no/s"
@@ -163,6 +302,12 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 @test "--max-response-bytes overflow" { usage "--max-response-bytes: invalid size '99999999999999999999K': overflow" --max-response-bytes 99999999999999999999K; }
 @test "--max-connections zero" { usage "--max-connections: invalid number '0': zero not allowed" --max-connections 0; }
 @test "--max-connections too large" { usage "--max-connections: invalid number '1000001': too large" --max-connections 1000001; }
+@test "--max-sandbox-connections zero" { usage "--max-sandbox-connections: invalid number '0': zero not allowed" "${H[@]}" --max-sandbox-connections 0; }
+@test "--max-sandbox-connections garbage" { usage "--max-sandbox-connections: invalid number '2x': trailing garbage" "${H[@]}" --max-sandbox-connections 2x; }
+@test "--max-sandbox-connections twice" { usage "--max-sandbox-connections given twice" "${H[@]}" --max-sandbox-connections 2 --max-sandbox-connections 2; }
+@test "--max-sandbox-connections above --max-connections" {
+	usage "--max-sandbox-connections 9 is more than --max-connections (8)" "${H[@]}" --listen /tmp/x --max-connections 8 --max-sandbox-connections 9
+}
 @test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open" --log-fd 9; }
 @test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open" --ready-fd 9; }
 @test "--log-fd and --ready-fd the same fd" { usage "--log-fd and --ready-fd are the same fd 4" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
@@ -210,7 +355,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 	assert_equal "$rc" 0
 	assert_file_not_exists "$D/s"
 	run -0 cat "$D/log"
-	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+\}$'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+,"max_sandbox_connections":[0-9]+\}$'
 	assert_line --index 1 --regexp '^\{"tool":"sbx-broker","event":"exit","time":"[0-9T:.-]+Z","code":0,"signal":15\}$'
 	run -0 cat "$D/err"
 	assert_output ""

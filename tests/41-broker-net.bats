@@ -85,6 +85,27 @@ def http(c, cid):
         c.sendall(b"HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 6\r\n\r\nhello\n")
     elif path == "/chunked":
         c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello\n\r\n0\r\n\r\n")
+    elif path == "/chunked-extra":
+        c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello\n\r\n0\r\n\r\n"
+                  b"HTTP/1.1 200 OK\r\n\r\nsmuggled")
+    elif path == "/chunked-late":
+        # The last chunk and a trailer in later writes, then more bytes,
+        # and the connection held open: the broker must end it itself.
+        c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhel")
+        time.sleep(0.1)
+        c.sendall(b"lo\n\r\n0\r\nX-T")
+        time.sleep(0.1)
+        c.sendall(b"railer: 1\r\n\r\nsmuggled")
+        c.settimeout(30)
+        try:
+            while c.recv(65536):
+                pass
+        except OSError:
+            pass
+    elif path == "/chunked-bad":
+        c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello\n\r\n")
+        time.sleep(0.2)
+        c.sendall(b"zz\r\n")
     elif path == "/extra":
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\nHTTP/1.1 200 OK\r\n\r\nsmuggled")
     elif path == "/redirect":
@@ -362,6 +383,10 @@ setup_file() {
 	169.254.169.254 meta.test
 	198.18.0.77 void.test
 	198.18.0.2 moved.test
+	168.63.129.16 azure.test
+	100.100.100.200 alibaba.test
+	fd00:ec2::254 aws6.test
+	::ffff:198.18.0.2 mapped-origin.test
 	HOSTS
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > "$T/resolv.conf"
 
@@ -397,7 +422,7 @@ setup_file() {
 	local hosts="--allow-host origin.test --allow-host *.wild.test --allow-host loop.test
 		--allow-host self.test --allow-host mixed.test --allow-host v6loop.test
 		--allow-host mapped.test --allow-host doc.test --allow-host closed.test --allow-host meta.test
-		--allow-host moved.test"
+		--allow-host moved.test --allow-host azure.test --allow-host alibaba.test --allow-host aws6.test"
 	# shellcheck disable=SC2086
 	start_broker main 31281 $hosts --allow-private-networks
 	# shellcheck disable=SC2086
@@ -411,6 +436,14 @@ setup_file() {
 	start_broker upextra - --mode proxy --upstream http://127.0.0.1:8890 --allow-private-networks
 	start_broker cap - --allow-host origin.test --allow-private-networks --max-connections 1
 	start_broker ports 31286 --allow-host origin.test --allow-private-networks --allow-port 8080
+	start_broker deny 31287 --allow-host origin.test --allow-host mapped-origin.test --allow-host aws6.test \
+		--allow-private-networks --deny-address 198.18.0.2/32 --deny-address fd00::/8
+	# Names only the broker's pins know (the hosts file does not).
+	printf '# a mirror\n198.18.0.2 mirror.test  git.test # both\n127.0.0.1 lo.pin.test\n' > "$T/pins"
+	start_broker pinned 31288 --allow-host mirror.test --allow-host git.test --allow-host '*.pin.test' \
+		--resolve-file "$T/pins" --resolve self.pin.test=198.18.0.1 --resolve meta.pin.test=168.63.129.16 \
+		--allow-private-networks
+	start_broker pinstrict 31289 --allow-host mirror.test --resolve mirror.test=198.18.0.2
 }
 
 teardown_file() {
@@ -517,6 +550,9 @@ assert_no_bytes() {
 raw() {
 	printf "$2" | "$PY" "$T/client.py" raw "$T/$1.sock"
 }
+
+# The same, every byte shown (CR included).
+raw_repr() { raw "$@" | "$PY" -c 'import sys; print(sys.stdin.buffer.read())'; }
 
 # refused BROKER "STATUS REASON" PRINTF-FORMAT
 refused() {
@@ -637,7 +673,7 @@ print(o.open("https://origin.test/", timeout=10).status)' "$T/cert.pem"
 		http://origin.test/redirect
 	assert_output "403"
 	run -0 last_log main host decision status reason
-	assert_output "other.test refused 403 host other.test not allowed"
+	assert_output "other.test refused 403 host other.test not on the allowlist (--allow-host)"
 }
 
 @test "a ClientHello cut into 1-byte records and 1-byte writes passes unchanged" {
@@ -651,7 +687,7 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 }
 
 @test "--allow-port replaces the default ports" {
-	refused ports "403 port 80 not allowed" 'GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n'
+	refused ports "403 port 80 not allowed (--allow-port)" 'GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n'
 	run -0 raw ports 'GET http://origin.test:8080/ HTTP/1.1\r\nHost: origin.test:8080\r\n\r\n'
 	assert_output "502 unable to connect to 198.18.0.2: Connection refused"
 }
@@ -664,19 +700,19 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 	run nsb curl -sS -m 10 -x http://127.0.0.1:31281 https://other.test/
 	assert_failure 56
 	assert_untouched
-	refused main "403 host other.test not allowed" 'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 host other.test not on the allowlist (--allow-host)" 'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
 }
 
 @test "an exact entry does not cover its subdomains" {
-	refused main "403 host www.origin.test not allowed" 'CONNECT www.origin.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 host www.origin.test not on the allowlist (--allow-host)" 'CONNECT www.origin.test:443 HTTP/1.1\r\n\r\n'
 }
 
 @test "a wildcard entry does not cover the name itself" {
-	refused main "403 host wild.test not allowed" 'CONNECT wild.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 host wild.test not on the allowlist (--allow-host)" 'CONNECT wild.test:443 HTTP/1.1\r\n\r\n'
 }
 
 @test "a port outside 80 and 443 is refused" {
-	refused main "403 port 8443 not allowed" 'CONNECT origin.test:8443 HTTP/1.1\r\n\r\n'
+	refused main "403 port 8443 not allowed (--allow-port)" 'CONNECT origin.test:8443 HTTP/1.1\r\n\r\n'
 }
 
 @test "IP literal destinations are refused" {
@@ -725,10 +761,61 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 @test "198.18.0.0/15 is refused without --allow-private-networks" {
 	run -0 nsb curl -sS -m 10 -o /dev/null -w '%{http_code}' -x http://127.0.0.1:31282 http://origin.test/hello
 	assert_output "403"
-	refused strict "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15)" \
+	refused strict "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-private-networks opens private ranges" \
 		'CONNECT origin.test:443 HTTP/1.1\r\n\r\n'
 	run -0 last_log strict host address decision status
 	assert_output "origin.test 198.18.0.2 refused 403"
+}
+
+@test "cloud metadata addresses are refused even when globally routable or opened by --allow-private-networks" {
+	refused main "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16)" \
+		'CONNECT azure.test:443 HTTP/1.1\r\n\r\n'
+	refused strict "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16)" \
+		'GET http://azure.test/ HTTP/1.1\r\nHost: azure.test\r\n\r\n'
+	refused main "403 address 100.100.100.200 refused: cloud metadata: Alibaba Cloud (100.100.100.200)" \
+		'CONNECT alibaba.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 address fd00:ec2::254 refused: cloud metadata: AWS (fd00:ec2::254)" \
+		'CONNECT aws6.test:443 HTTP/1.1\r\n\r\n'
+	run -0 nsb curl -sS -m 10 -o /dev/null -w '%{http_code}' -x http://127.0.0.1:31281 http://azure.test/
+	assert_output "403"
+	assert_untouched
+}
+
+@test "--deny-address refuses a range --allow-private-networks opened, in every form of the address" {
+	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31287 http://origin.test/ 2>&1
+	assert_output "sbx-broker: address 198.18.0.2 refused: denied by --deny-address 198.18.0.2/32"
+	run nsb curl -sS -m 10 --cacert "$T/cert.pem" -x http://127.0.0.1:31287 https://origin.test/ 2>&1
+	assert_output "curl: (56) CONNECT tunnel failed, response 403"
+	refused deny "403 address ::ffff:198.18.0.2 refused: denied by --deny-address 198.18.0.2/32" \
+		'CONNECT mapped-origin.test:443 HTTP/1.1\r\n\r\n'
+	refused deny "403 address fd00:ec2::254 refused: cloud metadata: AWS (fd00:ec2::254)" \
+		'CONNECT aws6.test:443 HTTP/1.1\r\n\r\n'
+	assert_untouched
+}
+
+@test "--resolve and --resolve-file pin names no resolver knows, and curl, wget and python reach them" {
+	run -2 nsb getent hosts mirror.test
+	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31288 http://mirror.test/hello
+	assert_output "hello"
+	run -0 nsb env http_proxy=http://127.0.0.1:31288 wget -q -O - http://git.test/hello
+	assert_output "hello"
+	run -0 nsb "$PY" -c '
+import urllib.request
+o = urllib.request.build_opener(urllib.request.ProxyHandler({"http": "http://127.0.0.1:31288"}))
+print(o.open("http://mirror.test/hello", timeout=10).read().decode().strip())'
+	assert_output "hello"
+	run -0 last_log pinned host address decision status
+	assert_output "mirror.test 198.18.0.2 allowed 200"
+}
+
+@test "pinned answers meet the same address checks: private ranges, loopback, metadata, own addresses" {
+	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31289 http://mirror.test/hello
+	assert_output "sbx-broker: address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-private-networks opens private ranges"
+	refused pinned "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT lo.pin.test:443 HTTP/1.1\r\n\r\n'
+	refused pinned "403 address 198.18.0.1 refused: an address of this host" 'CONNECT self.pin.test:443 HTTP/1.1\r\n\r\n'
+	refused pinned "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16)" \
+		'CONNECT meta.pin.test:443 HTTP/1.1\r\n\r\n'
+	assert_untouched
 }
 
 @test "an allowed name that does not resolve is a 502" {
@@ -843,6 +930,17 @@ H='Host: origin.test\r\n'
 @test "an h2c upgrade is refused" { refused main "400 h2c not supported" "$R$H"'HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n'; }
 @test "the HTTP/2 preface is refused" { refused main "400 HTTP/2 is not supported" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'; }
 @test "an HTTP/0.9 request is refused" { refused main "400 HTTP/0.9 or malformed request line" 'GET http://origin.test/\r\n\r\n'; }
+@test "a request line without an HTTP version is refused at once, before the head ends" {
+	# The connection stays open: the answer cannot wait for the wall time.
+	run -0 "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(10)
+s.sendall(b"GET http://origin.test/\r\n")
+print(s.recv(200).split(b"\r\n")[1].decode())' "$T/main.sock"
+	assert_output "Sbx-Broker-Reason: HTTP/0.9 or malformed request line"
+	assert_untouched
+	refused main "400 unsupported HTTP version" 'GET http://origin.test/ HTTP/1.3\r\nHost: origin.test\r\n'
+}
 @test "an unknown HTTP version is refused" { refused main "400 unsupported HTTP version" 'GET http://origin.test/ HTTP/1.2\r\n'"$H"'\r\n'; }
 @test "bytes after the framed body are refused" {
 	refused main "400 bytes after the request" 'POST http://origin.test/ HTTP/1.1\r\n'"$H"'Content-Length: 5\r\n\r\nhelloGET http://origin.test/ HTTP/1.1\r\n'"$H"'\r\n'
@@ -886,6 +984,25 @@ H='Host: origin.test\r\n'
 @test "a response with obs-fold is a 502" {
 	run -0 raw main 'GET http://origin.test/fold HTTP/1.1\r\nHost: origin.test\r\n\r\n'
 	assert_output "502 obsolete line folding"
+}
+
+@test "bytes after the last chunk of a chunked response are dropped and the connection ends there" {
+	run -0 raw_repr main 'GET http://origin.test/chunked-extra HTTP/1.1\r\nHost: origin.test\r\n\r\n'
+	assert_output "b'200 6\\r\\nhello\\n\\r\\n0\\r\\n\\r\\n\\n'"
+	# Split across writes, with a trailer, the origin holding on: the
+	# broker ends the response after the trailer, without the rest.
+	run -0 raw_repr main 'GET http://origin.test/chunked-late HTTP/1.1\r\nHost: origin.test\r\n\r\n'
+	assert_output "b'200 6\\r\\nhello\\n\\r\\n0\\r\\nX-Trailer: 1\\r\\n\\r\\n\\n'"
+	run -0 last_log main status reason bytes_down
+	assert_output "200 None 77"
+	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31281 http://origin.test/chunked-late
+	assert_output "hello"
+}
+@test "a chunked response with broken framing is cut where the framing breaks" {
+	run -0 raw_repr main 'GET http://origin.test/chunked-bad HTTP/1.1\r\nHost: origin.test\r\n\r\n'
+	assert_output "b'200 6\\r\\nhello\\n\\r\\n\\n'"
+	run -0 last_log main status reason
+	assert_output "200 broken chunked framing from the origin"
 }
 
 # --- limits ---
@@ -941,7 +1058,7 @@ H='Host: origin.test\r\n'
 	coproc HOLD { "$PY" "$T/client.py" hold "$T/cap.sock"; }
 	read -r -t 10 line <&"${HOLD[0]}"
 	assert_equal "$line" "held"
-	refused cap "503 connection limit reached" 'CONNECT origin.test:443 HTTP/1.1\r\n\r\n'
+	refused cap "503 connection limit reached (--max-connections)" 'CONNECT origin.test:443 HTTP/1.1\r\n\r\n'
 	kill "$HOLD_PID"
 	wait "$HOLD_PID" || :
 }
@@ -960,8 +1077,8 @@ H='Host: origin.test\r\n'
 	assert_output "hello"
 }
 @test "proxy mode still checks the allowlist and the addresses" {
-	refused proxy "403 host other.test not allowed" 'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
-	refused proxyopen "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15)" \
+	refused proxy "403 host other.test not on the allowlist (--allow-host)" 'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
+	refused proxyopen "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-private-networks opens private ranges" \
 		'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
 	refused proxyopen "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT loop.test:443 HTTP/1.1\r\n\r\n'
 }

@@ -182,17 +182,32 @@ teardown() {
 
 # --- host -----------------------------------------------------------------------------
 
+# These machines may themselves be containers: there the fix is the
+# container's setting, elsewhere the host's boot parameter.
+cgroup_fix() {
+	if [ -e /.dockerenv ] || [ -e /run/.containerenv ]; then
+		echo "in a container, let the runtime hold the limits (podman or docker --memory, --pids-limit, --cpus; Kubernetes resources.limits), or give sbx-cgroup a delegated cgroup v2 subtree (a cgroup v2 host, podman --cgroupns=private)"
+	else
+		echo "boot with cgroup_no_v1=all (or systemd.unified_cgroup_hierarchy=1) so cpu, memory and pids move to cgroup v2"
+	fi
+}
+
 @test "host: isolation is ready on this machine, hard limits are not, exit 101" {
 	run -101 --separate-stderr sbx-check host
 	assert_equal "$stderr" ""
-	assert_line --regexp '^kernel +ok +Linux [0-9]+\.[0-9]+.* \(hard limits need 5\.14\+\)$'
+	assert_line --regexp '^kernel +ok +Linux [0-9]+\.[0-9]+[^ ]*$'
 	assert_line --regexp '^userns +ok +user namespaces work for uid 0, user\.max_user_namespaces=[0-9]+$'
+	assert_line "namespaces         ok             new mount, pid, ipc, uts, network and cgroup namespaces"
+	assert_line "root-tmpfs         ok             a tmpfs mounts on /tmp as the new root"
+	assert_line "proc               ok             a fresh proc mounts in the new pid namespace (hidepid)"
+	assert_line "pivot_root         ok             pivot_root onto the new root works"
+	assert_line "userns-limit       ok             the sandbox's user namespace limit is spent: a second nested user namespace is refused"
 	assert_line --regexp '^seccomp +ok +a seccomp filter loads$'
 	assert_line --regexp '^landlock +ok +ABI [0-9]+$'
 	assert_line --regexp '^clone3-cgroup +ok +clone3 knows CLONE_INTO_CGROUP$'
 	assert_line --regexp '^quotactl_fd +ok +quotactl_fd exists$'
 	assert_line --regexp '^cgroup2 +ok +mounted at /sys/fs/cgroup/unified \(hybrid: cgroup v1 hierarchies mounted too\)$'
-	assert_line "cgroup-controllers unsupported    /sys/fs/cgroup/unified offers only 'hugetlb', not cpu memory pids; the cgroup v1 hierarchies hold cpu memory pids: no hard limits on this host; to fix: boot with cgroup_no_v1=all (or systemd.unified_cgroup_hierarchy=1) so cpu, memory and pids move to cgroup v2"
+	assert_line "cgroup-controllers unsupported    /sys/fs/cgroup/unified offers only 'hugetlb', not cpu memory pids; the cgroup v1 hierarchies hold cpu memory pids: no hard limits on this host; to fix: $(cgroup_fix)"
 	assert_line "cgroup-root        not-configured delegation and swap control not checked; to fix: pass --cgroup-root DIR (the cgroup v2 directory sbx-cgroup will use)"
 	assert_line "quota              not-configured project quota on a workspace filesystem not checked; to fix: pass --quota-workspace DIR (a directory under a project quota)"
 	assert_line "result: hard limits unavailable (exit 101)"
@@ -211,7 +226,7 @@ teardown() {
 	mkdir "$cg"
 	run -101 --separate-stderr sbx-check host --cgroup-root "$cg"
 	assert_equal "$stderr" ""
-	assert_line "cgroup-controllers unsupported    $cg offers only '(none)', not cpu memory pids; the cgroup v1 hierarchies hold cpu memory pids: no hard limits on this host; to fix: boot with cgroup_no_v1=all (or systemd.unified_cgroup_hierarchy=1) so cpu, memory and pids move to cgroup v2"
+	assert_line "cgroup-controllers unsupported    $cg offers only '(none)', not cpu memory pids; the cgroup v1 hierarchies hold cpu memory pids: no hard limits on this host; to fix: $(cgroup_fix)"
 	assert_line "cgroup-subtree     missing        $cg enables '(none)' for children, not cpu memory pids; to fix: echo '+cpu +memory +pids' > $cg/cgroup.subtree_control"
 	assert_line "cgroup-delegation  ok             uid 0 may manage $cg"
 	assert_line "result: hard limits unavailable (exit 101)"
@@ -227,6 +242,37 @@ teardown() {
 	run -101 --separate-stderr sbx-check host --quota-workspace "$scratch"
 	assert_equal "$stderr" ""
 	assert_line "quota              unsupported    project quota state of $scratch (ext4): Function not implemented; to fix: a kernel with project quota support (CONFIG_XFS_QUOTA / CONFIG_QUOTA)"
+}
+
+@test "host: a malformed baseline is a usage error (100) before any check, an unsafe one is reported" {
+	printf '{"nope": 1' >"$scratch/bad.json"
+	run -100 --separate-stderr sbx-check host --baseline "$scratch/bad.json"
+	assert_equal "$stderr" "sbx-check: usage: --baseline: \$.nope: invalid JSON at line 1, column 10: '}' expected near end of file"
+	assert_equal "$output" ""
+	printf '{}' >"$scratch/open.json"
+	chmod 0666 "$scratch/open.json"
+	run -108 --separate-stderr sbx-check host --baseline "$scratch/open.json"
+	assert_line "baseline           unsafe         --baseline: refused: writable by group or others (mode 0666); to fix: a regular file owned by root, not writable by group or others, on a path only root can change, holding a valid policy"
+}
+
+@test "host: ENOSYS from a seccomp filter is named as the filter's, not as an old kernel" {
+	# A filter answering quotactl_fd (443) with ENOSYS, as podman's default profile does.
+	python3 -c 'import struct, sys
+ins = [(0x20, 0, 0, 0), (0x15, 0, 1, 443), (0x06, 0, 0, 0x00050000 | 38), (0x06, 0, 0, 0x7fff0000)]
+sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scratch/filter.bpf"
+	run --separate-stderr bwrap --bind / / --dev /dev --seccomp 3 -- sbx-check host 3<"$scratch/filter.bpf"
+	if [ -e /.dockerenv ] || [ -e /run/.containerenv ]; then
+		where=" ($(if [ -e /run/.containerenv ]; then echo "podman: /run/.containerenv"; else echo "docker: /.dockerenv"; fi))"
+		fix="the container's seccomp profile refuses it: podman or docker --security-opt seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost"
+	else
+		where=
+		fix="run sbx outside the seccomp filter that refuses it (systemd SystemCallFilter=, a container runtime's profile)"
+	fi
+	assert_line "quotactl_fd        missing        quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device: Function not implemented, from the seccomp filter this process runs under$where, not necessarily the kernel; to fix: $fix"
+	refute_output --partial "Linux 5.14 or newer"
+	# Without the filter the same call is the kernel's and exists.
+	run -101 sbx-check host
+	assert_line "quotactl_fd        ok             quotactl_fd exists"
 }
 
 @test "host --json is one valid JSON document with the same verdict" {
@@ -457,7 +503,7 @@ teardown() {
 		assert_line --regexp "^$n +ok +"
 	done
 	assert_line "broker-allowed     ok             http://allowed.sbx-check.test/: HTTP 200: hello from the sbx-check origin"
-	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not allowed"
+	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not on the allowlist (--allow-host) sbx-ns: note: the broker refused 1 connection: denied.sbx-check.test:80: host denied.sbx-check.test not on the allowlist (--allow-host) (1)"
 	assert_line "result: all checks passed (exit 0)"
 	run -0 testnets
 	assert_output ""
@@ -502,14 +548,15 @@ teardown() {
 	assert_equal "$stderr" ""
 	assert_line --regexp "^env-write +ok +denied: open /var/tmp/sbx-check\\.[A-Za-z0-9]{6}/ws/\\.env for writing: Read-only file system\$"
 	assert_line --regexp "^offline +ok +denied: "
-	assert_line "broker-allowed     unsupported    not proven: a test origin outside the broker's namespace needs a veth pair, which only root can build, and the broker refuses loopback and the host's own addresses; to fix: run sbx-check proof as root with ip(8) installed"
-	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not allowed"
+	assert_line "broker-allowed     unsupported    not proven: a test origin outside the broker's namespace needs a veth pair, which only root can build, and the broker refuses loopback and the host's own addresses; to fix: run sbx-check proof as root with iproute2's ip(8) installed"
+	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not on the allowlist (--allow-host) sbx-ns: note: the broker refused 1 connection: denied.sbx-check.test:80: host denied.sbx-check.test not on the allowlist (--allow-host) (1)"
 	assert_line "result: all checks passed (exit 0)"
 }
 
 @test "the demo runs on this host: limits refused fail-closed, every attempt blocked, nothing escapes" {
 	run -0 --separate-stderr "$SBX_ROOT/demo/run.sh"
-	assert_equal "$stderr" ""
+	# The one line on stderr is sbx-ns telling its caller what the broker refused.
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 1 connection: forbidden.test:80: host forbidden.test not on the allowlist (--allow-host) (1)"
 	assert_line "   cgroup limits: UNAVAILABLE here; sbx-cgroup refuses, fail-closed (exit 101):"
 	assert_line --regexp '^  write a file in the workspace +ALLOWED +wrote /var/tmp/sbx-demo\.[A-Za-z0-9]{6}/home/project/result\.txt$'
 	assert_line --regexp '^  read ~/\.ssh/id_ed25519 +blocked +cat: /var/tmp/sbx-demo\.[A-Za-z0-9]{6}/home/\.ssh/id_ed25519: No such file or directory$'

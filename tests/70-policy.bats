@@ -42,8 +42,11 @@ merged() {
 	assert_equal "$stderr" ""
 }
 
-SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false'
 DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/config.worktree",".git/hooks/**",".git/worktrees/*/config.worktree",".git/modules/**/config",".git/modules/**/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false'
+
+# The spec's own blocks name the four paths it knows; sbx's defaults add git's
+# other configuration and hook places.
+SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false'
 
 @test "the sandbox system's quick reference block loads with its defaults" {
 	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$SPEC_SANDBOX"'}}' \
@@ -269,4 +272,18 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/config.worktre
 		--baseline-fd 5 --for cgroup --memory 8M 5< <(echo '{"memory_mb":4}')
 	refused 100 "usage: --baseline-fd 5: \$: invalid JSON at line 1, column 0: '[' or '{' expected near end of file" \
 		--baseline-fd 5 --for cgroup 5</dev/null
+}
+
+@test "accept_statfs_quota stands only in a baseline, never in a request" {
+	printf '{"resources":{"accept_statfs_quota":true}}' >"$POL_DIR/accept-statfs.json"
+	merged '{"resources":{"disk_mb":1024,"require_hard_limits":true,"accept_statfs_quota":true}}' \
+		--baseline "$POL_DIR/accept-statfs.json" --for quota --disk 1G
+	# A request may say false, never true: it cannot weaken what sbx-quota proves.
+	refused 102 "fatal: policy refused: --policy-fd 5: \$.resources.accept_statfs_quota: only a baseline may accept statfs-level quota assurance" \
+		--for quota --policy-fd 5 5<"$POL_DIR/accept-statfs.json"
+	refused 100 'usage: --policy-fd 5: $.resources.accept_statfs_quota: expected a boolean, got a string' \
+		--for quota --policy-fd 5 5< <(printf '{"resources":{"accept_statfs_quota":"yes"}}')
+	# Other tools ignore it.
+	merged '{"resources":{"cpu_percent":100,"require_hard_limits":true}}' \
+		--baseline "$POL_DIR/accept-statfs.json" --for cgroup --cpu 100
 }

@@ -25,14 +25,15 @@ suite() {
 }
 
 # The same unit and host suites against a dynamic build (STATIC=0, the
-# distribution's -dev packages), as packagers build it.
+# distribution's -dev packages), as packagers build it; not the container
+# suite, whose image holds only static tools (it has no libc).
 dynamic() {
 	local b=build/dynamic out
 	make --no-print-directory B="$b" STATIC=0 all test-progs "$b/build/obj-dynamic/unit-tests" || return 1
 	out=$(mktemp)
 	"$b/build/obj-dynamic/unit-tests" | tee "$out"
 	SBX_BIN=$PWD/$b/bin SBX_TESTBIN=$PWD/$b/build/obj-dynamic/testbin SBX_STATIC=0 \
-		tests/run-bats.sh $(ls tests/*.bats | grep -v /02-deps) | tee -a "$out"
+		tests/run-bats.sh $(ls tests/*.bats | grep -v -e /02-deps -e /80-container) | tee -a "$out"
 	grep -E '^(unit|bats): [0-9]+ passed, [0-9]+ failed$' "$out" |
 		awk '{ p += $2; f += $4; n++ } END { if (n < 2) f++; printf "dynamic: %d passed, %d failed\n", p, f; exit f > 0 }'
 	local rc=$?
@@ -40,9 +41,19 @@ dynamic() {
 	return $rc
 }
 
+# Every sbx-ns suite again with the new mount API hidden as on Linux < 5.12
+# (tests/progs/ns-nomountapi): the classic mount calls must hold the same
+# claims, and the status must say they were used.
+classic() (
+	set -o pipefail
+	SBX_TEST_MOUNTS=classic "$SBX_TESTBIN/ns-nomountapi" tests/run-bats.sh \
+		tests/21-ns-*.bats tests/2[2-4]-ns-*.bats tests/28-ns-policy.bats | sed 's/^bats: /classic: /'
+)
+
 suite unit "$SBX_UNIT"
 suite bats tests/run-bats.sh tests/*.bats
 suite dynamic dynamic
+suite classic classic
 for s in tests/*/check.sh; do
 	[ -x "$s" ] || continue
 	suite "$(basename "$(dirname "$s")")" "$s"

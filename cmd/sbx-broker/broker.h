@@ -4,19 +4,28 @@
 #define SBX_BROKER_H
 
 #include "hostpat.h"
+#include "netaddr.h"
 
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #define BROKER_MAX_PORTS 64
 #define BROKER_MAX_ADDRS 16
 
+/* One pinned answer: --resolve NAME=ADDR (pins.c). */
+struct broker_pin {
+	char name[SBX_HOST_MAX + 1];  /* normal form */
+	struct sockaddr_storage addr; /* port 0 */
+};
+
 struct broker_cfg {
 	int listen_fd;
 	const char *listen_path;   /* set when the broker created the socket */
+	struct stat listen_made;   /* ... and which file it made */
 	int proxy;                 /* --mode proxy */
 	struct sbx_hostpat *hosts;
 	size_t nhosts;
@@ -25,8 +34,13 @@ struct broker_cfg {
 	struct sockaddr_storage upstream;
 	socklen_t upstream_len;
 	int allow_private;
+	struct sbx_cidr *deny;     /* --deny-address */
+	size_t ndeny;
+	struct broker_pin *pins;   /* --resolve, --resolve-file */
+	size_t npins;
 	uint64_t wall_ms, max_req, max_resp;
 	size_t max_conns;
+	size_t max_sb_conns;       /* per handed-off sandbox */
 	int log_fd, ready_fd;
 };
 
@@ -40,6 +54,7 @@ struct broker_req {
 	int allow_private;
 	/* answer */
 	const char *refused;       /* NULL: every address passed */
+	int closed_private;        /* --allow-private-networks would open it */
 	int status;                /* the HTTP status for a refusal */
 	char addr_text[64];        /* the address that decided */
 	struct sockaddr_storage addrs[BROKER_MAX_ADDRS];
@@ -62,9 +77,10 @@ struct broker_resolver {
 	struct sockaddr_storage own[BROKER_MAX_OWN];
 	size_t own_n;
 	long own_sec;
+	const struct broker_cfg *cfg;    /* read-only while the workers run */
 };
 
-void broker_resolver_start(struct broker_resolver *r, unsigned nthreads);
+void broker_resolver_start(struct broker_resolver *r, const struct broker_cfg *cfg, unsigned nthreads);
 /* Hand over a list of requests (linked by next) at once. */
 void broker_resolver_submit(struct broker_resolver *r, struct broker_req *first, struct broker_req *last,
 			    unsigned n);
@@ -85,6 +101,22 @@ long broker_answers_second(void);
 int broker_answers_get(const struct broker_answers *t, struct broker_req *q);
 /* Keep q's answer if it passed and was checked in this second. */
 void broker_answers_put(struct broker_answers *t, const struct broker_req *q);
+
+/* The broker's own socket (listen.c). */
+int broker_listening_unix_stream(int fd);
+int broker_activation_fd(void);
+int broker_parse_mode(const char *s);
+gid_t broker_parse_group(const char *s);
+/* Bind and listen at path (replacing only a stale socket); mode -1 and
+ * gid -1 leave the file as bind(2) makes it. made: the file's identity. */
+int broker_listen_path(const char *path, int mode, gid_t gid, struct stat *made);
+void broker_unlink_path(const char *path, const struct stat *made);
+
+/* Pinned names (pins.c). */
+void broker_add_resolve(struct broker_cfg *cfg, const char *arg);
+void broker_add_resolve_file(struct broker_cfg *cfg, const char *path);
+/* The pinned addresses of host (at most max): 0 when it is not pinned. */
+size_t broker_pinned(const struct broker_cfg *cfg, const char *host, struct sockaddr_storage *out, size_t max);
 
 /* Run until SIGTERM or SIGINT; returns the exit code. */
 int broker_loop(const struct broker_cfg *cfg);

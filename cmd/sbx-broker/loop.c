@@ -59,6 +59,12 @@ struct sandbox {
 	int ch, lfd[SB_FDS];
 	size_t nl;
 	char where[96];              /* the listeners' addresses, for the log */
+	uint64_t unreported;         /* decision lines the channel had no room for */
+	char *out;                   /* decision lines not yet sent */
+	size_t outlen;
+	int queued;                  /* on the loop's list of channels to flush */
+	struct sandbox *next_flush;
+	size_t nconns;               /* its connections open now */
 	int dead;
 	struct sandbox *prev, *next, *next_dead;
 };
@@ -84,6 +90,8 @@ struct dir {
 	size_t inpipe;
 	uint64_t count, limit, left; /* left: bytes the framing still allows */
 	int eof, done;
+	int chunked;                /* a chunked body: read in memory, cut after its end */
+	struct sbx_chunked ck;
 };
 
 struct conn {
@@ -103,6 +111,8 @@ struct conn {
 	unsigned port;
 	int is_connect, is_head, resp_head_done, answered, dead, cut;
 	int client_eof;             /* a read on cfd returned 0: nothing left unread */
+	int logged;                 /* its line is written (and told to its sandbox) */
+	int quiet;                  /* sbx-ns's probe: not a request, not logged */
 	struct conn *next_dead;
 	struct sandbox *sb;         /* accepted on a sandbox's listener */
 	char addr[64];
@@ -120,7 +130,7 @@ struct loop {
 	struct handle hl, hs, hr;
 	struct conn *head, *tail, *dead;
 	size_t nconns;
-	struct sandbox *sbs, *dead_sbs;
+	struct sandbox *sbs, *dead_sbs, *flush;
 	size_t nsbs;
 	/* Names read in this batch of events, handed to the resolver at
 	 * once before the loop waits again. */
@@ -237,10 +247,68 @@ static void log_line(struct loop *L, struct sbx_json *j)
 		sbx_warn_errno("unable to write the log");
 }
 
+/* A decision goes back to the sandbox it concerns, on the channel the
+ * sandbox's listeners came over: the same line as the log's. Never
+ * waited for: a line the channel has no room for is counted, and the
+ * count goes out before the next line that fits. */
+#define SB_OUT (32 * 1024)
+
+/* Send what the channel takes now; the rest waits for the next flush. */
+static void sandbox_flush(struct sandbox *sb)
+{
+	ssize_t n;
+
+	if (!sb->outlen)
+		return;
+	n = send(sb->ch, sb->out, sb->outlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n <= 0)
+		return;
+	memmove(sb->out, sb->out + n, sb->outlen - (size_t)n);
+	sb->outlen -= (size_t)n;
+}
+
+static int sandbox_queue(struct sandbox *sb, const char *line, size_t len)
+{
+	if (!sb->out && !(sb->out = malloc(SB_OUT)))
+		return -1;
+	if (len > SB_OUT - sb->outlen)
+		return -1;
+	memcpy(sb->out + sb->outlen, line, len);
+	sb->outlen += len;
+	return 0;
+}
+
+/* Lines are queued and sent once per batch of events (one send for
+ * many connections); a sandbox's end sends what is queued before its
+ * channel closes. */
+static void tell_sandbox(struct loop *L, struct sandbox *sb, const char *line, size_t len)
+{
+	if (sb->unreported) {
+		char u[96];
+		int n = snprintf(u, sizeof u, "{\"tool\":\"sbx-broker\",\"event\":\"unreported\",\"count\":%llu}\n",
+				 (unsigned long long)sb->unreported);
+		if (sandbox_queue(sb, u, (size_t)n) == 0)
+			sb->unreported = 0;
+	}
+	if (sb->unreported || sandbox_queue(sb, line, len) < 0)
+		sb->unreported++;
+	if (!sb->queued) {
+		sb->queued = 1;
+		sb->next_flush = L->flush;
+		L->flush = sb;
+	}
+}
+
 static void log_conn(struct loop *L, struct conn *c)
 {
 	struct sbx_json j;
 	char t[40];
+	const char *line;
+	size_t len = 0;
+
+	if (c->logged || c->quiet)
+		return;
+	c->logged = 1;
 
 	iso_time(t, sizeof t);
 	sbx_json_begin(&j, "sbx-broker", "connection");
@@ -261,7 +329,12 @@ static void log_conn(struct loop *L, struct conn *c)
 	sbx_json_uint(&j, "bytes_up", c->up.count);
 	sbx_json_uint(&j, "bytes_down", c->down.count);
 	sbx_json_uint(&j, "duration_ms", now_ms() - c->start_ms);
-	log_line(L, &j);
+	line = sbx_json_end(&j, &len);
+	if (line && c->sb && !c->sb->dead)
+		tell_sandbox(L, c->sb, line, len);
+	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
+		sbx_warn_errno("unable to write the log");
+	sbx_json_free(&j);
 }
 
 static void set_reason(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -339,6 +412,8 @@ static void conn_close(struct loop *L, struct conn *c)
 	else
 		L->tail = c->prev;
 	L->nconns--;
+	if (c->sb)
+		c->sb->nconns--;
 	/* Freed after the current batch of events, which may still name it. */
 	c->dead = 1;
 	c->cfd = c->ofd = -1;
@@ -390,10 +465,12 @@ static void refuse(struct loop *L, struct conn *c, int status, const char *fmt, 
 		vsnprintf(c->reason, sizeof c->reason, fmt, ap);
 		va_end(ap);
 	}
-	if (!c->answered) {
+	if (!c->answered)
 		c->status = status;
+	/* The log, and the sandbox, learn of it before the client does. */
+	log_conn(L, c);
+	if (!c->answered)
 		send_error(c->cfd, status, c->reason);
-	}
 	conn_close(L, c);
 }
 
@@ -404,6 +481,7 @@ static void tls_refuse(struct loop *L, struct conn *c, int alert, const char *wh
 
 	c->decision = "refused";
 	set_reason(c, "%s", why);
+	log_conn(L, c);
 	(void)!send(c->cfd, rec, sizeof rec, MSG_NOSIGNAL | MSG_DONTWAIT);
 	conn_close(L, c);
 }
@@ -444,6 +522,58 @@ static int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max)
 			continue;
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 1 : -1;
 	}
+}
+
+#define CHUNKED_READ (16 * 1024)
+
+/* A chunked body cannot be spliced blind: its end is in its framing. The
+ * bytes are read into memory and scanned; whatever follows the last chunk
+ * and its trailer is never delivered, and the response ends there, as one
+ * framed by Content-Length does. 1: bytes queued (or the end), 0: would
+ * block, -1: failed, reason set. */
+static int read_chunked(struct conn *c, struct dir *d)
+{
+	size_t n = CHUNKED_READ;
+	ssize_t r;
+	long k;
+
+	if (d->limit - d->count + 1 < n)
+		n = (size_t)(d->limit - d->count + 1);
+	d->buf = malloc(n);
+	if (!d->buf) {
+		set_reason(c, "out of memory");
+		return -1;
+	}
+	do
+		r = recv(d->src, d->buf, n, MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		free(d->buf);
+		d->buf = NULL;
+		if (r == 0) {
+			d->eof = 1;
+			return 1;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		set_reason(c, "read failed: %s", strerror(errno));
+		return -1;
+	}
+	k = sbx_chunked_scan(&d->ck, d->buf, (size_t)r);
+	if (k < 0) {
+		set_reason(c, "broken chunked framing from the origin");
+		return -1;
+	}
+	d->len = (size_t)k;
+	d->off = 0;
+	d->count += (uint64_t)k;
+	if (sbx_chunked_done(&d->ck))
+		d->left = 0;
+	if (d->count > d->limit) {
+		set_reason(c, "--max-response-bytes exceeded");
+		return -1;
+	}
+	return 1;
 }
 
 /* Move what one direction can move now. 1: the source ended (or its
@@ -487,6 +617,14 @@ static int pump(struct conn *c, struct dir *d, const char *limit_name)
 		}
 		if (d->eof || d->left == 0)
 			return 1;
+		if (d->chunked) {
+			r = read_chunked(c, d);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				return 0;
+			continue;
+		}
 		n = PIPE_BYTES;
 		if (n > d->left)
 			n = (size_t)d->left;
@@ -503,6 +641,10 @@ static int pump(struct conn *c, struct dir *d, const char *limit_name)
 				return 0;
 			if (r < 0 && errno == EINTR)
 				continue;
+			if (r == 0) {
+				d->eof = 1; /* ended without a byte: no pipe needed */
+				continue;
+			}
 			if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
 				set_reason(c, "unable to create a pipe: %s", strerror(errno));
 				return -1;
@@ -627,8 +769,8 @@ static void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 		epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->lfd[i], NULL);
 		close(sb->lfd[i]);
 	}
-	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
-	close(sb->ch);
+	/* Its connections' lines go out before the channel closes: sbx-ns
+	 * reads the channel to its end. */
 	for (c = L->head; c; c = next) {
 		next = c->next;
 		if (c->sb == sb) {
@@ -636,6 +778,9 @@ static void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 			conn_close(L, c);
 		}
 	}
+	sandbox_flush(sb);
+	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
+	close(sb->ch);
 	sandbox_log(L, sb, "detached", why);
 	if (sb->prev)
 		sb->prev->next = sb->next;
@@ -792,6 +937,26 @@ static int first_read(struct loop *L, struct conn *c)
 
 /* --- request head -> policy -> resolver --- */
 
+/* sbx-ns checks that the broker answers before it builds a sandbox: it
+ * connects to the broker's own socket, writes this line and closes. It
+ * is neither a request nor a refusal, and is not logged. */
+#define PROBE "SBX-PROBE 1\n"
+
+/* 1: the probe's first bytes, wait for the rest; -1: a probe, c is gone;
+ * 0: not a probe. */
+static int probe(struct loop *L, struct conn *c, int r)
+{
+	size_t n = sizeof PROBE - 1;
+
+	if (c->sb || !c->inlen || c->inlen > n || memcmp(c->in, PROBE, c->inlen))
+		return 0;
+	if (c->inlen < n)
+		return r > 0 ? 1 : 0;
+	c->quiet = 1;
+	conn_close(L, c);
+	return -1;
+}
+
 static int dial(struct loop *L, struct conn *c);
 
 static int read_head(struct loop *L, struct conn *c)
@@ -818,6 +983,10 @@ static int read_head(struct loop *L, struct conn *c)
 		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
 	if (c->inlen != parsed)
 		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+	switch (probe(L, c, r)) {
+	case -1: return -1;
+	case 1: return 0;
+	}
 	if (p == SBX_HTTP_BAD) {
 		c->decision = "refused";
 		refuse(L, c, h->status_out, "%s", h->why);
@@ -846,11 +1015,11 @@ static int read_head(struct loop *L, struct conn *c)
 	c->is_head = h->mlen == 4 && !memcmp(h->method, "HEAD", 4);
 	c->decision = "refused";
 	if (!port_allowed(L->cfg, h->port)) {
-		refuse(L, c, 403, "port %u not allowed", c->port);
+		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
 		return -1;
 	}
 	if (!host_allowed(L->cfg, h->host)) {
-		refuse(L, c, 403, "host %s not allowed", c->host);
+		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
 		return -1;
 	}
 	if (!c->is_connect) {
@@ -1226,7 +1395,8 @@ static int read_response(struct loop *L, struct conn *c)
 		else if (h->has_length)
 			c->down.left = h->length;
 		else
-			c->down.left = UINT64_MAX; /* chunked or close-delimited: until the origin closes */
+			c->down.left = UINT64_MAX; /* chunked (cut at its end) or close-delimited */
+		c->down.chunked = c->down.left == UINT64_MAX && h->chunked;
 		if (c->down.left != UINT64_MAX && h->head_len + c->down.left > L->cfg->max_resp) {
 			refuse(L, c, 502, "response larger than --max-response-bytes");
 			free(h);
@@ -1235,11 +1405,22 @@ static int read_response(struct loop *L, struct conn *c)
 		body = c->rinlen - h->head_len;
 		if (body > c->down.left)
 			body = (size_t)c->down.left; /* anything past the framing is dropped */
+		if (c->down.chunked) {
+			long k = sbx_chunked_scan(&c->down.ck, c->rin + h->head_len, body);
+			if (k < 0) {
+				refuse(L, c, 502, "broken chunked framing from the origin");
+				free(h);
+				return -1;
+			}
+			body = (size_t)k;
+		}
 		c->down.buf = c->rin;
 		c->down.len = h->head_len + body;
 		c->down.count = c->down.len;
 		if (c->down.left != UINT64_MAX)
 			c->down.left -= body;
+		else if (c->down.chunked && sbx_chunked_done(&c->down.ck))
+			c->down.left = 0;
 		if (c->down.count > c->down.limit) {
 			/* Cut where the limit is, as when the bytes arrive
 			 * later: how the origin's writes were split must not
@@ -1306,7 +1487,8 @@ static int http(struct loop *L, struct conn *c)
 		 * one, so the log must. */
 		if (c->cut)
 			set_reason(c, "--max-response-bytes exceeded");
-		else if (c->down.left && c->down.left != UINT64_MAX)
+		else if ((c->down.left && c->down.left != UINT64_MAX) ||
+			 (c->down.chunked && !sbx_chunked_done(&c->down.ck)))
 			set_reason(c, "origin closed before the whole body");
 		conn_close(L, c);
 		return -1;
@@ -1361,7 +1543,8 @@ static void on_resolved(struct loop *L)
 			snprintf(c->addr, sizeof c->addr, "%s", q->addr_text);
 			c->decision = q->status == 403 ? "refused" : "failed";
 			if (q->addr_text[0])
-				refuse(L, c, q->status, "address %s refused: %s", q->addr_text, q->refused);
+				refuse(L, c, q->status, "address %s refused: %s%s", q->addr_text, q->refused,
+				       q->closed_private ? "; --allow-private-networks opens private ranges" : "");
 			else
 				refuse(L, c, q->status, "%s: %s", c->host, q->refused);
 			continue;
@@ -1396,11 +1579,13 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 			}
 			return;
 		}
-		if (L->nconns >= L->cfg->max_conns) {
-			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms() };
-			snprintf(tmp.reason, sizeof tmp.reason, "connection limit reached");
-			send_error(fd, 503, tmp.reason);
+		if (L->nconns >= L->cfg->max_conns || (sb && sb->nconns >= L->cfg->max_sb_conns)) {
+			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms(), .sb = sb };
+			snprintf(tmp.reason, sizeof tmp.reason, "%s",
+				 L->nconns >= L->cfg->max_conns ? "connection limit reached (--max-connections)" :
+				 "this sandbox's connection limit reached (--max-sandbox-connections)");
 			log_conn(L, &tmp);
+			send_error(fd, 503, tmp.reason);
 			drain_close(fd, sb != NULL, 0);
 			continue;
 		}
@@ -1412,6 +1597,8 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 		}
 		c->cfd = fd;
 		c->sb = sb;
+		if (sb)
+			sb->nconns++;
 		c->ofd = -1;
 		c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
 		c->hc = (struct handle){ K_CLIENT, c, NULL };
@@ -1453,7 +1640,7 @@ static void terminate(struct loop *L, int sig)
 
 	close(L->lfd);
 	if (L->cfg->listen_path)
-		unlink(L->cfg->listen_path);
+		broker_unlink_path(L->cfg->listen_path, &L->cfg->listen_made);
 	while (L->sbs)
 		sandbox_end(L, L->sbs, "broker terminated");
 	while (L->head) {
@@ -1485,7 +1672,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a signalfd");
 	/* Threads started after the mask is set inherit it, so the signals
 	 * reach only the signalfd. */
-	broker_resolver_start(&L.res, RESOLVER_THREADS);
+	broker_resolver_start(&L.res, cfg, RESOLVER_THREADS);
 	L.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	L.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (L.ep < 0)
@@ -1504,6 +1691,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		sbx_json_begin(&j, "sbx-broker", "listening");
 		sbx_json_str(&j, "time", t);
 		sbx_json_uint(&j, "max_connections", cfg->max_conns);
+		sbx_json_uint(&j, "max_sandbox_connections", cfg->max_sb_conns);
 		log_line(&L, &j);
 	}
 	sbx_ready_fd(cfg->ready_fd);
@@ -1551,6 +1739,13 @@ int broker_loop(const struct broker_cfg *cfg)
 				break;
 			}
 		}
+		while (L.flush) {
+			struct sandbox *sb = L.flush;
+			L.flush = sb->next_flush;
+			sb->queued = 0;
+			if (!sb->dead)
+				sandbox_flush(sb);
+		}
 		while (L.dead) {
 			struct conn *c = L.dead;
 			L.dead = c->next_dead;
@@ -1559,6 +1754,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		while (L.dead_sbs) {
 			struct sandbox *sb = L.dead_sbs;
 			L.dead_sbs = sb->next_dead;
+			free(sb->out);
 			free(sb);
 		}
 		if (L.sub_first) {

@@ -24,30 +24,39 @@
 #include <unistd.h>
 
 #define USAGE \
-	"usage: sbx-broker (--listen PATH | --listen-fd FD) [--mode allowlist|proxy]\n" \
+	"usage: sbx-broker (--listen PATH [--socket-mode MODE] [--socket-group GROUP] | --listen-fd FD)\n" \
+	"                  [--mode allowlist|proxy]\n" \
 	"                  [--allow-host NAME]... [--allow-port N]... [--upstream http://HOST:PORT]\n" \
-	"                  [--allow-private-networks] [--max-wall-time SEC]\n" \
+	"                  [--allow-private-networks] [--deny-address CIDR]...\n" \
+	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
-	"                  [--max-connections N] [--log-fd FD] [--ready-fd FD]\n"
+	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
+	"                  [--log-fd FD] [--ready-fd FD]\n"
 
 enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
-	O_METHOD, O_HEADER, O_REDIRECTS,
+	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
 };
 
 static const struct sbx_opt options[] = {
 	{ "listen", SBX_ARG, SBX_ONCE, O_LISTEN },
 	{ "listen-fd", SBX_ARG, SBX_ONCE, O_LISTEN_FD },
+	{ "socket-mode", SBX_ARG, SBX_ONCE, O_SMODE },
+	{ "socket-group", SBX_ARG, SBX_ONCE, O_SGROUP },
 	{ "mode", SBX_ARG, SBX_ONCE, O_MODE },
 	{ "allow-host", SBX_ARG, SBX_MANY, O_HOST },
 	{ "allow-port", SBX_ARG, SBX_MANY, O_PORT },
 	{ "upstream", SBX_ARG, SBX_ONCE, O_UPSTREAM },
 	{ "allow-private-networks", SBX_NOARG, SBX_ONCE, O_PRIVATE },
+	{ "deny-address", SBX_ARG, SBX_MANY, O_DENY },
+	{ "resolve", SBX_ARG, SBX_MANY, O_RESOLVE },
+	{ "resolve-file", SBX_ARG, SBX_MANY, O_RESOLVE_FILE },
 	{ "max-wall-time", SBX_ARG, SBX_ONCE, O_WALL },
 	{ "max-request-bytes", SBX_ARG, SBX_ONCE, O_REQ },
 	{ "max-response-bytes", SBX_ARG, SBX_ONCE, O_RESP },
 	{ "max-connections", SBX_ARG, SBX_ONCE, O_CONNS },
+	{ "max-sandbox-connections", SBX_ARG, SBX_ONCE, O_SBCONNS },
 	{ "log-fd", SBX_ARG, SBX_ONCE, O_LOG },
 	{ "ready-fd", SBX_ARG, SBX_ONCE, O_READY },
 	{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
@@ -83,6 +92,14 @@ static void add_host(struct broker_cfg *cfg, const char *s)
 	cfg->hosts[cfg->nhosts++] = p;
 }
 
+static int host_listed(const struct broker_cfg *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->nhosts; i++)
+		if (sbx_hostpat_match(&cfg->hosts[i], name))
+			return 1;
+	return 0;
+}
+
 static void add_port(struct broker_cfg *cfg, const char *s)
 {
 	unsigned port = (unsigned)sbx_opt_u64("--allow-port", s, 1, 65535);
@@ -93,6 +110,23 @@ static void add_port(struct broker_cfg *cfg, const char *s)
 	if (cfg->nports == BROKER_MAX_PORTS)
 		sbx_die_usage("--allow-port: more than %d ports", BROKER_MAX_PORTS);
 	cfg->ports[cfg->nports++] = port;
+}
+
+static void add_deny(struct broker_cfg *cfg, const char *s)
+{
+	struct sbx_cidr c;
+	const char *why = sbx_cidr_parse(s, &c);
+
+	if (why)
+		sbx_die_usage("--deny-address: invalid range '%s': %s", s, why);
+	for (size_t i = 0; i < cfg->ndeny; i++)
+		if (sbx_cidr_same(&cfg->deny[i], &c))
+			sbx_die_usage("--deny-address: %s given twice", c.text);
+	snprintf(c.why, sizeof c.why, "denied by --deny-address %s", c.text);
+	cfg->deny = realloc(cfg->deny, (cfg->ndeny + 1) * sizeof *cfg->deny);
+	if (!cfg->deny)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the denied ranges");
+	cfg->deny[cfg->ndeny++] = c;
 }
 
 /* http://HOST:PORT and nothing else: no credentials (they would end up in
@@ -146,67 +180,6 @@ static void parse_upstream(struct broker_cfg *cfg, const char *url)
 	freeaddrinfo(res);
 }
 
-static int listening_unix_stream(int fd)
-{
-	int v = 0;
-	socklen_t l = sizeof v;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) < 0 || v != SOCK_STREAM)
-		return 0;
-	l = sizeof v;
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) < 0 || !v)
-		return 0;
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 || ss.ss_family != AF_UNIX)
-		return 0;
-	return 1;
-}
-
-static int listen_path(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create a socket");
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	/* An existing file is never removed: it may be another broker's, and
-	 * a stale socket is for the administrator to clear. bind(2) would
-	 * refuse it too; asking first gives one message on every libc. */
-	if (lstat(path, &st) == 0) {
-		errno = EEXIST;
-		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s", path);
-	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s", path);
-	if (listen(fd, 1024) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to listen on %s", path);
-	return fd;
-}
-
-/* systemd socket activation: exactly one socket, fd 3, meant for us. */
-static int activation_fd(void)
-{
-	const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
-	uint64_t n, p;
-
-	if (!fds)
-		return -1;
-	if (!pid || sbx_parse_u64(pid, 1, UINT32_MAX, &p) || p != (uint64_t)getpid())
-		return -1;
-	if (sbx_parse_u64(fds, 0, 1U << 20, &n) || n != 1)
-		sbx_die_usage("LISTEN_FDS: socket activation must pass exactly one socket");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDNAMES");
-	if (!listening_unix_stream(3))
-		sbx_die_usage("LISTEN_FDS: fd 3 is not a listening Unix stream socket");
-	return 3;
-}
-
 /* The default cap keeps a whole tunnel's fds (two sockets, two pipes)
  * within the fd limit, raised to its hard maximum first. */
 static size_t default_max_conns(void)
@@ -232,10 +205,13 @@ int main(int argc, char **argv)
 	};
 	struct sbx_optstate st;
 	const char *arg, *listen = NULL, *mode = NULL, *upstream = NULL;
-	int id, listen_fd = -1, log_fd = -1;
-	size_t max_conns = 0;
+	int id, listen_fd = -1, log_fd = -1, smode = -1;
+	gid_t sgroup = (gid_t)-1;
+	const char *sgroup_arg = NULL;
+	size_t max_conns = 0, max_sb_conns = 0;
 
 	sbx_setprog("sbx-broker");
+	sbx_opt_version(argc, argv);
 	sbx_opt_init(&st, 1);
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
 		switch (id) {
@@ -250,9 +226,11 @@ int main(int argc, char **argv)
 			break;
 		case O_LISTEN_FD:
 			listen_fd = sbx_opt_fd("--listen-fd", arg);
-			if (!listening_unix_stream(listen_fd))
+			if (!broker_listening_unix_stream(listen_fd))
 				sbx_die_usage("--listen-fd: fd %d is not a listening Unix stream socket", listen_fd);
 			break;
+		case O_SMODE: smode = broker_parse_mode(arg); break;
+		case O_SGROUP: sgroup = broker_parse_group(arg); sgroup_arg = arg; break;
 		case O_MODE:
 			if (strcmp(arg, "allowlist") && strcmp(arg, "proxy"))
 				sbx_die_usage("--mode: '%s' is not allowlist or proxy", arg);
@@ -262,10 +240,16 @@ int main(int argc, char **argv)
 		case O_PORT: add_port(&cfg, arg); break;
 		case O_UPSTREAM: upstream = arg; break;
 		case O_PRIVATE: cfg.allow_private = 1; break;
+		case O_DENY: add_deny(&cfg, arg); break;
+		case O_RESOLVE: broker_add_resolve(&cfg, arg); break;
+		case O_RESOLVE_FILE: broker_add_resolve_file(&cfg, arg); break;
 		case O_WALL: cfg.wall_ms = sbx_opt_seconds("--max-wall-time", arg, 7 * 86400 * 1000ULL); break;
 		case O_REQ: cfg.max_req = sbx_opt_size("--max-request-bytes", arg, 1ULL << 40); break;
 		case O_RESP: cfg.max_resp = sbx_opt_size("--max-response-bytes", arg, 1ULL << 40); break;
 		case O_CONNS: max_conns = (size_t)sbx_opt_u64("--max-connections", arg, 1, 1000000); break;
+		case O_SBCONNS:
+			max_sb_conns = (size_t)sbx_opt_u64("--max-sandbox-connections", arg, 1, 1000000);
+			break;
 		case O_LOG: log_fd = sbx_opt_fd("--log-fd", arg); break;
 		case O_READY: cfg.ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_HELP:
@@ -291,12 +275,19 @@ int main(int argc, char **argv)
 		sbx_die_usage("--upstream needs --mode proxy");
 	if (!cfg.proxy && !cfg.nhosts)
 		sbx_die_usage("--mode allowlist needs at least one --allow-host");
+	for (size_t i = 0; i < cfg.npins && cfg.nhosts; i++)
+		if (!host_listed(&cfg, cfg.pins[i].name))
+			sbx_die_usage("--resolve: %s is not on the allowlist (--allow-host): its pin would never "
+				      "be used", cfg.pins[i].name);
 	if (!cfg.nports) {
 		cfg.ports[cfg.nports++] = 80;
 		cfg.ports[cfg.nports++] = 443;
 	}
 	if (listen && listen_fd >= 0)
 		sbx_die_usage("--listen and --listen-fd are exclusive");
+	if (!listen && (smode >= 0 || sgroup_arg))
+		sbx_die_usage("%s needs --listen PATH (a socket passed in belongs to whoever made it)",
+			      smode >= 0 ? "--socket-mode" : "--socket-group");
 	if (getenv("LISTEN_FDS") && (listen || listen_fd >= 0)) {
 		const char *pid = getenv("LISTEN_PID");
 		uint64_t p;
@@ -306,15 +297,23 @@ int main(int argc, char **argv)
 	if (upstream)
 		parse_upstream(&cfg, upstream);
 	if (!listen && listen_fd < 0) {
-		listen_fd = activation_fd();
+		listen_fd = broker_activation_fd();
 		if (listen_fd < 0)
 			sbx_die_usage("missing --listen or --listen-fd (or socket activation)");
 	}
 	cfg.max_conns = default_max_conns();
 	if (max_conns)
 		cfg.max_conns = max_conns;
+	/* A quarter each by default: no sandbox can take every slot of a
+	 * broker shared by several. */
+	cfg.max_sb_conns = cfg.max_conns / 4 ? cfg.max_conns / 4 : 1;
+	if (max_sb_conns > cfg.max_conns)
+		sbx_die_usage("--max-sandbox-connections %zu is more than --max-connections (%zu)", max_sb_conns,
+			      cfg.max_conns);
+	if (max_sb_conns)
+		cfg.max_sb_conns = max_sb_conns;
 	if (listen) {
-		listen_fd = listen_path(listen);
+		listen_fd = broker_listen_path(listen, smode, sgroup, &cfg.listen_made);
 		cfg.listen_path = listen;
 	}
 	cfg.listen_fd = listen_fd;

@@ -83,16 +83,38 @@ static void dial_form(const struct sockaddr *sa, unsigned port, struct sockaddr_
 	}
 }
 
-static void resolve_one(struct broker_resolver *r, struct broker_req *q)
+/* The answer for q's name: its pinned addresses, or what getaddrinfo
+ * says. 0, or -1 (name did not resolve). */
+static int lookup(struct broker_resolver *r, struct broker_req *q, struct sockaddr_storage *out, size_t *n)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
 	struct addrinfo *res, *a;
-	struct sockaddr_storage own[BROKER_MAX_OWN];
-	size_t nown;
-	int e;
+	size_t max = *n;
 
-	e = getaddrinfo(q->host, NULL, &hints, &res);
-	if (e) {
+	*n = broker_pinned(r->cfg, q->host, out, max);
+	if (*n)
+		return 0;
+	if (getaddrinfo(q->host, NULL, &hints, &res))
+		return -1;
+	for (a = res; a && *n < max; a = a->ai_next) {
+		if (a->ai_family == AF_INET)
+			memcpy(&out[(*n)++], a->ai_addr, sizeof(struct sockaddr_in));
+		else if (a->ai_family == AF_INET6)
+			memcpy(&out[(*n)++], a->ai_addr, sizeof(struct sockaddr_in6));
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+#define ANSWER_MAX 64
+
+static void resolve_one(struct broker_resolver *r, struct broker_req *q)
+{
+	struct sockaddr_storage own[BROKER_MAX_OWN], ans[ANSWER_MAX];
+	size_t nown, nans = ANSWER_MAX;
+	struct sbx_addr_rule rule;
+
+	if (lookup(r, q, ans, &nans) < 0) {
 		q->refused = "name did not resolve";
 		q->status = 502;
 		return;
@@ -101,37 +123,34 @@ static void resolve_one(struct broker_resolver *r, struct broker_req *q)
 	if (nown == (size_t)-1) {
 		/* Without the host's own addresses the check cannot be made:
 		 * fail closed. */
-		freeaddrinfo(res);
 		q->refused = "unable to list this host's addresses";
 		q->status = 502;
 		return;
 	}
+	rule = (struct sbx_addr_rule){ .allow_private = q->allow_private, .own = own, .nown = nown,
+				       .deny = r->cfg->deny, .ndeny = r->cfg->ndeny };
 	/* One refused address refuses the name: an attacker who controls a
 	 * name's DNS can mix a public answer with an internal one. */
-	for (a = res; a; a = a->ai_next) {
-		const char *why;
-		if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
-			continue;
-		why = sbx_addr_check(a->ai_addr, q->allow_private, own, nown);
+	for (size_t i = 0; i < nans; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&ans[i];
+		const char *why = sbx_addr_decide(sa, &rule, &q->closed_private);
 		if (why) {
-			sbx_addr_text(a->ai_addr, q->addr_text, sizeof q->addr_text);
+			sbx_addr_text(sa, q->addr_text, sizeof q->addr_text);
 			q->refused = why;
 			q->status = 403;
 			q->naddrs = 0;
-			freeaddrinfo(res);
 			return;
 		}
 		if (q->naddrs < BROKER_MAX_ADDRS) {
 			struct sockaddr_storage d;
-			size_t i;
-			dial_form(a->ai_addr, q->port, &d);
-			for (i = 0; i < q->naddrs && memcmp(&q->addrs[i], &d, sizeof d); i++)
+			size_t k;
+			dial_form(sa, q->port, &d);
+			for (k = 0; k < q->naddrs && memcmp(&q->addrs[k], &d, sizeof d); k++)
 				;
-			if (i == q->naddrs)
+			if (k == q->naddrs)
 				q->addrs[q->naddrs++] = d;
 		}
 	}
-	freeaddrinfo(res);
 	if (!q->naddrs) {
 		q->refused = "name has no internet address";
 		q->status = 502;
@@ -177,11 +196,12 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-void broker_resolver_start(struct broker_resolver *r, unsigned nthreads)
+void broker_resolver_start(struct broker_resolver *r, const struct broker_cfg *cfg, unsigned nthreads)
 {
 	pthread_attr_t at;
 
 	memset(r, 0, sizeof *r);
+	r->cfg = cfg;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_mutex_init(&r->own_mu, NULL);
 	r->own_n = (size_t)-1;

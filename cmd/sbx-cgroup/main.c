@@ -6,6 +6,7 @@
 #include "cgroup.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "status.h"
 #include "fd.h"
 #include "opts.h"
 #include "parse.h"
@@ -109,7 +110,7 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 		case O_MEMORY: o->lim.memory = sbx_opt_size("--memory", arg, MAX_MEMORY); break;
 		case O_PIDS: o->lim.pids = sbx_opt_u64("--pids", arg, 1, MAX_PIDS); break;
 		case O_TIMEOUT: o->timeout_ms = sbx_opt_seconds("--timeout", arg, MAX_TIMEOUT); break;
-		case O_STATUS: o->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_STATUS: o->status_fd = sbx_status_opt(arg); break;
 		case O_READY: o->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_PASS:
 			if (o->npass == MAX_PASS_FDS)
@@ -190,6 +191,7 @@ int main(int argc, char **argv)
 	int has_prog;
 
 	sbx_setprog(TOOL);
+	sbx_opt_version(argc, argv);
 	memset(&o, 0, sizeof o);
 	o.status_fd = o.ready_fd = -1;
 	sbx_policy_opts_init(&o.pol);

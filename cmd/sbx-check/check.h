@@ -69,6 +69,22 @@ struct chk_opts {
 void chk_bindir(char *out, size_t n);
 
 void chk_host(struct chk_report *r, const struct chk_opts *o);
+/* steps.c: the isolation items (sbx-ns's steps, tried), and the rewrite of
+ * host-level fixes into a container's settings when running in one. */
+void chk_steps(struct chk_report *r);
+void chk_container_fixes(struct chk_report *r);
+/* 1 when errno e from a probed call is a seccomp filter's answer. */
+int chk_filtered(int e);
+/* An item for a probed call that failed with e: named as the seccomp
+ * filter's refusal when it is one, else with kernel_fix. */
+void chk_refused(struct chk_report *r, enum chk_class cls, const char *name, int e,
+		 const char *what, const char *kernel_fix);
+/* host_mounts.c: the mount steps sbx-ns will take, by the interface it will use. */
+void chk_host_mounts(struct chk_report *r);
+/* host_apparmor.c: Ubuntu's AppArmor user namespace restriction and the sbx-ns profile. */
+void chk_host_apparmor(struct chk_report *r);
+/* host_tiers.c: the isolation tiers this host offers (after userns and mounts). */
+void chk_host_tiers(struct chk_report *r);
 void chk_tools(struct chk_report *r, const struct chk_opts *o, char **paths, int n);
 void chk_proof(struct chk_report *r, const struct chk_opts *o);
 

@@ -1,9 +1,13 @@
 /* `sbx-check host`: what this kernel and this administrator's setup offer,
  * one item per capability, each missing one with what to do about it. */
+#include "cgroup.h"
 #include "check.h"
+#include "die.h"
 #include "exitcodes.h"
 #include "policy.h"
 #include "probe.h"
+#include "quota.h"
+#include "walk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +23,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef __NR_quotactl_fd
-#define __NR_quotactl_fd 443
-#endif
-#define HOST_QCMD(cmd, type) (((cmd) << 8) | ((type) & 0xff))
-#define HOST_PRJQUOTA 2
 #ifndef XFS_SUPER_MAGIC
 #define XFS_SUPER_MAGIC 0x58465342
 #endif
@@ -33,93 +32,33 @@ static void kernel(struct chk_report *r)
 	unsigned ma = 0, mi = 0;
 	char rel[128] = "";
 	int e = sbx_probe_kernel(&ma, &mi, rel, sizeof rel);
-	struct chk_item *it;
 
 	if (e) {
-		it = chk_add(r, CLS_LIMITS, "kernel", CHK_UNSUPPORTED,
-			     "cannot read the kernel release '%s': %s", rel, strerror(e));
+		chk_add(r, CLS_LIMITS, "kernel", CHK_UNSUPPORTED,
+			"cannot read the kernel release '%s': %s", rel, strerror(e));
 		return;
 	}
 	if (ma > 5 || (ma == 5 && mi >= 14)) {
-		chk_add(r, CLS_LIMITS, "kernel", CHK_OK, "Linux %s (hard limits need 5.14+)", rel);
+		chk_add(r, CLS_LIMITS, "kernel", CHK_OK, "Linux %s", rel);
 		return;
 	}
-	it = chk_add(r, CLS_LIMITS, "kernel", CHK_UNSUPPORTED,
-		     "Linux %s is older than 5.14 (no quotactl_fd)", rel);
-	chk_fix(it, "boot Linux 5.14 or newer");
-}
-
-/* The sysctls that commonly block unprivileged user namespaces, appended as
- * evidence and turned into the administrator's fix. */
-static void userns(struct chk_report *r)
-{
-	enum sbx_userns_step step = 0;
-	long max = -1, clone = -1, aa = -1;
-	char sys[160];
-	int e = sbx_probe_userns(&step);
-	struct chk_item *it;
-	static const char *const stepname[] = {
-		[SBX_USERNS_UNSHARE] = "unshare(CLONE_NEWUSER)",
-		[SBX_USERNS_MAP] = "writing uid_map/gid_map",
-		[SBX_USERNS_MOUNTNS] = "unshare(CLONE_NEWNS) inside the user namespace",
-	};
-
-	snprintf(sys, sizeof sys, "for uid %u", (unsigned)getuid());
-	if (!sbx_probe_sysctl("/proc/sys/user/max_user_namespaces", &max))
-		chk_appendf(sys, sizeof sys, ", user.max_user_namespaces=%ld", max);
-	if (!sbx_probe_sysctl("/proc/sys/kernel/unprivileged_userns_clone", &clone))
-		chk_appendf(sys, sizeof sys, ", kernel.unprivileged_userns_clone=%ld", clone);
-	if (!sbx_probe_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &aa))
-		chk_appendf(sys, sizeof sys, ", kernel.apparmor_restrict_unprivileged_userns=%ld", aa);
-	if (!e) {
-		chk_add(r, CLS_ISOLATION, "userns", CHK_OK, "user namespaces work %s", sys);
-		return;
-	}
-	it = chk_add(r, CLS_ISOLATION, "userns", CHK_MISSING, "%s failed: %s (%s)",
-		     step >= SBX_USERNS_UNSHARE && step <= SBX_USERNS_MOUNTNS ? stepname[step] : "probe",
-		     strerror(e), sys);
-	if (max == 0)
-		chk_fix(it, "sysctl -w user.max_user_namespaces=15000");
-	else if (clone == 0)
-		chk_fix(it, "sysctl -w kernel.unprivileged_userns_clone=1");
-	else if (aa == 1)
-		chk_fix(it, "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor "
-			"profile granting 'userns' to sbx-ns");
-	else
-		chk_fix(it, "allow unshare(CLONE_NEWUSER) for this user (a container runtime's "
-			"seccomp profile or an LSM is refusing it)");
+	/* Before 5.14 there is no quotactl_fd: sbx-quota and the quota item
+	 * below ask the filesystem's block device instead (lib/quota.c). */
+	chk_add(r, CLS_LIMITS, "kernel", CHK_OK,
+		"Linux %s (older than 5.14: quotas are set through the block device, no quotactl_fd)", rel);
 }
 
 static void simple(struct chk_report *r, enum chk_class cls, const char *name, int e,
 		   const char *okmsg, const char *what, const char *fix)
 {
-	struct chk_item *it;
-
-	if (!e) {
+	if (!e)
 		chk_add(r, cls, name, CHK_OK, "%s", okmsg);
-		return;
-	}
-	it = chk_add(r, cls, name, e == ENOSYS || e == EINVAL ? CHK_UNSUPPORTED : CHK_MISSING,
-		     "%s: %s", what, strerror(e));
-	chk_fix(it, "%s", fix);
+	else
+		chk_refused(r, cls, name, e, what, fix);
 }
 
 static void kernel_features(struct chk_report *r)
 {
-	int abi = 0, e;
-	struct chk_item *it;
-
-	simple(r, CLS_ISOLATION, "seccomp", sbx_probe_seccomp(), "a seccomp filter loads",
-	       "loading a seccomp filter failed", "build the kernel with CONFIG_SECCOMP_FILTER");
-	e = sbx_probe_landlock(&abi);
-	if (!e) {
-		it = chk_add(r, CLS_EXTRA, "landlock", CHK_OK, "ABI %d", abi);
-	} else {
-		it = chk_add(r, CLS_EXTRA, "landlock", CHK_MISSING,
-			     "landlock_create_ruleset: %s; sbx-ns confines by mounts alone and "
-			     "--require-landlock refuses", strerror(e));
-		chk_fix(it, "boot with landlock in lsm= (CONFIG_SECURITY_LANDLOCK)");
-	}
 	simple(r, CLS_EXTRA, "clone3-cgroup", sbx_probe_clone3_cgroup(),
 	       "clone3 knows CLONE_INTO_CGROUP",
 	       "clone3(CLONE_INTO_CGROUP) refused; sbx-cgroup falls back to fork and cgroup.procs",
@@ -129,8 +68,10 @@ static void kernel_features(struct chk_report *r)
 	simple(r, CLS_EXTRA, "openat2", sbx_probe_openat2(),
 	       "openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS works",
 	       "openat2 failed", "Linux 5.6 or newer");
-	simple(r, CLS_LIMITS, "quotactl_fd", sbx_probe_quotactl_fd(), "quotactl_fd exists",
-	       "quotactl_fd failed", "Linux 5.14 or newer");
+	simple(r, CLS_EXTRA, "quotactl_fd", sbx_probe_quotactl_fd(), "quotactl_fd exists",
+	       "quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device",
+	       "Linux 5.14 or newer; until then sbx-quota asks the "
+	       "filesystem's block device");
 }
 
 /* The cgroup2 mount point from /proc/self/mountinfo, and whether cgroup v1
@@ -294,6 +235,29 @@ static void cgroup(struct chk_report *r, const struct chk_opts *o)
 				dir, (unsigned)me);
 		}
 	}
+	/* Placement: owning the subtree is not enough, the caller's own
+	 * process must sit inside it (sbx_cg_placement). */
+	{
+		char own[4200], anc[4200];
+		int pl = sbx_cg_placement(dir, own, sizeof own, anc, sizeof anc);
+		if (pl == 0) {
+			chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_OK,
+				"this process's cgroup %s may place commands below %s", own, dir);
+		} else if (pl == 1) {
+			it = chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_MISSING,
+				     "this process's cgroup %s is outside the subtree uid %u may manage: "
+				     "placing a command below %s needs write access to %s/cgroup.procs",
+				     own, (unsigned)geteuid(), dir, anc);
+			chk_fix(it, "run sbx-cgroup from inside %s (systemd-run --user --scope -p Delegate=yes "
+				"sbx-cgroup ..., or first write the shell's pid into a leaf cgroup of it that "
+				"uid %u owns)", dir, (unsigned)geteuid());
+		} else {
+			it = chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_NOTCONF,
+				     "cannot tell whether this process may place commands below %s: %s", dir,
+				     strerror(errno));
+			chk_fix(it, "check that /proc is mounted");
+		}
+	}
 	if (read_small(dir, "memory.swap.max", ctl, sizeof ctl) == 0) {
 		chk_add(r, CLS_LIMITS, "cgroup-swap", CHK_OK, "%s/memory.swap.max exists", dir);
 	} else if (read_small(dir, "memory.max", ctl, sizeof ctl) < 0) {
@@ -316,6 +280,8 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	struct fs_disk_quota dq;
 	struct fsxattr fx;
 	struct statfs sf;
+	struct sbx_statx sx;
+	struct stat st;
 	struct chk_item *it;
 	const char *fs, *how = "";
 	unsigned long long limit = 0;
@@ -350,7 +316,9 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	}
 	memset(&qs, 0, sizeof qs);
 	qs.qs_version = FS_QSTATV_VERSION1;
-	if (syscall(__NR_quotactl_fd, fd, HOST_QCMD(Q_XGETQSTATV, HOST_PRJQUOTA), 0, &qs) < 0) {
+	if (sbx_statx(fd, "", AT_EMPTY_PATH, SBX_STATX_MNT_ID, &sx) < 0 || fstat(fd, &st) < 0)
+		sx.stx_mnt_id = 0, st.st_dev = 0;
+	if (sbx_quotactl(fd, Q_XGETQSTATV, 0, &qs, sx.stx_mnt_id, st.st_dev, NULL) < 0) {
 		int e = errno;
 		it = chk_add(r, CLS_LIMITS, "quota", e == ENOSYS || e == EOPNOTSUPP || e == EINVAL ? CHK_UNSUPPORTED
 										: CHK_MISSING,
@@ -378,8 +346,7 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 		return;
 	}
 	memset(&dq, 0, sizeof dq);
-	if (syscall(__NR_quotactl_fd, fd, HOST_QCMD(Q_XGETQUOTA, HOST_PRJQUOTA), fx.fsx_projid,
-		    &dq) == 0) {
+	if (sbx_quotactl(fd, Q_XGETQUOTA, fx.fsx_projid, &dq, sx.stx_mnt_id, st.st_dev, NULL) == 0) {
 		limit = (unsigned long long)dq.d_blk_hardlimit * 512;
 		how = "hard limit";
 	} else if ((errno == EPERM || errno == EACCES) && fstatfs(fd, &sf) == 0) {
@@ -421,6 +388,9 @@ static void baseline(struct chk_report *r, const struct chk_opts *o)
 	snprintf(label, sizeof label, "--baseline");
 	sbx_policy_init(&p, label);
 	if (sbx_policy_load_file(&p, o->baseline, &e) < 0) {
+			/* A file that is no policy at all is the caller's mistake. */
+		if (e.code == SBX_EXIT_USAGE)
+			sbx_die_usage("%s", e.msg);
 		it = chk_add(r, CLS_ISOLATION, "baseline", e.code == SBX_EXIT_POLICY ? CHK_UNSAFE : CHK_MISSING,
 			     "%s", e.msg);
 		chk_fix(it, "a regular file owned by root, not writable by group or others, "
@@ -440,9 +410,13 @@ static void baseline(struct chk_report *r, const struct chk_opts *o)
 void chk_host(struct chk_report *r, const struct chk_opts *o)
 {
 	kernel(r);
-	userns(r);
+	chk_steps(r);
+	chk_host_apparmor(r);
+	chk_host_mounts(r);
 	kernel_features(r);
+	chk_host_tiers(r);
 	cgroup(r, o);
 	quota(r, o);
 	baseline(r, o);
+	chk_container_fixes(r);
 }

@@ -138,6 +138,7 @@ int main(int argc, char **argv)
 	int id;
 
 	sbx_setprog("sbx-check");
+	sbx_opt_version(argc, argv);
 	sbx_opt_init(&st, 1);
 	id = sbx_opt_next(&st, tab, argc, argv, &arg);
 	if (id == O_HELP) {

@@ -112,6 +112,25 @@ static int holds_workspace(const struct mount_op *ws, const struct mount_op *dir
 	return 0;
 }
 
+/* The one rule for every writable root, whatever option made it (--rw,
+ * --rw-fd, --bind, --bind-fd, a policy's writable roots): it may not be a
+ * second view of the workspace, by name or through another mount of it,
+ * because the deny-write paths are protected only in the workspace's own
+ * view. The workspace itself and its --tmp-in-workspace directory (made
+ * by sbx-ns, mounted at /tmp) are the only writable views of it. */
+static void check_writable(const struct ns_run *r, const struct mount_op *op)
+{
+	const struct mount_op *ws = &r->ops[r->ws];
+
+	if (op->ro || (op->kind != MNT_RW && op->kind != MNT_BIND))
+		return;
+	if (in_workspace(ws, op->src) || holds_workspace(ws, op))
+		sbx_die_usage("%s: invalid path '%s': overlaps the workspace %s (a writable "
+			      "second view of it; %s)", op->opt, op->src, ws->src,
+			      !strcmp(op->opt, "--home") ? "give a directory outside the workspace" :
+			      op->kind == MNT_BIND ? "use --ro-bind" : "use --ro");
+}
+
 /* A chosen destination inside another bind (or another bind inside it)
  * would need its mount point made in a host directory: refused, so every
  * mount point is made on the sandbox's own tmpfs. Runs after the runtime
@@ -121,14 +140,9 @@ void ns_check_binds(const struct ns_run *r)
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct mount_op *b = &r->ops[i];
 
+		check_writable(r, b);
 		if (b->kind != MNT_BIND)
 			continue;
-		/* A writable second view of the workspace would make its
-		 * deny-write paths writable there. */
-		if (!b->ro && (in_workspace(&r->ops[r->ws], b->src) ||
-			       holds_workspace(&r->ops[r->ws], b)))
-			sbx_die_usage("%s: invalid path '%s': overlaps the workspace %s (a writable "
-				      "second view of it; use --ro-bind)", b->opt, b->src, r->ops[r->ws].src);
 		if (r->tmp_in_ws && (ns_under(b->dest, "/tmp") || ns_under(b->dest, "/dev/shm")))
 			sbx_die_usage("%s: invalid destination '%s': /tmp is the workspace's with "
 				      "--tmp-in-workspace", b->opt, b->dest);

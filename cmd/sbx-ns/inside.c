@@ -193,9 +193,11 @@ void ns_init_main(struct ns_run *r)
 	/* Wait for the maps; EOF means the outer process is gone. */
 	if (read(r->sync_fd, &c, 1) != 1)
 		_exit(SBX_EXIT_LOST);
+	ns_build_root(r, &hidepid);
+	/* Through the sandbox's own fresh /proc: a container's /proc/sys is
+	 * read-only, this one is not, and the limit is this namespace's. */
 	if (write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
-	ns_build_root(r, &hidepid);
 	ns_net_inside(r);
 	drop_init(r);
 	pf.fd = r->sync_fd;

@@ -9,9 +9,11 @@
 #include "ns.h"
 
 #include "cmdpath.h"
+#include "container.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
+#include "status.h"
 #include "fd.h"
 #include "json.h"
 #include "opts.h"
@@ -217,7 +219,7 @@ static int parse(struct ns_run *r, int argc, char **argv)
 		case O_CLAMP: r->pol.clamp = 1; break;
 		case O_PRINT_POLICY: r->print_policy = 1; break;
 		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
-		case O_STATUS_FD: r->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_STATUS_FD: r->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_CMDPATH: r->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
 		case O_ALLOW_EXEC: sbx_allowexec_add(&r->allow, "--allow-exec", arg); break;
@@ -371,6 +373,11 @@ static const char userns_help[] =
 noreturn static void die_userns(const char *step, const char *path)
 {
 	int e = errno;
+	char ctr[320];
+
+	if ((e == EPERM || e == ENOSYS) && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s (%s); %s", step, path, strerror(e), ctr,
+			sbx_fix_ctr_userns);
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s; %s", step, path, strerror(e), userns_help);
 }
 
@@ -445,6 +452,7 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 		sbx_json_int(&j, "broker_pid", r->broker_pid);
 	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
+	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->mnt_api));
 	sbx_json_str(&j, "userns", "blocked");
 	sbx_json_uint(&j, "uid", r->uid);
 	sbx_json_uint(&j, "gid", r->gid);
@@ -500,7 +508,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 {
 	sigset_t set;
 	struct signalfd_siginfo si;
-	struct pollfd pf[3];
+	struct pollfd pf[4];
 	struct ns_report rep;
 	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
 	uint64_t deadline = r->timeout_ms ? now_ms() + r->timeout_ms : 0;
@@ -530,7 +538,10 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		pf[2].fd = ns_notify_fd(r);
 		pf[2].events = POLLIN;
 		pf[2].revents = 0;
-		rc = poll(pf, 3, wait_ms);
+		pf[3].fd = ns_net_fd(r);
+		pf[3].events = POLLIN;
+		pf[3].revents = 0;
+		rc = poll(pf, 4, wait_ms);
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
@@ -551,6 +562,8 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		}
 		if (pf[2].revents)
 			ns_notify_handle(r, pf[2].revents);
+		if (pf[3].revents)
+			ns_net_handle(r);
 		if (!(pf[0].revents & POLLIN))
 			continue;
 		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
@@ -578,6 +591,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	close(sfd);
 	ns_notify_end(r);
 	ns_deny_end(r);
+	ns_net_finish(r);
 	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
 
@@ -589,6 +603,7 @@ int main(int argc, char **argv)
 	pid_t ppid = getppid(), pid;
 
 	sbx_setprog(NS_PROG);
+	sbx_opt_version(argc, argv);
 	memset(&r, 0, sizeof r);
 	r.status_fd = r.ready_fd = r.wsfd = r.grant_fd = -1;
 	r.net = NET_NONE;
@@ -612,6 +627,7 @@ int main(int argc, char **argv)
 	ns_check_net(&r);
 	if (sbx_probe_landlock(&r.landlock_abi) != 0)
 		r.landlock_abi = 0;
+	r.mnt_api = sbx_mnt_probe();
 	if (r.require_landlock && r.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
 	check_policy(&r);
@@ -646,10 +662,11 @@ int main(int argc, char **argv)
 		/* Only here, where the namespaces the sandbox is made of cannot
 		 * be had, and only if the effective policy has both halves of
 		 * the unsafe fallback; anything else fails closed. */
-		int e = errno;
-		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) &&
-		    (e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES))
+		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
+		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) && nons)
 			ns_unsafe_fallback(&r, e);
+		if (r.pol_on && r.eff.fallback.set && r.eff.fallback.v == SBX_PFB_LANDLOCK && nons)
+			ns_landlock_tier(&r, e);
 		errno = e;
 		die_userns("create namespaces", "");
 	}

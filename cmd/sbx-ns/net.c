@@ -40,6 +40,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#define HANDOFF_WAIT_MS 10000
+
 static const char modes[] = "none, loopback, broker:PATH[,port=N], host";
 
 void ns_parse_net(struct ns_run *r, const char *s)
@@ -107,8 +109,6 @@ void ns_opt_broker_fd(struct ns_run *r, const char *arg)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", r->broker_fd);
 }
 
-#define HANDOFF_WAIT_MS 10000
-
 static const char *const proxy_vars[] = {
 	"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY", "no_proxy",
 };
@@ -137,6 +137,15 @@ static int broker_connect(int bfd, int flags)
 		return -1;
 	}
 	return s;
+}
+
+/* The broker's socket cannot be connected to: say what would fix it. */
+static void broker_unreachable(const char *path)
+{
+	if (errno == EACCES)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: permission denied on the broker socket %s "
+			"(sbx-broker --socket-mode and --socket-group open it to other users)", path);
+	sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
 }
 
 /* The outer, after the mounts are planned: the broker's socket exists, is
@@ -209,9 +218,21 @@ void ns_check_net(struct ns_run *r)
 		if (!strcmp(dir, "/"))
 			break;
 	}
+	/* The probe line tells the broker this is a check, not a request
+	 * to log as refused. */
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0)
-		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
+		broker_unreachable(path);
+	(void)!send(s, "SBX-PROBE 1\n", 12, MSG_NOSIGNAL | MSG_DONTWAIT);
+	/* The broker closes at once; whatever else is there is let finish
+	 * its answer rather than have it written to a closed socket. */
+	shutdown(s, SHUT_WR);
+	for (;;) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		char junk[512];
+		if (poll(&p, 1, HANDOFF_WAIT_MS) <= 0 || read(s, junk, sizeof junk) <= 0)
+			break;
+	}
 	close(s);
 	r->broker_real = strdup(path);
 	if (!r->broker_real)
@@ -364,9 +385,10 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		}
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0) {
+		int e = errno;
 		kill(pid, SIGKILL);
-		sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer",
-			      r->broker_real);
+		errno = e;
+		broker_unreachable(r->broker_real);
 	}
 	if (sbx_send_fds(s, hello, sizeof hello - 1, fds, 2) != (ssize_t)(sizeof hello - 1))
 		why = strerror(errno);

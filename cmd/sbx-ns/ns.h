@@ -15,6 +15,7 @@
 
 #include "allowexec.h"
 #include "grant.h"
+#include "mount.h"
 #include "policy.h"
 #include "protect.h"
 
@@ -137,6 +138,8 @@ struct ns_run {
 	size_t ndops;
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
+	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
+	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
 	int report_fd;         /* sandbox -> outer: what happened inside */
@@ -173,6 +176,12 @@ void ns_drop_ro_in_ws(struct ns_run *r);
 void ns_policy_check_fds(const struct ns_run *r);
 void ns_apply_policy(struct ns_run *r, int net_given);
 noreturn void ns_unsafe_fallback(struct ns_run *r, int err);
+noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier);
+
+/* tier.c: the Landlock tier, where no user namespace can be had and the
+ * baseline says "fallback": "landlock" */
+noreturn void ns_landlock_tier(struct ns_run *r, int err);
+void ns_tier_end(struct ns_run *r);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;
@@ -231,6 +240,11 @@ void ns_net_end(struct ns_run *r);
 const char *ns_net_name(const struct ns_run *r);
 char **ns_net_env(const struct ns_run *r, char **env, size_t *k);
 int ns_net_reserved_env(const char *name, size_t len);
+
+/* netlog.c: the broker's decisions, on the status fd and in a note */
+int ns_net_fd(const struct ns_run *r);
+void ns_net_handle(struct ns_run *r);
+void ns_net_finish(struct ns_run *r);
 
 /* filter.c */
 void ns_load_filter(const struct ns_run *r);

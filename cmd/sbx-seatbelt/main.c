@@ -5,6 +5,7 @@
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
+#include "status.h"
 #include "fd.h"
 #include "json.h"
 #include "meter.h"
@@ -109,7 +110,7 @@ static void parse(struct opts *o, int argc, char **argv)
 			break;
 		case O_HARD: o->hard = 1; break;
 		case O_PRINT: o->print = 1; break;
-		case O_STATUS_FD: o->status_fd = sbx_opt_fd("--status-fd", arg); break;
+		case O_STATUS_FD: o->status_fd = sbx_status_opt(arg); break;
 		case O_HELP:
 			fputs(usage, stdout);
 			exit(0);
@@ -297,6 +298,7 @@ int main(int argc, char **argv)
 	int wsfd;
 
 	sbx_setprog("sbx-seatbelt");
+	sbx_opt_version(argc, argv);
 	parse(&o, argc, argv);
 	if ((why = sbx_sbpl_build(&o.sb, &s, &bad, &badval))) {
 		char b[1024];

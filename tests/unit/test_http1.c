@@ -159,3 +159,44 @@ TEST(http1_response_framing)
 	CHECK_STR(resp("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"), "502 invalid Content-Length");
 	CHECK_STR(resp("HTTP/1.1 200 OK\r\n"), "INCOMPLETE");
 }
+
+TEST(http1_chunked_body_ends_at_its_last_chunk)
+{
+	static const char body[] = "6\r\nhello\n\r\n1a;x=y\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nT: 1\r\n\r\nEXTRA";
+	struct sbx_chunked c;
+	size_t n = sizeof body - 1, want = n - 5;
+	long k;
+
+	memset(&c, 0, sizeof c);
+	CHECK(sbx_chunked_scan(&c, body, n) == (long)want);
+	CHECK(sbx_chunked_done(&c));
+	/* byte by byte: the same end */
+	memset(&c, 0, sizeof c);
+	for (size_t i = 0; i < n; i++) {
+		k = sbx_chunked_scan(&c, body + i, 1);
+		if (i < want)
+			CHECK(k == 1);
+		else
+			CHECK(k == 0);
+	}
+	CHECK(sbx_chunked_done(&c));
+	static const char *const bad[] = { "zz\r\n", "6\nhello\n", "\r\n", "1\r\nab", "1\r\na\n", "0\r\n\n",
+					   "1234567890abcdef0\r\n", "0\r\nT: 1\n", NULL };
+	for (size_t i = 0; bad[i]; i++) {
+		memset(&c, 0, sizeof c);
+		CHECK(sbx_chunked_scan(&c, bad[i], strlen(bad[i])) == -1);
+	}
+	memset(&c, 0, sizeof c);
+	CHECK(sbx_chunked_scan(&c, "5\r\nab", 5) == 5);
+	CHECK(!sbx_chunked_done(&c));
+}
+
+TEST(http1_bad_request_line_before_the_head_ends)
+{
+	struct sbx_http_head h;
+
+	CHECK(sbx_http_parse_request("GET http://a.test/\r\n", 20, 32768, &h) == SBX_HTTP_BAD);
+	CHECK_STR(h.why, "HTTP/0.9 or malformed request line");
+	CHECK(sbx_http_parse_request("GET http://a.test/ HTTP/1.1\r\n", 29, 32768, &h) == SBX_HTTP_INCOMPLETE);
+	CHECK(sbx_http_parse_request("GET http://a.test/ HTTP/1.1", 27, 32768, &h) == SBX_HTTP_INCOMPLETE);
+}

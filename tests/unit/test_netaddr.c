@@ -163,3 +163,47 @@ TEST(netaddr_check_private_flag_and_own_addresses)
 	sin4(&a, "8.8.8.8");
 	CHECK(sbx_addr_check(sa, 0, NULL, 0) == NULL);
 }
+
+TEST(netaddr_metadata_and_denied_ranges)
+{
+	struct sockaddr_storage a;
+	const struct sockaddr *sa = (const struct sockaddr *)&a;
+	struct sbx_cidr d[2];
+	struct sbx_addr_rule r = { .allow_private = 1, .deny = d, .ndeny = 2 };
+	int closed;
+
+	CHECK(sbx_cidr_parse("10.1.0.0/16", &d[0]) == NULL);
+	snprintf(d[0].why, sizeof d[0].why, "denied 0");
+	CHECK(sbx_cidr_parse("2a00:1450::/32", &d[1]) == NULL);
+	snprintf(d[1].why, sizeof d[1].why, "denied 1");
+	CHECK_STR(d[1].text, "2a00:1450::/32");
+	sin4(&a, "168.63.129.16");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "cloud metadata: Azure wire server (168.63.129.16)");
+	sin4(&a, "168.63.129.17");
+	CHECK(sbx_addr_decide(sa, &r, &closed) == NULL);
+	sin4(&a, "100.100.100.200");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "cloud metadata: Alibaba Cloud (100.100.100.200)");
+	sin6(&a, "fd00:ec2::254");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "cloud metadata: AWS (fd00:ec2::254)");
+	sin4(&a, "10.1.255.255");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "denied 0");
+	sin6(&a, "::ffff:10.1.2.3");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "denied 0");
+	sin4(&a, "10.2.0.0");
+	CHECK(sbx_addr_decide(sa, &r, &closed) == NULL);
+	sin6(&a, "2a00:1450:4001::1");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "denied 1");
+	r.allow_private = 0;
+	sin4(&a, "10.2.0.0");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "private (10.0.0.0/8)");
+	CHECK(closed == 1);
+	sin4(&a, "127.0.0.1");
+	CHECK_STR(sbx_addr_decide(sa, &r, &closed), "loopback (127.0.0.0/8)");
+	CHECK(closed == 0);
+	CHECK_STR(sbx_cidr_parse("10.0.0.0/33", &d[0]), "prefix longer than 32");
+	CHECK_STR(sbx_cidr_parse("::/129", &d[0]), "prefix longer than 128");
+	CHECK_STR(sbx_cidr_parse("10.0.0.1/8", &d[0]), "host bits set after the prefix");
+	CHECK_STR(sbx_cidr_parse("", &d[0]), "empty");
+	CHECK_STR(sbx_cidr_parse("10.0.0.0/99999999999", &d[0]), "invalid prefix length");
+	CHECK(sbx_cidr_parse("0.0.0.0/0", &d[0]) == NULL);
+}

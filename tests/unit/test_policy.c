@@ -235,7 +235,7 @@ TEST(policy_values_refused)
 	CHECK_STR(load_err(SB("\"unsafeAllowHostProcess\":true")),
 		  "100 t: $.sandbox.unsafeAllowHostProcess: true needs \"fallback\": \"unsafe-host-process\" as well");
 	CHECK_STR(load_err(SB("\"fallback\":\"open\"")),
-		  "100 t: $.sandbox.fallback: unknown value \"open\" (fail-closed, unsafe-host-process)");
+		  "100 t: $.sandbox.fallback: unknown value \"open\" (fail-closed, landlock, unsafe-host-process)");
 	CHECK_STR(load_err(SB("\"mode\":\"srt\"")), "100 t: $.sandbox.mode: unknown value \"srt\" (native, off)");
 	CHECK_STR(load_err("{\"memory_mb\":1,\"resources\":{}}"),
 		  "100 t: $.resources: resource fields given at the top level as well");
@@ -451,6 +451,27 @@ TEST(policy_merge_roots_deny_fallback)
 	CHECK(strstr(m, "\"fallback\":\"unsafe-host-process\",\"unsafeAllowHostProcess\":true") != NULL);
 	m = merge(unsafe, "{}", SBX_PSCOPE_NS, 0, cl);
 	CHECK(strstr(m, "\"fallback\":\"unsafe-host-process\",\"unsafeAllowHostProcess\":true") != NULL);
+	/* landlock: only from the baseline; a request keeps it or narrows it */
+	const char *ll = SB("\"fallback\":\"landlock\"");
+	m = merge(ll, "{}", SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"landlock\"") != NULL);
+	m = merge(ll, SB(""), SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"landlock\"") != NULL);
+	m = merge(ll, ll, SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"landlock\"") != NULL);
+	m = merge(ll, SB("\"fallback\":\"fail-closed\""), SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"fail-closed\"") != NULL);
+	CHECK_STR(merge(ll, unsafe, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: unsafe-host-process is wider than the baseline's landlock (base: $.sandbox.fallback)");
+	CHECK_STR(merge(SB(""), ll, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: landlock comes only from the baseline, which says fail-closed (base: default)");
+	CHECK_STR(merge(unsafe, ll, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: landlock comes only from the baseline, which says unsafe-host-process (base: $.sandbox.fallback)");
+	CHECK_STR(merge(NULL, ll, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: landlock comes only from a baseline");
+	m = merge(unsafe, ll, SBX_PSCOPE_NS, 1, cl);
+	CHECK(strstr(m, "\"fallback\":\"fail-closed\"") != NULL);
+	CHECK_STR(cl, "sandbox.fallback");
 }
 
 TEST(policy_argv_request)

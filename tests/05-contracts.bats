@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# What every tool keeps, whatever its job: --version; a run given
+# --status-fd ends it with an "exit" line also when it is refused before
+# anything started; a status line that cannot be written is said once on
+# stderr; names from untrusted places never reach the terminal raw; a policy
+# fd whose writer never closes it is refused instead of hanging.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load 29-ns-helpers
+
+setup_file() { ns_setup_file; }
+teardown_file() { ns_teardown_file; }
+
+# Run "$@" with fd 5 on the captured stdout.
+fd5() { "$@" 5>&1; }
+
+@test "every tool answers --version with its name and the release, exit 0" {
+	local t
+	for t in sbx-broker sbx-cgroup sbx-check sbx-ns sbx-quota sbx-seatbelt; do
+		run -0 --separate-stderr "$t" --version
+		assert_output --regexp "^$t [0-9]+\.[0-9]+\.[0-9]+\$"
+		assert_equal "$stderr" ""
+	done
+}
+
+@test "a usage error after --status-fd ends the status with an exit line (sbx-ns, sbx-cgroup, sbx-quota, sbx-seatbelt)" {
+	local ws
+	ws=$(ns_ws)
+	run -100 --separate-stderr fd5 sbx-ns --status-fd 5 --workspace "$ws" --bogus -- true
+	assert_output '{"tool":"sbx-ns","event":"exit","code":100,"stage":"setup","error":"unknown option --bogus"}'
+	assert_equal "$stderr" "sbx-ns: usage: unknown option --bogus"
+	run -100 --separate-stderr fd5 sbx-cgroup --status-fd 5 --root /nonexistent --name a --pids 0 -- true
+	assert_line --index 0 --regexp '^\{"tool":"sbx-cgroup","event":"exit","code":100,'
+	assert_equal "${#lines[@]}" 1
+	run -100 --separate-stderr fd5 sbx-quota verify --status-fd 5 --workspace "$ws" --disk 0 -- true
+	assert_line --index 0 --regexp '^\{"tool":"sbx-quota","event":"exit","code":100,'
+	assert_equal "${#lines[@]}" 1
+	run -100 --separate-stderr fd5 sbx-seatbelt --status-fd 5 --workspace "$ws" --memory -1 -- true
+	assert_line --index 0 --regexp '^\{"tool":"sbx-seatbelt","event":"exit","code":100,'
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "a refusal (102) after --status-fd ends with one exit line, root and unprivileged" {
+	local ws
+	ws=$(ns_ws)
+	ln -s /etc/passwd "$ws/.env"
+	run -102 --separate-stderr fd5 ns_root --status-fd 5 --workspace "$ws" -- true
+	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env in the workspace: it is a symlink"}'
+	assert_equal "$stderr" "sbx-ns: fatal: unable to protect .env in the workspace: it is a symlink"
+	run -102 --separate-stderr fd5 ns_user --status-fd 5 --workspace "$ws" -- true
+	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env in the workspace: it is a symlink"}'
+}
+
+@test "a run that ends normally still writes exactly one exit line" {
+	local ws
+	ws=$(ns_ws)
+	run -3 --separate-stderr fd5 ns_user --status-fd 5 --workspace "$ws" -- sh -c 'exit 3'
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"event":"exit"')" 1
+	assert_line --index -1 --partial '"event":"exit","code":3'
+}
+
+@test "a file name with terminal escapes is written escaped on stderr, and JSON-escaped on the status fd" {
+	local ws name
+	ws=$(ns_ws)
+	name=$'.env\e[31mRED\a'
+	ln -s /etc/passwd "$ws/$name"
+	run -102 --separate-stderr fd5 ns_root --status-fd 5 --workspace "$ws" --deny-write '.env*' -- true
+	assert_equal "$stderr" 'sbx-ns: fatal: unable to protect .env\x1b[31mRED\x07 in the workspace: it is a symlink'
+	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env\u001b[31mRED\u0007 in the workspace: it is a symlink"}'
+	# Nothing raw: no ESC or BEL byte reached stderr.
+	run -0 bash -c '! printf %s "$1" | grep -q "[[:cntrl:]]"' _ "$stderr"
+	# An 8-bit CSI (U+009B, a C1 control) and a byte that is not UTF-8 are
+	# escaped too; a printable non-ASCII name is left readable.
+	rm "$ws/$name"
+	name=$'.env\xc2\x9b2J\xff-é'
+	ln -s /etc/passwd "$ws/$name"
+	run -102 --separate-stderr ns_root --workspace "$ws" --deny-write '.env*' -- true
+	assert_equal "$stderr" 'sbx-ns: fatal: unable to protect .env\xc2\x9b2J\xff-é in the workspace: it is a symlink'
+}
+
+@test "a status fd that cannot be written is reported once on stderr; the run is not failed for it" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --status-fd 5 --workspace "$ws" -- true 5>/dev/full
+	assert_equal "$stderr" "sbx-ns: warning: unable to write a status line to fd 5: No space left on device (said once; later lines may be lost too)"
+}
+
+@test "a --policy-fd whose writer never closes it is refused after a bounded wait (100), not a hang" {
+	local ws
+	ws=$(ns_ws)
+	local f="$BATS_TEST_TMPDIR/fifo"
+	mkfifo "$f"
+	chmod 0666 "$f"
+	# The test holds a writer open for as long as the tools read.
+	exec 7<>"$f"
+	run -100 --separate-stderr ns_user --workspace "$ws" --policy-fd 3 -- true 3<"$f"
+	assert_equal "$stderr" "sbx-ns: usage: --policy-fd 3: no end of file after 10 s (the writer must close its end)"
+	run -100 --separate-stderr sbx-cgroup --root "$ws" --name x --baseline-fd 3 -- true 3<"$f"
+	assert_equal "$stderr" "sbx-cgroup: usage: --baseline-fd 3: no end of file after 10 s (the writer must close its end)"
+	exec 7>&-
+}

@@ -1,0 +1,399 @@
+#!/usr/bin/env bats
+# sbx as a container entrypoint, for real: the image built from
+# contrib/container/ with podman (no registry), sbx-ns as its entrypoint
+# with the README's least-privilege flags, rootful and rootless, the escape
+# catalog's core cases inside, the refusal of a default container, and the
+# Kubernetes manifest of contrib/kubernetes/ run by `podman kube play`.
+# Every name is unique to this run and removed at the end. If podman cannot
+# run here, the suite fails with podman's reason: nothing is skipped.
+
+load helpers
+
+# podman with the settings this host needs (runc, explicit ulimits: the
+# cgroups are hybrid; vfs storage), for root or for the test user.
+ctr_conf() {
+	cat >"$1" <<-'EOF'
+	[containers]
+	default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
+	[engine]
+	runtime = "runc"
+	EOF
+}
+
+pm() {
+	CONTAINERS_CONF="$C_DIR/containers.conf" podman --storage-driver vfs --log-level error "$@"
+}
+
+pm_user() {
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups --reset-env -- \
+		env HOME="$C_HOME" XDG_RUNTIME_DIR="$C_XDG" PATH=/usr/bin:/bin \
+		CONTAINERS_CONF="$C_DIR/containers.conf" podman --storage-driver vfs --log-level error "$@"
+}
+
+# The least privilege sbx-ns needs (README, "Containers and Kubernetes").
+LP=(--network none --cap-drop=ALL --security-opt no-new-privileges
+    --security-opt 'unmask=/proc/*' --read-only)
+
+setup_file() {
+	sbx_test_user
+	command -v podman >/dev/null || { echo "podman is not installed (deps/packages.sh test)" >&2; return 1; }
+	command -v runc >/dev/null || { echo "runc is not installed (deps/packages.sh test)" >&2; return 1; }
+	# Rootless podman needs the test user's subordinate ids; hostUsers:
+	# false (podman's userns=auto) takes them from the user "containers".
+	grep -q "^$SBX_TEST_USER:" /etc/subuid && grep -q "^$SBX_TEST_USER:" /etc/subgid ||
+		{ echo "$SBX_TEST_USER has no /etc/subuid and /etc/subgid entries (usermod --add-subuids)" >&2; return 1; }
+	local f
+	for f in /etc/subuid /etc/subgid; do
+		grep -q '^containers:' "$f" || echo 'containers:2147483647:2147483648' >>"$f"
+	done
+	C_DIR=$(sbx_scratch)
+	C_U="sbxc$$"
+	C_IMG="localhost/sbx-$C_U:test"
+	C_HOME=$(getent passwd "$SBX_TEST_USER" | cut -d: -f6)
+	C_XDG="$C_DIR/xdg"
+	mkdir -m 0700 "$C_XDG"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$C_XDG"
+	ctr_conf "$C_DIR/containers.conf"
+	export C_DIR C_U C_IMG C_HOME C_XDG
+	# The image exactly as contrib/ builds it, then a test layer on top: the
+	# attempt program and a secret beside the workspace.
+	"$SBX_ROOT/contrib/container/context.sh" "$C_DIR/ctx" "$SBX_BIN"
+	pm build -q -f "$SBX_ROOT/contrib/container/Containerfile" -t "localhost/sbx-$C_U:base" "$C_DIR/ctx" >/dev/null
+	mkdir -p "$C_DIR/test/srv/secret"
+	cp "$SBX_TESTBIN/ns-attempt" "$C_DIR/test/ns-attempt"
+	echo "sbx-container-secret" >"$C_DIR/test/srv/secret/key"
+	# busybox's ip, as a minimal image would have it.
+	mkdir -p "$C_DIR/test/bin"
+	ln -s busybox "$C_DIR/test/bin/ip"
+	chmod -R a+rX "$C_DIR"
+	printf 'FROM localhost/sbx-%s:base\nCOPY ns-attempt /usr/local/bin/ns-attempt\nCOPY srv/ /srv/\nCOPY bin/ /bin/\n' "$C_U" >"$C_DIR/test/Containerfile"
+	pm build -q -t "$C_IMG" "$C_DIR/test" >/dev/null
+	# The same two images in the test user's own storage, for rootless runs.
+	pm_user build -q -f "$SBX_ROOT/contrib/container/Containerfile" -t "localhost/sbx-$C_U:base" "$C_DIR/ctx" >/dev/null
+	pm_user build -q -t "$C_IMG" "$C_DIR/test" >/dev/null
+}
+
+teardown_file() {
+	local i
+	[ -n "${C_DIR:-}" ] || return 0
+	for i in 1 2 3; do
+		pm pod rm -f -a --filter "name=$C_U" >/dev/null 2>&1 || true
+		pm rm -f --filter "name=$C_U" >/dev/null 2>&1 || true
+	done
+	pm volume ls -q | grep -- "$C_U" | xargs -r podman --storage-driver vfs volume rm -f >/dev/null 2>&1 || true
+	pm rmi -f "$C_IMG" "localhost/sbx-$C_U:base" >/dev/null 2>&1 || true
+	pm_user rm -f --filter "name=$C_U" >/dev/null 2>&1 || true
+	pm_user rmi -f "$C_IMG" "localhost/sbx-$C_U:base" >/dev/null 2>&1 || true
+	kube_down
+	kube_net_down
+	[ -n "${C_DIR:-}" ] && rm -rf "$C_DIR"
+}
+
+# One container, sbx-ns as its entrypoint with the least privilege, as the
+# image's user; the workspace a tmpfs owned by that user.
+lp_run() {
+	pm run --rm "${LP[@]}" --mount type=tmpfs,destination=/ws,U=true "$C_IMG" "$@"
+}
+
+lp_run_user() {
+	pm_user run --rm "${LP[@]}" --mount type=tmpfs,destination=/ws,U=true "$C_IMG" "$@"
+}
+
+CATALOG='for a in "write /etc/x" "write /usr/local/bin/x" "write /x" "read /srv/secret/key" \
+	"socket-inet" "unshare-user" "clone-newuser" "write /ws/ok"; do ns-attempt $a; done'
+CATALOG_OUT='write: EROFS
+write: EROFS
+write: EROFS
+read: ENOENT
+socket-inet: EPERM
+unshare-user: EPERM
+clone-newuser: EPERM
+write: ok'
+
+@test "the image is built from contrib/ without a registry: one layer of static tools, sbx-ns its entrypoint" {
+	run -0 pm image inspect --format '{{json .Config.Entrypoint}} {{.Config.User}} {{len .RootFS.Layers}}' "localhost/sbx-$C_U:base"
+	assert_output '["/usr/local/bin/sbx-ns"] 1000:1000 1'
+	run -0 pm run --rm "${LP[@]}" "localhost/sbx-$C_U:base"
+	assert_line --index 0 --regexp '^usage: sbx-ns '
+	# The secret is readable by the container's user outside the sandbox.
+	run -0 pm run --rm "${LP[@]}" --entrypoint /bin/cat "$C_IMG" /srv/secret/key
+	assert_output "sbx-container-secret"
+}
+
+@test "rootful podman, least privilege: the escape catalog's core cases hold inside" {
+	run -0 --separate-stderr lp_run --workspace /ws -- /bin/sh -c "$CATALOG"
+	assert_equal "$stderr" ""
+	assert_output "$CATALOG_OUT"
+	run -0 --separate-stderr lp_run --workspace /ws -- /bin/id
+	assert_output "uid=1000(sbx) gid=1000(sbx) groups=1000(sbx)"
+}
+
+@test "rootless podman as an unprivileged user, least privilege: the same cases hold" {
+	run -0 --separate-stderr lp_run_user --workspace /ws -- /bin/sh -c "$CATALOG"
+	assert_equal "$stderr" ""
+	assert_output "$CATALOG_OUT"
+	# The same with another unprivileged user in the container.
+	run -0 --separate-stderr pm_user run --rm "${LP[@]}" --user 65534:65534 \
+		--mount type=tmpfs,destination=/ws,U=true "$C_IMG" --workspace /ws -- /bin/sh -c "$CATALOG"
+	assert_output "$CATALOG_OUT"
+}
+
+PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, docker --security-opt systempaths=unconfined, Kubernetes securityContext procMount: Unmasked (with hostUsers: false)'
+
+@test "a default container: sbx-ns refuses with 106 and the container's fix, leaving nothing in the workspace" {
+	pm volume create "dws-$C_U" >/dev/null
+	run -106 --separate-stderr pm run --rm --network none -v "dws-$C_U:/ws:U" "$C_IMG" --workspace /ws -- /bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX"
+	# Nothing half set up: the deny-write placeholders are gone again.
+	run -0 pm run --rm --network none -v "dws-$C_U:/ws" --entrypoint /bin/ls "$C_IMG" -A /ws
+	assert_output ""
+	# unmask=/proc/sys alone is not enough: other masked paths remain.
+	run -106 --separate-stderr pm run --rm --network none --security-opt unmask=/proc/sys \
+		--mount type=tmpfs,destination=/ws,U=true "$C_IMG" --workspace /ws -- /bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX"
+	# Rootless, the same refusal.
+	run -106 --separate-stderr pm_user run --rm --network none --mount type=tmpfs,destination=/ws,U=true \
+		"$C_IMG" --workspace /ws -- /bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX"
+}
+
+@test "sbx-check host in a default container names the container and its settings, never a boot parameter" {
+	run -106 --separate-stderr pm run --rm --network none --entrypoint /usr/local/bin/sbx-check "$C_IMG" host
+	assert_equal "$stderr" ""
+	assert_line "container          ok             running in a container (podman: /run/.containerenv): the fixes below are its settings"
+	assert_line --regexp '^userns +ok +user namespaces work for uid 1000'
+	assert_line "proc               missing        mounting a fresh proc in the new pid namespace failed: Operation not permitted (podman: /run/.containerenv); to fix: $PROC_FIX"
+	assert_line "pivot_root         missing        not tried: proc failed first"
+	assert_line "quotactl_fd        missing        quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device: Function not implemented, from the seccomp filter this process runs under (podman: /run/.containerenv), not necessarily the kernel; to fix: the container's seccomp profile refuses it: podman or docker --security-opt seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost"
+	assert_line "result: isolation unavailable (exit 106)"
+	refute_output --partial "boot"
+	refute_output --partial "sysctl"
+	refute_output --partial "Linux 5.14 or newer"
+}
+
+@test "sbx-check host in the least-privilege container: every step sbx-ns takes works" {
+	run --separate-stderr pm run --rm "${LP[@]}" --entrypoint /usr/local/bin/sbx-check "$C_IMG" host
+	assert_equal "$stderr" ""
+	for item in userns namespaces root-tmpfs proc pivot_root userns-limit seccomp landlock; do
+		assert_line --regexp "^$item +ok "
+	done
+	refute_line --regexp '^(userns|namespaces|root-tmpfs|proc|pivot_root|userns-limit|seccomp) +(missing|unsupported|FAIL)'
+}
+
+@test "sbx-check proof with busybox's ip reports that the veth pair needs iproute2" {
+	run --separate-stderr pm run --rm --network none --security-opt 'unmask=/proc/*' --user 0:0 \
+		--entrypoint /usr/local/bin/sbx-check "$C_IMG" proof --ns /usr/local/bin/sbx-ns
+	assert_line "broker-allowed     unsupported    not proven: /bin/ip is not iproute2's ip (busybox's?): the veth pair needs iproute2, and the broker refuses loopback and the host's own addresses; to fix: run sbx-check proof as root with iproute2's ip(8) installed"
+	assert_line --regexp '^broker-denied +ok +denied: http://denied.sbx-check.test/: HTTP 403'
+	refute_output --partial "Usage: ip"
+	refute_output --partial "BusyBox"
+}
+
+@test "killing the container mid-run leaves nothing on the host: no process, mount, netns or socket" {
+	local name="kill-$C_U" cid before
+	mkdir -m 0777 "$C_DIR/sig"
+	mkfifo -m 0666 "$C_DIR/sig/ready"
+	before=$(ip netns list)
+	# The broker and the sandbox in one container, as in the Kubernetes
+	# manifest; sbx-ns says ready through a fifo of the host's.
+	pm run -d --name "$name" "${LP[@]}" --mount type=tmpfs,destination=/ws,U=true \
+		--mount type=tmpfs,destination=/run/sbx,U=true -v "$C_DIR/sig:/sig" \
+		--entrypoint /bin/sh "$C_IMG" -c 'mkfifo /run/sbx/ready
+		sbx-broker --listen /run/sbx/broker.sock --allow-host x.test --ready-fd 3 3>/run/sbx/ready &
+		read -r _ </run/sbx/ready
+		exec sbx-ns --workspace /ws --net broker:/run/sbx/broker.sock --ready-fd 4 -- ns-attempt sleep '"36$$"' 4>/sig/ready' >/dev/null
+	read -r _ <"$C_DIR/sig/ready"
+	cid=$(pm inspect --format '{{.Id}}' "$name")
+	run -0 pgrep -f "ns-attempt sleep 36$$"
+	run -0 pm kill -s KILL "$name"
+	run -0 pm wait "$name"
+	assert_output 137
+	run -0 pm rm "$name"
+	run -1 pgrep -f "ns-attempt sleep 36$$"
+	run -1 pgrep -f "sbx-broker --listen /run/sbx/broker.sock --allow-host x.test"
+	run -1 grep -c "$cid" /proc/self/mountinfo
+	assert_equal "$(ip netns list)" "$before"
+	run -0 ls -A "$C_DIR/sig"
+	assert_output "ready"
+}
+
+# --- Kubernetes: contrib/kubernetes/sbx-pod.yaml through podman kube play ----------------
+
+# The test network: a podman network with no way out (internal: no default
+# route, no NAT) whose bridge the test makes itself, and an origin in a
+# network namespace of the test's own, on that bridge. Nothing leaves the
+# machine.
+kube_net() {
+	local sub br
+	kube_net_down
+	C_NET="net-$C_U"
+	sub="198.19.$(( $$ % 200 + 20 ))"
+	pm network create --internal --disable-dns --subnet "$sub.0/24" "$C_NET" >/dev/null
+	br=$(pm network inspect --format '{{.NetworkInterface}}' "$C_NET")
+	ip link add "$br" type bridge
+	ip addr add "$sub.1/24" dev "$br"
+	ip link set "$br" up
+	ip netns add "o$C_U"
+	ip link add "vb$C_U" type veth peer name "vo$C_U"
+	ip link set "vo$C_U" netns "o$C_U"
+	ip link set "vb$C_U" master "$br" up
+	ip -n "o$C_U" addr add "$sub.2/24" dev "vo$C_U"
+	ip -n "o$C_U" link set lo up
+	ip -n "o$C_U" link set "vo$C_U" up
+	C_ORIGIN="$sub.2"
+	export C_NET C_ORIGIN
+	cat >"$C_DIR/origin.py" <<-'PY'
+	import http.server, sys
+	class H(http.server.BaseHTTPRequestHandler):
+	    def do_GET(self):
+	        with open(sys.argv[3], "a") as f:
+	            f.write(self.headers.get("Host", "") + self.path + "\n")
+	        body = b"hello from the sbx test origin\n"
+	        self.send_response(200)
+	        self.send_header("Content-Length", str(len(body)))
+	        self.end_headers()
+	        self.wfile.write(body)
+	    def log_message(self, *a):
+	        pass
+	s = http.server.HTTPServer((sys.argv[1], 80), H)
+	with open(sys.argv[2], "w") as r:
+	    r.write("ready\n")
+	s.serve_forever()
+	PY
+	mkfifo "$C_DIR/origin.ready"
+	: >"$C_DIR/origin.log"
+	ip netns exec "o$C_U" python3 "$C_DIR/origin.py" "$C_ORIGIN" "$C_DIR/origin.ready" "$C_DIR/origin.log" 3>&- &
+	echo $! >"$C_DIR/origin.pid"
+	read -r _ <"$C_DIR/origin.ready"
+}
+
+kube_net_down() {
+	local br
+	br=$(pm network inspect --format '{{.NetworkInterface}}' "net-$C_U" 2>/dev/null) || br=
+	[ -f "$C_DIR/origin.pid" ] && kill "$(cat "$C_DIR/origin.pid")" 2>/dev/null
+	rm -f "$C_DIR/origin.pid" "$C_DIR/origin.ready"
+	ip netns del "o$C_U" 2>/dev/null || true
+	ip link del "vb$C_U" 2>/dev/null || true
+	pm network rm -f "net-$C_U" >/dev/null 2>&1 || true
+	[ -z "$br" ] || ! ip link show "$br" >/dev/null 2>&1 || ip link del "$br"
+}
+
+# The shipped manifest with this run's values: the ConfigMap's allowlist
+# and command, unique names, and the origin's address for the two names
+# (hostAliases). Everything else, the securityContext above all, as shipped.
+kube_yaml() {
+	sed -e "s|^  SBX_BROKER_ARGS: .*|  SBX_BROKER_ARGS: \"--allow-host allowed.sbx.test --allow-private-networks\"|" \
+	    -e "s|^  SBX_COMMAND: .*|  SBX_COMMAND: \"wget -q -O- http://allowed.sbx.test/a; wget -q -O- http://denied.sbx.test/b; echo end\"|" \
+	    -e "s/sbx-job/job-$C_U/" -e "s/name: run\$/name: run-$C_U/" -e "s/name: ws\$/name: ws-$C_U/" -e "s/name: tmp\$/name: tmp-$C_U/" \
+	    -e "s|image: localhost/sbx:latest|image: localhost/sbx-$C_U:base|" \
+	    -e "s|^  restartPolicy: Never|  hostAliases:\n    - ip: $C_ORIGIN\n      hostnames: [allowed.sbx.test, denied.sbx.test]\n  restartPolicy: Never|" \
+	    "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml"
+}
+
+# podman 4.3 ignores securityContext.procMount (podman 4.7 and the
+# Kubernetes runtimes apply it): this runc wrapper applies it the same way,
+# clearing the /proc entries of maskedPaths and readonlyPaths, for a
+# container whose annotation carries the manifest's procMount value.
+kube_runtime() {
+	cat >"$C_DIR/runc-procmount" <<-'EOF'
+	#!/bin/sh
+	bundle= prev=
+	for a in "$@"; do
+		if [ "$prev" = --bundle ] || [ "$prev" = -b ]; then bundle=$a; fi
+		prev=$a
+	done
+	if [ -n "$bundle" ] && [ -f "$bundle/config.json" ]; then
+		python3 - "$bundle/config.json" <<-'PY' || exit 1
+		import json, sys
+		c = json.load(open(sys.argv[1]))
+		if c.get("annotations", {}).get("io.sbx.test.procMount") == "Unmasked":
+		    l = c.setdefault("linux", {})
+		    for k in ("maskedPaths", "readonlyPaths"):
+		        l[k] = [x for x in l.get(k, []) if not x.startswith("/proc")]
+		    json.dump(c, open(sys.argv[1], "w"))
+		PY
+	fi
+	exec runc "$@"
+	EOF
+	chmod 0755 "$C_DIR/runc-procmount"
+	printf '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]\n[engine]\nruntime = "procmount"\n[engine.runtimes]\nprocmount = ["%s"]\n' \
+		"$C_DIR/runc-procmount" >"$C_DIR/kube.conf"
+}
+
+pm_kube() {
+	CONTAINERS_CONF="$C_DIR/kube.conf" podman --storage-driver vfs --log-level error "$@"
+}
+
+kube_down() {
+	local i
+	for i in 1 2 3; do
+		pm_kube pod rm -f "job-$C_U" >/dev/null 2>&1 && break
+	done
+	pm_kube volume rm -f "run-$C_U" "ws-$C_U" "tmp-$C_U" >/dev/null 2>&1 || true
+}
+
+@test "the manifest podman plays differs from the shipped one only in values, names and host aliases" {
+	C_ORIGIN=198.19.0.2
+	run -1 diff "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml" <(kube_yaml)
+	run -0 grep -c '^[<>]' <<<"$output"
+	assert_output 27
+	run -1 diff "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml" <(kube_yaml)
+	refute_output --regexp '^[<>].*(securityContext|procMount|hostUsers|seccompProfile|allowPrivilegeEscalation|capabilities|drop|readOnlyRootFilesystem|runAs|command|args|sbx-ns|sbx-broker)'
+}
+
+@test "podman kube play of the shipped manifest: the allowlisted fetch goes through the broker, the other gets 403" {
+	local pm_value
+	kube_net
+	kube_runtime
+	pm_value=$(sed -n 's/^ *procMount: *//p' "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml")
+	assert_equal "$pm_value" "Unmasked"
+	kube_yaml >"$C_DIR/pod.yaml"
+	run -0 pm_kube kube play --network "$C_NET" --annotation "io.sbx.test.procMount=$pm_value" "$C_DIR/pod.yaml"
+	run -0 pm_kube wait "job-$C_U-sbx"
+	assert_output 0 || { pm_kube logs "job-$C_U-sbx" >&2; false; }
+	run -0 pm_kube logs "job-$C_U-sbx"
+	assert_line "hello from the sbx test origin"
+	assert_line "wget: server returned error: HTTP/1.1 403 Forbidden"
+	assert_line "end"
+	assert_line --partial '"host":"allowed.sbx.test","port":80,"address":"'"$C_ORIGIN"'","decision":"allowed","status":200'
+	assert_line --partial '"host":"denied.sbx.test","port":80,"address":null,"decision":"refused","status":403,"reason":"host denied.sbx.test not on the allowlist (--allow-host)"'
+	# The origin saw the allowed request and nothing else.
+	run -0 cat "$C_DIR/origin.log"
+	assert_output "allowed.sbx.test/a"
+	kube_down
+	kube_net_down
+}
+
+@test "podman kube play as podman 4.3 does it (procMount ignored): sbx-ns refuses with 106 and the field to set" {
+	kube_net
+	kube_runtime
+	kube_yaml >"$C_DIR/pod.yaml"
+	run -0 pm_kube kube play --network "$C_NET" "$C_DIR/pod.yaml"
+	run -0 pm_kube wait "job-$C_U-sbx"
+	assert_output 106
+	run -0 pm_kube logs "job-$C_U-sbx"
+	assert_line "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX"
+	refute_line "hello from the sbx test origin"
+	run -0 cat "$C_DIR/origin.log"
+	assert_output ""
+	kube_down
+	kube_net_down
+}
+
+@test "a container seccomp profile refusing Landlock: the sandbox runs without it and sbx-check names the profile" {
+	printf '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["landlock_create_ruleset"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}]}\n' \
+		>"$C_DIR/no-landlock.json"
+	# The sandbox runs and says so (--require-landlock would refuse).
+	run -0 --separate-stderr pm run --rm "${LP[@]}" --security-opt "seccomp=$C_DIR/no-landlock.json" \
+		--mount type=tmpfs,destination=/ws,U=true --entrypoint /bin/sh "$C_IMG" \
+		-c 'sbx-ns --status-fd 3 --workspace /ws -- /bin/true 3>&1'
+	assert_equal "$stderr" ""
+	assert_line --partial '"event":"started"'
+	assert_line --partial '"landlock":"none"'
+	refute_line --partial '"landlock":"ABI'
+	# sbx-check host names the profile, not the kernel (--read-only hides
+	# podman's /run/.containerenv: its variable names it).
+	run -101 --separate-stderr pm run --rm "${LP[@]}" --security-opt "seccomp=$C_DIR/no-landlock.json" \
+		--entrypoint /usr/local/bin/sbx-check "$C_IMG" host
+	assert_line "landlock           missing        creating or applying a Landlock ruleset failed: Function not implemented, from the seccomp filter this process runs under (container=podman), not necessarily the kernel; to fix: the container's seccomp profile refuses it: podman or docker --security-opt seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost"
+}
