@@ -158,6 +158,8 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog);
 int ns_notify_fd(const struct ns_run *r);
 void ns_notify_handle(struct ns_run *r, short revents);
 void ns_notify_end(struct ns_run *r);
+uint64_t ns_mono_ms(void);
+int ns_status_now(const struct ns_run *r, int final);
 
 /* launcher.c */
 void ns_check_launcher(const struct ns_run *r);
