@@ -13,6 +13,7 @@ STATIC   ?= 1
 V        ?= 0
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+APPARMOR_D ?= /etc/apparmor.d
 BINDIR   := $(B)/bin
 OBJDIR   := $(B)/build/obj-$(if $(filter 1,$(STATIC)),static,dynamic)
 DEPS     := $(CURDIR)/build/deps
@@ -140,9 +141,19 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/share/sbx
 	(cd $(DESTDIR)$(PREFIX)/bin && sha256sum $(TOOLS)) >$(DESTDIR)$(PREFIX)/share/sbx/manifest
 	chmod 0644 $(DESTDIR)$(PREFIX)/share/sbx/manifest
+	# The AppArmor profile that lets sbx-ns create user namespaces where AppArmor
+	# restricts them, naming the installed path; only where AppArmor is present.
+	@if [ -d $(APPARMOR_D) ]; then \
+	  install -d $(DESTDIR)$(APPARMOR_D) && \
+	  sed 's|/usr/local/bin/sbx-ns|$(PREFIX)/bin/sbx-ns|' contrib/apparmor/sbx-ns >$(DESTDIR)$(APPARMOR_D)/sbx-ns && \
+	  chmod 0644 $(DESTDIR)$(APPARMOR_D)/sbx-ns && \
+	  echo "installed $(DESTDIR)$(APPARMOR_D)/sbx-ns; load it with: apparmor_parser -r $(APPARMOR_D)/sbx-ns"; \
+	else \
+	  echo "$(APPARMOR_D) does not exist (no AppArmor): its sbx-ns profile is not installed"; \
+	fi
 
 clean:
-	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm
+	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10
 
 distclean: clean
 	rm -rf build

@@ -9,6 +9,10 @@
 # manifest before anything is unpacked. A file already in the cache is never
 # fetched again, so a cache that goes bad is reported, not silently replaced.
 #
+# deps/build.sh --fetch MANIFEST CACHE only fetches what another manifest
+# of the same form pins into CACHE and verifies it (the real-work tests'
+# sources, tests/work/manifest).
+#
 # PREFIX/.stamp is written last; while it is newer than the manifest and this
 # script, the prefix is complete and the script exits at once. Build logs go
 # to PREFIX/../deps-log/PACKAGE.log. V=1 shows each command.
@@ -22,7 +26,7 @@ suite=bookworm
 component=main
 
 usage() {
-	echo "sbx: usage: deps/build.sh PREFIX" >&2
+	echo "sbx: usage: deps/build.sh PREFIX | deps/build.sh --fetch MANIFEST CACHE" >&2
 	exit 100
 }
 die() {
@@ -30,7 +34,33 @@ die() {
 	exit 111
 }
 
+# Fetch and verify only: the cache holds exactly what the manifest pins.
+fetch_only() {
+	[ $# -eq 2 ] && [ -n "$1" ] && [ -n "$2" ] || usage
+	manifest=$(absolute "$1")
+	cache=$(absolute "$2")
+	logdir=$cache/log
+	read_manifest
+	mkdir -p "$cache" "$logdir"
+	exec 9>"$cache/.lock"
+	flock 9
+	fetch_missing
+	local entry f s got
+	for entry in "${files[@]}"; do
+		read -r _ _ f s <<<"$entry"
+		[ -f "$cache/$f" ] || die "unable to verify $f: not in $cache"
+		got=$(sha256sum <"$cache/$f")
+		got=${got%% *}
+		[ "$got" = "$s" ] || die "unable to verify $f: sha256 mismatch (expected $s, got $got)"
+	done
+}
+
 main() {
+	if [ "${1:-}" = --fetch ]; then
+		shift
+		fetch_only "$@"
+		exit 0
+	fi
 	if [ $# -ne 1 ] || [ -z "$1" ]; then
 		usage
 	fi

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -232,4 +233,62 @@ const char *sbx_cg_not_delegated(int dirfd, uid_t uid)
 			return files[i];
 	}
 	return NULL;
+}
+
+int sbx_cg_placement(const char *dir, char *own, size_t osz, char *anc, size_t asz)
+{
+	char mnt[4096], buf[8192], procs[4200], *rel = NULL, *line, *slash;
+	struct statfs sf;
+	size_t n, i, common = 0;
+
+	/* The mount point: the highest directory above dir still on cgroup2. */
+	n = strlen(dir);
+	if (dir[0] != '/' || n >= sizeof mnt) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(mnt, dir, n + 1);
+	while (n > 1 && mnt[n - 1] == '/')
+		mnt[--n] = '\0';
+	for (;;) {
+		slash = strrchr(mnt, '/');
+		if (!slash || slash == mnt)
+			break;
+		*slash = '\0';
+		if (statfs(mnt, &sf) < 0 || sf.f_type != CGROUP2_SUPER_MAGIC) {
+			*slash = '/';
+			break;
+		}
+	}
+	/* The caller's own cgroup, relative to that mount. */
+	if (sbx_read_small("/proc/self/cgroup", 0, buf, sizeof buf) < 0)
+		return -1;
+	for (line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, "0::", 3)) {
+			rel = line + 3;
+			break;
+		}
+	if (!rel) {
+		errno = ENOENT;
+		return -1;
+	}
+	rel[strcspn(rel, "\n")] = '\0';
+	snprintf(own, osz, "%s%s", mnt, strcmp(rel, "/") ? rel : "");
+	/* The closest common ancestor, component by component. */
+	for (i = 0; own[i] && own[i] == dir[i]; i++)
+		if (own[i] == '/')
+			common = i;
+	if (!own[i] && (!dir[i] || dir[i] == '/'))
+		common = i;
+	else if (!dir[i] && own[i] == '/')
+		common = i;
+	if (common < strlen(mnt))
+		common = strlen(mnt);
+	snprintf(anc, asz, "%.*s", (int)common, own);
+	snprintf(procs, sizeof procs, "%s/cgroup.procs", anc);
+	if (faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) == 0)
+		return 0;
+	if (errno != EACCES && errno != EPERM)
+		return -1;
+	return 1;
 }

@@ -47,4 +47,14 @@ const char *sbx_cg_name_invalid(const char *name);
  * ("." for the directory), or of the one that could not be examined. */
 const char *sbx_cg_not_delegated(int dirfd, uid_t uid);
 
+/* Whether the caller may start processes in cgroups below dir (an absolute
+ * path on cgroup2): moving a process there, by clone3(CLONE_INTO_CGROUP) or
+ * through cgroup.procs, needs write access to cgroup.procs of the closest
+ * common ancestor of the caller's own cgroup and the target (cgroup-v2.rst,
+ * "Delegation Containment"), so a delegated user's process must already sit
+ * inside the subtree it was given. 0: it may; 1: it may not, with own (the
+ * caller's cgroup) and anc (that ancestor) filled; -1 with errno when it
+ * could not be told. */
+int sbx_cg_placement(const char *dir, char *own, size_t osz, char *anc, size_t asz);
+
 #endif

@@ -1,5 +1,6 @@
 #include "die.h"
 
+#include "json.h"
 #include "status.h"
 
 #include <errno.h>
@@ -17,31 +18,13 @@ const char *sbx_prog(void) { return prog; }
  * control character (C0, DEL, C1), or 0. */
 static size_t printable_seq(const unsigned char *s, size_t n)
 {
-	unsigned c = s[0];
-	size_t len, i;
-	unsigned cp;
+	size_t len;
 
-	if (c < 0x20 || c == 0x7f)
+	if (s[0] < 0x20 || s[0] == 0x7f)
 		return 0;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0x80 && cp <= 0x9f))
+	len = sbx_utf8_len(s, n);
+	/* C1 controls U+0080..U+009F are encoded as C2 80..C2 9F. */
+	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
 		return 0;
 	return len;
 }
@@ -79,7 +62,7 @@ static size_t escape(char *out, size_t cap, const char *in, size_t n)
 
 void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, ...)
 {
-	static const char *const kinds[] = { "fatal", "usage", "warning", "note" };
+	static const char *const kinds[] = { "fatal", "usage", "warning", "killed", "note" };
 	int err = errno;
 	char text[2048], line[4096];
 	size_t n = 0, o;
@@ -103,9 +86,33 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 	line[o++] = '\n';
 	while (write(2, line, o) < 0 && errno == EINTR)
 		;
-	if (kind != SBX_MSG_WARNING && kind != SBX_MSG_NOTE) {
+	if (kind == SBX_MSG_FATAL || kind == SBX_MSG_USAGE) {
 		sbx_status_exit_on_die(code, text);
 		_exit(code);
 	}
 	errno = err;
+}
+
+const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v)
+{
+	if (v && v % (1024ULL * 1024) == 0)
+		snprintf(buf, sz, "%llu MiB", v / (1024ULL * 1024));
+	else
+		snprintf(buf, sz, "%llu bytes", v);
+	return buf;
+}
+
+const char *sbx_fmt_ms(char *buf, unsigned long sz, unsigned long long ms)
+{
+	unsigned long long frac = ms % 1000;
+	int digits = 3;
+
+	if (!frac) {
+		snprintf(buf, sz, "%llu s", ms / 1000);
+		return buf;
+	}
+	for (; frac % 10 == 0; frac /= 10)
+		digits--;
+	snprintf(buf, sz, "%llu.%0*llu s", ms / 1000, digits, frac);
+	return buf;
 }

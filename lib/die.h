@@ -8,7 +8,7 @@
 void sbx_setprog(const char *name);
 const char *sbx_prog(void);
 
-enum sbx_msg_kind { SBX_MSG_FATAL, SBX_MSG_USAGE, SBX_MSG_WARNING, SBX_MSG_NOTE };
+enum sbx_msg_kind { SBX_MSG_FATAL, SBX_MSG_USAGE, SBX_MSG_WARNING, SBX_MSG_KILLED, SBX_MSG_NOTE };
 
 /* Writes "PROG: KIND: MSG[: strerror(errno)]\n" with one write(2), so lines
  * from several processes sharing stderr never interleave; then, for FATAL
@@ -28,7 +28,13 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 /* "PROG: warning: MSG[: errno text]" */
 #define sbx_warn(...) sbx_msg(SBX_MSG_WARNING, 0, 0, __VA_ARGS__)
 #define sbx_warn_errno(...) sbx_msg(SBX_MSG_WARNING, 0, 1, __VA_ARGS__)
-/* "PROG: note: MSG": something the caller should know, not a fault. */
+/* "PROG: killed: MSG": a limit or a timeout ended the command. */
+#define sbx_killed(...) sbx_msg(SBX_MSG_KILLED, 0, 0, __VA_ARGS__)
+/* "PROG: note: MSG": a limit held the command back without ending it. */
 #define sbx_note(...) sbx_msg(SBX_MSG_NOTE, 0, 0, __VA_ARGS__)
+/* "64 MiB" when v is whole MiB, else "N bytes". */
+const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v);
+/* Milliseconds as seconds the way --timeout takes them: "3 s", "0.25 s". */
+const char *sbx_fmt_ms(char *buf, unsigned long sz, unsigned long long ms);
 
 #endif

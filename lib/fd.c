@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -165,6 +166,24 @@ long sbx_read_full(int fd, void *buf, size_t len)
 	return (long)got;
 }
 
+long sbx_read_small(const char *path, int flags, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags), e;
+	long n;
+
+	if (fd < 0)
+		return -1;
+	n = sbx_read_full(fd, buf, size - 1);
+	e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
 void sbx_ready_fd(int fd)
 {
 	if (fd < 0)
@@ -172,4 +191,15 @@ void sbx_ready_fd(int fd)
 	if (sbx_write_all(fd, "\n", 1) < 0)
 		sbx_warn_errno("unable to write to ready fd %d", fd);
 	close(fd);
+}
+
+int sbx_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (sbx_write_all(fd, s, strlen(s)) < 0)
+		return sbx_close_fail(fd);
+	return close(fd);
 }

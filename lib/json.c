@@ -16,9 +16,7 @@ static void put(struct sbx_json *j, const char *s, size_t n)
 
 static void puts_(struct sbx_json *j, const char *s) { put(j, s, strlen(s)); }
 
-/* Length of a valid UTF-8 sequence at p (max n bytes), or 0 if invalid.
- * Rejects overlong forms, surrogates and code points past U+10FFFF. */
-static size_t utf8_len(const unsigned char *p, size_t n)
+size_t sbx_utf8_len(const unsigned char *p, size_t n)
 {
 	uint32_t cp;
 	size_t len, i;
@@ -64,7 +62,7 @@ static void quoted(struct sbx_json *j, const char *s, size_t n)
 			snprintf(esc, sizeof esc, "\\u%04x", c);
 			put(j, esc, 6);
 			i++;
-		} else if ((l = utf8_len(p + i, n - i)) == 0) {
+		} else if ((l = sbx_utf8_len(p + i, n - i)) == 0) {
 			puts_(j, "\\ufffd");
 			i++;
 		} else {

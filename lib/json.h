@@ -41,4 +41,9 @@ const char *sbx_json_end(struct sbx_json *j, size_t *len);
 int sbx_json_write(struct sbx_json *j, int fd);
 void sbx_json_free(struct sbx_json *j);
 
+/* Length of a valid UTF-8 sequence at p (max n bytes, n > 0), or 0 if
+ * invalid. Rejects overlong forms, surrogates and code points past U+10FFFF.
+ * The one decoder behind JSON escaping and the messages' escaping (die.c). */
+size_t sbx_utf8_len(const unsigned char *p, size_t n);
+
 #endif

@@ -19,8 +19,12 @@
 
 #define MIB (1ULL << 20)
 
+/* What git reads configuration and hooks from, also for worktrees and
+ * submodules, and the usual secrets file. */
 const char *const sbx_policy_default_deny[] = {
-	".env", ".env.*", ".git/config", ".git/hooks/**", NULL
+	".env", ".env.*", ".git/config", ".git/config.worktree", ".git/hooks/**",
+	".git/worktrees/*/config.worktree", ".git/modules/**/config", ".git/modules/**/hooks/**",
+	NULL
 };
 
 int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
@@ -90,7 +94,8 @@ static void list_free(struct sbx_pol_list *l)
 
 void sbx_policy_free(struct sbx_policy *p)
 {
-	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard };
+	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard,
+				       &p->statfs_ok };
 	struct sbx_pol_u64 *nums[] = { &p->cpu, &p->memory, &p->pids, &p->disk, &p->inodes };
 	struct sbx_pol_list *lists[] = { &p->allow, &p->ro, &p->rw, &p->deny };
 
@@ -113,8 +118,10 @@ int sbx_policy_has_sandbox(const struct sbx_policy *p)
 int sbx_policy_has_resources(const struct sbx_policy *p)
 {
 	return p->cpu.set || p->memory.set || p->pids.set || p->disk.set || p->inodes.set ||
-	       p->hard.set;
+	       p->hard.set || p->statfs_ok.set;
 }
+
+const char *const sbx_pol_fallbacks[] = { "?", "fail-closed", "landlock", "unsafe-host-process", NULL };
 
 int sbx_policy_unsafe_fallback(const struct sbx_policy *p)
 {
@@ -297,8 +304,8 @@ int sbx_policy_add_root(struct sbx_policy *p, struct sbx_pol_list *l, const char
 }
 
 /* The globs sbx-ns takes: relative to the workspace, no empty, "." or ".."
- * component, "**" only last. */
-static const char *glob_invalid(const char *g)
+ * component, "**" a whole component and never twice in a row. */
+const char *sbx_policy_glob_invalid(const char *g)
 {
 	const char *p = g;
 
@@ -316,8 +323,11 @@ static const char *glob_invalid(const char *g)
 			return "empty component";
 		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
 			return "'.' and '..' are not allowed";
-		if (len == 2 && p[0] == '*' && p[1] == '*' && *end)
-			return "'**' only as the last component";
+		if (len == 2 && p[0] == '*' && p[1] == '*' && *end && !strncmp(end + 1, "**", 2) &&
+		    (end[3] == '/' || end[3] == '\0'))
+			return "'**/**'";
+		if (len > 2 && memmem(p, len, "**", 2))
+			return "'**' must be a whole component";
 		if (!*end)
 			return NULL;
 		p = end + 1;
@@ -327,7 +337,7 @@ static const char *glob_invalid(const char *g)
 int sbx_policy_add_glob(struct sbx_policy *p, const char *glob, const char *origin,
 			struct sbx_perr *e)
 {
-	const char *why = glob_invalid(glob);
+	const char *why = sbx_policy_glob_invalid(glob);
 	char qb[1100];
 
 	if (why)
@@ -693,11 +703,44 @@ static int merge_deny(struct mctx *c, const struct sbx_pol_list *b, const struct
 	return 0;
 }
 
+/* Ordered like the others (fail-closed < landlock < unsafe-host-process),
+ * except that only the baseline may name the Landlock tier: a request may
+ * keep it or narrow it to fail-closed. */
+static int merge_fallback(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
+			  struct sbx_policy *o, const char *const *fbs)
+{
+	int base_ll = b->fallback.set && b->fallback.v == SBX_PFB_LANDLOCK;
+	const char *ro = r->fallback.origin;
+	size_t n = ro ? strlen(ro) : 0;
+
+	/* A request that does not name a fallback (its default) keeps the tier. */
+	if (base_ll && r->fallback.set && n >= 9 && !strcmp(ro + n - 9, ": default"))
+		return copy_int(&o->fallback, &b->fallback) < 0 ? nomem(c->e) : 0;
+
+	if (r->fallback.set && r->fallback.v == SBX_PFB_LANDLOCK && !base_ll) {
+		if (!c->clamp && !b->fallback.set)
+			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+					    "policy refused: %s: landlock comes only from a baseline",
+					    orig(r->fallback.origin));
+		if (!c->clamp)
+			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+					    "policy refused: %s: landlock comes only from the baseline, "
+					    "which says %s (%s)", orig(r->fallback.origin),
+					    fbs[b->fallback.v], orig(b->fallback.origin));
+		note(c, "sandbox.fallback");
+		if (copy_int(&o->fallback, &b->fallback) < 0)
+			return nomem(c->e);
+		o->fallback.v = SBX_PFB_FAIL_CLOSED;
+		return 0;
+	}
+	return merge_ord(c, "sandbox.fallback", &b->fallback, &r->fallback, &o->fallback, fbs, 0);
+}
+
 static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
 			 struct sbx_policy *o)
 {
 	static const char *const modes[] = { "?", "native", "off" };
-	static const char *const fbs[] = { "?", "fail-closed", "unsafe-host-process" };
+	const char *const *fbs = sbx_pol_fallbacks;
 	static const char *const bools[] = { "false", "true" };
 
 	if (merge_ord(c, "sandbox.mode", &b->mode, &r->mode, &o->mode, modes, 0) < 0 ||
@@ -705,7 +748,7 @@ static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struc
 	    merge_roots(c, "sandbox.readableRoots", "readable roots", &b->ro, &b->rw, &r->ro, &o->ro) < 0 ||
 	    merge_roots(c, "sandbox.writableRoots", "writable roots", &b->rw, NULL, &r->rw, &o->rw) < 0 ||
 	    merge_deny(c, &b->deny, &r->deny, &o->deny) < 0 ||
-	    merge_ord(c, "sandbox.fallback", &b->fallback, &r->fallback, &o->fallback, fbs, 0) < 0 ||
+	    merge_fallback(c, b, r, o, fbs) < 0 ||
 	    merge_ord(c, "sandbox.unsafeAllowHostProcess", &b->unsafe, &r->unsafe, &o->unsafe, bools, 0) < 0)
 		return -1;
 	return 0;
@@ -742,6 +785,18 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 	    merge_ord(&c, "resources.require_hard_limits", &base->hard, &req->hard, &eff->hard,
 		      hard, 1) < 0)
 		goto out;
+	/* accept_statfs_quota weakens what sbx-quota proves: only the
+	 * administrator's baseline may say it, never a request. */
+	if ((scope & SBX_PSCOPE_QUOTA) && req->statfs_ok.set && req->statfs_ok.v) {
+		sbx_perr_set(e, SBX_EXIT_POLICY,
+			     "policy refused: %s: only a baseline may accept statfs-level quota assurance",
+			     orig(req->statfs_ok.origin));
+		goto out;
+	}
+	if ((scope & SBX_PSCOPE_QUOTA) && base->statfs_ok.set && copy_int(&eff->statfs_ok, &base->statfs_ok) < 0) {
+		nomem(e);
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc < 0) {

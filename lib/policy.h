@@ -46,14 +46,18 @@ enum sbx_pol_mode {
 
 enum sbx_pol_fallback {
 	SBX_PFB_FAIL_CLOSED = 1,   /* "fail-closed": no sandbox, no run */
+	SBX_PFB_LANDLOCK,          /* "landlock": no namespaces, Landlock and seccomp
+				    * (only from the baseline) */
 	SBX_PFB_UNSAFE_HOST,       /* "unsafe-host-process": run unconfined */
 };
+/* Their names, indexed by value, NULL-terminated. */
+extern const char *const sbx_pol_fallbacks[];
 
 /* Which fields a tool enforces: a merge looks only at these, so one policy
  * file can serve every tool of a chain. */
 #define SBX_PSCOPE_NS     0x1u  /* the sandbox block */
 #define SBX_PSCOPE_CGROUP 0x2u  /* cpu_percent, memory_mb, max_processes, require_hard_limits */
-#define SBX_PSCOPE_QUOTA  0x4u  /* disk_mb, max_inodes, require_hard_limits */
+#define SBX_PSCOPE_QUOTA  0x4u  /* disk_mb, max_inodes, require_hard_limits, accept_statfs_quota */
 #define SBX_PSCOPE_ALL    0x7u
 
 /* Limits of the values a policy may hold (the tools' own maxima). */
@@ -91,6 +95,7 @@ struct sbx_policy {
 	struct sbx_pol_u64 disk;      /* disk_mb, held in bytes */
 	struct sbx_pol_u64 inodes;    /* max_inodes (sbx's addition) */
 	struct sbx_pol_int hard;      /* require_hard_limits */
+	struct sbx_pol_int statfs_ok; /* accept_statfs_quota: baseline only (sbx-quota) */
 };
 
 struct sbx_perr {
@@ -100,7 +105,7 @@ struct sbx_perr {
 
 /* Fields narrowed by a clamped merge, by their block path
  * ("resources.memory_mb", "sandbox.readableRoots"), each once. */
-#define SBX_POL_NFIELDS 14
+#define SBX_POL_NFIELDS 15
 struct sbx_pol_clamped {
 	const char *field[SBX_POL_NFIELDS];
 	size_t n;
@@ -108,6 +113,8 @@ struct sbx_pol_clamped {
 
 /* The deny-write globs a sandbox block has when it names none. */
 extern const char *const sbx_policy_default_deny[];
+/* Why a deny-write glob is invalid, or NULL. */
+const char *sbx_policy_glob_invalid(const char *glob);
 
 /* policy.c: the model */
 void sbx_policy_init(struct sbx_policy *p, const char *source);

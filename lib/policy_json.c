@@ -337,7 +337,7 @@ static int load_network(struct ld *l, const json_t *net)
 static int load_sandbox(struct ld *l, const json_t *sb)
 {
 	static const char *const modes[] = { "?", "native", "off", NULL };
-	static const char *const fbs[] = { "?", "fail-closed", "unsafe-host-process", NULL };
+	const char *const *fbs = sbx_pol_fallbacks;
 	struct sbx_policy *p = l->p;
 	const char *key;
 	json_t *v;
@@ -358,7 +358,7 @@ static int load_sandbox(struct ld *l, const json_t *sb)
 			rc = get_list(l, "$.sandbox.denyWrite", v, L_GLOB, &p->deny);
 		else if (!strcmp(key, "fallback"))
 			rc = get_enum(l, "$.sandbox.fallback", v, fbs,
-				      "fail-closed, unsafe-host-process", &p->fallback);
+				      "fail-closed, landlock, unsafe-host-process", &p->fallback);
 		else if (!strcmp(key, "unsafeAllowHostProcess"))
 			rc = get_bool(l, "$.sandbox.unsafeAllowHostProcess", v, &p->unsafe);
 		else
@@ -390,6 +390,8 @@ static int load_resource(struct ld *l, const char *prefix, const char *key, cons
 		return get_u64(l, path, v, SBX_POL_MAX_INODES, 1, &p->inodes);
 	if (!strcmp(key, "require_hard_limits"))
 		return get_bool(l, path, v, &p->hard);
+	if (!strcmp(key, "accept_statfs_quota"))
+		return get_bool(l, path, v, &p->statfs_ok);
 	return 1;
 }
 
@@ -510,7 +512,7 @@ static void put_size(struct sbx_json *j, const char *mb, const char *bytes, cons
 char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope)
 {
 	static const char *const modes[] = { "?", "native", "off" };
-	static const char *const fbs[] = { "?", "fail-closed", "unsafe-host-process" };
+	const char *const *fbs = sbx_pol_fallbacks;
 	struct sbx_json j;
 	const char *line;
 	size_t len;
@@ -551,6 +553,8 @@ char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope)
 			sbx_json_uint(&j, "max_inodes", p->inodes.v);
 		if (p->hard.set)
 			sbx_json_bool(&j, "require_hard_limits", p->hard.v);
+		if ((scope & SBX_PSCOPE_QUOTA) && p->statfs_ok.set)
+			sbx_json_bool(&j, "accept_statfs_quota", p->statfs_ok.v);
 		sbx_json_close_obj(&j);
 	}
 	line = sbx_json_end(&j, &len);

@@ -2,6 +2,9 @@
  * the libc headers (musl's especially) may predate the feature. */
 #include "probe.h"
 
+#include "fd.h"
+#include "mount.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -12,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -80,11 +86,14 @@ int sbx_probe_sysctl(const char *path, long *val)
 	return 0;
 }
 
-/* Runs fn in a child and returns what it reported through a pipe: the
- * child writes two ints (step, errno); nothing written means success. */
-static int in_child(void (*fn)(int wfd), int *step)
+/* Runs fn(wfd, arg) in a child. A failing child writes one message of sz
+ * bytes to wfd: then SBX_CHILD_MSG with it in msg. Nothing written and a
+ * clean exit: 0. Otherwise an errno (ECHILD: killed before reporting, which
+ * proves nothing either way). */
+#define SBX_CHILD_MSG (-1)
+static int child_run(void (*fn)(int wfd, const void *arg), const void *arg, void *msg, size_t sz)
 {
-	int p[2], st, r[2] = { 0, 0 };
+	int p[2], st;
 	ssize_t n;
 	pid_t pid;
 
@@ -99,25 +108,33 @@ static int in_child(void (*fn)(int wfd), int *step)
 	}
 	if (pid == 0) {
 		close(p[0]);
-		fn(p[1]);
+		fn(p[1], arg);
 		_exit(0);
 	}
 	close(p[1]);
 	do
-		n = read(p[0], r, sizeof r);
+		n = read(p[0], msg, sz);
 	while (n < 0 && errno == EINTR);
 	close(p[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	if (n == (ssize_t)sizeof r) {
-		if (step)
-			*step = r[0];
-		return r[1] ? r[1] : EIO;
-	}
-	/* A child killed before reporting proves nothing either way. */
+	if (n == (ssize_t)sz)
+		return SBX_CHILD_MSG;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return ECHILD;
 	return 0;
+}
+
+/* The probes' protocol: the child writes two ints (step, errno). */
+static int in_child(void (*fn)(int wfd, const void *arg), int *step)
+{
+	int r[2] = { 0, 0 }, rc = child_run(fn, NULL, r, sizeof r);
+
+	if (rc != SBX_CHILD_MSG)
+		return rc;
+	if (step)
+		*step = r[0];
+	return r[1] ? r[1] : EIO;
 }
 
 static void report(int wfd, int step, int err)
@@ -127,36 +144,38 @@ static void report(int wfd, int step, int err)
 	_exit(1);
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-static void userns_child(int wfd)
+/* unshare(CLONE_NEWUSER), map uid and gid to 0, unshare(CLONE_NEWNS):
+ * 0, or errno with *step the failing step. */
+static int userns_enter(int *step)
 {
 	char map[64];
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 
+	*step = SBX_USERNS_UNSHARE;
 	if (unshare(CLONE_NEWUSER) < 0)
-		report(wfd, SBX_USERNS_UNSHARE, errno);
+		return errno;
+	*step = SBX_USERNS_MAP;
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
-	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		report(wfd, SBX_USERNS_MAP, errno);
-	if (write_file("/proc/self/uid_map", map) < 0)
-		report(wfd, SBX_USERNS_MAP, errno);
+	if (sbx_write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+		return errno;
+	if (sbx_write_file("/proc/self/uid_map", map) < 0)
+		return errno;
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
-	if (write_file("/proc/self/gid_map", map) < 0)
-		report(wfd, SBX_USERNS_MAP, errno);
+	if (sbx_write_file("/proc/self/gid_map", map) < 0)
+		return errno;
+	*step = SBX_USERNS_MOUNTNS;
 	if (unshare(CLONE_NEWNS) < 0)
-		report(wfd, SBX_USERNS_MOUNTNS, errno);
+		return errno;
+	return 0;
+}
+
+static void userns_child(int wfd, const void *arg)
+{
+	int step, e = userns_enter(&step);
+
+	if (e)
+		report(wfd, step, e);
 }
 
 int sbx_probe_userns(enum sbx_userns_step *step)
@@ -167,7 +186,7 @@ int sbx_probe_userns(enum sbx_userns_step *step)
 	return e;
 }
 
-static void seccomp_child(int wfd)
+static void seccomp_child(int wfd, const void *arg)
 {
 	struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
 	struct sock_fprog prog = { .len = 1, .filter = allow };
@@ -244,4 +263,81 @@ int sbx_probe_quotactl_fd(void)
 	if (r == 0 || errno == EBADF)
 		return 0;
 	return errno;
+}
+
+/* sbx_probe_mounts: the child writes (errno, step text) on failure. */
+struct mount_msg {
+	int err;
+	char step[124];
+};
+
+static void mount_fail(int wfd, int err, const char *step, const char *what)
+{
+	struct mount_msg m = { err ? err : EIO, "" };
+
+	snprintf(m.step, sizeof m.step, "%s %s", step, what);
+	(void)!write(wfd, &m, sizeof m);
+	_exit(1);
+}
+
+struct mounts_arg {
+	int api;
+	const char *src;
+};
+
+static void mounts_child(int wfd, const void *varg)
+{
+	const struct mounts_arg *ma = varg;
+	int api = ma->api;
+	const char *src = ma->src;
+	const char *step = "";
+	struct stat a, b;
+	struct statfs sf;
+	int st, e, srcfd, target, rc;
+
+	e = userns_enter(&st);
+	if (e)
+		mount_fail(wfd, e, "create", "a user and mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		mount_fail(wfd, errno, "make", "every mount private");
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		mount_fail(wfd, errno, "mount a tmpfs on", "/tmp");
+	if (chdir("/tmp") < 0 || mkdir("t", 0755) < 0)
+		mount_fail(wfd, errno, "create", "/tmp/t");
+	srcfd = open(src, O_PATH | O_CLOEXEC);
+	target = open("t", O_PATH | O_CLOEXEC);
+	if (srcfd < 0 || target < 0)
+		mount_fail(wfd, errno, "open", srcfd < 0 ? src : "/tmp/t");
+	rc = sbx_mnt_bind((enum sbx_mnt_api)api, srcfd, target, AT_FDCWD, "t",
+			  SBX_MNT_RDONLY | SBX_MNT_NOSUID | SBX_MNT_NODEV, 1, &step);
+	if (rc == SBX_MNT_RACE)
+		mount_fail(wfd, ESTALE, "find the new mount of", src);
+	if (rc)
+		mount_fail(wfd, errno, step, src);
+	if (stat("t", &a) < 0 || fstat(srcfd, &b) < 0 || statfs("t", &sf) < 0)
+		mount_fail(wfd, errno, "stat the bind of", src);
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		mount_fail(wfd, ESTALE, "find the object bound at", src);
+	if ((sf.f_flags & 0x7) != 0x7)  /* ST_RDONLY | ST_NOSUID | ST_NODEV */
+		mount_fail(wfd, EPERM, "make read-only, nosuid and nodev the bind of", src);
+	rc = sbx_mnt_set((enum sbx_mnt_api)api, AT_FDCWD, ".", SBX_MNT_RDONLY, &step);
+	if (rc)
+		mount_fail(wfd, rc == SBX_MNT_RACE ? ESTALE : errno, rc == SBX_MNT_RACE ? "find" : step,
+			   "the tmpfs");
+	if (mkdir("u", 0755) == 0 || errno != EROFS)
+		mount_fail(wfd, EPERM, "make read-only", "the tmpfs");
+}
+
+int sbx_probe_mounts(int api, const char *src, char *step, size_t n)
+{
+	struct mount_msg m;
+	struct mounts_arg a = { api, src };
+	int rc = child_run(mounts_child, &a, &m, sizeof m);
+
+	step[0] = '\0';
+	if (rc != SBX_CHILD_MSG)
+		return rc;
+	m.step[sizeof m.step - 1] = '\0';
+	snprintf(step, n, "%s", m.step);
+	return m.err;
 }

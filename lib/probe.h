@@ -46,4 +46,12 @@ int sbx_probe_openat2(void);
 /* quotactl_fd exists (asked with fd -1: EBADF means it does). */
 int sbx_probe_quotactl_fd(void);
 
+/* The mount steps sbx-ns takes to build its root, in a child's own user and
+ * mount namespace: a tmpfs, a recursive bind of src (by its fd) onto a
+ * directory of it, made read-only, nosuid and nodev with every submount,
+ * proven to be the object bound, then the tmpfs itself made read-only; by
+ * the interface api (enum sbx_mnt_api). On failure, step (n bytes) says
+ * which step. */
+int sbx_probe_mounts(int api, const char *src, char *step, size_t n);
+
 #endif

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -231,8 +232,8 @@ int sbx_quota_get(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
 	return 0;
 }
 
-int sbx_quota_set_hard(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
-		       uint64_t bhard, uint64_t ihard)
+int sbx_quota_set(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
+		  const struct sbx_qlimits *l)
 {
 	struct fs_disk_quota d;
 
@@ -241,8 +242,10 @@ int sbx_quota_set_hard(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
 	d.d_flags = FS_PROJ_QUOTA;
 	d.d_id = id;
 	d.d_fieldmask = FS_DQ_BHARD | FS_DQ_BSOFT | FS_DQ_IHARD | FS_DQ_ISOFT;
-	d.d_blk_hardlimit = bhard / 512;
-	d.d_ino_hardlimit = ihard;
+	d.d_blk_hardlimit = l->bhard / 512;
+	d.d_blk_softlimit = l->bsoft / 512;
+	d.d_ino_hardlimit = l->ihard;
+	d.d_ino_softlimit = l->isoft;
 	return sbx_quotactl(fd, Q_XSETQLIM, id, &d, mnt_id, dev, NULL);
 }
 
@@ -285,4 +288,209 @@ int sbx_quota_setattr(int fd, uint32_t projid, int inherit)
 	if (inherit)
 		x.fsx_xflags |= FS_XFLAG_PROJINHERIT;
 	return ioctl(fd, FS_IOC_FSSETXATTR, &x) < 0 ? -1 : 0;
+}
+
+static int record_text(const struct sbx_qrecord *r, char *buf, size_t sz)
+{
+	return snprintf(buf, sz, "sbx-quota 1 project=%u ino=%llu born=%lld.%09u block_hard=%llu "
+			"block_soft=%llu inode_hard=%llu inode_soft=%llu\n", r->projid,
+			(unsigned long long)r->ino, (long long)r->born_sec, r->born_nsec,
+			(unsigned long long)r->bhard, (unsigned long long)r->bsoft,
+			(unsigned long long)r->ihard, (unsigned long long)r->isoft);
+}
+
+void sbx_quota_record_path(char *buf, size_t sz, unsigned major, unsigned minor, uint64_t ino)
+{
+	snprintf(buf, sz, "%s/%u:%u:%llu", SBX_QUOTA_RECORD_DIR, major, minor,
+		 (unsigned long long)ino);
+}
+
+/* Only root may have written st: owned by root, no group or other write. */
+static const char *untrusted(const struct stat *st, char *why, size_t sz)
+{
+	if (st->st_uid != 0)
+		snprintf(why, sz, "owned by uid %u, not root", (unsigned)st->st_uid);
+	else if (st->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, sz, "writable by group or others (mode %04o)",
+			 (unsigned)(st->st_mode & 07777));
+	else
+		return NULL;
+	return why;
+}
+
+/* An O_PATH fd of SBX_QUOTA_RECORD_DIR, walked from / without following a
+ * link, each directory trusted (or made, with mk). -1: errno, or EPERM with
+ * why filled for an untrusted directory. */
+static int record_dir(int mk, char *why, size_t sz)
+{
+	char buf[sizeof SBX_QUOTA_RECORD_DIR], *comp = buf + 1, *next;
+	int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), fd;
+	struct stat st;
+
+	memcpy(buf, SBX_QUOTA_RECORD_DIR, sizeof buf);
+	for (;;) {
+		if (dfd < 0)
+			return -1;
+		if (fstat(dfd, &st) < 0)
+			goto fail;
+		if (untrusted(&st, why, sz)) {
+			close(dfd);
+			errno = EPERM;
+			return -1;
+		}
+		if (!*comp)
+			return dfd;
+		next = strchr(comp, '/');
+		if (next)
+			*next = '\0';
+		fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && mk) {
+			/* 0755 whatever the umask: callers of verify must read it. */
+			if ((mkdirat(dfd, comp, 0755) < 0 && errno != EEXIST) ||
+			    fchmodat(dfd, comp, 0755, 0) < 0)
+				goto fail;
+			fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+			snprintf(why, sz, "'%s' on its way is not a directory (a symbolic link?)", comp);
+			close(dfd);
+			errno = EPERM;
+			return -1;
+		}
+		close(dfd);
+		dfd = fd;
+		comp = next ? next + 1 : comp + strlen(comp);
+	}
+fail:
+	{
+		int e = errno;
+		close(dfd);
+		errno = e;
+		return -1;
+	}
+}
+
+int sbx_quota_record_write(unsigned major, unsigned minor, const struct sbx_qrecord *r,
+			   const char **step)
+{
+	char name[80], tmp[96], text[240], why[120];
+	int dfd, fd, n = record_text(r, text, sizeof text), e;
+
+	*step = "open the record directory " SBX_QUOTA_RECORD_DIR;
+	dfd = record_dir(1, why, sizeof why);
+	if (dfd < 0)
+		return -1;
+	snprintf(name, sizeof name, "%u:%u:%llu", major, minor, (unsigned long long)r->ino);
+	snprintf(tmp, sizeof tmp, ".%s.new", name);
+	*step = "write the record";
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto fail;
+	if (fchmod(fd, 0644) < 0 || write(fd, text, (size_t)n) != n || fsync(fd) < 0) {
+		e = errno ? errno : EIO;
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		errno = e;
+		goto fail;
+	}
+	close(fd);
+	*step = "rename the record into place";
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		e = errno;
+		unlinkat(dfd, tmp, 0);
+		errno = e;
+		goto fail;
+	}
+	close(dfd);
+	return 0;
+fail:
+	e = errno;
+	close(dfd);
+	errno = e;
+	return -1;
+}
+
+int sbx_quota_record_remove(unsigned major, unsigned minor, uint64_t ino)
+{
+	char name[80], why[120];
+	int dfd = record_dir(0, why, sizeof why), r, e;
+
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	snprintf(name, sizeof name, "%u:%u:%llu", major, minor, (unsigned long long)ino);
+	r = unlinkat(dfd, name, 0);
+	e = errno;
+	close(dfd);
+	errno = e;
+	return r < 0 && e != ENOENT ? -1 : 0;
+}
+
+int sbx_quota_record_read(unsigned major, unsigned minor, uint64_t ino, struct sbx_qrecord *r,
+			  char *why, size_t sz)
+{
+	char name[80], buf[241], again[241], dwhy[120];
+	unsigned long long rino, bh, bs, ih, is;
+	long long bsec;
+	unsigned projid, bnsec;
+	struct stat st;
+	ssize_t n;
+	int dfd = record_dir(0, dwhy, sizeof dwhy), fd;
+
+	if (dfd < 0 && errno == ENOENT)
+		return 0;
+	if (dfd < 0 && errno == EPERM) {
+		snprintf(why, sz, "the directory of its record, " SBX_QUOTA_RECORD_DIR ", is not trusted: %s",
+			 dwhy);
+		return -1;
+	}
+	if (dfd < 0) {
+		snprintf(why, sz, "the directory of its record, " SBX_QUOTA_RECORD_DIR ", is unreadable: %s",
+			 strerror(errno));
+		return -1;
+	}
+	snprintf(name, sizeof name, "%u:%u:%llu", major, minor, (unsigned long long)ino);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0) {
+		snprintf(why, sz, "its record " SBX_QUOTA_RECORD_DIR "/%s is unreadable: %s", name,
+			 errno == ELOOP ? "a symbolic link" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || untrusted(&st, dwhy, sizeof dwhy)) {
+		if (!S_ISREG(st.st_mode))
+			snprintf(dwhy, sizeof dwhy, "not a regular file");
+		snprintf(why, sz, "its record " SBX_QUOTA_RECORD_DIR "/%s is %s", name, dwhy);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0) {
+		snprintf(why, sz, "its record " SBX_QUOTA_RECORD_DIR "/%s is unreadable: %s", name,
+			 strerror(errno));
+		return -1;
+	}
+	buf[n] = 0;
+	/* Strict: the numbers read back must print as the very same text. */
+	if (sscanf(buf, "sbx-quota 1 project=%u ino=%llu born=%lld.%u block_hard=%llu block_soft=%llu "
+		   "inode_hard=%llu inode_soft=%llu", &projid, &rino, &bsec, &bnsec, &bh, &bs, &ih,
+		   &is) != 8)
+		goto bad;
+	r->projid = projid;
+	r->ino = rino;
+	r->born_sec = bsec;
+	r->born_nsec = bnsec;
+	r->bhard = bh;
+	r->bsoft = bs;
+	r->ihard = ih;
+	r->isoft = is;
+	if (record_text(r, again, sizeof again) != n || memcmp(again, buf, (size_t)n) || rino != ino)
+		goto bad;
+	return 1;
+bad:
+	snprintf(why, sz, "its record " SBX_QUOTA_RECORD_DIR "/%s is not one of sbx-quota prepare", name);
+	return -1;
 }

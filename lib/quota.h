@@ -50,10 +50,10 @@ int sbx_quota_state(int fd, uint64_t mnt_id, unsigned long dev, struct sbx_qstat
 int sbx_quota_get(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
 		  struct sbx_qlimits *q);
 
-/* Q_XSETQLIM: hard limits as given (bytes rounded down to 512), soft
- * limits cleared so that statfs shows the hard ones. */
-int sbx_quota_set_hard(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
-		       uint64_t bhard, uint64_t ihard);
+/* Q_XSETQLIM: the hard and soft limits of l (bytes rounded down to 512;
+ * 0: none). */
+int sbx_quota_set(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
+		  const struct sbx_qlimits *l);
 
 /* The limits an unprivileged caller can see: statfs on a directory with
  * PROJINHERIT reports its project's limit as the filesystem's size (the
@@ -61,6 +61,40 @@ int sbx_quota_set_hard(int fd, uint64_t mnt_id, unsigned long dev, uint32_t id,
  * above the filesystem's size) and the project's use as what is taken.
  * Fills bhard/ihard with those figures, bsoft/isoft with 0. */
 int sbx_quota_statfs(int fd, struct sbx_qlimits *q);
+
+/* The record `sbx-quota prepare` leaves of what it set: a file in
+ * SBX_QUOTA_RECORD_DIR named "MAJOR:MINOR:INODE" after the workspace root,
+ * which the record is trusted for only when it and every directory on its
+ * path are owned by root and writable by nobody else, and no symbolic link
+ * is on the way. It holds the limits prepare set, so that a caller who can
+ * only see statfs's figure (the soft limit when one is set, else the hard
+ * one) may take the recorded hard limits as true when statfs shows exactly
+ * what they imply. The text is "sbx-quota 1 project=P ino=I born=SEC.NSEC
+ * block_hard=B block_soft=S inode_hard=N inode_soft=M\n". */
+#ifndef SBX_QUOTA_RECORD_DIR
+#define SBX_QUOTA_RECORD_DIR "/var/lib/sbx/quota"
+#endif
+struct sbx_qrecord {
+	uint32_t projid;
+	uint64_t ino;             /* of the workspace root */
+	int64_t born_sec;         /* its birth time (statx btime; 0 when unknown): */
+	uint32_t born_nsec;       /* an inode number reused later is no match */
+	uint64_t bhard, bsoft;    /* bytes */
+	uint64_t ihard, isoft;    /* inodes */
+};
+/* The record's path for a workspace root, into buf. */
+void sbx_quota_record_path(char *buf, size_t sz, unsigned major, unsigned minor, uint64_t ino);
+/* Write (replace) the record, making the directories as root with mode
+ * 0755 where missing. 0, or -1 with errno and *step naming the call. */
+int sbx_quota_record_write(unsigned major, unsigned minor, const struct sbx_qrecord *r,
+			   const char **step);
+/* Remove it; 0 also when there was none. -1 with errno. */
+int sbx_quota_record_remove(unsigned major, unsigned minor, uint64_t ino);
+/* 1: a trusted record, read into r; 0: none; -1: one that must not be
+ * trusted or could not be read, the reason in why ("owned by uid 1000, not
+ * root", "not a record of sbx-quota prepare", "unreadable: ..."). */
+int sbx_quota_record_read(unsigned major, unsigned minor, uint64_t ino, struct sbx_qrecord *r,
+			  char *why, size_t sz);
 
 /* FS_IOC_FSGETXATTR: project id and whether PROJINHERIT is set. */
 int sbx_quota_getattr(int fd, uint32_t *projid, int *inherit);

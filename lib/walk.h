@@ -31,6 +31,7 @@ struct sbx_statx {
 #define SBX_STATX_TYPE   0x0001U
 #define SBX_STATX_MODE   0x0002U
 #define SBX_STATX_NLINK  0x0004U
+#define SBX_STATX_BTIME  0x0800U
 #define SBX_STATX_MNT_ID 0x1000U
 int sbx_statx(int dirfd, const char *path, int flags, unsigned mask, struct sbx_statx *st);
 

@@ -50,15 +50,15 @@ probe: seccomp ok: socket() refused with EPERM"
 
 @test "deps/build.sh without a prefix is a usage error" {
 	run -100 --separate-stderr "$SBX_ROOT/deps/build.sh"
-	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX"
+	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX | deps/build.sh --fetch MANIFEST CACHE"
 	assert_output ""
 }
 
 @test "deps/build.sh with an empty prefix or two prefixes is a usage error" {
 	run -100 --separate-stderr "$SBX_ROOT/deps/build.sh" ""
-	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX"
+	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX | deps/build.sh --fetch MANIFEST CACHE"
 	run -100 --separate-stderr "$SBX_ROOT/deps/build.sh" a b
-	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX"
+	assert_equal "$stderr" "sbx: usage: deps/build.sh PREFIX | deps/build.sh --fetch MANIFEST CACHE"
 }
 
 # One line per package: its version and how many dsc, orig and debian files

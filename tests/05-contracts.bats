@@ -70,6 +70,13 @@ fd5() { "$@" 5>&1; }
 	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env\u001b[31mRED\u0007 in the workspace: it is a symlink"}'
 	# Nothing raw: no ESC or BEL byte reached stderr.
 	run -0 bash -c '! printf %s "$1" | grep -q "[[:cntrl:]]"' _ "$stderr"
+	# An 8-bit CSI (U+009B, a C1 control) and a byte that is not UTF-8 are
+	# escaped too; a printable non-ASCII name is left readable.
+	rm "$ws/$name"
+	name=$'.env\xc2\x9b2J\xff-é'
+	ln -s /etc/passwd "$ws/$name"
+	run -102 --separate-stderr ns_root --workspace "$ws" --deny-write '.env*' -- true
+	assert_equal "$stderr" 'sbx-ns: fatal: unable to protect .env\xc2\x9b2J\xff-é in the workspace: it is a symlink'
 }
 
 @test "a status fd that cannot be written is reported once on stderr; the run is not failed for it" {

@@ -61,8 +61,11 @@ bad() {
 @test "--workspace refuses / and every place that collides with the runtime or /tmp" {
 	local d
 	bad "--workspace: invalid path '/': the root" --workspace / -- true
-	for d in /usr /usr/share /bin /sbin /lib /lib64 /dev /dev/shm /proc /proc/self /sys /tmp /tmp/x; do
+	for d in /usr /usr/share /bin /sbin /lib /lib64 /dev /dev/shm /proc /proc/self /sys; do
 		bad "--workspace: invalid path '$d': under /$(cut -d/ -f2 <<<"$d")" --workspace "$d" -- true
+	done
+	for d in /tmp /tmp/x; do
+		bad "--workspace: invalid path '$d': under /tmp, where the sandbox mounts its own /tmp (use a directory under /var/tmp)" --workspace "$d" -- true
 	done
 }
 
@@ -128,14 +131,15 @@ bad() {
 	bad "--runtime given twice" --runtime none --runtime none -- true
 }
 
-@test "--deny-write refuses empty, absolute, dot components and ** before the end" {
+@test "--deny-write refuses empty, absolute, dot components, ** twice in a row or inside a name" {
 	bad "--deny-write: invalid glob '': empty" --deny-write "" -- true
 	bad "--deny-write: invalid glob '/etc/x': absolute (globs are relative to the workspace)" --deny-write /etc/x -- true
 	bad "--deny-write: invalid glob 'a//b': empty component" --deny-write a//b -- true
 	bad "--deny-write: invalid glob 'a/': empty component" --deny-write a/ -- true
 	bad "--deny-write: invalid glob '../x': '.' and '..' are not allowed" --deny-write ../x -- true
 	bad "--deny-write: invalid glob './x': '.' and '..' are not allowed" --deny-write ./x -- true
-	bad "--deny-write: invalid glob 'a/**/b': '**' only as the last component" --deny-write 'a/**/b' -- true
+	bad "--deny-write: invalid glob 'a/**/**/b': '**/**'" --deny-write 'a/**/**/b' -- true
+	bad "--deny-write: invalid glob 'a/b**': '**' must be a whole component" --deny-write 'a/b**' -- true
 }
 
 @test "--uid and --gid refuse garbage, 0, -1 and out-of-range values" {
@@ -213,4 +217,11 @@ bad() {
 	bad "--ro-fd: fd 7 is also a policy fd" --workspace "$NS_WS" --policy-fd 7 --ro-fd 7 -- true 7</usr/share
 	bad "--policy-fd and --ro are exclusive (one source per request)" --workspace "$NS_WS" --uid 1000 --gid 1000 --policy-fd 7 --ro /usr/share -- true 7</dev/null
 	bad "missing --workspace or --workspace-fd" --print-policy
+}
+
+@test "--home takes a path like --rw, once" {
+	bad "--home: invalid path 'rel': relative" --workspace "$NS_WS" --home rel -- true
+	bad "--home: invalid path '/nonexistent': does not exist" --workspace "$NS_WS" --home /nonexistent -- true
+	bad "--home given twice" --workspace "$NS_WS" --home /var/tmp --home /var/tmp -- true
+	bad "--home: invalid path '$NS_WS': overlaps the workspace $NS_WS (a writable second view of it; give a directory outside the workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true
 }

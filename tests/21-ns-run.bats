@@ -66,10 +66,13 @@ mkdir: EROFS"
 @test "the private /tmp is not the host's /tmp and vanishes with the sandbox" {
 	local ws
 	ws=$(ns_ws)
-	run -0 ns_user --workspace "$ws" -- sh -c 'ls -A /tmp; echo x > /tmp/mine'
-	assert_output ""
-	run -0 ns_user --workspace "$ws" -- ls -A /tmp
-	assert_output ""
+	run -0 ns_user --workspace "$ws" -- sh -c 'ls -A /tmp; echo x > /tmp/mine; echo x > /tmp/home/mine'
+	assert_output "home"
+	run -0 ns_user --workspace "$ws" -- ls -A /tmp /tmp/home
+	assert_output "/tmp:
+home
+
+/tmp/home:"
 }
 
 @test "--tmp-in-workspace puts /tmp and /dev/shm in the workspace's .sbx-tmp" {
@@ -125,18 +128,22 @@ urandom
 zero"
 }
 
-@test "the environment holds only PATH, HOME, TMPDIR and what --setenv and --keep-env name" {
+@test "the environment holds only PATH, HOME, TMPDIR, XDG_CACHE_HOME, XDG_CONFIG_HOME and what --setenv and --keep-env name" {
 	local ws
 	ws=$(ns_ws)
 	run -0 --separate-stderr env -i SECRET=s KEEP=k "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
 		--workspace "$ws" --ro "$NS_DIR/bin" --setenv A=1 --keep-env KEEP --keep-env ABSENT -- "$NS_ATT" env
 	assert_output "PATH=/usr/local/bin:/usr/bin:/bin
-HOME=$ws
+HOME=/tmp/home
 TMPDIR=/tmp
+XDG_CACHE_HOME=/tmp/home/.cache
+XDG_CONFIG_HOME=/tmp/home/.config
 KEEP=k
 A=1"
 	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" --setenv PATH=/bin --setenv HOME=/tmp -- "$NS_ATT" env
 	assert_output "TMPDIR=/tmp
+XDG_CACHE_HOME=/tmp/.cache
+XDG_CONFIG_HOME=/tmp/.config
 PATH=/bin
 HOME=/tmp"
 }
@@ -168,7 +175,7 @@ HOME=/tmp"
 	ws=$(ns_ws)
 	run -3 ns_fd5 ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- "$NS_ATT" exit 3
 	assert_line --index 0 --regexp '^\{"tool":"sbx-ns","event":"namespaces","pid":[0-9]+,"ns":\{"user":[0-9]+,"mnt":[0-9]+,"pid":[0-9]+,"ipc":[0-9]+,"uts":[0-9]+,"net":[0-9]+,"cgroup":[0-9]+\}\}$'
-	assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"landlock\":[1-9][0-9]*,\"seccomp\":true,\"net\":\"none\",\"hidepid\":true,\"userns\":\"blocked\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
+	assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"landlock\":[1-9][0-9]*,\"seccomp\":true,\"net\":\"none\",\"hidepid\":true,\"mounts\":\"${SBX_TEST_MOUNTS:-new}\",\"userns\":\"blocked\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
 	assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":3}'
 	assert_equal "${#lines[@]}" 3
 	run -137 ns_fd5 ns_root --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- "$NS_ATT" kill-self 9
@@ -209,6 +216,7 @@ HOME=/tmp"
 @test "blocked user namespaces are refused with 106, naming what the administrator must change" {
 	local ws
 	ws=$(ns_ws)
+	chmod 0777 "$ws"
 	run -106 --separate-stderr unshare --user --map-root-user sh -c \
 		"echo 0 > /proc/sys/user/max_user_namespaces && exec sbx-ns --uid 1 --gid 1 --deny-write 'none*' --workspace $ws --status-fd 3 -- true 3>&1"
 	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\",\"code\":106,\"stage\":\"setup\",\"error\":\"unable to create namespaces: No space left on device; $BLOCKED\"}"
@@ -268,7 +276,7 @@ tmp
 usr
 var"
 	run -127 --separate-stderr ns_root --runtime none --workspace "$ws" -- /bin/true
-	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /bin/true: No such file or directory"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find /bin/true: /bin/true exists on the host but is not visible in the sandbox (show it with --ro $(realpath /bin))"
 }
 
 @test "a status reader that goes away does not end the sandbox" {
@@ -328,4 +336,74 @@ thread
 b'hi\\n' /dev/pts/0"
 	run -0 --separate-stderr ns_root --workspace "$ws" -- sh -c 'git init -q repo && cd repo && git config user.email a@b && git config user.name n && echo x > f && git add f && git commit -qm m && git log --format=%s'
 	assert_output "m"
+}
+
+@test "HOME is a private directory in the sandbox's /tmp: nothing of it reaches the workspace" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'echo c > "$HOME/.gitconfig" && mkdir -p "$XDG_CACHE_HOME/pip" "$XDG_CONFIG_HOME" && stat -c "%A %U" "$HOME" && pwd'
+	assert_output "drwx------ $SBX_TEST_USER
+$ws"
+	run -0 ls -A "$ws"
+	assert_output ""
+	# With --tmp-in-workspace it is kept under .sbx-tmp/tmp, outside the project's files.
+	run -0 --separate-stderr ns_root --workspace "$ws" --tmp-in-workspace -- sh -c 'echo c > "$HOME/.gitconfig"'
+	assert_equal "$(cat "$ws/.sbx-tmp/tmp/home/.gitconfig")" c
+	rm -r "$ws/.sbx-tmp/tmp/home"
+	ln -s /etc "$ws/.sbx-tmp/tmp/home"
+	run -102 --separate-stderr ns_root --workspace "$ws" --tmp-in-workspace -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use /tmp/home as HOME: not a directory of uid $SBX_TEST_UID (it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)"
+}
+
+@test "--home DIR: a real, writable HOME the caller chooses, XDG_CACHE_HOME and XDG_CONFIG_HOME below it" {
+	local ws home
+	ws=$(ns_ws)
+	home=$(ns_ws)
+	for mode in ns_root ns_user; do
+		run -0 --separate-stderr "$mode" --workspace "$ws" --home "$home" -- sh -c \
+			'echo "$HOME $XDG_CACHE_HOME $XDG_CONFIG_HOME" && mkdir -p "$XDG_CACHE_HOME/pip" && echo c > "$HOME/.gitconfig"'
+		assert_output "$home $home/.cache $home/.config"
+		assert_equal "$stderr" ""
+	done
+	assert_dir_exist "$home/.cache/pip"
+	assert_equal "$(cat "$home/.gitconfig")" c
+}
+
+@test "root dropping to a uid that cannot write the workspace gets a warning naming owner and mode, on stderr and the status" {
+	local ws
+	ws=$(ns_ws)
+	chown 0:0 "$ws"
+	run -0 --separate-stderr ns_fd5 ns_root --status-fd 5 --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws"
+	assert_line -n 0 "{\"tool\":\"sbx-ns\",\"event\":\"warning\",\"message\":\"uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws\"}"
+	chown 4242:4242 "$ws"
+	run -0 --separate-stderr ns_root --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 4242, group 4242, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws, or run it as --uid 4242 --gid 4242"
+	chmod 0777 "$ws"
+	run -0 --separate-stderr ns_root --workspace "$ws" -- true
+	assert_equal "$stderr" ""
+}
+
+@test "exit 127 for a program the host has but the sandbox does not show says so and names the option" {
+	local ws hidden
+	ws=$(ns_ws)
+	hidden=$(ns_ws)
+	cp "$SBX_TESTBIN/ns-attempt" "$hidden/prog"
+	chmod 0755 "$hidden/prog"
+	run -127 --separate-stderr ns_user --workspace "$ws" -- "$hidden/prog"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find $hidden/prog: $hidden/prog exists on the host but is not visible in the sandbox (show it with --ro $hidden)"
+	run -127 --separate-stderr ns_root --workspace "$ws" --setenv PATH="$hidden:/usr/bin" -- prog
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find prog: $hidden/prog exists on the host but is not visible in the sandbox (show it with --ro $hidden)"
+	run -127 --separate-stderr ns_user --workspace "$ws" -- /nonexistent/prog
+	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /nonexistent/prog: No such file or directory"
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$hidden" -- "$hidden/prog" read "$hidden/prog"
+}
+
+@test "exit 127 for a dynamic program whose loader a custom --runtime leaves out names the loader" {
+	local ws
+	ws=$(ns_ws)
+	run -127 --separate-stderr ns_user --workspace "$ws" --runtime /usr -- /usr/bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /usr/bin/true: its program loader /lib64/ld-linux-x86-64.so.2 is not in the sandbox (add it to --runtime)"
+	run -0 --separate-stderr ns_user --workspace "$ws" --runtime /usr:/lib:/lib64 -- /usr/bin/true
 }

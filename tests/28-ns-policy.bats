@@ -20,7 +20,8 @@ setup() {
 # The environment sbx-ns gives the command by default, for grants.
 grant() {
 	sbx-check grant --key "$key" --cwd "$ws" --env "PATH=${GPATH:-/usr/local/bin:/usr/bin:/bin}" \
-		--env "HOME=$ws" --env TMPDIR=/tmp "$@"
+		--env HOME=/tmp/home --env TMPDIR=/tmp --env XDG_CACHE_HOME=/tmp/home/.cache \
+		--env XDG_CONFIG_HOME=/tmp/home/.config "$@"
 }
 
 @test "sbx-ns refuses bad command paths, allow-exec and protect paths" {
@@ -115,7 +116,7 @@ grant() {
 		-- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
 	assert_equal "$stderr" "sbx-ns: fatal: grant refused: timeout differs from the grant"
 	ws2=$(ns_ws)
-	run -102 --separate-stderr ns_root --workspace "$ws2" --timeout 30 --setenv A=1 --setenv HOME="$ws" \
+	run -102 --separate-stderr ns_root --workspace "$ws2" --timeout 30 --setenv A=1 \
 		--grant-fd 3 --grant-key "$key" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
 	assert_equal "$stderr" "sbx-ns: fatal: grant refused: cwd differs from the grant"
 	awk '/^mac=/ { c = substr($0, 5, 1); $0 = "mac=" (c == "0" ? "1" : "0") substr($0, 6) } 1' "$ws.grant" >"$ws.forged"
@@ -129,7 +130,8 @@ grant() {
 @test "an unprivileged caller's grant with its own key runs" {
 	chown "$SBX_TEST_UID" "$key"
 	as_user sbx-check grant --key "$key" --cwd "$ws" --env PATH=/usr/local/bin:/usr/bin:/bin \
-		--env "HOME=$ws" --env TMPDIR=/tmp -- true >"$ws.grant"
+		--env HOME=/tmp/home --env TMPDIR=/tmp --env XDG_CACHE_HOME=/tmp/home/.cache \
+		--env XDG_CONFIG_HOME=/tmp/home/.config -- true >"$ws.grant"
 	run -0 --separate-stderr ns_user --workspace "$ws" --grant-fd 3 --grant-key "$key" -- true 3<"$ws.grant" </dev/null
 	assert_equal "$stderr" ""
 }

@@ -55,3 +55,19 @@ ns_expect() {
 ns_fd5() {
 	"$@" 5>&1
 }
+
+# A repo-shaped workspace owned by the test user: .env, .env.local,
+# .git/config, an executable .git/hooks/pre-commit, src/main.c.
+ns_repo() {
+	local ws
+	ws=$(ns_ws)
+	mkdir -p "$ws/.git/hooks" "$ws/src"
+	echo "[core]" > "$ws/.git/config"
+	echo "#!/bin/sh" > "$ws/.git/hooks/pre-commit"
+	chmod 755 "$ws/.git/hooks/pre-commit"
+	echo "KEY=1" > "$ws/.env"
+	echo "KEY=2" > "$ws/.env.local"
+	echo "int main;" > "$ws/src/main.c"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
+	echo "$ws"
+}

@@ -223,7 +223,7 @@ bad() {
 	assert_equal "$stderr" "sbx-cgroup: usage: --user: invalid user '4294967295': too large"
 	sbx_test_user
 	run -102 --separate-stderr as_user sbx-cgroup --delegate "$SCRATCH/d" --user 1000
-	assert_equal "$stderr" "sbx-cgroup: fatal: refusing to delegate: only root can"
+	assert_equal "$stderr" "sbx-cgroup: fatal: refusing to delegate: only root can; to fix: run sbx-cgroup --delegate as root, once, for uid 1000"
 	assert_not_exist "$SCRATCH/d"
 }
 

@@ -27,7 +27,7 @@ setup() {
 
 @test "a sampled timeout kills the command and exits 104" {
 	run -104 --separate-stderr sbx-cgroup --sampled --timeout 0.3 -- sleep 30
-	assert_equal "$stderr" ""
+	assert_equal "$stderr" "sbx-cgroup: killed: timeout of 0.3 s reached"
 }
 
 @test "too many processes end a sampled run as lost" {

@@ -44,6 +44,13 @@ static void lookup_user(const char *s, uid_t *uid, gid_t *gid)
 		sbx_die_usage("--user: invalid user '%s': root needs no delegation", s);
 }
 
+/* A failure of --delegate, with what to do about it, on one line. */
+static _Noreturn void die_fix(const struct fail *f, const char *fix)
+{
+	sbx_die(f->code, "%s%s%s; to fix: %s", f->msg, f->eno ? ": " : "",
+		f->eno ? strerror(f->eno) : "", fix);
+}
+
 static void report(const struct opts *o, const char *path, uid_t uid)
 {
 	struct sbx_json j;
@@ -82,18 +89,23 @@ int mode_delegate(const struct opts *o)
 		sbx_die_usage("--delegate: invalid path '%s': %s", o->delegate, why);
 	lookup_user(o->user, &uid, &gid);
 	if (geteuid() != 0)
-		sbx_die(SBX_EXIT_POLICY, "refusing to delegate: only root can");
+		sbx_die(SBX_EXIT_POLICY, "refusing to delegate: only root can; to fix: run "
+			"sbx-cgroup --delegate as root, once, for uid %u", (unsigned)uid);
 
 	name[-1] = '\0';
 	cg_open_root(&parent, *dir ? dir : "/", "--delegate");
-	if (cg_need_controllers(&parent, &every, &f) < 0 ||
-	    cg_enable_controllers(&parent, &every, &f) < 0)
-		fail_die(&f);
+	if (cg_need_controllers(&parent, &every, &f) < 0)
+		die_fix(&f, "enable cpu, memory and pids in cgroup.subtree_control of every cgroup "
+			"above it, from the top");
+	if (cg_enable_controllers(&parent, &every, &f) < 0)
+		die_fix(&f, "a cgroup with processes of its own cannot enable controllers for its "
+			"children: move them into a leaf cgroup first, or delegate below another parent");
 	if (mkdirat(parent.fd, name, 0755) < 0) {
 		if (errno == EEXIST)
-			sbx_die(SBX_EXIT_POLICY, "refusing to delegate %s/%s: it exists already",
-				parent.path, name);
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s/%s", parent.path, name);
+			sbx_die(SBX_EXIT_POLICY, "refusing to delegate %s/%s: it exists already; to fix: "
+				"pick another name, or rmdir it once nothing runs in it", parent.path, name);
+		failf(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", parent.path, name);
+		die_fix(&f, "give --delegate a path inside the cgroup2 mount, on a cgroup2 mounted read-write");
 	}
 	if (cg_open_child(&parent, name, &cg, O_PATH) < 0) {
 		failf(&f, SBX_EXIT_SYS, errno, "unable to open %s", cg.path);
@@ -120,5 +132,6 @@ int mode_delegate(const struct opts *o)
 	return SBX_EXIT_OK;
 undo:
 	cg_remove(&parent, name);
-	fail_die(&f);
+	die_fix(&f, "nothing was left behind; check that the cgroup2 mount is read-write and the "
+		"user exists, then run it again");
 }

@@ -66,6 +66,26 @@ static void status_start(const struct opts *o, const struct cg *child, pid_t pid
 	sbx_json_write(&j, o->status_fd);
 }
 
+/* A failure to place the command: when the kernel refused because this
+ * process sits outside the subtree its user may manage (the usual mistake
+ * of a delegated user), say that and what to do. */
+static int place_fail(struct fail *f, int e, const char *what, const struct cg *child)
+{
+	char own[4200], anc[4200];
+
+	if ((e == EACCES || e == EPERM) &&
+	    sbx_cg_placement(child->path, own, sizeof own, anc, sizeof anc) == 1)
+		return failf(f, SBX_EXIT_SYS, 0,
+			     "unable to %s %s: %s: this process's cgroup %s is outside the subtree uid %u "
+			     "may manage, and placing a process needs write access to %s/cgroup.procs "
+			     "(their common ancestor); to fix: start sbx-cgroup from inside that subtree "
+			     "(systemd-run --user --scope -p Delegate=yes sbx-cgroup ..., or first write "
+			     "the shell's pid into a leaf cgroup of it that uid %u owns)",
+			     what, child->path, strerror(e), own, (unsigned)getuid(), anc,
+			     (unsigned)getuid());
+	return failf(f, SBX_EXIT_SYS, e, "unable to %s %s", what, child->path);
+}
+
 /* Start the command in the child cgroup: clone3(CLONE_INTO_CGROUP), or on
  * kernels without it fork a child that waits on a pipe until the parent
  * has written it into cgroup.procs. */
@@ -91,7 +111,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 		return pid;
 	}
 	if (errno != ENOSYS && errno != EINVAL && errno != E2BIG)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to start the command in %s", child->path);
+		return place_fail(f, errno, "start the command in", child);
 
 	*how = "fork";
 	if (pipe2(gate, O_CLOEXEC) < 0)
@@ -110,8 +130,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(gate[1]);
-		return failf(f, SBX_EXIT_SYS, e, "unable to move the command into %s/cgroup.procs",
-			     child->path);
+		return place_fail(f, e, "move the command into", child);
 	}
 	/* Placed: let it run. */
 	if (write(gate[1], "", 1) != 1) {
@@ -305,6 +324,39 @@ static void status_exit(const struct opts *o, const struct cg *child, const stru
 	sbx_json_write(&j, o->status_fd);
 }
 
+/* Without --status-fd too: one line on stderr when a limit or the timeout
+ * ended the command, or a limit held it back (pids.max refused forks, the
+ * OOM killer took a process it survived). A cancelled run says nothing:
+ * whoever sent the signal knows. */
+static void tell(const struct opts *o, const struct outcome *out, int code)
+{
+	char lim[64], peak[64];
+
+	if (out->cancel_signal)
+		return;
+	if (o->lim.memory)
+		snprintf(lim, sizeof lim, "memory limit %s", sbx_fmt_bytes(peak, sizeof peak, o->lim.memory));
+	else
+		snprintf(lim, sizeof lim, "an enclosing cgroup's memory limit");
+	if (out->have_peak)
+		sbx_fmt_bytes(peak, sizeof peak, out->peak);
+	else
+		snprintf(peak, sizeof peak, "unknown");
+	if (out->timed_out)
+		sbx_killed("timeout of %s reached", sbx_fmt_ms(peak, sizeof peak, o->timeout_ms));
+	else if (code == SBX_EXIT_OOM)
+		sbx_killed("%s reached (oom_kill %llu, peak %s)", lim, out->oom_kill, peak);
+	else if (out->oom_kill)
+		sbx_note("%s reached: %llu process%s OOM-killed (peak %s)", lim, out->oom_kill,
+			 out->oom_kill == 1 ? "" : "es", peak);
+	if (out->pids_max && o->lim.pids)
+		sbx_note("pids limit %llu reached %llu time%s", (unsigned long long)o->lim.pids,
+			 out->pids_max, out->pids_max == 1 ? "" : "s");
+	else if (out->pids_max)
+		sbx_note("an enclosing cgroup's pids limit reached %llu time%s", out->pids_max,
+			 out->pids_max == 1 ? "" : "s");
+}
+
 /* Undo what setup made when the command never started. */
 static _Noreturn void abandon(const struct cg *holder, const char *name, const struct cg *root,
 			      const char *parent, int parent_created, const struct fail *f)
@@ -322,7 +374,7 @@ int mode_run(const struct opts *o)
 	struct outcome out;
 	struct fail f;
 	sigset_t mask, oldmask;
-	int parent_created = 0, sigfd, pidfd, code;
+	int parent_created = 0, sigfd, pidfd, code, made;
 	const char *how = "";
 	pid_t pid;
 
@@ -351,12 +403,17 @@ int mode_run(const struct opts *o)
 		fail_die(&f);
 	}
 
-	if (mkdirat(holder->fd, o->name, 0755) < 0) {
-		if (errno == EEXIST)
-			failf(&f, SBX_EXIT_POLICY, 0, "refusing to reuse %s/%s: it exists already",
-			      holder->path, o->name);
-		else
+	/* A cgroup of the same name whose supervisor is gone is reaped; one
+	 * still supervised is refused. */
+	made = mkdirat(holder->fd, o->name, 0755) == 0;
+	if (!made && errno == EEXIST) {
+		if (cg_reap_orphan(holder, o->name, &f) == 0 &&
+		    !(made = mkdirat(holder->fd, o->name, 0755) == 0))
 			failf(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", holder->path, o->name);
+	} else if (!made) {
+		failf(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", holder->path, o->name);
+	}
+	if (!made) {
 		if (parent_created)
 			cg_remove(&root, o->parent);
 		fail_die(&f);
@@ -365,6 +422,7 @@ int mode_run(const struct opts *o)
 		failf(&f, SBX_EXIT_SYS, errno, "unable to open %s", child.path);
 		abandon(holder, o->name, &root, o->parent, parent_created, &f);
 	}
+	cg_mark_supervised(&child);
 	if (cg_write_limits(&child, &o->lim, &f) < 0)
 		abandon(holder, o->name, &root, o->parent, parent_created, &f);
 
@@ -415,5 +473,6 @@ int mode_run(const struct opts *o)
 	}
 	code = exit_code(&out);
 	status_exit(o, &child, &out, code);
+	tell(o, &out, code);
 	return code;
 }

@@ -108,6 +108,10 @@ int mode_sampled(const struct opts *o)
 		r.code = SBX_EXIT_SIGNAL_BASE + (cancel_signal ? cancel_signal : SIGKILL);
 	}
 	status_exit(o, &r, cancel_signal);
+	if (r.timed_out) {
+		char t[64];
+		sbx_killed("timeout of %s reached", sbx_fmt_ms(t, sizeof t, o->timeout_ms));
+	}
 	if (r.lost)
 		sbx_meter_die_lost(&r);
 	return r.code;

@@ -44,7 +44,7 @@ struct cg {
 struct fail {
 	int code;             /* exit code */
 	int eno;              /* errno to append, or 0 */
-	char msg[768];
+	char msg[2048];
 };
 int failf(struct fail *f, int code, int eno, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -65,6 +65,10 @@ int cg_wait_empty(const struct cg *cg, unsigned ms);
 int cg_remove(const struct cg *parent, const char *name);
 int mode_create(const struct opts *o);
 int mode_destroy(const struct opts *o);
+
+/* orphan.c */
+void cg_mark_supervised(const struct cg *cg);
+int cg_reap_orphan(const struct cg *holder, const char *name, struct fail *f);
 
 /* run.c */
 int mode_run(const struct opts *o);

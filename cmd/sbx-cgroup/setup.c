@@ -5,6 +5,7 @@
 #include "cgroup.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "fd.h"
 #include "json.h"
 
 #include <dirent.h>
@@ -147,16 +148,9 @@ int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct 
 static int swap_present(void)
 {
 	char buf[4096];
-	ssize_t n;
-	int fd = open("/proc/swaps", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (sbx_read_small("/proc/swaps", 0, buf, sizeof buf) <= 0)
 		return 1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = '\0';
 	/* The header line is always there; any further line is a swap area. */
 	char *nl = strchr(buf, '\n');
 	return !nl || nl[1] != '\0';

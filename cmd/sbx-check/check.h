@@ -79,6 +79,12 @@ int chk_filtered(int e);
  * filter's refusal when it is one, else with kernel_fix. */
 void chk_refused(struct chk_report *r, enum chk_class cls, const char *name, int e,
 		 const char *what, const char *kernel_fix);
+/* host_mounts.c: the mount steps sbx-ns will take, by the interface it will use. */
+void chk_host_mounts(struct chk_report *r);
+/* host_apparmor.c: Ubuntu's AppArmor user namespace restriction and the sbx-ns profile. */
+void chk_host_apparmor(struct chk_report *r);
+/* host_tiers.c: the isolation tiers this host offers (after userns and mounts). */
+void chk_host_tiers(struct chk_report *r);
 void chk_tools(struct chk_report *r, const struct chk_opts *o, char **paths, int n);
 void chk_proof(struct chk_report *r, const struct chk_opts *o);
 

@@ -1,10 +1,13 @@
 /* `sbx-check host`: what this kernel and this administrator's setup offer,
  * one item per capability, each missing one with what to do about it. */
+#include "cgroup.h"
 #include "check.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "policy.h"
 #include "probe.h"
+#include "quota.h"
+#include "walk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +23,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef __NR_quotactl_fd
-#define __NR_quotactl_fd 443
-#endif
-#define HOST_QCMD(cmd, type) (((cmd) << 8) | ((type) & 0xff))
-#define HOST_PRJQUOTA 2
 #ifndef XFS_SUPER_MAGIC
 #define XFS_SUPER_MAGIC 0x58465342
 #endif
@@ -34,20 +32,20 @@ static void kernel(struct chk_report *r)
 	unsigned ma = 0, mi = 0;
 	char rel[128] = "";
 	int e = sbx_probe_kernel(&ma, &mi, rel, sizeof rel);
-	struct chk_item *it;
 
 	if (e) {
-		it = chk_add(r, CLS_LIMITS, "kernel", CHK_UNSUPPORTED,
-			     "cannot read the kernel release '%s': %s", rel, strerror(e));
+		chk_add(r, CLS_LIMITS, "kernel", CHK_UNSUPPORTED,
+			"cannot read the kernel release '%s': %s", rel, strerror(e));
 		return;
 	}
 	if (ma > 5 || (ma == 5 && mi >= 14)) {
-		chk_add(r, CLS_LIMITS, "kernel", CHK_OK, "Linux %s (hard limits need 5.14+)", rel);
+		chk_add(r, CLS_LIMITS, "kernel", CHK_OK, "Linux %s", rel);
 		return;
 	}
-	it = chk_add(r, CLS_LIMITS, "kernel", CHK_UNSUPPORTED,
-		     "Linux %s is older than 5.14 (no quotactl_fd)", rel);
-	chk_fix(it, "boot Linux 5.14 or newer");
+	/* Before 5.14 there is no quotactl_fd: sbx-quota and the quota item
+	 * below ask the filesystem's block device instead (lib/quota.c). */
+	chk_add(r, CLS_LIMITS, "kernel", CHK_OK,
+		"Linux %s (older than 5.14: quotas are set through the block device, no quotactl_fd)", rel);
 }
 
 static void simple(struct chk_report *r, enum chk_class cls, const char *name, int e,
@@ -70,8 +68,10 @@ static void kernel_features(struct chk_report *r)
 	simple(r, CLS_EXTRA, "openat2", sbx_probe_openat2(),
 	       "openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS works",
 	       "openat2 failed", "Linux 5.6 or newer");
-	simple(r, CLS_LIMITS, "quotactl_fd", sbx_probe_quotactl_fd(), "quotactl_fd exists",
-	       "quotactl_fd failed", "Linux 5.14 or newer");
+	simple(r, CLS_EXTRA, "quotactl_fd", sbx_probe_quotactl_fd(), "quotactl_fd exists",
+	       "quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device",
+	       "Linux 5.14 or newer; until then sbx-quota asks the "
+	       "filesystem's block device");
 }
 
 /* The cgroup2 mount point from /proc/self/mountinfo, and whether cgroup v1
@@ -235,6 +235,29 @@ static void cgroup(struct chk_report *r, const struct chk_opts *o)
 				dir, (unsigned)me);
 		}
 	}
+	/* Placement: owning the subtree is not enough, the caller's own
+	 * process must sit inside it (sbx_cg_placement). */
+	{
+		char own[4200], anc[4200];
+		int pl = sbx_cg_placement(dir, own, sizeof own, anc, sizeof anc);
+		if (pl == 0) {
+			chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_OK,
+				"this process's cgroup %s may place commands below %s", own, dir);
+		} else if (pl == 1) {
+			it = chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_MISSING,
+				     "this process's cgroup %s is outside the subtree uid %u may manage: "
+				     "placing a command below %s needs write access to %s/cgroup.procs",
+				     own, (unsigned)geteuid(), dir, anc);
+			chk_fix(it, "run sbx-cgroup from inside %s (systemd-run --user --scope -p Delegate=yes "
+				"sbx-cgroup ..., or first write the shell's pid into a leaf cgroup of it that "
+				"uid %u owns)", dir, (unsigned)geteuid());
+		} else {
+			it = chk_add(r, CLS_LIMITS, "cgroup-placement", CHK_NOTCONF,
+				     "cannot tell whether this process may place commands below %s: %s", dir,
+				     strerror(errno));
+			chk_fix(it, "check that /proc is mounted");
+		}
+	}
 	if (read_small(dir, "memory.swap.max", ctl, sizeof ctl) == 0) {
 		chk_add(r, CLS_LIMITS, "cgroup-swap", CHK_OK, "%s/memory.swap.max exists", dir);
 	} else if (read_small(dir, "memory.max", ctl, sizeof ctl) < 0) {
@@ -257,6 +280,8 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	struct fs_disk_quota dq;
 	struct fsxattr fx;
 	struct statfs sf;
+	struct sbx_statx sx;
+	struct stat st;
 	struct chk_item *it;
 	const char *fs, *how = "";
 	unsigned long long limit = 0;
@@ -291,7 +316,9 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	}
 	memset(&qs, 0, sizeof qs);
 	qs.qs_version = FS_QSTATV_VERSION1;
-	if (syscall(__NR_quotactl_fd, fd, HOST_QCMD(Q_XGETQSTATV, HOST_PRJQUOTA), 0, &qs) < 0) {
+	if (sbx_statx(fd, "", AT_EMPTY_PATH, SBX_STATX_MNT_ID, &sx) < 0 || fstat(fd, &st) < 0)
+		sx.stx_mnt_id = 0, st.st_dev = 0;
+	if (sbx_quotactl(fd, Q_XGETQSTATV, 0, &qs, sx.stx_mnt_id, st.st_dev, NULL) < 0) {
 		int e = errno;
 		it = chk_add(r, CLS_LIMITS, "quota", e == ENOSYS || e == EOPNOTSUPP || e == EINVAL ? CHK_UNSUPPORTED
 										: CHK_MISSING,
@@ -319,8 +346,7 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 		return;
 	}
 	memset(&dq, 0, sizeof dq);
-	if (syscall(__NR_quotactl_fd, fd, HOST_QCMD(Q_XGETQUOTA, HOST_PRJQUOTA), fx.fsx_projid,
-		    &dq) == 0) {
+	if (sbx_quotactl(fd, Q_XGETQUOTA, fx.fsx_projid, &dq, sx.stx_mnt_id, st.st_dev, NULL) == 0) {
 		limit = (unsigned long long)dq.d_blk_hardlimit * 512;
 		how = "hard limit";
 	} else if ((errno == EPERM || errno == EACCES) && fstatfs(fd, &sf) == 0) {
@@ -385,7 +411,10 @@ void chk_host(struct chk_report *r, const struct chk_opts *o)
 {
 	kernel(r);
 	chk_steps(r);
+	chk_host_apparmor(r);
+	chk_host_mounts(r);
 	kernel_features(r);
+	chk_host_tiers(r);
 	cgroup(r, o);
 	quota(r, o);
 	baseline(r, o);

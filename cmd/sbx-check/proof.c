@@ -6,6 +6,7 @@
 #include "check.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "fd.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -64,8 +65,9 @@ struct chain {
 
 /* Runs argv with stdin /dev/null and stdout+stderr captured, in its own
  * process group so a timeout or an interruption can kill whatever it left
- * behind. After an interruption nothing more is run. */
-static void run(struct chain *c, char *const argv[], struct run *res)
+ * behind; with status, that file (created anew) is its fd 3. After an
+ * interruption nothing more is run. */
+static void run_st(struct chain *c, char *const argv[], const char *status, struct run *res)
 {
 	int p[2], st, n = 0;
 	pid_t pid;
@@ -95,6 +97,11 @@ static void run(struct chain *c, char *const argv[], struct run *res)
 			unsetenv(proxies[i]);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
 			_exit(SBX_EXIT_SYS);
+		if (status) {
+			int fd = open(status, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+			if (fd < 0 || (fd != 3 && (dup2(fd, 3) < 0 || close(fd) < 0)))
+				_exit(SBX_EXIT_SYS);
+		}
 		execv(argv[0], argv);
 		dprintf(2, "unable to exec %s: %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? SBX_EXIT_NOTFOUND : SBX_EXIT_EXEC);
@@ -145,6 +152,11 @@ static void run(struct chain *c, char *const argv[], struct run *res)
 	res->out[n] = '\0';
 	if (res->code != -1)
 		res->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void run(struct chain *c, char *const argv[], struct run *res)
+{
+	run_st(c, argv, NULL, res);
 }
 
 /* dir/name, or die: a path that does not fit is never silently cut. */
@@ -933,6 +945,83 @@ static void network(struct chk_report *r, struct chain *c, const struct scratch 
 	broker_proof(r, c, s);
 }
 
+/* The kernel's own account of a run, as sbx-cgroup read it from the
+ * cgroup (pids.events, memory.events, memory.peak) just before removing
+ * it: its "exit" status line. 0 when a key is missing or null. */
+static int evidence(const char *status, const char *key, unsigned long long *v)
+{
+	char buf[4096], pat[64];
+	const char *line, *at;
+
+	if (sbx_read_small(status, O_NOFOLLOW, buf, sizeof buf) <= 0)
+		return 0;
+	line = strstr(buf, "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",");
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	if (!line || !(at = strstr(line, pat)) || strchr(line, '\n') < at)
+		return 0;
+	at += strlen(pat);
+	if (*at < '0' || *at > '9')
+		return 0;
+	*v = strtoull(at, NULL, 10);
+	return 1;
+}
+
+/* A fork bomb is stopped by pids.max only if the kernel counted the
+ * refusals in pids.events and the bomb stayed below the limit. */
+static void judge_pids(struct chk_report *r, const struct run *res, const char *status)
+{
+	unsigned long long hits = 0;
+	const char *f = strstr(res->out, "forked ");
+	unsigned long forked = f ? strtoul(f + 7, NULL, 10) : 0;
+
+	if (res->code != 1 || !f) {
+		judge(r, CLS_LIMITS, "pids-limit", 0, res, 1, "");
+		return;
+	}
+	if (!evidence(status, "pids_max_hits", &hits) || !hits) {
+		chk_add(r, CLS_LIMITS, "pids-limit", CHK_FAIL,
+			"fork failed, but pids.events counts no refusal at pids.max (%s): %s",
+			hits ? "" : "max 0 or no exit line from sbx-cgroup", res->out);
+		return;
+	}
+	if (forked + 1 > 16) {
+		chk_add(r, CLS_LIMITS, "pids-limit", CHK_FAIL,
+			"%lu processes ran under --pids 16: %s", forked + 1, res->out);
+		return;
+	}
+	chk_add(r, CLS_LIMITS, "pids-limit", CHK_OK, "denied: %s (pids.events max %llu)", res->out,
+		hits);
+}
+
+/* A memory hog is stopped by memory.max only if the cgroup's OOM killer
+ * killed it (memory.events oom_kill) and the cgroup never held more than
+ * the limit (memory.peak). */
+static void judge_memory(struct chk_report *r, const struct run *res, const char *status)
+{
+	unsigned long long oom = 0, peak = 0;
+	int have_oom = evidence(status, "oom_kill", &oom), have_peak = evidence(status, "memory_peak", &peak);
+
+	if (res->code != SBX_EXIT_OOM && res->code != 128 + SIGKILL && res->code != 1) {
+		judge(r, CLS_LIMITS, "memory-limit", 0, res, 1, "");
+		return;
+	}
+	if (!have_oom || !oom) {
+		chk_add(r, CLS_LIMITS, "memory-limit", CHK_FAIL,
+			"the hog was stopped (exit %d), but memory.events counts no OOM kill: %s",
+			res->code, res->out[0] ? res->out : "no output");
+		return;
+	}
+	if (!have_peak || peak > 32ULL << 20) {
+		chk_add(r, CLS_LIMITS, "memory-limit", CHK_FAIL,
+			"OOM-killed, but memory.peak %s is not within --memory 32M: %s",
+			have_peak ? "above 32 MiB" : "unknown", res->out);
+		return;
+	}
+	chk_add(r, CLS_LIMITS, "memory-limit", CHK_OK,
+		"a 256 MiB hog under --memory 32M was OOM-killed (exit %d, oom_kill %llu, peak %llu bytes)%s%s",
+		res->code, oom, peak, res->out[0] ? ": " : "", res->out);
+}
+
 static void cgroup_proof(struct chk_report *r, struct chain *c, const struct scratch *s,
 			 const char *root)
 {
@@ -941,8 +1030,9 @@ static void cgroup_proof(struct chk_report *r, struct chain *c, const struct scr
 		{ "memory-limit", "--memory", "32M", "memhog", "256" },
 	};
 	struct chk_item *it;
-	char cgname[64];
+	char cgname[64], status[PATH_MAX];
 
+	join(status, sizeof status, s->base, "cgroup-status");
 	for (size_t i = 0; i < 2; i++) {
 		struct argv_b a = { .n = 0 };
 		struct run res;
@@ -965,25 +1055,25 @@ static void cgroup_proof(struct chk_report *r, struct chain *c, const struct scr
 		add(&a, cgname);
 		add(&a, t[i].opt);
 		add(&a, t[i].val);
+		add(&a, "--status-fd");
+		add(&a, "3");
 		add(&a, "--");
 		add_ns(&a, c, NULL, s->ws, s->probe);
 		add(&a, t[i].probe);
 		add(&a, t[i].arg);
-		run(c, a.v, &res);
+		unlink(status);
+		run_st(c, a.v, status, &res);
 		if (res.code == SBX_EXIT_UNSUPPORTED) {
 			it = chk_add(r, CLS_LIMITS, t[i].name, CHK_UNSUPPORTED,
 				     "sbx-cgroup refused, fail-closed (exit 101): %s", res.out);
 			chk_fix(it, "see `sbx-check host --cgroup-root %s`", root);
 		} else if (i == 0) {
-			judge(r, CLS_LIMITS, t[i].name, 0, &res, 1, "");
-		} else if (res.code == SBX_EXIT_OOM || res.code == 128 + SIGKILL) {
-			chk_add(r, CLS_LIMITS, t[i].name, CHK_OK,
-				"a 256 MiB hog under --memory 32M was OOM-killed (exit %d)%s%s",
-				res.code, res.out[0] ? ": " : "", res.out);
+			judge_pids(r, &res, status);
 		} else {
-			judge(r, CLS_LIMITS, t[i].name, 0, &res, 1, "");
+			judge_memory(r, &res, status);
 		}
 	}
+	unlink(status);
 }
 
 static void quota_proof(struct chk_report *r, struct chain *c, const char *qws)

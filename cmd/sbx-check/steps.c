@@ -8,6 +8,7 @@
  * parameter. */
 #include "check.h"
 #include "container.h"
+#include "fd.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -54,31 +55,19 @@ noreturn static void fail(int wfd, int step, int err)
 	_exit(1);
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /* Map uid and gid to 0 in the namespace just created (as sbx-ns's outer
  * process does for the sandbox); -1 with errno on failure. */
 static int map_self(uid_t uid, gid_t gid)
 {
 	char map[64];
 
-	if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+	if (sbx_write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
 		return -1;
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (sbx_write_file("/proc/self/uid_map", map) < 0)
 		return -1;
 	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
-	return write_file("/proc/self/gid_map", map);
+	return sbx_write_file("/proc/self/gid_map", map);
 }
 
 /* After the limit is set: one nested user namespace is allowed (the
@@ -140,7 +129,7 @@ noreturn static void init_steps(int wfd)
 	if (syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		fail(wfd, ST_PIVOT, errno);
 	put(wfd, ST_PIVOT, 0, 0);
-	if (write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
+	if (sbx_write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
 		fail(wfd, ST_LIMIT, errno);
 	put(wfd, ST_LIMIT, 0, limit_holds() < 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
@@ -256,8 +245,8 @@ static void userns_fix(struct chk_item *it, int e, int in_ctr, long max, long cl
 	else if (clone == 0)
 		chk_fix(it, "sysctl -w kernel.unprivileged_userns_clone=1");
 	else if (aa == 1)
-		chk_fix(it, "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor "
-			"profile granting 'userns' to sbx-ns");
+		chk_fix(it, "load sbx-ns's AppArmor profile (see apparmor-userns), or sysctl -w "
+			"kernel.apparmor_restrict_unprivileged_userns=0");
 	else
 		chk_fix(it, "allow unshare(CLONE_NEWUSER) for this user (a container runtime's "
 			"seccomp profile or an LSM is refusing it)");

@@ -1,63 +1,57 @@
 /* Deny-write: paths of the workspace the command may read but never
  * change, given as globs relative to the workspace (default: .env, .env.*,
- * .git/config, .git/hooks/ and all below; --deny-write replaces the defaults, as the
- * spec's denyWrite does).
+ * git's configuration and hooks, also of worktrees and submodules:
+ * sbx_policy_default_deny; --deny-write replaces the defaults, as the spec's
+ * denyWrite does).
  *
- * The outer process finds the matches now, with the caller's identity; the
- * sandbox binds each match read-only onto itself. A literal path that does
- * not exist gets an empty read-only placeholder at its first missing
- * component (so it cannot be created), removed again when the run ends.
- * Every directory between the workspace and a protected path is bound onto
- * itself: a mount point cannot be renamed or removed (EBUSY), so moving an
- * ancestor away cannot unprotect what lies below it. Matches of a glob
- * created while the command runs are not protected (a documented limit). */
+ * At the start the outer process finds the matches with the caller's
+ * identity and the sandbox binds each one read-only onto itself; every
+ * directory between the workspace and a match is bound onto itself, so it
+ * cannot be renamed or removed (EBUSY) and what lies below stays protected.
+ * Nothing is created in the workspace: a protected path that is missing
+ * stays missing. If the command creates one, the same walk finds it again
+ * at the end (denyend.c), and it is moved aside before the run is reported
+ * finished. The walk reads only the directories the globs name (and, for a
+ * "**" in the middle, the subtree it stands for), never the whole tree. */
 #include "ns.h"
 
 #include "die.h"
 #include "exitcodes.h"
+#include "policy.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-static const char *const default_deny[] = { ".env", ".env.*", ".git/config", ".git/hooks/**", NULL };
-
 #define MAX_COMPS 32
+#define MAX_DEPTH 64
 
 void ns_check_glob(const char *glob)
 {
-	const char *p = glob, *end;
-	size_t len;
+	const char *why = sbx_policy_glob_invalid(glob);
 
-	if (!*glob)
-		sbx_die_usage("--deny-write: invalid glob '': empty");
-	if (glob[0] == '/')
-		sbx_die_usage("--deny-write: invalid glob '%s': absolute (globs are relative to the workspace)", glob);
-	if (strlen(glob) >= PATH_MAX)
-		sbx_die_usage("--deny-write: invalid glob '%s': too long", glob);
-	for (;;) {
-		end = strchrnul(p, '/');
-		len = (size_t)(end - p);
-		if (!len)
-			sbx_die_usage("--deny-write: invalid glob '%s': empty component", glob);
-		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			sbx_die_usage("--deny-write: invalid glob '%s': '.' and '..' are not allowed", glob);
-		if (len == 2 && p[0] == '*' && p[1] == '*' && *end)
-			sbx_die_usage("--deny-write: invalid glob '%s': '**' only as the last component", glob);
-		if (!*end)
-			break;
-		p = end + 1;
+	if (why)
+		sbx_die_usage("--deny-write: invalid glob '%s': %s", glob, why);
+}
+
+const char *const *ns_deny_globs(const struct ns_run *r, size_t *n)
+{
+	const char *const *d = sbx_policy_default_deny;
+
+	if (r->deny) {
+		*n = r->ndeny;
+		return r->deny;
 	}
+	for (*n = 0; d[*n]; (*n)++)
+		;
+	return d;
 }
 
 static int is_glob(const char *s)
@@ -65,54 +59,33 @@ static int is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* A shared lock on a protected object for as long as the run lasts: a
- * placeholder is removed at the end only by the run that made it and only
- * if it can take the lock exclusively, so a concurrent run on the same
- * workspace never loses its protection (the placeholder then stays). */
-static int lock_shared(int dirfd, const char *name, const struct stat *st)
+static int is_dstar(const char *c)
 {
-	struct stat now;
-	int fd;
-
-	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
-		return -1;
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
-	    flock(fd, LOCK_SH) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return c[0] == '*' && c[1] == '*' && c[2] == '\0';
 }
 
-static void add(struct ns_run *r, enum deny_kind kind, const char *rel, const struct stat *st,
-		int created, int lockfd)
+void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino)
 {
 	struct deny_op *d;
 
-	for (size_t i = 0; i < r->ndops; i++)
-		if (r->dops[i].kind == kind && !strcmp(r->dops[i].rel, rel))
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].kind == kind && !strcmp(l->v[i].rel, rel))
 			return;
-	if (r->ndops == r->capdops) {
-		size_t cap = r->capdops ? r->capdops * 2 : 16;
-		d = realloc(r->dops, cap * sizeof *d);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		d = realloc(l->v, cap * sizeof *d);
 		if (!d)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		r->dops = d;
-		r->capdops = cap;
+		l->v = d;
+		l->cap = cap;
 	}
-	d = &r->dops[r->ndops++];
+	d = &l->v[l->n++];
 	d->kind = kind;
 	d->rel = strdup(rel);
 	if (!d->rel)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	d->dev = st->st_dev;
-	d->ino = st->st_ino;
-	d->created = created;
-	d->isdir = S_ISDIR(st->st_mode);
-	d->lockfd = lockfd;
+	d->dev = dev;
+	d->ino = ino;
 }
 
 static void join(char *out, const char *prefix, const char *name)
@@ -123,122 +96,249 @@ static void join(char *out, const char *prefix, const char *name)
 		snprintf(out, PATH_MAX, "%s", name);
 }
 
-/* A placeholder where a literal denied path is missing: an empty file for
- * the last component, else an empty directory, owned by the command's
- * identity, never following a symlink. */
-static void placeholder(struct ns_run *r, int dirfd, const char *prefix, const char *rel,
-			const char *name, int dir)
+/* At or below a protected directory of the start set. */
+static const struct deny_op *covered(const struct deny_list *l, const char *rel)
 {
-	struct stat st;
-	int fd = -1, rc;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *p = l->v[i].rel;
+		size_t n = strlen(p);
+		if (l->v[i].kind == DENY_PROTECT &&
+		    (!strcmp(p, ".") || (!strncmp(rel, p, n) && (rel[n] == '/' || rel[n] == '\0'))))
+			return &l->v[i];
+	}
+	return NULL;
+}
 
-	if (dir)
-		rc = mkdirat(dirfd, name, 0555);
-	else
-		rc = fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (rc < 0) {
-		/* Inside a directory we may not write to (another run's
-		 * placeholder): protect that directory itself instead. */
-		if ((errno == EACCES || errno == EROFS) && *prefix && fstatat(dirfd, ".", &st, 0) == 0) {
-			add(r, DENY_PROTECT, prefix, &st, 0, lock_shared(dirfd, ".", &st));
+/* The entry of the start set for exactly this object at this path. */
+const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].rel, rel) && l->v[i].dev == st->st_dev && l->v[i].ino == st->st_ino)
+			return &l->v[i];
+	return NULL;
+}
+
+static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comps, int i, int n);
+
+static void descend(struct deny_walk *w, int dirfd, const char *name, const char *rel,
+		    char **comps, int i, int n)
+{
+	int sub;
+
+	/* A "**" in the middle follows directories as deep as they go: a
+	 * bound, so a tree the command made cannot exhaust the stack. */
+	if (w->depth >= MAX_DEPTH || strlen(rel) > PATH_MAX - NAME_MAX - 2) {
+		if (w->check) {
+			ns_deny_candidate(w, rel);
 			return;
 		}
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create placeholder %s", rel);
+		sbx_die(SBX_EXIT_POLICY, "unable to protect below %s in the workspace: deeper than %d "
+			"directories", rel, MAX_DEPTH);
 	}
-	if (fd >= 0)
-		close(fd);
-	if (r->root && fchownat(dirfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to chown placeholder %s", rel);
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat placeholder %s", rel);
-	add(r, DENY_PROTECT, rel, &st, 1, lock_shared(dirfd, name, &st));
-}
-
-static void match(struct ns_run *r, int dirfd, const char *prefix, char **comps, int i, int n, int literal);
-
-/* Below a read-only protected path there is nothing left to do. */
-static int covered(const struct ns_run *r, const char *rel)
-{
-	for (size_t i = 0; i < r->ndops; i++) {
-		const char *p = r->dops[i].rel;
-		size_t n = strlen(p);
-		if (r->dops[i].kind == DENY_PROTECT &&
-		    (!strcmp(p, ".") || (!strncmp(rel, p, n) && (rel[n] == '/' || rel[n] == '\0'))))
-			return 1;
-	}
-	return 0;
-}
-
-/* One existing entry name of dirfd matched component i. */
-static void step(struct ns_run *r, int dirfd, const char *prefix, const char *name,
-		 char **comps, int i, int n, int literal)
-{
-	char rel[PATH_MAX];
-	struct stat st;
-	int last = i == n - 1, sub;
-
-	join(rel, prefix, name);
-	if (covered(r, rel))
-		return;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
-	if (S_ISLNK(st.st_mode))
-		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it is a symlink", rel);
-	if (last || (i == n - 2 && !strcmp(comps[n - 1], "**"))) {
-		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
-			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
-				rel, (unsigned long)st.st_nlink);
-		add(r, DENY_PROTECT, rel, &st, 0, lock_shared(dirfd, name, &st));
-		return;
-	}
-	add(r, DENY_ANCESTOR, rel, &st, 0, -1);
-	if (!S_ISDIR(st.st_mode))
-		return;
 	sub = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (sub < 0)
+
+	if (sub < 0) {
+		if (w->check)
+			return; /* changed meanwhile: the objects below are looked at by name */
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
-	match(r, sub, rel, comps, i + 1, n, literal);
+	}
+	w->depth++;
+	walk(w, sub, rel, comps, i, n);
+	w->depth--;
 	close(sub);
 }
 
-static void match(struct ns_run *r, int dirfd, const char *prefix, char **comps, int i, int n, int literal)
+/* A new directory where the glob ends in "**": everything in it is new.
+ * Git's own *.sample files in a hooks directory are never run: left. */
+static void new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth)
+{
+	int rfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *base = strrchr(rel, '/');
+	int hooks = !strcmp(base ? base + 1 : rel, "hooks");
+	struct dirent *e;
+	DIR *d;
+
+	if (rfd < 0 || !(d = fdopendir(rfd))) {
+		if (rfd >= 0)
+			close(rfd);
+		ns_deny_candidate(w, rel);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char sub[PATH_MAX];
+		struct stat st;
+		size_t len = strlen(e->d_name);
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		join(sub, rel, e->d_name);
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < MAX_COMPS) {
+			int fd = openat(dirfd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0) {
+				new_tree(w, fd, sub, depth + 1);
+				close(fd);
+				continue;
+			}
+		}
+		if (hooks && S_ISREG(st.st_mode) && len > 7 && !strcmp(e->d_name + len - 7, ".sample"))
+			continue;
+		ns_deny_candidate(w, sub);
+	}
+	closedir(d);
+}
+
+/* One existing entry name of dirfd matched component i. */
+static void step(struct deny_walk *w, int dirfd, const char *prefix, const char *name,
+		 char **comps, int i, int n)
+{
+	int final = i == n - 1 || (i == n - 2 && is_dstar(comps[n - 1]));
+	const struct deny_op *o;
+	char rel[PATH_MAX];
+	struct stat st;
+
+	join(rel, prefix, name);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (w->check && (errno == ENOENT || errno == ENOTDIR))
+			return;
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
+	}
+	if (!w->check) {
+		if (covered(&w->found, rel))
+			return;
+		if (S_ISLNK(st.st_mode))
+			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it is a symlink", rel);
+		if (final) {
+			if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
+					rel, (unsigned long)st.st_nlink);
+			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+			return;
+		}
+	} else {
+		o = ns_deny_known(w->start, rel, &st);
+		if (o && (o->kind == DENY_PROTECT || final))
+			return;
+		if (!o && final) {
+			if (S_ISDIR(st.st_mode) && is_dstar(comps[n - 1])) {
+				int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (fd >= 0) {
+					new_tree(w, fd, rel, 0);
+					close(fd);
+					return;
+				}
+			}
+			ns_deny_candidate(w, rel);
+			return;
+		}
+		/* Where a directory leads to protected paths, a new symlink
+		 * or file (a .git file naming another git directory) is one. */
+		if (!o && !S_ISDIR(st.st_mode)) {
+			ns_deny_candidate(w, rel);
+			return;
+		}
+	}
+	if (S_ISDIR(st.st_mode))
+		descend(w, dirfd, name, rel, comps, i + 1, n);
+}
+
+/* "**" before the last component: zero or more directories, never
+ * through a symlink, never below a protected directory. */
+static void any_depth(struct deny_walk *w, int dirfd, const char *prefix, char **comps, int i, int n)
+{
+	int rfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const struct deny_op *o;
+	struct dirent *e;
+	DIR *d;
+
+	walk(w, dirfd, prefix, comps, i + 1, n);
+	if (rfd < 0 || !(d = fdopendir(rfd))) {
+		if (w->check) {
+			if (rfd >= 0)
+				close(rfd);
+			return;
+		}
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace", prefix);
+	}
+	while ((e = readdir(d))) {
+		char rel[PATH_MAX];
+		struct stat st;
+
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		join(rel, prefix, e->d_name);
+		if (w->check ? (o = ns_deny_known(w->start, rel, &st)) && o->kind == DENY_PROTECT :
+			       covered(&w->found, rel) != NULL)
+			continue;
+		descend(w, dirfd, e->d_name, rel, comps, i, n);
+	}
+	closedir(d);
+}
+
+static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comps, int i, int n)
 {
 	const char *c = comps[i];
 	struct stat st;
 
-	if (!strcmp(c, "**")) {
-		/* Everything below prefix: the directory itself read-only. */
-		if (fstatat(dirfd, ".", &st, 0) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", prefix);
-		add(r, DENY_PROTECT, *prefix ? prefix : ".", &st, 0, lock_shared(dirfd, ".", &st));
+	if (is_dstar(c) && i == n - 1) {
+		/* Only "**" alone: the workspace itself read-only. */
+		if (!w->check) {
+			if (fstatat(dirfd, ".", &st, 0) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to stat the workspace");
+			ns_deny_push(&w->found, DENY_PROTECT, ".", st.st_dev, st.st_ino);
+		}
+		return;
+	}
+	if (is_dstar(c)) {
+		any_depth(w, dirfd, prefix, comps, i, n);
 		return;
 	}
 	if (!is_glob(c)) {
-		if (fstatat(dirfd, c, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			step(r, dirfd, prefix, c, comps, i, n, literal);
-		} else if (errno == ENOENT && literal) {
-			char rel[PATH_MAX];
-			join(rel, prefix, c);
-			if (!covered(r, rel))
-				placeholder(r, dirfd, prefix, rel, c, i < n - 1);
-		} else if (errno != ENOENT && errno != ENOTDIR) {
+		if (fstatat(dirfd, c, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			step(w, dirfd, prefix, c, comps, i, n);
+		else if (errno != ENOENT && errno != ENOTDIR && !w->check)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s/%s in the workspace", prefix, c);
-		}
 		return;
 	}
 	int rfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d;
 	struct dirent *e;
 
-	if (rfd < 0 || !(d = fdopendir(rfd)))
+	if (rfd < 0 || !(d = fdopendir(rfd))) {
+		if (w->check) {
+			if (rfd >= 0)
+				close(rfd);
+			return;
+		}
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace", *prefix ? prefix : ".");
+	}
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		if (fnmatch(c, e->d_name, 0) == 0)
-			step(r, dirfd, prefix, e->d_name, comps, i, n, 0);
+			step(w, dirfd, prefix, e->d_name, comps, i, n);
 	}
 	closedir(d);
+}
+
+void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n)
+{
+	for (size_t g = 0; g < n; g++) {
+		char buf[PATH_MAX], *comps[MAX_COMPS], *save = NULL, *p;
+		int nc = 0;
+		snprintf(buf, sizeof buf, "%s", globs[g]);
+		for (p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+			if (nc == MAX_COMPS)
+				sbx_die_usage("--deny-write: invalid glob '%s': too deep", globs[g]);
+			comps[nc++] = p;
+		}
+		walk(w, wsfd, "", comps, 0, nc);
+	}
 }
 
 static int cmp_dop(const void *a, const void *b)
@@ -248,7 +348,7 @@ static int cmp_dop(const void *a, const void *b)
 	return c ? c : (int)x->kind - (int)y->kind;
 }
 
-static int workspace_fd(struct ns_run *r)
+int ns_workspace_fd(struct ns_run *r)
 {
 	const struct mount_op *ws = &r->ops[r->ws];
 	struct stat st;
@@ -268,24 +368,31 @@ static int workspace_fd(struct ns_run *r)
 	return fd;
 }
 
+/* The start set: every match, then every directory leading to one. */
 void ns_plan_deny(struct ns_run *r)
 {
-	const char *const *globs = r->deny ? r->deny : default_deny;
-	size_t n = r->deny ? r->ndeny : 4;
-	int wsfd = workspace_fd(r);
+	struct deny_walk w = { .check = 0 };
+	size_t n, nprot;
+	const char *const *globs = ns_deny_globs(r, &n);
+	int wsfd = ns_workspace_fd(r);
 
-	for (size_t g = 0; g < n; g++) {
-		char buf[PATH_MAX], *comps[MAX_COMPS], *save = NULL, *p;
-		int nc = 0;
-		snprintf(buf, sizeof buf, "%s", globs[g]);
-		for (p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-			if (nc == MAX_COMPS)
-				sbx_die_usage("--deny-write: invalid glob '%s': too deep", globs[g]);
-			comps[nc++] = p;
+	ns_deny_walk(&w, wsfd, globs, n);
+	nprot = w.found.n;
+	for (size_t i = 0; i < nprot; i++) {
+		char anc[PATH_MAX], *s;
+		snprintf(anc, sizeof anc, "%s", w.found.v[i].rel);
+		for (s = strchr(anc, '/'); s; s = strchr(s + 1, '/')) {
+			struct stat st;
+			*s = '\0';
+			if (fstatat(wsfd, anc, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it was replaced (race)", anc);
+			ns_deny_push(&w.found, DENY_ANCESTOR, anc, st.st_dev, st.st_ino);
+			*s = '/';
 		}
-		match(r, wsfd, "", comps, 0, nc, 1);
 	}
-	qsort(r->dops, r->ndops, sizeof *r->dops, cmp_dop);
+	qsort(w.found.v, w.found.n, sizeof *w.found.v, cmp_dop);
+	r->dops = w.found.v;
+	r->ndops = w.found.n;
 }
 
 /* --tmp-in-workspace: /tmp and /dev/shm are directories of the workspace's
@@ -318,7 +425,7 @@ void ns_plan_scratch(struct ns_run *r)
 
 	if (!r->tmp_in_ws)
 		return;
-	wsfd = workspace_fd(r);
+	wsfd = ns_workspace_fd(r);
 	snprintf(path, sizeof path, "%s/.sbx-tmp", r->ops[r->ws].src);
 	scratch_dir(r, wsfd, ".sbx-tmp", path, &st);
 	base = openat(wsfd, ".sbx-tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -340,38 +447,4 @@ void ns_plan_scratch(struct ns_run *r)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	}
 	close(base);
-}
-
-/* Remove the placeholders again, if they are still the empty objects made
- * at the start (the sandbox, now gone, could not change them). */
-void ns_cleanup_deny(struct ns_run *r)
-{
-	for (size_t i = r->ndops; i-- > 0;) {
-		const struct deny_op *d = &r->dops[i];
-		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-		char parent[PATH_MAX], *slash, *name;
-		struct stat st;
-		int pfd;
-
-		if (!d->created || d->lockfd < 0 || flock(d->lockfd, LOCK_EX | LOCK_NB) < 0)
-			continue;
-		snprintf(parent, sizeof parent, "%s", d->rel);
-		slash = strrchr(parent, '/');
-		if (slash) {
-			*slash = '\0';
-			name = slash + 1;
-			pfd = (int)syscall(SYS_openat2, r->wsfd, parent, &how, sizeof how);
-		} else {
-			name = (char *)d->rel;
-			pfd = dup(r->wsfd);
-		}
-		if (pfd < 0)
-			continue;
-		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    st.st_dev == d->dev && st.st_ino == d->ino &&
-		    (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size == 0)))
-			unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
-		close(pfd);
-	}
 }

@@ -66,32 +66,42 @@ static void nest_userns(void)
 
 /* Built by the outer process before anything is set up (a grant binds it);
  * the sandbox inherits it as memory. */
+/* The value NAME will have from --setenv or --keep-env, or NULL. */
+static const char *given(const struct ns_run *r, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < r->nsetenv; i++)
+		if (!strncmp(r->setenv[i], name, len) && r->setenv[i][len] == '=')
+			return r->setenv[i] + len + 1;
+	for (size_t i = 0; i < r->nkeepenv; i++)
+		if (!strcmp(r->keepenv[i], name) && getenv(name))
+			return getenv(name);
+	return NULL;
+}
+
 char **ns_build_env(const struct ns_run *r, const char **path)
 {
-	size_t n = 3 + r->nsetenv + r->nkeepenv + 5 + 1, k = 0;
+	size_t n = 5 + r->nsetenv + r->nkeepenv + 5 + 1, k = 0;
 	char **env = calloc(n, sizeof *env);
-	const char *ws = r->ops[r->ws].dest;
-	const char *defaults[3][2] = {
-		{ "PATH", r->cmdpath ? r->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", ws }, { "TMPDIR", "/tmp" },
-	};
+	const char *home = given(r, "HOME") ? given(r, "HOME") : r->home ? r->home : NS_HOME;
+	char *cache = NULL, *config = NULL;
 
-	if (!env)
+	if (!env || asprintf(&cache, "%s/.cache", home) < 0 || asprintf(&config, "%s/.config", home) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	for (int d = 0; d < 3; d++) {
-		size_t len = strlen(defaults[d][0]);
-		int overridden = 0;
-		for (size_t i = 0; i < r->nsetenv; i++)
-			if (!strncmp(r->setenv[i], defaults[d][0], len) && r->setenv[i][len] == '=')
-				overridden = 1;
-		for (size_t i = 0; i < r->nkeepenv; i++)
-			if (!strcmp(r->keepenv[i], defaults[d][0]) && getenv(defaults[d][0]))
-				overridden = 1;
-		if (overridden)
+	const char *defaults[5][2] = {
+		{ "PATH", r->cmdpath ? r->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", home },
+		{ "TMPDIR", "/tmp" }, { "XDG_CACHE_HOME", cache }, { "XDG_CONFIG_HOME", config },
+	};
+	for (int d = 0; d < 5; d++) {
+		if (given(r, defaults[d][0]))
 			continue;
 		if (asprintf(&env[k], "%s=%s", defaults[d][0], defaults[d][1]) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 		k++;
 	}
+	free(cache);
+	free(config);
 	for (size_t i = 0; i < r->nkeepenv; i++) {
 		const char *v = getenv(r->keepenv[i]);
 		if (v && asprintf(&env[k++], "%s=%s", r->keepenv[i], v) < 0)
@@ -145,6 +155,7 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		_exit(SBX_EXIT_LOST);
 	close(r->report_fd);
 	sbx_ready_fd(r->ready_fd);
+	ns_explain_exec(r);
 	if (r->allow.n)
 		sbx_allowexec_exec(&r->allow, r->cmd, r->search, r->env);
 	sbx_exec(r->cmd, r->search, r->env);

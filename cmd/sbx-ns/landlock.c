@@ -100,10 +100,21 @@ int ns_landlock(const struct ns_run *r)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to create a Landlock ruleset (ABI %d)", abi);
 	read = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
 	allow(rfd, all, "/", LL_READ_DIR);
-	allow(rfd, all, "/proc", LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE);
-	allow(rfd, all, "/dev", LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE | LL_TRUNCATE | LL_IOCTL_DEV);
-	allow(rfd, all, "/dev/shm", all);
-	allow(rfd, all, "/tmp", all);
+	if (r->tier_tmp) {
+		/* The host's own /proc, /dev and /tmp (the Landlock tier): /proc
+		 * read-only, the harmless devices, a private TMPDIR. */
+		static const char *const dev[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+						   "/dev/urandom", NULL };
+		allow(rfd, all, "/proc", LL_READ_FILE | LL_READ_DIR);
+		for (const char *const *d = dev; *d; d++)
+			allow(rfd, all, *d, LL_READ_FILE | LL_WRITE_FILE | LL_TRUNCATE);
+		allow(rfd, all, r->tier_tmp, all);
+	} else {
+		allow(rfd, all, "/proc", LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE);
+		allow(rfd, all, "/dev", LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE | LL_TRUNCATE | LL_IOCTL_DEV);
+		allow(rfd, all, "/dev/shm", all);
+		allow(rfd, all, "/tmp", all);
+	}
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct mount_op *op = &r->ops[i];
 		if (op->kind == MNT_SYMLINK || op->kind == MNT_SCRATCH)

@@ -43,7 +43,7 @@ static const char usage[] =
 	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH]... [--rw PATH]... "
 	"[--ro-fd FD]... [--rw-fd FD]... [--bind SRC DEST]... [--ro-bind SRC DEST]... "
 	"[--bind-fd FD DEST]... [--ro-bind-fd FD DEST]... [--runtime PATHS] [--tmp-in-workspace] "
-	"[--deny-write GLOB]... [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
+	"[--deny-write GLOB]... [--home DIR] [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
 	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
@@ -56,7 +56,7 @@ enum {
 	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
-	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY,
+	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -71,6 +71,7 @@ static const struct sbx_opt options[] = {
 	{ "runtime",          SBX_ARG,   SBX_ONCE, O_RUNTIME },
 	{ "tmp-in-workspace", SBX_NOARG, SBX_ONCE, O_TMP_IN_WS },
 	{ "deny-write",       SBX_ARG,   SBX_MANY, O_DENY_WRITE },
+	{ "home",             SBX_ARG,   SBX_ONCE, O_HOME },
 	{ "require-landlock", SBX_NOARG, SBX_ONCE, O_REQUIRE_LANDLOCK },
 	{ "uid",              SBX_ARG,   SBX_ONCE, O_UID },
 	{ "gid",              SBX_ARG,   SBX_ONCE, O_GID },
@@ -173,6 +174,11 @@ static int parse(struct ns_run *r, int argc, char **argv)
 			break;
 		case O_RO: ns_add_path(r, MNT_RO, 1, "--ro", arg); break;
 		case O_RW: ns_add_path(r, MNT_RW, 0, "--rw", arg); break;
+		case O_HOME:
+			/* A writable root like --rw, and the command's HOME. */
+			ns_add_path(r, MNT_RW, 0, "--home", arg);
+			r->home = r->ops[r->nops - 1].dest;
+			break;
 		case O_RO_FD: ns_add_fd(r, MNT_RO, 1, "--ro-fd", arg); break;
 		case O_RW_FD: ns_add_fd(r, MNT_RW, 0, "--rw-fd", arg); break;
 		case O_RUNTIME:
@@ -446,6 +452,7 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 		sbx_json_int(&j, "broker_pid", r->broker_pid);
 	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
+	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->mnt_api));
 	sbx_json_str(&j, "userns", "blocked");
 	sbx_json_uint(&j, "uid", r->uid);
 	sbx_json_uint(&j, "gid", r->gid);
@@ -517,14 +524,15 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		pf[0].events = POLLIN;
 		pf[1].fd = report_open ? r->report_fd : -1;
 		pf[1].events = POLLIN;
-		int wait_ms = -1, rc;
+		int wait_ms = 1000, rc; /* the deny-write record's heartbeat */
+		ns_deny_heartbeat(r);
 		if (deadline && !timed_out) {
 			uint64_t now = now_ms();
 			if (now >= deadline) {
 				kill(pid, SIGKILL);
 				timed_out = 1;
 			} else {
-				wait_ms = deadline - now > 60000 ? 60000 : (int)(deadline - now);
+				wait_ms = deadline - now > 1000 ? 1000 : (int)(deadline - now);
 			}
 		}
 		pf[2].fd = ns_notify_fd(r);
@@ -582,6 +590,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	}
 	close(sfd);
 	ns_notify_end(r);
+	ns_deny_end(r);
 	ns_net_finish(r);
 	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
@@ -618,10 +627,14 @@ int main(int argc, char **argv)
 	ns_check_net(&r);
 	if (sbx_probe_landlock(&r.landlock_abi) != 0)
 		r.landlock_abi = 0;
+	r.mnt_api = sbx_mnt_probe();
 	if (r.require_landlock && r.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
 	check_policy(&r);
+	ns_check_ws_writable(&r);
+	ns_plan_hint(&r);
 	ns_plan_scratch(&r);
+	ns_deny_recover(&r);
 	ns_plan_deny(&r);
 
 	ns_net_prepare(&r);
@@ -637,6 +650,7 @@ int main(int argc, char **argv)
 	signal(SIGCHLD, SIG_DFL);
 	if (sigprocmask(SIG_BLOCK, &block, &r.oldmask) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
+	ns_deny_record(&r);
 
 	/* One clone: every namespace at once; the child is pid 1. Raw clone
 	 * (fork semantics) so nothing in libc runs twice. */
@@ -648,10 +662,11 @@ int main(int argc, char **argv)
 		/* Only here, where the namespaces the sandbox is made of cannot
 		 * be had, and only if the effective policy has both halves of
 		 * the unsafe fallback; anything else fails closed. */
-		int e = errno;
-		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) &&
-		    (e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES))
+		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
+		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) && nons)
 			ns_unsafe_fallback(&r, e);
+		if (r.pol_on && r.eff.fallback.set && r.eff.fallback.v == SBX_PFB_LANDLOCK && nons)
+			ns_landlock_tier(&r, e);
 		errno = e;
 		die_userns("create namespaces", "");
 	}
@@ -671,6 +686,7 @@ int main(int argc, char **argv)
 	 * (the sandbox was created before this, with the caller's disposition). */
 	signal(SIGPIPE, SIG_IGN);
 	write_maps(&r, pid);
+	ns_deny_started(&r, pid);
 	status_namespaces(&r, pid);
 	/* Go. The outer keeps its end open for life: the sandbox sees EOF
 	 * (and has its parent-death signal) when the outer is gone. */
@@ -683,6 +699,5 @@ int main(int argc, char **argv)
 		close(r.ready_fd);
 	code = wait_sandbox(&r, pid);
 	ns_net_end(&r);
-	ns_cleanup_deny(&r);
 	return code;
 }

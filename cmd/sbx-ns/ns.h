@@ -10,10 +10,12 @@
 #include <stdnoreturn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "allowexec.h"
 #include "grant.h"
+#include "mount.h"
 #include "policy.h"
 #include "protect.h"
 
@@ -54,10 +56,26 @@ struct deny_op {
 	char *rel;
 	dev_t dev;
 	ino_t ino;
-	int created;       /* a placeholder the outer made (removed at the end) */
-	int lockfd;        /* held with a shared flock for the run, or -1 */
-	int isdir;
 };
+
+struct deny_list {
+	struct deny_op *v;
+	size_t n, cap;
+};
+
+/* One walk of the globs over the workspace: at the start (check 0) it
+ * fills found; at the end (check 1) it compares with start and collects
+ * the protected paths that are new (cand). */
+struct deny_walk {
+	int check;
+	int depth;
+	struct deny_list found;
+	const struct deny_list *start;
+	char **cand;
+	size_t ncand, capcand;
+};
+
+struct ns_deny_rec;
 
 /* --net: none (no interface up, no socket), loopback (a private lo),
  * broker (a private lo, a bridge to the broker's socket, a filter allowing
@@ -65,6 +83,9 @@ struct deny_op {
 enum net_mode { NET_NONE = 1, NET_LOOPBACK, NET_BROKER, NET_HOST };
 
 #define NS_BROKER_PORT 3128
+
+/* The command's private HOME without --home: in the sandbox's own /tmp. */
+#define NS_HOME "/tmp/home"
 
 struct ns_run {
 	/* argv */
@@ -77,6 +98,7 @@ struct ns_run {
 	const char **keepenv;  /* NAME */
 	size_t nkeepenv;
 	const char *runtime;   /* --runtime PATHS, NULL for the default set */
+	const char *home;      /* --home DIR (its path inside), NULL: NS_HOME */
 	int tmp_in_ws;
 	int require_landlock;
 	int have_uid, have_gid;
@@ -110,9 +132,12 @@ struct ns_run {
 	gid_t caller_gid;
 	size_t ws;             /* index of the workspace in ops */
 	int wsfd;              /* O_PATH on the workspace, the outer's own */
-	struct deny_op *dops;
-	size_t ndops, capdops;
+	struct deny_op *dops;  /* the start set, in path order */
+	size_t ndops;
+	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
+	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
+	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
 	int report_fd;         /* sandbox -> outer: what happened inside */
@@ -121,6 +146,7 @@ struct ns_run {
 	int notify_sock[2];    /* [0] outer, [1] the command's process: the listener */
 	struct ns_notify *notify; /* the outer's supervisor state (notify.c) */
 	const char *search;    /* where prog is looked up: PATH of env */
+	char *hint;            /* why prog would not be found inside (hint.c), or NULL */
 };
 
 /* Records on the report pipe, fixed size so one write(2) is atomic. */
@@ -148,6 +174,12 @@ void ns_drop_ro_in_ws(struct ns_run *r);
 void ns_policy_check_fds(const struct ns_run *r);
 void ns_apply_policy(struct ns_run *r, int net_given);
 noreturn void ns_unsafe_fallback(struct ns_run *r, int err);
+noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier);
+
+/* tier.c: the Landlock tier, where no user namespace can be had and the
+ * baseline says "fallback": "landlock" */
+noreturn void ns_landlock_tier(struct ns_run *r, int err);
+void ns_tier_end(struct ns_run *r);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;
@@ -166,9 +198,27 @@ void ns_check_launcher(const struct ns_run *r);
 
 /* deny.c */
 void ns_check_glob(const char *glob);
+const char *const *ns_deny_globs(const struct ns_run *r, size_t *n);
+void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino);
+void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n);
+const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st);
+int ns_workspace_fd(struct ns_run *r);
 void ns_plan_deny(struct ns_run *r);
 void ns_plan_scratch(struct ns_run *r);
-void ns_cleanup_deny(struct ns_run *r);
+
+/* denyend.c: the record of a run, and protected paths created by it */
+void ns_deny_candidate(struct deny_walk *w, const char *rel);
+void ns_deny_recover(struct ns_run *r);
+void ns_deny_record(struct ns_run *r);
+void ns_deny_started(struct ns_run *r, pid_t pid);
+void ns_deny_heartbeat(struct ns_run *r);
+void ns_deny_end(struct ns_run *r);
+void ns_deny_forget(struct ns_run *r);
+
+/* hint.c */
+void ns_check_ws_writable(const struct ns_run *r);
+void ns_plan_hint(struct ns_run *r);
+void ns_explain_exec(const struct ns_run *r);
 
 /* root.c: in the sandbox's pid 1, before the command exists */
 void ns_build_root(struct ns_run *r, int *hidepid);

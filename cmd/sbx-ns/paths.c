@@ -97,7 +97,10 @@ static void check_place(const char *opt, const char *arg, const char *path, enum
 	if (!strcmp(path, "/"))
 		sbx_die_usage("%s: invalid path '%s': the root", opt, arg);
 	for (d = kind == MNT_WORKSPACE ? never_ws : never; *d; d++)
-		if (ns_under(path, *d))
+		if (ns_under(path, *d) && kind == MNT_WORKSPACE && !strcmp(*d, "/tmp"))
+			sbx_die_usage("%s: invalid path '%s': under /tmp, where the sandbox mounts its "
+				      "own /tmp (use a directory under /var/tmp)", opt, arg);
+		else if (ns_under(path, *d))
 			sbx_die_usage("%s: invalid path '%s': under %s", opt, arg, *d);
 }
 

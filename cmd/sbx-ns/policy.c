@@ -283,19 +283,18 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 	}
 }
 
-/* No namespaces for this caller, and the policy allows running anyway:
- * say so loudly, then run the command as it would have run inside (never
- * as root, the environment it would have had, the workspace as its
- * directory), with nothing of the sandbox around it. The outer stays to
- * report the outcome like a sandboxed run. */
-noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
+/* The command as a host process, where no namespaces can be had: as it
+ * would have run inside (never as root, the environment it would have had,
+ * the workspace as its directory), confine() (if any) applied last before
+ * exec, the outer waiting and reporting the outcome like a sandboxed run;
+ * tier names the isolation in the exit event (NULL: the unsafe fallback). */
+noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier)
 {
 	struct sbx_json j;
 	int st = 0, code, timed_out;
 	pid_t pid;
 
-	sbx_policy_unsafe_notice(r->status_fd, NS_PROG, err);
-	ns_cleanup_deny(r);
+	ns_deny_forget(r);
 	if (r->ready_fd >= 0)
 		close(r->ready_fd);
 	pid = fork();
@@ -313,6 +312,8 @@ noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
 		if (chdir(r->ops[r->ws].src) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->ops[r->ws].src);
+		if (confine)
+			confine(r);
 		if (sigprocmask(SIG_SETMASK, &r->oldmask, NULL) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
 		if (r->allow.n)
@@ -321,6 +322,10 @@ noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
 	}
 	if (wait_command(r, pid, &st, &timed_out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to wait for the command");
+	/* A confined command led its own session (process group): what it
+	 * left behind there goes with it. */
+	if (confine)
+		kill(-pid, SIGKILL);
 	code = timed_out ? SBX_EXIT_TIMEOUT : sbx_wait_code(st);
 	if (r->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
@@ -331,8 +336,21 @@ noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
 			sbx_json_int(&j, "signal", WTERMSIG(st));
 		if (timed_out)
 			sbx_json_bool(&j, "timeout", 1);
-		sbx_json_bool(&j, "unsafe_fallback", 1);
+		if (tier)
+			sbx_json_str(&j, "isolation", tier);
+		else
+			sbx_json_bool(&j, "unsafe_fallback", 1);
 		sbx_json_write(&j, r->status_fd);
 	}
+	if (confine)
+		ns_tier_end(r);
 	exit(code);
+}
+
+/* No namespaces for this caller, and the policy allows running anyway:
+ * say so loudly, then run the command with nothing of the sandbox around it. */
+noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
+{
+	sbx_policy_unsafe_notice(r->status_fd, NS_PROG, err);
+	ns_host_run(r, NULL, NULL);
 }

@@ -3,15 +3,18 @@
  * then pivot_root and the old root detached.
  *
  * Sources are opened first, before anything is mounted, and checked against
- * the device and inode the outer process saw; each bind is a clone of that
- * very object (open_tree), made read-only with all its submounts in one
- * step (mount_setattr), and attached to a mount point this process created
- * on its own tmpfs (move_mount onto an fd, no path walked twice). */
+ * the device and inode the outer process saw; each bind is of that very
+ * object (by its fd), made read-only, nosuid and nodev with all its
+ * submounts, and attached to a mount point this process created on its own
+ * tmpfs (by its fd): with the new mount API where the kernel has it, else
+ * with the classic calls, the new mount proven to be that object again
+ * (lib/mount.h). The outer process chose the interface once (r->mnt_api). */
 #include "ns.h"
 
 #include "container.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "mount.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,35 +28,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#define A_RDONLY 0x1ULL
-#define A_NOSUID 0x2ULL
-#define A_NODEV  0x4ULL
-#define A_NOEXEC 0x8ULL
-#define TREE_CLONE 1U
-#define AT_RECURSIVE_ 0x8000U
-#define MOVE_F_EMPTY 0x4U
-#define MOVE_T_EMPTY 0x40U
-
-struct mattr {
-	uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
-static int open_tree_(int dfd, const char *p, unsigned f)
-{
-	return (int)syscall(SYS_open_tree, dfd, p, f);
-}
-
-static int move_mount_(int fdfd, const char *fp, int tdfd, const char *tp, unsigned f)
-{
-	return (int)syscall(SYS_move_mount, fdfd, fp, tdfd, tp, f);
-}
-
-static int setattr_(int dfd, const char *p, unsigned f, uint64_t set)
-{
-	struct mattr a = { .attr_set = set };
-	return (int)syscall(SYS_mount_setattr, dfd, p, f, &a, sizeof a);
-}
 
 static int openat2_(int dfd, const char *p, uint64_t flags, uint64_t resolve)
 {
@@ -134,19 +108,30 @@ static int mount_point(const struct owned *o, const char *dest, int isdir)
 	return fd;
 }
 
-/* Clone the tree at srcfd, set its flags, attach it at the target fd. */
-static void bind_fd(int srcfd, int target, uint64_t attr, int recursive, const char *what)
+/* Bind the object at srcfd onto the mount point target (rel: its path from
+ * the new root), by the interface this run probed once. */
+static void bind_fd(const struct ns_run *r, int srcfd, int target, const char *rel,
+		    unsigned attr, int recursive, const char *what)
 {
-	unsigned rec = recursive ? AT_RECURSIVE_ : 0;
-	int tree = open_tree_(srcfd, "", TREE_CLONE | O_CLOEXEC | AT_EMPTY_PATH | rec);
+	const char *step = "mount";
+	int rc = sbx_mnt_bind(r->mnt_api, srcfd, target, AT_FDCWD, rel, attr, recursive, &step);
 
-	if (tree < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to clone mount of %s", what);
-	if (attr && setattr_(tree, "", AT_EMPTY_PATH | rec, attr) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to set mount flags of %s", what);
-	if (move_mount_(tree, "", target, "", MOVE_F_EMPTY | MOVE_T_EMPTY) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to mount %s", what);
-	close(tree);
+	if (rc == SBX_MNT_RACE)
+		sbx_die(SBX_EXIT_POLICY, "unable to bind %s: the mounted object is not the one checked (race)", what);
+	if (rc)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to %s %s", step, what);
+}
+
+/* Add attr to one of the sandbox's own mounts (rel from the new root). */
+static void set_flags(const struct ns_run *r, const char *rel, unsigned attr, const char *what)
+{
+	const char *step = "set mount flags of";
+	int rc = sbx_mnt_set(r->mnt_api, AT_FDCWD, rel, attr, &step);
+
+	if (rc == SBX_MNT_RACE)
+		sbx_die(SBX_EXIT_SYS, "unable to make %s read-only: it is not a mount", what);
+	if (rc)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to make %s read-only", what);
 }
 
 static void verify(const char *rel, const char *shown, dev_t dev, ino_t ino)
@@ -242,10 +227,35 @@ static void build_deny(const struct ns_run *r)
 			sbx_die_errno(SBX_EXIT_POLICY, "unable to protect %s (race)", shown);
 		if (st.st_dev != d->dev || st.st_ino != d->ino)
 			sbx_die(SBX_EXIT_POLICY, "unable to protect %s: it was replaced (race)", shown);
-		bind_fd(fd, fd, d->kind == DENY_PROTECT ? A_RDONLY | A_NOSUID | A_NODEV : 0,
-			S_ISDIR(st.st_mode), shown);
+		bind_fd(r, fd, fd, rel, d->kind == DENY_PROTECT ? SBX_MNT_RDONLY | SBX_MNT_NOSUID |
+			SBX_MNT_NODEV : 0, S_ISDIR(st.st_mode), shown);
 		close(fd);
 	}
+}
+
+/* Without --home: the command's HOME, a directory of the sandbox's /tmp
+ * (with --tmp-in-workspace, of the workspace's .sbx-tmp/tmp, kept between
+ * runs: then it must already be a directory of the command's, never a
+ * link). */
+static void build_home(const struct ns_run *r)
+{
+	const char *rel = NS_HOME + 1;
+	struct stat st;
+
+	if (r->home)
+		return;
+	if (mkdir(rel, 0700) == 0) {
+		if (chown(rel, r->uid, r->gid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", NS_HOME);
+	} else if (errno != EEXIST) {
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", NS_HOME);
+	}
+	if (lstat(rel, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", NS_HOME);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != r->uid)
+		sbx_die(SBX_EXIT_POLICY, "unable to use %s as HOME: not a directory of uid %u "
+			"(it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)",
+			NS_HOME, (unsigned)r->uid);
 }
 
 void ns_build_root(struct ns_run *r, int *hidepid)
@@ -305,20 +315,20 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 			continue;
 		}
 		target = mount_point(&o, op->dest, op->isdir);
-		bind_fd(src[i], target, (op->ro ? A_RDONLY : 0) | A_NOSUID | A_NODEV, 1, op->src);
+		snprintf(rel, sizeof rel, "%s", op->dest + 1);
+		bind_fd(r, src[i], target, rel, (op->ro ? SBX_MNT_RDONLY : 0) | SBX_MNT_NOSUID |
+			SBX_MNT_NODEV, 1, op->src);
 		close(target);
 		close(src[i]);
-		snprintf(rel, sizeof rel, "%s", op->dest + 1);
 		verify(rel, op->src, op->dev, op->ino);
 	}
 	free(src);
 	build_deny(r);
+	build_home(r);
 
 	/* Nothing more is created: /dev and the root itself read-only. */
-	if (setattr_(AT_FDCWD, "dev", 0, A_RDONLY) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to make /dev read-only");
-	if (setattr_(AT_FDCWD, ".", 0, A_RDONLY) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to make / read-only");
+	set_flags(r, "dev", SBX_MNT_RDONLY, "/dev");
+	set_flags(r, ".", SBX_MNT_RDONLY, "/");
 	if (syscall(SYS_pivot_root, ".", ".") < 0) {
 		/* The initramfs rootfs can never be pivoted away from. */
 		if (errno == EINVAL)

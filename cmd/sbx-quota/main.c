@@ -6,6 +6,7 @@
  * Trust: the administrator's quota setup is trusted, the workspace contents
  * are not. Everything is read through fds: the workspace is opened once
  * (O_NOFOLLOW) and that open directory is what gets checked and passed on. */
+#include "capdrop.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
@@ -27,8 +28,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #define TOOL "sbx-quota"
 #define MAX_BYTES (1ULL << 60)
@@ -47,6 +51,7 @@ struct opts {
 	const char *workspace;
 	uint64_t disk, inodes, max_file, project;
 	int pass_fd, status_fd, replace, json;
+	int statfs_ok;               /* the baseline accepts statfs's figures (verify) */
 	struct sbx_policy_opts pol;  /* verify: --baseline, --baseline-fd, --policy-fd, --clamp */
 	char **prog;
 };
@@ -62,6 +67,8 @@ struct ws {
 	const char *fsname;
 	unsigned long dev;
 	uint64_t mnt_id;
+	int64_t born_sec;         /* statx btime, 0 when the filesystem has none */
+	uint32_t born_nsec;
 	uint32_t projid;
 	int inherit;
 	int status_fd;
@@ -179,6 +186,7 @@ static void apply_policy(struct opts *o)
 	sbx_policy_effective(&o->pol, &req, SBX_PSCOPE_QUOTA, NULL, TOOL, o->status_fd, &eff);
 	o->disk = eff.disk.set ? eff.disk.v : 0;
 	o->inodes = eff.inodes.set ? eff.inodes.v : 0;
+	o->statfs_ok = eff.statfs_ok.set && eff.statfs_ok.v;
 	sbx_policy_free(&eff);
 	sbx_policy_free(&req);
 }
@@ -280,11 +288,16 @@ static void ws_open(struct ws *w, const char *path, int status_fd)
 			sbx_die_usage("--workspace: invalid path '%s': not a directory", w->name);
 		fail(w, SBX_EXIT_SYS, "unable to open workspace %s: %s", w->name, strerror(errno));
 	}
-	if (sbx_statx(w->fd, "", AT_EMPTY_PATH, SBX_STATX_TYPE | SBX_STATX_MNT_ID, &w->stx) < 0)
+	if (sbx_statx(w->fd, "", AT_EMPTY_PATH, SBX_STATX_TYPE | SBX_STATX_MNT_ID | SBX_STATX_BTIME,
+		      &w->stx) < 0)
 		fail(w, SBX_EXIT_SYS, "unable to stat workspace %s: %s", w->name, strerror(errno));
 	if (fstatfs(w->fd, &w->sfs) < 0)
 		fail(w, SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
 	w->dev = makedev(w->stx.stx_dev_major, w->stx.stx_dev_minor);
+	if (w->stx.stx_mask & SBX_STATX_BTIME) {
+		w->born_sec = w->stx.stx_btime.tv_sec;
+		w->born_nsec = w->stx.stx_btime.tv_nsec;
+	}
 	w->mnt_id = (w->stx.stx_mask & SBX_STATX_MNT_ID) ? w->stx.stx_mnt_id : 0;
 	w->kind = sbx_quota_fs_kind((unsigned long)w->sfs.f_type);
 	w->fsname = sbx_quota_fs_name((unsigned long)w->sfs.f_type);
@@ -339,8 +352,10 @@ static void read_root_attr(struct ws *w)
 		     w->name, strerror(errno));
 }
 
-/* The project's limits: Q_XGETQUOTA when allowed (root), else statfs.
- * Returns the source's name. */
+/* The project's limits: Q_XGETQUOTA when allowed (root), else statfs,
+ * whose figures are the smaller of the soft and hard limits (held in
+ * bhard/ihard all the same: see sbx_quota_statfs). Returns the source's
+ * name. */
 static const char *read_limits(const struct ws *w, uint32_t projid, struct sbx_qlimits *q)
 {
 	if (sbx_quota_get(w->fd, w->mnt_id, w->dev, projid, q) == 0)
@@ -373,15 +388,149 @@ static void json_identity(struct sbx_json *j, const struct ws *w)
 	sbx_json_uint(j, "project", w->projid);
 }
 
-static void json_limits(struct sbx_json *j, const char *src, const struct sbx_qlimits *q)
+static uint64_t min_not_zero(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* What the limits are and how far they are known to be hard. statfs's
+ * figures are never called hard: "block_limit" is the soft limit when one
+ * is set, and only a record of prepare's (assurance "record") or the
+ * baseline (assurance "statfs") vouches for them. */
+static void json_limits(struct sbx_json *j, const char *src, const struct sbx_qlimits *q,
+			const char *assurance)
 {
 	sbx_json_str(j, "limits_from", src);
-	sbx_json_uint(j, "block_hard", q->bhard);
-	sbx_json_uint(j, "block_soft", q->bsoft);
-	sbx_json_uint(j, "inode_hard", q->ihard);
-	sbx_json_uint(j, "inode_soft", q->isoft);
+	if (!strcmp(src, "statfs") && !strcmp(assurance, "record")) {
+		sbx_json_uint(j, "block_limit", min_not_zero(q->bsoft, q->bhard));
+		sbx_json_uint(j, "inode_limit", min_not_zero(q->isoft, q->ihard));
+		sbx_json_uint(j, "block_hard", q->bhard);
+		sbx_json_uint(j, "inode_hard", q->ihard);
+	} else if (!strcmp(src, "statfs")) {
+		sbx_json_uint(j, "block_limit", q->bhard);
+		sbx_json_uint(j, "inode_limit", q->ihard);
+	} else {
+		sbx_json_uint(j, "block_hard", q->bhard);
+		sbx_json_uint(j, "block_soft", q->bsoft);
+		sbx_json_uint(j, "inode_hard", q->ihard);
+		sbx_json_uint(j, "inode_soft", q->isoft);
+	}
 	sbx_json_uint(j, "bytes_used", q->bused);
 	sbx_json_uint(j, "inodes_used", q->iused);
+	sbx_json_str(j, "assurance", assurance);
+}
+
+/* Whether statfs's figures q may be taken for the limits prepare recorded
+ * on the root: NULL when they are exactly what the record implies (the
+ * smaller of its soft and hard limits; r then holds the record), else the
+ * reason they may not, in why. prepare sets a soft limit one block (one
+ * inode) below the hard one, so the figure statfs then shows is not the
+ * round one an administrator gives another tool: a soft limit set later
+ * at the requested size, to hide a looser hard one, shows as a mismatch. */
+static const char *record_disagrees(const struct ws *w, const struct sbx_qlimits *q,
+				    struct sbx_qrecord *rec, char *why, size_t sz)
+{
+	struct sbx_qrecord r;
+	char rwhy[400];
+	int n = sbx_quota_record_read(w->stx.stx_dev_major, w->stx.stx_dev_minor, w->stx.stx_ino,
+				      &r, rwhy, sizeof rwhy);
+	uint64_t bshow = 0, ishow = 0;
+
+	if (n > 0) {
+		bshow = min_not_zero(r.bsoft, r.bhard);
+		ishow = min_not_zero(r.isoft, r.ihard);
+	}
+
+	if (n < 0)
+		snprintf(why, sz, "%s", rwhy);
+	else if (n == 0 || r.born_sec != w->born_sec || r.born_nsec != w->born_nsec)
+		snprintf(why, sz, "it has no record of sbx-quota prepare%s",
+			 n ? " (only one of an earlier directory with its inode number)" : "");
+	else if (r.projid != w->projid)
+		snprintf(why, sz, "its record is for project %u", r.projid);
+	else if (bshow != q->bhard)
+		snprintf(why, sz, "its record implies a block limit of %llu, statfs shows %llu",
+			 (unsigned long long)bshow, (unsigned long long)q->bhard);
+	else if (ishow != q->ihard)
+		snprintf(why, sz, "its record implies an inode limit of %llu, statfs shows %llu",
+			 (unsigned long long)ishow, (unsigned long long)q->ihard);
+	else {
+		*rec = r;
+		return NULL;
+	}
+	return why;
+}
+
+/* The assurance of the limits just checked: "quotactl" (read as they
+ * are), "record" (statfs agrees with prepare's record), "statfs" (the
+ * baseline accepts statfs's figures, announced on stderr). Else 102: a
+ * soft limit would hide a looser hard one. */
+static const char *assurance(const struct ws *w, const struct opts *o, const char *src,
+			     struct sbx_qlimits *q)
+{
+	struct sbx_qrecord r;
+	char why[512];
+
+	if (strcmp(src, "statfs"))
+		return src;
+	if (!record_disagrees(w, q, &r, why, sizeof why)) {
+		/* The recorded limits stand; statfs's use stays. */
+		q->bhard = r.bhard;
+		q->bsoft = r.bsoft;
+		q->ihard = r.ihard;
+		q->isoft = r.isoft;
+		return "record";
+	}
+	if (o->statfs_ok) {
+		sbx_warn("workspace %s: taking statfs's limits of project %u as hard, as the baseline "
+			 "accepts (accept_statfs_quota): %s, and a soft limit would hide a looser hard one",
+			 w->name, w->projid, why);
+		return "statfs";
+	}
+	fail(w, SBX_EXIT_POLICY,
+	     "refusing workspace %s: statfs shows the soft limit of project %u when one is set, "
+	     "its hard limits need CAP_SYS_ADMIN to read, and %s; to fix: run sbx-quota prepare "
+	     "on it as root, or set accept_statfs_quota in the baseline", w->name, w->projid, why);
+}
+
+/* The project's use once deleted inodes are released. XFS frees them in
+ * the background, so for a moment after an unlink they are still charged:
+ * before taking a count above want as a sharing tree, flush the
+ * filesystem and read again, a bounded number of times (about a second).
+ * An inode another tree holds stays charged and is still reported. */
+static void settle_use(const struct ws *w, uint32_t projid, const char *src, uint64_t want,
+		       struct sbx_qlimits *q)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	struct sbx_qlimits now;
+
+	for (int i = 0; i < 50 && q->iused > want; i++) {
+		if (syncfs(w->fd) < 0)
+			fail(w, SBX_EXIT_SYS, "unable to sync the filesystem of workspace %s: %s",
+			     w->name, strerror(errno));
+		if (i)
+			nanosleep(&ts, NULL);
+		if (!strcmp(src, "statfs") ? sbx_quota_statfs(w->fd, &now) < 0 :
+		    sbx_quota_get(w->fd, w->mnt_id, w->dev, projid, &now) < 0)
+			fail(w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+			     projid, w->name, strerror(errno));
+		/* Only the use: the limits were checked already. */
+		q->bused = now.bused;
+		q->iused = now.iused;
+	}
+}
+
+/* sbx-quota must not run a command its quota does not bind: ext4 exempts
+ * CAP_SYS_RESOURCE from hard limits (XFS does not). Dropped on both, one
+ * rule: from every set, the bounding one included. */
+static void drop_quota_exemption(const struct ws *w)
+{
+	const char *step = "";
+	int nnp;
+
+	if (sbx_cap_drop(CAP_SYS_RESOURCE, &step, &nnp) < 0)
+		fail(w, SBX_EXIT_SYS, "unable to drop CAP_SYS_RESOURCE (which exempts from quotas) before exec: %s: %s",
+		     step, strerror(errno));
 }
 
 /* --- verify ------------------------------------------------------------ */
@@ -389,9 +538,11 @@ static void json_limits(struct sbx_json *j, const char *src, const struct sbx_ql
 static void check_limits(const struct ws *w, const struct opts *o, const char *src,
 			 const struct sbx_qlimits *q)
 {
-	int viastatfs = !strcmp(src, "statfs");
-	const char *b = viastatfs ? "block limit (statfs)" : "block hard limit";
-	const char *i = viastatfs ? "inode limit (statfs)" : "inode hard limit";
+	int viastatfs = !strcmp(src, "statfs"), viarecord = !strcmp(src, "record");
+	const char *b = viastatfs ? "block limit (statfs)" :
+			viarecord ? "block hard limit (recorded)" : "block hard limit";
+	const char *i = viastatfs ? "inode limit (statfs)" :
+			viarecord ? "inode hard limit (recorded)" : "inode hard limit";
 	unsigned long long per4k = o->disk / 4096;
 
 	if (!q->bhard)
@@ -417,7 +568,7 @@ static int verify(const struct opts *o)
 	struct ws w;
 	struct sbx_qlimits q;
 	struct sbx_qtree t = { .mode = SBX_QTREE_CHECK };
-	const char *src;
+	const char *src, *how;
 	int r;
 
 	ws_open(&w, o->workspace, o->status_fd);
@@ -435,6 +586,10 @@ static int verify(const struct opts *o)
 	r = sbx_qtree_run(w.fd, &t);
 	if (r)
 		fail(&w, r, "%s", t.msg);
+	how = assurance(&w, o, src, &q);
+	if (!strcmp(how, "record"))   /* the hard limits behind what statfs showed */
+		check_limits(&w, o, how, &q);
+	settle_use(&w, w.projid, src, t.entries + 1, &q);
 	/* The filesystem charges the project with every inode that has its
 	 * id; the tree holds entries + 1 (its root). More charged than held
 	 * means some other tree uses the project and shares its limits. */
@@ -465,7 +620,7 @@ static int verify(const struct opts *o)
 		struct sbx_json j;
 		sbx_json_begin(&j, TOOL, "verified");
 		json_identity(&j, &w);
-		json_limits(&j, src, &q);
+		json_limits(&j, src, &q, how);
 		sbx_json_uint(&j, "entries", t.entries + 1);
 		if (o->max_file)
 			sbx_json_uint(&j, "max_file", o->max_file);
@@ -482,6 +637,7 @@ static int verify(const struct opts *o)
 		close(w.fd);
 	if (!o->prog)
 		return SBX_EXIT_OK;
+	drop_quota_exemption(&w);
 	sbx_exec(o->prog, NULL, NULL);
 }
 
@@ -490,8 +646,11 @@ static int verify(const struct opts *o)
 static int prepare(const struct opts *o)
 {
 	struct ws w;
-	struct sbx_qlimits q, back;
+	struct sbx_qlimits q, back, set;
+	struct sbx_qrecord rec;
 	struct sbx_qtree t = { .mode = SBX_QTREE_SCAN };
+	char path[128];
+	const char *step = "";
 	uint32_t id = (uint32_t)o->project;
 	uint64_t bsize, bhard, ihard, held;
 	int r;
@@ -521,6 +680,7 @@ static int prepare(const struct opts *o)
 	if (r)
 		fail(&w, r, "%s", t.msg);
 	held = t.in_project + (w.projid == id);
+	settle_use(&w, id, "quotactl", held, &q);
 	if (q.iused > held)
 		fail(&w, SBX_EXIT_POLICY,
 		     "refusing to prepare %s: project %u is in use by %llu inodes outside the workspace",
@@ -534,8 +694,21 @@ static int prepare(const struct opts *o)
 		     "refusing to prepare %s: project %u has an inode hard limit of %llu; raising it to %llu needs --replace",
 		     w.name, id, (unsigned long long)q.ihard, (unsigned long long)ihard);
 
-	/* Limits before ids: every inode is limited the moment it joins. */
-	if (sbx_quota_set_hard(w.fd, w.mnt_id, w.dev, id, bhard, ihard) < 0)
+	/* An old record must not outlive a failure below. */
+	sbx_quota_record_path(path, sizeof path, w.stx.stx_dev_major, w.stx.stx_dev_minor, w.stx.stx_ino);
+	if (sbx_quota_record_remove(w.stx.stx_dev_major, w.stx.stx_dev_minor, w.stx.stx_ino) < 0)
+		fail(&w, SBX_EXIT_SYS, "unable to remove the old record %s of workspace %s: %s",
+		     path, w.name, strerror(errno));
+	/* Limits before ids: every inode is limited the moment it joins.
+	 * The soft limits sit one block and one inode below (see
+	 * record_disagrees); past them writes go on until the hard limit for
+	 * the filesystem's grace period (a week by default), then stop there. */
+	memset(&set, 0, sizeof set);
+	set.bhard = bhard;
+	set.bsoft = bhard > bsize ? bhard - bsize : 0;
+	set.ihard = ihard;
+	set.isoft = ihard - 1;
+	if (sbx_quota_set(w.fd, w.mnt_id, w.dev, id, &set) < 0)
 		fail(&w, SBX_EXIT_SYS, "unable to set the limits of project %u on %s: %s",
 		     id, w.name, strerror(errno));
 	if (sbx_quota_setattr(w.fd, id, 1) < 0)
@@ -548,10 +721,24 @@ static int prepare(const struct opts *o)
 	if (sbx_quota_get(w.fd, w.mnt_id, w.dev, id, &back) < 0)
 		fail(&w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
 		     id, w.name, strerror(errno));
-	if (back.bhard != bhard || back.ihard != ihard)
+	if (back.bhard != set.bhard || back.ihard != set.ihard || back.bsoft != set.bsoft ||
+	    back.isoft != set.isoft)
 		fail(&w, SBX_EXIT_SYS,
-		     "unable to set the limits of project %u on %s: read back %llu bytes, %llu inodes",
-		     id, w.name, (unsigned long long)back.bhard, (unsigned long long)back.ihard);
+		     "unable to set the limits of project %u on %s: read back %llu bytes (soft %llu), %llu inodes (soft %llu)",
+		     id, w.name, (unsigned long long)back.bhard, (unsigned long long)back.bsoft,
+		     (unsigned long long)back.ihard, (unsigned long long)back.isoft);
+	/* Last: a record stands only for limits that were set and read back. */
+	rec.projid = id;
+	rec.ino = w.stx.stx_ino;
+	rec.born_sec = w.born_sec;
+	rec.born_nsec = w.born_nsec;
+	rec.bhard = set.bhard;
+	rec.bsoft = set.bsoft;
+	rec.ihard = set.ihard;
+	rec.isoft = set.isoft;
+	if (sbx_quota_record_write(w.stx.stx_dev_major, w.stx.stx_dev_minor, &rec, &step) < 0)
+		fail(&w, SBX_EXIT_SYS, "unable to record the limits of workspace %s in %s: %s: %s",
+		     w.name, path, step, strerror(errno));
 	close(w.fd);
 	return SBX_EXIT_OK;
 }
@@ -563,7 +750,9 @@ static int report(const struct opts *o)
 	struct ws w;
 	struct sbx_qstate qs;
 	struct sbx_qlimits q;
-	const char *src = "none", *state = "on";
+	const char *src = "none", *state = "on", *how = "none", *why = NULL;
+	struct sbx_qrecord r;
+	char whybuf[512];
 	int have_q = 0;
 
 	ws_open(&w, o->workspace, -1);
@@ -580,6 +769,17 @@ static int report(const struct opts *o)
 	if (qs.accounting && w.projid) {
 		src = read_limits(&w, w.projid, &q);
 		have_q = 1;
+		how = src;
+		if (!strcmp(src, "statfs")) {
+			why = record_disagrees(&w, &q, &r, whybuf, sizeof whybuf);
+			how = why ? "none" : "record";
+			if (!why) {
+				q.bhard = r.bhard;
+				q.bsoft = r.bsoft;
+				q.ihard = r.ihard;
+				q.isoft = r.isoft;
+			}
+		}
 	}
 	if (o->json) {
 		struct sbx_json j;
@@ -590,7 +790,7 @@ static int report(const struct opts *o)
 		sbx_json_bool(&j, "accounting", qs.accounting);
 		sbx_json_bool(&j, "enforcing", qs.enforcing);
 		if (have_q)
-			json_limits(&j, src, &q);
+			json_limits(&j, src, &q, how);
 		if (sbx_json_write(&j, 1) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to write to stdout");
 	} else {
@@ -605,13 +805,22 @@ static int report(const struct opts *o)
 		       "project id: %u\nprojinherit: %s\n",
 		       state, qs.accounting ? "on" : "off", qs.enforcing ? "on" : "off",
 		       w.projid, w.inherit ? "on" : "off");
-		if (have_q)
+		if (have_q && (strcmp(src, "statfs") || !why))
 			printf("limits from: %s\nblock hard limit: %llu\nblock soft limit: %llu\n"
-			       "inode hard limit: %llu\ninode soft limit: %llu\n"
-			       "bytes used: %llu\ninodes used: %llu\n", src,
+			       "inode hard limit: %llu\ninode soft limit: %llu\n",
+			       why || strcmp(src, "statfs") ? src : "record of sbx-quota prepare (statfs agrees)",
 			       (unsigned long long)q.bhard, (unsigned long long)q.bsoft,
-			       (unsigned long long)q.ihard, (unsigned long long)q.isoft,
+			       (unsigned long long)q.ihard, (unsigned long long)q.isoft);
+		else if (have_q)
+			/* statfs: the soft limit when one is set, else the hard one. */
+			printf("limits from: statfs (the soft limit if set, else the hard one)\n"
+			       "block limit: %llu\ninode limit: %llu\n",
+			       (unsigned long long)q.bhard, (unsigned long long)q.ihard);
+		if (have_q)
+			printf("bytes used: %llu\ninodes used: %llu\n",
 			       (unsigned long long)q.bused, (unsigned long long)q.iused);
+		if (why)
+			printf("hard limits unproven: %s\n", why);
 		if (fflush(stdout) == EOF || ferror(stdout))
 			sbx_die_errno(SBX_EXIT_SYS, "unable to write to stdout");
 	}

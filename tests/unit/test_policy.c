@@ -90,11 +90,11 @@ TEST(policy_spec_blocks_load)
 
 	CHECK(!load(&p, "t", SB("\"mode\":\"native\",\"network\":{\"mode\":\"none\",\"allowlist\":[]},"
 				"\"readableRoots\":[\".\"],\"writableRoots\":[\".\"],"
-				"\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/hooks/**\"],"
+				"\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/config.worktree\",\".git/hooks/**\",\".git/worktrees/*/config.worktree\",\".git/modules/**/config\",\".git/modules/**/hooks/**\"],"
 				"\"fallback\":\"fail-closed\",\"unsafeAllowHostProcess\":false"), &e));
 	CHECK(p.mode.v == SBX_PMODE_NATIVE && p.net.v == SBX_PNET_NONE);
 	CHECK_STR(p.ro.it[0].val, "/srv/ws");
-	CHECK(p.deny.n == 4);
+	CHECK(p.deny.n == 8);
 	CHECK(!sbx_policy_unsafe_fallback(&p));
 	sbx_policy_free(&p);
 
@@ -124,7 +124,7 @@ TEST(policy_defaults_of_a_sandbox_block)
 	CHECK(p.net.set && p.net.v == SBX_PNET_NONE);
 	CHECK(p.allow.set && p.allow.n == 0);
 	CHECK(p.ro.n == 1 && p.rw.n == 1);
-	CHECK(p.deny.n == 4);
+	CHECK(p.deny.n == 8);
 	CHECK(p.fallback.v == SBX_PFB_FAIL_CLOSED && p.unsafe.set && !p.unsafe.v);
 	CHECK(!sbx_policy_has_resources(&p));
 	sbx_policy_free(&p);
@@ -216,8 +216,10 @@ TEST(policy_values_refused)
 		  "100 t: $.sandbox.writableRoots[0]: invalid path \"\": empty");
 	CHECK_STR(load_err(SB("\"denyWrite\":[\"/etc/passwd\"]")),
 		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"/etc/passwd\": absolute (globs are relative to the workspace)");
-	CHECK_STR(load_err(SB("\"denyWrite\":[\"a/**/b\"]")),
-		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a/**/b\": '**' only as the last component");
+	CHECK_STR(load_err(SB("\"denyWrite\":[\"a/**/**/b\"]")),
+		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a/**/**/b\": '**/**'");
+	CHECK_STR(load_err(SB("\"denyWrite\":[\"a/x**/b\"]")),
+		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a/x**/b\": '**' must be a whole component");
 	CHECK_STR(load_err(SB("\"denyWrite\":[\"a//b\"]")),
 		  "100 t: $.sandbox.denyWrite[0]: invalid glob \"a//b\": empty component");
 	CHECK_STR(load_err(SB("\"network\":{\"allowlist\":[\"*\"]}")),
@@ -233,7 +235,7 @@ TEST(policy_values_refused)
 	CHECK_STR(load_err(SB("\"unsafeAllowHostProcess\":true")),
 		  "100 t: $.sandbox.unsafeAllowHostProcess: true needs \"fallback\": \"unsafe-host-process\" as well");
 	CHECK_STR(load_err(SB("\"fallback\":\"open\"")),
-		  "100 t: $.sandbox.fallback: unknown value \"open\" (fail-closed, unsafe-host-process)");
+		  "100 t: $.sandbox.fallback: unknown value \"open\" (fail-closed, landlock, unsafe-host-process)");
 	CHECK_STR(load_err(SB("\"mode\":\"srt\"")), "100 t: $.sandbox.mode: unknown value \"srt\" (native, off)");
 	CHECK_STR(load_err("{\"memory_mb\":1,\"resources\":{}}"),
 		  "100 t: $.resources: resource fields given at the top level as well");
@@ -338,7 +340,7 @@ TEST(policy_merge_resources)
 		  "{\"resources\":{\"cpu_percent\":200,\"memory_bytes\":1536,\"max_processes\":64,\"require_hard_limits\":true}}");
 }
 
-#define SBX_ALL_DEFAULTS "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/hooks/**\"]," \
+#define SBX_ALL_DEFAULTS "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/config.worktree\",\".git/hooks/**\",\".git/worktrees/*/config.worktree\",\".git/modules/**/config\",\".git/modules/**/hooks/**\"]," \
 	"\"fallback\":\"fail-closed\",\"unsafeAllowHostProcess\":false"
 
 TEST(policy_merge_network)
@@ -406,7 +408,7 @@ TEST(policy_merge_roots_deny_fallback)
 	CHECK(strstr(m, "\"readableRoots\":[\"/opt/tools/bin\",\"/srv/data/tmp/x\",\"/srv/ws/src\"],"
 			"\"writableRoots\":[\"/srv/ws/out\"]") != NULL);
 	/* deny-write unioned: the request's and the baseline's */
-	CHECK(strstr(m, "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/hooks/**\",\"secrets/**\"]") != NULL);
+	CHECK(strstr(m, "\"denyWrite\":[\".env\",\".env.*\",\".git/config\",\".git/config.worktree\",\".git/hooks/**\",\".git/worktrees/*/config.worktree\",\".git/modules/**/config\",\".git/modules/**/hooks/**\",\"secrets/**\"]") != NULL);
 	CHECK_STR(merge(base, SB("\"readableRoots\":[\"/opt\"]"), SBX_PSCOPE_NS, 0, cl),
 		  "102 policy refused: req: $.sandbox.readableRoots[0]: /opt is not within the baseline's readable roots (base: $.sandbox.readableRoots)");
 	CHECK_STR(merge(base, SB("\"readableRoots\":[\"/opt/toolsX\"]"), SBX_PSCOPE_NS, 0, cl),
@@ -449,6 +451,27 @@ TEST(policy_merge_roots_deny_fallback)
 	CHECK(strstr(m, "\"fallback\":\"unsafe-host-process\",\"unsafeAllowHostProcess\":true") != NULL);
 	m = merge(unsafe, "{}", SBX_PSCOPE_NS, 0, cl);
 	CHECK(strstr(m, "\"fallback\":\"unsafe-host-process\",\"unsafeAllowHostProcess\":true") != NULL);
+	/* landlock: only from the baseline; a request keeps it or narrows it */
+	const char *ll = SB("\"fallback\":\"landlock\"");
+	m = merge(ll, "{}", SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"landlock\"") != NULL);
+	m = merge(ll, SB(""), SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"landlock\"") != NULL);
+	m = merge(ll, ll, SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"landlock\"") != NULL);
+	m = merge(ll, SB("\"fallback\":\"fail-closed\""), SBX_PSCOPE_NS, 0, cl);
+	CHECK(strstr(m, "\"fallback\":\"fail-closed\"") != NULL);
+	CHECK_STR(merge(ll, unsafe, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: unsafe-host-process is wider than the baseline's landlock (base: $.sandbox.fallback)");
+	CHECK_STR(merge(SB(""), ll, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: landlock comes only from the baseline, which says fail-closed (base: default)");
+	CHECK_STR(merge(unsafe, ll, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: landlock comes only from the baseline, which says unsafe-host-process (base: $.sandbox.fallback)");
+	CHECK_STR(merge(NULL, ll, SBX_PSCOPE_NS, 0, cl),
+		  "102 policy refused: req: $.sandbox.fallback: landlock comes only from a baseline");
+	m = merge(unsafe, ll, SBX_PSCOPE_NS, 1, cl);
+	CHECK(strstr(m, "\"fallback\":\"fail-closed\"") != NULL);
+	CHECK_STR(cl, "sandbox.fallback");
 }
 
 TEST(policy_argv_request)

@@ -13,6 +13,17 @@ qa() { "$SBX_TESTBIN/quota-attr" "$@"; }
 # the size of a directory tree), ext4 EDQUOT.
 full_errno() { if [ "$1" = xfs ]; then echo ENOSPC; else echo EDQUOT; fi; }
 
+# soft FS BYTES: the block soft limit prepare sets under a hard limit of BYTES, one
+# filesystem block below it (XFS here has 4 KiB blocks, this small ext4 1 KiB ones).
+soft() { if [ "$1" = xfs ]; then echo $(($2 - 4096)); else echo $(($2 - 1024)); fi; }
+
+# The record prepare leaves for a workspace root.
+record_of() {
+	local d i
+	read -r d i < <(stat -c '%d %i' "$1")
+	echo "/var/lib/sbx/quota/$(((d >> 8) & 0xfff)):$(((d & 0xff) | ((d >> 12) & 0xfff00))):$i"
+}
+
 # ws_for FS: sets ws (an empty workspace under an 8 MiB / 16 inode project) and proj.
 ws_for() {
 	fs=$1
@@ -57,13 +68,18 @@ t_prepare_then_verify() {
 	assert_output "$proj inherit"
 }
 
+# What prepare sets for --disk 8M --inodes 16: soft limits one block and one inode below
+# the hard ones, which is what statfs shows an unprivileged caller.
 t_status_fd() {
 	ws_for "$1"
-	local src=quotactl
-	[ "$SBX_VM_ROLE" = root ] || src=statfs
+	local s
+	s=$(soft "$1" 8388608)
+	local lim='"limits_from":"quotactl","block_hard":8388608,"block_soft":'$s',"inode_hard":16,"inode_soft":15,"bytes_used":[0-9]+,"inodes_used":1,"assurance":"quotactl"'
+	[ "$SBX_VM_ROLE" = root ] ||
+		lim='"limits_from":"statfs","block_limit":'$s',"inode_limit":15,"block_hard":8388608,"inode_hard":16,"bytes_used":[0-9]+,"inodes_used":1,"assurance":"record"'
 	run -0 --separate-stderr sh -c 'exec 5>&1 && exec sbx-quota verify --workspace "$1" --disk 8M --status-fd 5 >/dev/null' sh "$ws"
 	assert_equal "${#lines[@]}" 2
-	assert_regex "${lines[0]}" "^\\{\"tool\":\"sbx-quota\",\"event\":\"verified\",\"workspace\":\"$ws\",\"fs\":\"$1\",\"dev\":\"[0-9]+:[0-9]+\",\"fsid\":\"[0-9a-f]{16}\",\"mount_id\":[0-9]+,\"project\":$proj,\"limits_from\":\"$src\",\"block_hard\":8388608,\"block_soft\":0,\"inode_hard\":16,\"inode_soft\":0,\"bytes_used\":[0-9]+,\"inodes_used\":1,\"entries\":1\\}$"
+	assert_regex "${lines[0]}" "^\\{\"tool\":\"sbx-quota\",\"event\":\"verified\",\"workspace\":\"$ws\",\"fs\":\"$1\",\"dev\":\"[0-9]+:[0-9]+\",\"fsid\":\"[0-9a-f]{16}\",\"mount_id\":[0-9]+,\"project\":$proj,$lim,\"entries\":1\\}$"
 	assert_equal "${lines[1]}" '{"tool":"sbx-quota","event":"exit","code":0}'
 }
 
@@ -155,7 +171,10 @@ t_looser_blocks() {
 		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj block hard limit 16777216 exceeds --disk 8388608"
 	else
 		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 4M
-		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj block limit (statfs) 8388608 exceeds --disk 4194304"
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj block limit (statfs) $(soft "$1" 8388608) exceeds --disk 4194304"
+		# statfs's figure fits, the hard limit prepare recorded behind it does not.
+		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk "$(soft "$1" 8388608)"
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj block hard limit (recorded) 8388608 exceeds --disk $(soft "$1" 8388608)"
 	fi
 }
 
@@ -169,7 +188,9 @@ t_looser_inodes() {
 		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj inode hard limit 4096 exceeds --inodes 4095"
 	else
 		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M --inodes 8
-		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj inode limit (statfs) 16 exceeds --inodes 8"
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj inode limit (statfs) 15 exceeds --inodes 8"
+		run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 8M --inodes 15
+		assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj inode hard limit (recorded) 16 exceeds --inodes 15"
 	fi
 }
 
@@ -266,7 +287,7 @@ t_no_quotactl_fd() {
 	run -0 --separate-stderr "$SBX_TESTBIN/quota-nofd" sbx-quota verify --workspace "$ws" --disk 8M --inodes 16
 	assert_equal "$stderr" ""
 	run -102 --separate-stderr "$SBX_TESTBIN/quota-nofd" sbx-quota verify --workspace "$ws" --disk 8M --inodes 8
-	assert_regex "$stderr" "^sbx-quota: fatal: refusing workspace $ws: project $proj inode (hard limit|limit \\(statfs\\)) 16 exceeds --inodes 8\$"
+	assert_regex "$stderr" "^sbx-quota: fatal: refusing workspace $ws: project $proj inode (hard limit 16|limit \\(statfs\\) 15) exceeds --inodes 8\$"
 }
 
 t_prepare_widen() {
@@ -316,8 +337,8 @@ t_prepare_tree() {
 
 t_report() {
 	ws_for "$1"
-	local src=quotactl soft=0
-	[ "$SBX_VM_ROLE" = root ] || src=statfs
+	local src=quotactl
+	[ "$SBX_VM_ROLE" = root ] || src="record of sbx-quota prepare (statfs agrees)"
 	run -0 sbx-quota report --workspace "$ws"
 	assert_line "filesystem: $1"
 	assert_line "accounting: on"
@@ -326,9 +347,165 @@ t_report() {
 	assert_line "projinherit: on"
 	assert_line "limits from: $src"
 	assert_line "block hard limit: 8388608"
+	assert_line "block soft limit: $(soft "$1" 8388608)"
 	assert_line "inode hard limit: 16"
-	assert_line "inode soft limit: $soft"
+	assert_line "inode soft limit: 15"
 	assert_line "inodes used: 1"
+	refute_line --partial "unproven"
+}
+
+# An administrator's soft limit at the requested size over a looser hard one: statfs shows
+# the soft one, which an unprivileged caller cannot tell from a hard one. Root sets the
+# limits and runs verify as uid 1000 itself; the user run has nothing to set them with.
+t_soft_hides_hard() {
+	[ "$SBX_VM_ROLE" = root ] || { run -0 true; return; }
+	proj=$((5000 + BATS_TEST_NUMBER))
+	ws=/mnt/$1/q35-$BATS_TEST_NUMBER
+	mkdir "$ws"
+	run -0 sbx-quota prepare --workspace "$ws" --project "$proj" --disk 16M
+	chown 1000:1000 "$ws"
+	quota-set "$ws" "$proj" 1073741824 4096 16777216
+	run -102 --separate-stderr sbx-quota verify --workspace "$ws" --disk 16M
+	assert_equal "$stderr" "sbx-quota: fatal: refusing workspace $ws: project $proj block hard limit 1073741824 exceeds --disk 16777216"
+	local why="refusing workspace $ws: statfs shows the soft limit of project $proj when one is set, its hard limits need CAP_SYS_ADMIN to read, and its record implies a block limit of $(soft "$1" 16777216), statfs shows 16777216; to fix: run sbx-quota prepare on it as root, or set accept_statfs_quota in the baseline"
+	run -102 --separate-stderr runas 1000 1000 sh -c 'exec 3>&1 && exec sbx-quota verify --workspace "$1" --disk 16M --status-fd 3 -- fill bytes "$1/data" 41943040' sh "$ws"
+	assert_equal "$stderr" "sbx-quota: fatal: $why"
+	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":102,\"error\":\"$why\"}"
+	assert_file_not_exist "$ws/data"
+
+	# Limits set by another tool, no record at all: likewise.
+	local bare=/mnt/$1/q35-bare-$BATS_TEST_NUMBER
+	extra+=("$bare")
+	mkdir "$bare"
+	quota-set "$bare" $((proj + 100)) 1073741824 4096 16777216
+	chown 1000:1000 "$bare"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$bare" --disk 16M -- fill bytes "$bare/data" 41943040
+	# (The inode number may be a deleted workspace's, whose record stays but is no match.)
+	assert_regex "$stderr" "^sbx-quota: fatal: refusing workspace $bare: statfs shows the soft limit of project $((proj + 100)) when one is set, its hard limits need CAP_SYS_ADMIN to read, and it has no record of sbx-quota prepare( \\(only one of an earlier directory with its inode number\\))?; to fix: run sbx-quota prepare on it as root, or set accept_statfs_quota in the baseline\$"
+	assert_file_not_exist "$bare/data"
+
+	# The administrator's baseline accepts statfs's figures: said on stderr and in the
+	# status, and the command then writes past 16 MiB (the hard limit is 1 GiB).
+	local base=/tmp/q35-accept-$BATS_TEST_NUMBER.json
+	extra+=("$base")
+	echo '{"resources":{"accept_statfs_quota":true}}' >"$base"
+	run -0 --separate-stderr runas 1000 1000 sh -c 'exec 3>&1 && exec sbx-quota verify --workspace "$1" --disk 16M --baseline "$2" --status-fd 3 -- fill bytes "$1/data" 41943040' sh "$ws" "$base"
+	assert_equal "$stderr" "sbx-quota: warning: workspace $ws: taking statfs's limits of project $proj as hard, as the baseline accepts (accept_statfs_quota): its record implies a block limit of $(soft "$1" 16777216), statfs shows 16777216, and a soft limit would hide a looser hard one"
+	assert_line --regexp '"limits_from":"statfs","block_limit":16777216,"inode_limit":4096,"bytes_used":[0-9]+,"inodes_used":1,"assurance":"statfs","entries":1\}$'
+	assert_line "wrote 41943040 bytes"
+	# A request cannot grant itself that.
+	run -102 --separate-stderr runas 1000 1000 sh -c 'exec 4<"$2" && exec sbx-quota verify --workspace "$1" --policy-fd 4' sh "$bare" "$base"
+	assert_regex "$stderr" "^sbx-quota: fatal: policy refused: --policy-fd 4.*accept_statfs_quota.*: only a baseline may accept statfs-level quota assurance\$"
+}
+
+# The record is root's alone: the user can neither write nor replace it, and one that is
+# not root's, is writable by others, is not prepare's text, or names another project, is
+# no record.
+t_record_forged() {
+	ws_for "$1"
+	local rec
+	rec=$(record_of "$ws")
+	if [ "$SBX_VM_ROLE" = user ]; then
+		run -1 cp /etc/passwd "$rec"
+		run -1 touch "$rec.new"
+		run -1 mv "$rec" "$rec.old"
+		run -0 sbx-quota verify --workspace "$ws" --disk 8M --inodes 16
+		return
+	fi
+	local text head="refusing workspace $ws: statfs shows the soft limit of project $proj when one is set, its hard limits need CAP_SYS_ADMIN to read, and"
+	local fix="; to fix: run sbx-quota prepare on it as root, or set accept_statfs_quota in the baseline"
+	chown 1000:1000 "$ws"
+	text=$(cat "$rec")
+	run -0 runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	chown 1000 "$rec"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: $head its record $rec is owned by uid 1000, not root$fix"
+	chown 0 "$rec"
+	chmod 0664 "$rec"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: $head its record $rec is writable by group or others (mode 0664)$fix"
+	chmod 0644 "$rec"
+	chmod 0777 /var/lib/sbx/quota
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	chmod 0755 /var/lib/sbx/quota
+	assert_equal "$stderr" "sbx-quota: fatal: $head the directory of its record, /var/lib/sbx/quota, is not trusted: writable by group or others (mode 0777)$fix"
+	mv /var/lib/sbx/quota /var/lib/sbx/quota.real
+	ln -s quota.real /var/lib/sbx/quota
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	rm /var/lib/sbx/quota
+	mv /var/lib/sbx/quota.real /var/lib/sbx/quota
+	assert_equal "$stderr" "sbx-quota: fatal: $head the directory of its record, /var/lib/sbx/quota, is not trusted: 'quota' on its way is not a directory (a symbolic link?)$fix"
+	echo "$text " >"$rec"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: $head its record $rec is not one of sbx-quota prepare$fix"
+	echo "${text/born=/born=1}" >"$rec"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: $head it has no record of sbx-quota prepare (only one of an earlier directory with its inode number)$fix"
+	echo "${text/project=$proj /project=$((proj + 1)) }" >"$rec"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: $head its record is for project $((proj + 1))$fix"
+	rm "$rec"
+	ln -s /etc/passwd "$rec"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: $head its record $rec is unreadable: a symbolic link$fix"
+	rm "$rec"
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	assert_equal "$stderr" "sbx-quota: fatal: $head it has no record of sbx-quota prepare$fix"
+	# prepare writes it anew.
+	run -0 sbx-quota prepare --workspace "$ws" --project "$proj" --disk 8M --inodes 16
+	run -0 cat "$rec"
+	assert_output "$text"
+	run -0 runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+}
+
+# ext4 exempts CAP_SYS_RESOURCE from hard limits; what sbx-quota runs holds it in no set
+# (root: the bounding set too; the user cannot drop that one, so no_new_privs is set).
+t_no_quota_exemption() {
+	ws_for "$1"
+	if [ "$SBX_VM_ROLE" = root ] && [ "$1" = ext4 ]; then
+		# Without sbx-quota, root with the capability writes past the limit.
+		run -0 fill --keep-caps bytes "$ws/free" 12582912
+		assert_output "wrote 12582912 bytes"
+		rm "$ws/free"
+	fi
+	run -1 sbx-quota verify --workspace "$ws" --disk 8M -- fill --keep-caps bytes "$ws/data" 33554432
+	assert_output --regexp "^wrote [0-9]+ bytes: $(full_errno "$1")\$"
+	local n=${output#wrote }
+	n=${n%% *}
+	((n <= 8388608)) || fail "wrote $n bytes under an 8388608-byte limit"
+	run -0 sbx-quota verify --workspace "$ws" --disk 8M -- grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status
+	local line v
+	for line in "${lines[@]}"; do
+		case $line in
+		CapBnd:*) [ "$SBX_VM_ROLE" = user ] && continue ;;
+		NoNewPrivs:*) continue ;;
+		esac
+		v=${line##*[[:space:]]}
+		(((0x$v & 0x1000000) == 0)) || fail "CAP_SYS_RESOURCE left in: $line"
+	done
+	if [ "$SBX_VM_ROLE" = root ]; then
+		assert_line --regexp '^NoNewPrivs:[[:space:]]+0$'
+	else
+		assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+	fi
+}
+
+# XFS frees a deleted inode in the background, so for a moment it is still charged to the
+# project: a tree that was just cleaned must not look shared (a truly shared one still
+# does: t_shared_project).
+t_deleted_not_shared() {
+	ws_for "$1"
+	# In one shell, with no pause between the deletion and the count.
+	run -0 --separate-stderr sh -c 'for i in $(seq 25); do
+		mkdir "$1/d" && rmdir "$1/d" && sbx-quota verify --workspace "$1" --disk 8M || exit
+		: >"$1/f" && rm "$1/f" && sbx-quota verify --workspace "$1" --disk 8M || exit
+	done' sh "$ws"
+	assert_equal "$stderr" ""
+	[ "$SBX_VM_ROLE" = root ] || return 0
+	run -0 --separate-stderr sh -c 'for i in $(seq 25); do
+		mkdir "$1/d" && rmdir "$1/d" && sbx-quota prepare --workspace "$1" --project "$2" --disk 8M --inodes 16 || exit
+	done' sh "$ws" "$proj"
+	assert_equal "$stderr" ""
 }
 
 @test "prepare then verify succeeds on xfs, and every inode carries the project" { t_prepare_then_verify xfs; }
@@ -351,6 +528,10 @@ t_report() {
 @test "prepare on xfs refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen xfs; }
 @test "prepare on xfs puts an existing tree into the project and refuses one with a link" { t_prepare_tree xfs; }
 @test "report on xfs shows the state, the limits and the use" { t_report xfs; }
+@test "an unprivileged verify on xfs refuses a soft limit hiding a looser hard one unless the baseline accepts statfs" { t_soft_hides_hard xfs; }
+@test "the record of prepare on xfs is trusted only as root wrote it" { t_record_forged xfs; }
+@test "what verify runs on xfs holds no CAP_SYS_RESOURCE" { t_no_quota_exemption xfs; }
+@test "a tree on xfs just cleaned of a directory or file is not taken as shared" { t_deleted_not_shared xfs; }
 
 @test "prepare then verify succeeds on ext4, and every inode carries the project" { t_prepare_then_verify ext4; }
 @test "verify writes the filesystem identity and the limits it checked to --status-fd on ext4" { t_status_fd ext4; }
@@ -372,6 +553,10 @@ t_report() {
 @test "prepare on ext4 refuses to raise existing limits without --replace (root) and needs privilege (user)" { t_prepare_widen ext4; }
 @test "prepare on ext4 puts an existing tree into the project and refuses one with a link" { t_prepare_tree ext4; }
 @test "report on ext4 shows the state, the limits and the use" { t_report ext4; }
+@test "an unprivileged verify on ext4 refuses a soft limit hiding a looser hard one unless the baseline accepts statfs" { t_soft_hides_hard ext4; }
+@test "the record of prepare on ext4 is trusted only as root wrote it" { t_record_forged ext4; }
+@test "root through verify on ext4 stops at the limit: CAP_SYS_RESOURCE is dropped from every set" { t_no_quota_exemption ext4; }
+@test "a tree on ext4 just cleaned of a directory or file is not taken as shared" { t_deleted_not_shared ext4; }
 
 @test "verify refuses an ext4 without project quotas (root) and the initramfs (user)" { t_mounted_without_prjquota; }
 

@@ -62,8 +62,8 @@ teardown() {
 	assert_equal "$status" 107
 	assert_equal "$stderr" ""
 	assert_line --regexp '^sibling-secret +FAIL +allowed: read 43 bytes from '
-	assert_line --regexp '^pids-limit +ok +denied: forked [0-9]+ children, then fork failed: Resource temporarily unavailable$'
-	assert_line --regexp '^memory-limit +ok +a 256 MiB hog under --memory 32M was OOM-killed \(exit (105|137)\)'
+	assert_line --regexp '^pids-limit +ok +denied: forked [0-9]+ children, then fork failed: Resource temporarily unavailable sbx-cgroup: note: pids limit 16 reached [0-9]+ times? \(pids.events max [1-9][0-9]*\)$'
+	assert_line --regexp '^memory-limit +ok +a 256 MiB hog under --memory 32M was OOM-killed \(exit (105|137), oom_kill [1-9][0-9]*, peak [0-9]+ bytes\)'
 	assert_line --regexp '^quota-limit +ok +denied: wrote [0-9]+ bytes: No space left on device$'
 }
 
@@ -74,9 +74,25 @@ teardown() {
 	assert_line "result: all checks passed (exit 0)"
 	assert_equal "$status" 0
 	assert_equal "$stderr" ""
-	assert_line --regexp '^pids-limit +ok +denied: forked [0-9]+ children, then fork failed: Resource temporarily unavailable$'
-	assert_line --regexp '^memory-limit +ok +a 256 MiB hog under --memory 32M was OOM-killed \(exit (105|137)\)'
+	assert_line --regexp '^pids-limit +ok +denied: forked [0-9]+ children, then fork failed: Resource temporarily unavailable sbx-cgroup: note: pids limit 16 reached [0-9]+ times? \(pids.events max [1-9][0-9]*\)$'
+	assert_line --regexp '^memory-limit +ok +a 256 MiB hog under --memory 32M was OOM-killed \(exit (105|137), oom_kill [1-9][0-9]*, peak [0-9]+ bytes\)'
 	assert_line --regexp '^quota-limit +ok +denied: wrote [0-9]+ bytes: Quota exceeded$'
 	assert_line --regexp '^sibling-secret +ok +denied: '
 	assert_line "result: all checks passed (exit 0)"
+}
+
+# The proofs name the kernel's evidence, not just a failure: with an sbx-cgroup stand-in
+# that makes no cgroup and stops the probes with rlimits instead, fork and mmap still fail,
+# but pids.events and memory.events count nothing, and both proofs FAIL.
+@test "proof: pids-limit and memory-limit FAIL when no cgroup limit stopped the probes" {
+	local bin=$BATS_TEST_TMPDIR/bin
+	mkdir "$bin"
+	cp "$SBX_BIN/sbx-check" "$SBX_BIN/sbx-ns" "$bin/"
+	printf '#!/bin/sh\nwhile [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\nshift\nulimit -u 200\nulimit -v 131072\nexec "$@"\n' >"$bin/sbx-cgroup"
+	chmod 0755 "$bin/sbx-cgroup"
+	run --separate-stderr "$bin/sbx-check" proof --cgroup-root "$SBX_VM_CGROUP"
+	assert_line --regexp '^pids-limit +FAIL +fork failed, but pids.events counts no refusal at pids.max \(max 0 or no exit line from sbx-cgroup\): forked [0-9]+ children, then fork failed: Resource temporarily unavailable$'
+	assert_line --regexp '^memory-limit +FAIL +the hog was stopped \(exit 1\), but memory.events counts no OOM kill: '
+	assert_line "result: a proof failed (exit 107)"
+	assert_equal "$status" 107
 }

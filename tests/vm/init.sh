@@ -77,6 +77,12 @@ for fs in xfs:2000 ext4:2001; do
 	d=/mnt/${fs%:*}/sbxuser-quota
 	mkdir -p "$d" && quota-set "$d" "${fs#*:}" 8388608 16 && chown 1000:1000 "$d" ||
 		fatal "unable to prepare $d"
+	# The record an unprivileged sbx-quota verify needs to take statfs's figure as the
+	# hard limit (soft limits cleared); the runner's own tests boot without sbx.
+	if [ -x /sbx/bin/sbx-quota ]; then
+		/sbx/bin/sbx-quota prepare --workspace "$d" --project "${fs#*:}" --disk 8M --inodes 16 ||
+			fatal "unable to record the limits of $d with sbx-quota prepare"
+	fi
 done
 chown 1000:1000 /home/sbxuser
 

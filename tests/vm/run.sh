@@ -2,13 +2,15 @@
 # Runs the VM test suite on Debian's stock kernel under QEMU (TCG): the host kernel has
 # no cgroup v2 controllers and no XFS/ext4 project quotas, so those limits are proven here.
 #
-#   tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]
+#   tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE]
 #
 # Environment: SBX_ROOT (repo root), SBX_BIN (dir of static sbx-* binaries, may be empty),
 # SBX_TESTBIN (dir of static test programs from tests/progs, optional),
 # SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds for the whole
 # VM, default 600), SBX_VM_TEST_TIMEOUT (seconds for one test in the VM, default 120).
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
+# --kernel with --modules boots another kernel with its own modules directory (one that
+# has a modules.dep), e.g. Debian 11's 5.10 from tests/vm/kernel.sh.
 #
 # Exit status: 0 every test passed in both roles; 1 a test failed, a result is missing or
 # truncated, the VM did not boot or timed out; 2 usage or host setup error.
@@ -25,7 +27,7 @@ test_timeout_s=${SBX_VM_TEST_TIMEOUT-120}
 die() { echo "vm: fatal: $*" >&2; exit 2; }
 fail() { echo "vm: FAIL: $*"; }
 
-suite=() kernel= init_override=
+suite=() kernel= init_override= moddir=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--suite)
@@ -35,11 +37,16 @@ while [ $# -gt 0 ]; do
 		;;
 	--kernel) [ $# -ge 2 ] || die "--kernel needs a file"; kernel=$2; shift 2 ;;
 	--init) [ $# -ge 2 ] || die "--init needs a file"; init_override=$2; shift 2 ;;
-	*) die "usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]" ;;
+	--modules) [ $# -ge 2 ] || die "--modules needs a directory"; moddir=$2; shift 2 ;;
+	*) die "usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE]" ;;
 	esac
 done
 case $timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TIMEOUT must be a positive number of seconds" ;; esac
 case $test_timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TEST_TIMEOUT must be a positive number of seconds" ;; esac
+if [ -n "$moddir" ]; then
+	[ -n "$kernel" ] || die "--modules needs --kernel"
+	[ -f "$moddir/modules.dep" ] || die "$moddir has no modules.dep (run depmod)"
+fi
 [ ${#suite[@]} -gt 0 ] || suite=("$here")
 files=()
 for s in "${suite[@]}"; do
@@ -87,13 +94,17 @@ find_kernel() {
 	done
 	return 1
 }
-if [ -n "$kernel" ]; then
+if [ -n "$moddir" ]; then
+	moddir=$(cd "$moddir" && pwd)
+	kver=$(basename "$moddir")
+elif [ -n "$kernel" ]; then
 	kver=$(ls -1 /lib/modules | sort -rV | head -n1)
+	moddir=/lib/modules/$kver
 else
 	kernel=$(find_kernel) || die "no /boot/vmlinuz-* with a /lib/modules dir (install linux-image-amd64)"
 	kver=${kernel#/boot/vmlinuz-}
+	moddir=/lib/modules/$kver
 fi
-moddir=/lib/modules/$kver
 [ -r "$kernel" ] || die "cannot read $kernel (Debian installs it readable by root only)"
 
 case $work in *,*) die "SBX_VM_WORK must not contain a comma (QEMU option syntax): $work" ;; esac
@@ -218,6 +229,7 @@ fi
 cp "$here"/helpers/* "$root/sbx/tests/helpers/"
 # The README's demo, so the VM can show it with every limit enforced.
 mkdir -p "$root/sbx/demo" && cp "$SBX_ROOT"/demo/*.sh "$root/sbx/demo/"
+mkdir -p "$root/sbx/contrib/session" && cp "$SBX_ROOT/contrib/session/sbx-session" "$root/sbx/contrib/session/"
 rm -f "$root"/sbx/tests/helpers/*.[ch]
 for f in "${files[@]}"; do
 	[ -e "$root/sbx/tests/$(basename "$f")" ] && die "two suite files named $(basename "$f")"

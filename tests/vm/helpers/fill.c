@@ -4,7 +4,8 @@
  * Prints "wrote N bytes: EDQUOT" / "created N files: ENOSPC" (errno names) and exits 1 on an error, or
  * "wrote N bytes" / "created N files" and exits 0. It first drops CAP_SYS_RESOURCE from its
  * effective set: the generic quota code (ext4) lets that capability exceed hard limits,
- * and a sandboxed command never holds it. */
+ * and a sandboxed command never holds it. `fill --keep-caps ...` keeps it, to show what
+ * a tool in front of fill does about it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -89,12 +90,16 @@ static int fill_files(const char *dir, unsigned long long max)
 
 int main(int argc, char **argv)
 {
+	int keep = argc > 1 && !strcmp(argv[1], "--keep-caps");
+	argv += keep;
+	argc -= keep;
 	if (argc != 4 || (strcmp(argv[1], "bytes") && strcmp(argv[1], "files"))) {
-		fprintf(stderr, "usage: fill bytes FILE MAX_BYTES | fill files DIR MAX_FILES\n");
+		fprintf(stderr, "usage: fill [--keep-caps] bytes FILE MAX_BYTES | fill [--keep-caps] files DIR MAX_FILES\n");
 		return 100;
 	}
 	unsigned long long max = number(argv[3]);
-	drop_sys_resource();
+	if (!keep)
+		drop_sys_resource();
 	int rc = !strcmp(argv[1], "bytes") ? fill_bytes(argv[2], max) : fill_files(argv[2], max);
 	fflush(stdout);
 	return rc;

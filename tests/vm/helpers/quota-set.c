@@ -1,9 +1,13 @@
-/* quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD
+/* quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD [BLOCK_SOFT_BYTES]
  *
  * Gives DIR a project id with PROJINHERIT and sets hard (and equal soft) block and
- * inode limits for that project, the way an administrator prepares a workspace. The VM
+ * inode limits for that project, the way an administrator prepares a workspace; with
+ * BLOCK_SOFT_BYTES the block soft limit is that instead (a soft limit below the hard
+ * one is what statfs then shows). The VM
  * tests need this before sbx-quota can do it; it uses only FS_IOC_FSSETXATTR and
- * quotactl_fd so that it works the same on XFS and ext4. */
+ * quotactl_fd so that it works the same on XFS and ext4. On a kernel without
+ * quotactl_fd (before 5.14) it names the block device from /proc/self/mountinfo
+ * to quotactl instead. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -40,14 +46,40 @@ static uint64_t number(const char *s)
 	return v;
 }
 
+/* The source device of the mount holding fd, from mountinfo (maj:min match). */
+static int device_of(int fd, char *dev, size_t n)
+{
+	struct stat st;
+	char line[4096], want[32];
+	FILE *f;
+
+	if (fstat(fd, &st) < 0 || !(f = fopen("/proc/self/mountinfo", "re")))
+		return -1;
+	snprintf(want, sizeof want, "%u:%u", major(st.st_dev), minor(st.st_dev));
+	while (fgets(line, sizeof line, f)) {
+		char mm[32], *sep = strstr(line, " - ");
+		char src[256];
+		if (sep && sscanf(line, "%*s %*s %31s", mm) == 1 && !strcmp(mm, want) &&
+		    sscanf(sep + 3, "%*s %255s", src) == 1) {
+			snprintf(dev, n, "%s", src);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	errno = ENODEV;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: quota-set DIR PROJID BLOCK_HARD_BYTES INODE_HARD [BLOCK_SOFT_BYTES]\n");
 		return 100;
 	}
 	const char *dir = argv[1];
 	uint64_t projid = number(argv[2]), bytes = number(argv[3]), inodes = number(argv[4]);
+	uint64_t soft = argc == 6 ? number(argv[5]) : bytes;
 	if (projid == 0 || projid > UINT32_MAX) {
 		fprintf(stderr, "quota-set: fatal: invalid project id: %s\n", argv[2]);
 		return 100;
@@ -72,9 +104,17 @@ int main(int argc, char **argv)
 	q.d_flags = FS_PROJ_QUOTA;
 	q.d_id = (uint32_t)projid;
 	q.d_fieldmask = FS_DQ_BHARD | FS_DQ_BSOFT | FS_DQ_IHARD | FS_DQ_ISOFT;
-	q.d_blk_hardlimit = q.d_blk_softlimit = bytes / 512;
+	q.d_blk_hardlimit = bytes / 512;
+	q.d_blk_softlimit = soft / 512;
 	q.d_ino_hardlimit = q.d_ino_softlimit = inodes;
-	if (syscall(SYS_quotactl_fd, fd, QCMD(Q_XSETQLIM, PRJQUOTA), (unsigned)projid, &q) < 0)
-		fatal("set project quota limits for", dir);
+	if (syscall(SYS_quotactl_fd, fd, QCMD(Q_XSETQLIM, PRJQUOTA), (unsigned)projid, &q) < 0) {
+		char dev[256];
+		if (errno != ENOSYS)
+			fatal("set project quota limits for", dir);
+		if (device_of(fd, dev, sizeof dev) < 0)
+			fatal("find the block device of", dir);
+		if (syscall(SYS_quotactl, QCMD(Q_XSETQLIM, PRJQUOTA), dev, (unsigned)projid, &q) < 0)
+			fatal("set project quota limits (quotactl on the device) for", dir);
+	}
 	return 0;
 }

@@ -20,7 +20,15 @@ vm_in_cgroup() {
 # vm_cgroup_remove CG: kill whatever is left in CG and remove it (teardown).
 vm_cgroup_remove() {
 	[ -d "$1" ] || return 0
-	echo 1 >"$1/cgroup.kill" 2>/dev/null
+	if [ -e "$1/cgroup.kill" ]; then
+		echo 1 2>/dev/null >"$1/cgroup.kill"
+	else
+		# Before 5.14 (no cgroup.kill): freeze, kill each process, thaw.
+		echo 1 2>/dev/null >"$1/cgroup.freeze"
+		local p
+		for p in $(cat "$1/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		echo 0 2>/dev/null >"$1/cgroup.freeze"
+	fi
 	local i
 	for i in $(seq 50); do rmdir "$1" 2>/dev/null && return 0; sleep 0.1; done
 	rmdir "$1"
@@ -48,4 +56,10 @@ vm_quota_dir_remove() {
 	else
 		find "$1" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 	fi
+}
+
+# vm_memory_peak: true when this kernel has memory.peak (5.19+); sbx-cgroup reports
+# "memory_peak":null without it.
+vm_memory_peak() {
+	[ -e "$SBX_VM_CGROUP/runner/memory.peak" ]
 }

@@ -59,7 +59,23 @@ teardown() {
 
 @test "an unknown option is a usage error" {
 	run -2 "$here/run.sh" --frobnicate
-	assert_output "vm: fatal: usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE] [--init FILE]"
+	assert_output "vm: fatal: usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE]"
+}
+
+@test "--modules needs --kernel and a directory with a modules.dep" {
+	run -2 "$here/run.sh" --modules "$BATS_TEST_TMPDIR"
+	assert_output "vm: fatal: --modules needs --kernel"
+	run -2 "$here/run.sh" --kernel "$fixtures/bogus-kernel" --modules "$BATS_TEST_TMPDIR"
+	assert_output "vm: fatal: $BATS_TEST_TMPDIR has no modules.dep (run depmod)"
+	run -2 "$here/run.sh" --kernel "$fixtures/bogus-kernel" --modules
+	assert_output "vm: fatal: --modules needs a directory"
+}
+
+@test "kernel.sh knows only the pinned kernels and fetches nothing for others" {
+	run -2 "$here/kernel.sh" 4.19
+	assert_output "vm-kernel: fatal: no kernel named '4.19' in $here/kernels"
+	run -2 "$here/kernel.sh"
+	assert_output "vm-kernel: fatal: usage: tests/vm/kernel.sh NAME (a name from tests/vm/kernels)"
 }
 
 @test "timeouts that are not positive numbers are usage errors" {

@@ -1,0 +1,99 @@
+#!/bin/bash
+# Start-up cost of sbx-ns's deny-write handling on a large git checkout,
+# beside bubblewrap's start-up, in one run (ratios; absolute times on these
+# shared machines mean little).
+#
+#   bench/sbx-ns-deny.sh [RUNS] [FILES]   (default 200 runs, 50000 files;
+#                                          needs SBX_BIN, bwrap, git, musl-gcc, python3)
+#
+# Workspaces: a git checkout of FILES files in 500 directories (committed,
+# with git init's .git/hooks samples, a .git/config, an .env) and the same
+# checkout with 10 files. Interleaved runs of a static `true`, as root
+# dropping to nobody:
+#   sbx big      sbx-ns with the default deny-write list on the big checkout
+#   sbx big min  the same with --deny-write naming one missing file: the
+#                deny-write handling reduced to one failed lookup
+#   sbx small    the default list on the small checkout
+#   bwrap big    bwrap --unshare-all with the same binds on the big checkout
+# The deny-write cost is "sbx big" minus "sbx big min" (it walks only what
+# the globs name, at the start and again at the end); "sbx big" minus "sbx
+# small" is what the tree's size adds (it should be nothing).
+set -euo pipefail
+runs=${1:-200}
+files=${2:-50000}
+case $runs$files in *[!0-9]* | '') echo "bench: usage: bench/sbx-ns-deny.sh [RUNS] [FILES]" >&2; exit 100 ;; esac
+[ "$runs" -gt 0 ] && [ "$files" -ge 10 ] || { echo "bench: usage: bench/sbx-ns-deny.sh [RUNS] [FILES]" >&2; exit 100; }
+: "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
+for t in bwrap git musl-gcc python3; do
+	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
+done
+[ "$(id -u)" = 0 ] || { echo "bench: run as root (the command runs as nobody)" >&2; exit 100; }
+work=$(mktemp -d /var/tmp/sbx-ns-deny-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"
+mkdir "$work/bin"
+printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
+
+checkout() {
+	local ws=$1 n=$2
+	mkdir "$ws"
+	python3 - "$ws" "$n" <<'PY'
+import os, sys
+ws, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(ws, "src", "d%03d" % (i % 500))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d.c" % i), "w") as f:
+        f.write("int f%d;\n" % i)
+PY
+	echo "KEY=1" >"$ws/.env"
+	git -C "$ws" init -q
+	git -C "$ws" add -A
+	git -C "$ws" -c user.name=b -c user.email=b@example.org commit -qm bench
+	chown -R nobody:nogroup "$ws"
+}
+echo "bench: making a git checkout of $files files..." >&2
+checkout "$work/big" "$files"
+checkout "$work/small" 10
+chmod -R a+rX "$work/bin"
+
+ids="--uid $(id -u nobody) --gid $(id -g nobody)"
+sbx() { "$SBX_BIN/sbx-ns" $ids --workspace "$1" --ro "$work/bin" "${@:2}" -- "$work/bin/true"; }
+bw() {
+	bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
+		--symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib \
+		--symlink usr/lib64 /lib64 --ro-bind /etc /etc --ro-bind "$work/bin" "$work/bin" \
+		--proc /proc --dev /dev --tmpfs /tmp --bind "$1" "$1" --chdir "$1" \
+		--uid "$(id -u nobody)" --gid "$(id -g nobody)" "$work/bin/true"
+}
+us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+
+for ((i = 0; i < 20; i++)); do sbx "$work/big"; bw "$work/big"; done
+: >"$work/times"
+for ((i = 0; i < runs; i++)); do
+	a=$(us); sbx "$work/big"
+	b=$(us); sbx "$work/big" --deny-write .sbx-bench-missing
+	c=$(us); sbx "$work/small"
+	d=$(us); bw "$work/big"
+	e=$(us)
+	echo "$((b - a)) $((c - b)) $((d - c)) $((e - d))" >>"$work/times"
+done
+# Nothing of sbx's may be left in the checkout.
+st=$(git -c safe.directory='*' -C "$work/big" status --porcelain --ignored)
+if [ -n "$st" ]; then
+	echo "bench: the checkout changed" >&2
+	exit 1
+fi
+python3 - "$work/times" "$files" <<'PY'
+import statistics, sys
+rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
+med = [statistics.median(c) / 1000 for c in zip(*rows)]
+big, mini, small, bw = med
+print(f"sbx-ns start-up, median of {len(rows)} interleaved runs, checkout of {sys.argv[2]} files:")
+print(f"  sbx-ns, default deny-write list, big checkout   {big:7.2f} ms")
+print(f"  sbx-ns, one missing literal, big checkout       {mini:7.2f} ms")
+print(f"  sbx-ns, default deny-write list, 10 files       {small:7.2f} ms")
+print(f"  bwrap --unshare-all, big checkout               {bw:7.2f} ms")
+print(f"  deny-write defaults cost {big - mini:+.2f} ms; the big tree adds {big - small:+.2f} ms")
+print(f"  ratio sbx-ns / bwrap: {big / bw:.2f}x")
+PY

@@ -1,0 +1,90 @@
+#!/bin/bash
+# Start-up and per-syscall cost of sbx-ns's tiers and mount interfaces, side by side in
+# one run (ratios; absolute times on these shared machines mean little):
+#   full/new      the full sandbox, new mount API (this kernel)
+#   full/classic  the full sandbox with the new mount API hidden (as on Linux < 5.12)
+#   landlock      the Landlock tier (user namespaces refused, a baseline allowing it)
+# The last two run under a seccomp wrapper from tests/progs; "wrapper" is that wrapper
+# running a static `true` alone, the share of their time that is not sbx-ns.
+#
+#   bench/sbx-ns-tier.sh [RUNS]   (default 200; as root; needs SBX_BIN, SBX_TESTBIN, musl-gcc, python3)
+set -euo pipefail
+runs=${1:-200}
+case $runs in '' | *[!0-9]* | 0) echo "bench: usage: bench/sbx-ns-tier.sh [RUNS]" >&2; exit 100 ;; esac
+: "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
+: "${SBX_TESTBIN:?set SBX_TESTBIN to the directory of the test programs}"
+for t in musl-gcc python3; do
+	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
+done
+[ "$(id -u)" = 0 ] || { echo "bench: run as root (the runs drop to uid 65534)" >&2; exit 111; }
+work=$(mktemp -d /var/tmp/sbx-ns-tier-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"
+mkdir "$work/bin" "$work/ws" "$work/conf"
+chown 65534:65534 "$work/ws"
+printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
+cat >"$work/loop.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 2000000;
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+	return 0;
+}
+C
+musl-gcc -static -O2 "$work/loop.c" -o "$work/bin/loop"
+printf '{"sandbox":{"fallback":"landlock","denyWrite":[],"readableRoots":["%s"],"writableRoots":["%s"]}}\n' \
+	"$work" "$work" >"$work/conf/base.json"
+printf '{"sandbox":{"denyWrite":[],"readableRoots":["%s"]}}\n' "$work/bin" >"$work/conf/req.json"
+chmod 0644 "$work/conf/base.json" "$work/conf/req.json"
+chmod -R a+rX "$work/bin" "$work/conf"
+
+# Every run gives deny-write up (the tier requires it: an empty denyWrite in the baseline
+# and the request, here on fd 4 through a shell), so all three do the same work.
+common=(--uid 65534 --gid 65534 --workspace "$work/ws" --policy-fd 4)
+full=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_BIN/sbx-ns" "${common[@]}" --)
+classic=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nomountapi" "$SBX_BIN/sbx-ns" "${common[@]}" --)
+tier=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$work/conf/base.json" "${common[@]}" --)
+wrap=("$SBX_TESTBIN/ns-nouserns")
+
+# Interleaved, so that load drifting during the run hits all alike; medians.
+us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+for ((i = 0; i < 10; i++)); do
+	"${full[@]}" "$work/bin/true"; "${classic[@]}" "$work/bin/true"
+	"${tier[@]}" "$work/bin/true" 2>/dev/null; "${wrap[@]}" "$work/bin/true"
+done
+for ((i = 0; i < runs; i++)); do
+	a=$(us); "${full[@]}" "$work/bin/true"
+	b=$(us); "${classic[@]}" "$work/bin/true"
+	c=$(us); "${tier[@]}" "$work/bin/true" 2>/dev/null
+	d=$(us); "${wrap[@]}" "$work/bin/true"
+	e=$(us)
+	echo "$((b - a)) $((c - b)) $((d - c)) $((e - d))"
+done >"$work/start.txt"
+python3 - "$work/start.txt" "$runs" <<'P'
+import statistics, sys
+rows = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
+m = [statistics.median(r[i] for r in rows) / 1000 for i in range(4)]
+print("startup median of %s: full/new %.2f ms, full/classic %.2f ms (%.2fx), landlock tier %.2f ms (%.2fx), "
+      "wrapper alone %.2f ms" % (sys.argv[2], m[0], m[1], m[1] / m[0], m[2], m[2] / m[0], m[3]))
+P
+
+outs=() fulls=() tiers=()
+for _ in $(seq 9); do
+	outs+=("$("$work/bin/loop")")
+	fulls+=("$("${full[@]}" "$work/bin/loop")")
+	tiers+=("$("${tier[@]}" "$work/bin/loop" 2>/dev/null)")
+done
+med() { printf '%s\n' "$@" | sort -n | sed -n 5p; }
+out=$(med "${outs[@]}") fullm=$(med "${fulls[@]}") tierm=$(med "${tiers[@]}")
+printf 'getppid: outside %s ns, full sandbox %s ns, landlock tier %s ns (tier/full %.2f; the tier also carries the wrapper'"'"'s filter)\n' \
+	"$out" "$fullm" "$tierm" "$(python3 -c "print($tierm/$fullm)")"

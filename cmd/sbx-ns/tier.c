@@ -1,0 +1,156 @@
+/* The Landlock tier: where no user namespace can be had (a container, a
+ * sysctl, a seccomp profile) and the administrator's baseline says
+ * "fallback": "landlock", the command runs as a host process under every
+ * Landlock right of the kernel's ABI (reads below the readable roots and
+ * the runtime set, writes below the writable roots and a private TMPDIR),
+ * the same seccomp base filter, no_new_privs, no capabilities, a new
+ * session, closed fds and a clean environment. What it cannot give is
+ * refused, never dropped: a network other than none (no private loopback
+ * or bridge without a network namespace), binds to another place or /tmp
+ * in the workspace (no mount namespace), deny-write globs, which apply
+ * inside the writable workspace (Landlock grants by hierarchy and cannot
+ * exclude what they match). Every run says so on stderr (WARNING) and in
+ * the status. */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "json.h"
+#include "policy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+noreturn static void refuse(struct ns_run *r, int err, const char *why)
+{
+	ns_deny_forget(r);
+	sbx_die(SBX_EXIT_NOISOLATION, "unable to create namespaces (%s) and unable to use the landlock "
+		"tier the baseline allows: %s", strerror(err), why);
+}
+
+static void check(struct ns_run *r, int err)
+{
+	const char *const *globs;
+	char why[512];
+	size_t n;
+
+	if (r->landlock_abi <= 0)
+		refuse(r, err, "this kernel has no Landlock");
+	if (r->net != NET_NONE) {
+		snprintf(why, sizeof why, "--net %s needs a network namespace (only none is kept "
+			 "without one)", ns_net_name(r));
+		refuse(r, err, why);
+	}
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].kind == MNT_BIND || r->ops[i].kind == MNT_SCRATCH) {
+			snprintf(why, sizeof why, "%s needs a mount namespace", r->ops[i].opt);
+			refuse(r, err, why);
+		}
+	globs = ns_deny_globs(r, &n);
+	if (n) {
+		snprintf(why, sizeof why, "the deny-write glob %s applies inside the writable workspace "
+			 "and Landlock cannot keep what it matches read-only (only an empty denyWrite in "
+			 "both the baseline and the request gives deny-write up)", globs[0]);
+		refuse(r, err, why);
+	}
+}
+
+/* TMPDIR: a fresh directory only the command's identity may use. */
+static void scratch(struct ns_run *r)
+{
+	char tmpl[] = "/tmp/sbx-landlock.XXXXXX";
+	char **e;
+
+	if (!mkdtemp(tmpl))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the landlock tier's TMPDIR under /tmp");
+	r->tier_tmp = strdup(tmpl);
+	if (!r->tier_tmp || (r->root && chown(tmpl, r->uid, r->gid) < 0))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", tmpl);
+	for (e = r->env; *e; e++)
+		if (!strcmp(*e, "TMPDIR=/tmp") && asprintf(e, "TMPDIR=%s", tmpl) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+}
+
+static void warn_and_report(const struct ns_run *r, int err)
+{
+	struct sbx_json j;
+	char line[768];
+	int n;
+
+	/* Not through sbx_warn: this line must stand out, and says WARNING. */
+	n = snprintf(line, sizeof line,
+		     "%s: WARNING: no user namespaces here (%s): the command runs in the landlock tier: "
+		     "Landlock ABI %d and seccomp, but no pid, mount or network namespace; other "
+		     "processes of the same user are visible; no fresh /proc%s\n", NS_PROG, strerror(err),
+		     r->landlock_abi, r->landlock_abi < 6 ? "; below Landlock ABI 6 it may also signal "
+		     "them and reach abstract Unix sockets outside" : "");
+	if (n > 0)
+		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	if (r->status_fd < 0)
+		return;
+	sbx_json_begin(&j, NS_PROG, "started");
+	sbx_json_str(&j, "isolation", "landlock");
+	sbx_json_str(&j, "reason", strerror(err));
+	sbx_json_int(&j, "landlock", r->landlock_abi);
+	sbx_json_bool(&j, "landlock_net", r->landlock_abi >= 4);
+	sbx_json_bool(&j, "landlock_scoped", r->landlock_abi >= 6);
+	sbx_json_bool(&j, "seccomp", 1);
+	sbx_json_str(&j, "net", ns_net_name(r));
+	sbx_json_str(&j, "tmpdir", r->tier_tmp);
+	sbx_json_uint(&j, "uid", r->uid);
+	sbx_json_uint(&j, "gid", r->gid);
+	sbx_json_write(&j, r->status_fd);
+}
+
+/* In the command's process, after its identity is dropped. */
+static void confine(struct ns_run *r)
+{
+	if (setsid() < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
+	if (ns_clear_caps() < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
+	ns_landlock(r);
+	r->notify_sock[1] = -1;   /* plain EPERM: no supervisor outside a namespace */
+	ns_load_filter(r);
+}
+
+noreturn void ns_landlock_tier(struct ns_run *r, int err)
+{
+	check(r, err);
+	scratch(r);
+	warn_and_report(r, err);
+	ns_host_run(r, confine, "landlock");
+}
+
+/* Remove the private TMPDIR and what the command left there, never
+ * following a link (the command owned it). */
+static void remove_at(int dfd, const char *name, int depth)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd >= 0 && depth < 256 && (d = fdopendir(fd))) {
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				remove_at(dirfd(d), de->d_name, depth + 1);
+		closedir(d);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno == ENOTDIR)
+		unlinkat(dfd, name, 0);
+}
+
+void ns_tier_end(struct ns_run *r)
+{
+	if (r->tier_tmp)
+		remove_at(AT_FDCWD, r->tier_tmp, 0);
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# The Landlock tier: where user namespaces cannot be created and the baseline says
+# "fallback": "landlock", sbx-ns runs the command without namespaces under Landlock and
+# its seccomp filter, says so, and refuses what it cannot keep. tests/progs/ns-nouserns
+# makes namespace creation fail (EPERM for CLONE_NEWUSER, as a container's seccomp
+# profile does); nothing in sbx-ns can be told to take this path otherwise.
+
+load helpers
+load 29-ns-helpers
+
+setup_file() {
+	ns_setup_file
+	cp "$SBX_TESTBIN/ns-nouserns" "$NS_DIR/bin/"
+	chmod 0755 "$NS_DIR/bin/ns-nouserns"
+	mkdir -m 0700 "$NS_DIR/secret"
+	echo hidden >"$NS_DIR/secret/key"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/secret"
+	mkdir -m 0755 "$NS_DIR/conf"
+	local roots="\"readableRoots\":[\"$NS_DIR\"],\"writableRoots\":[\"$NS_DIR\"],\"network\":{\"mode\":\"localhost\"}"
+	printf '{"sandbox":{"fallback":"landlock","denyWrite":[],%s}}\n' "$roots" >"$NS_DIR/conf/landlock.json"
+	printf '{"sandbox":{"fallback":"landlock",%s}}\n' "$roots" >"$NS_DIR/conf/landlock-deny.json"
+	printf '{"sandbox":{"fallback":"landlock","denyWrite":[]}}\n' >"$NS_DIR/conf/request.json"
+	# The request that gives deny-write up too, and names the attempt program's directory.
+	printf '{"sandbox":{"denyWrite":[],"readableRoots":["%s"]}}\n' "$NS_DIR/bin" >"$NS_DIR/conf/nodeny.json"
+	printf '{"sandbox":{"denyWrite":[],"network":{"mode":"localhost"}}}\n' >"$NS_DIR/conf/loopback.json"
+	chmod 0644 "$NS_DIR"/conf/*.json
+	export NS_BASE=$NS_DIR/conf/landlock.json
+}
+
+teardown_file() {
+	ns_teardown_file
+}
+
+teardown() {
+	[ -z "${outside:-}" ] || kill "$outside" 2>/dev/null || true
+}
+
+warning='sbx-ns: WARNING: no user namespaces here \(Operation not permitted\): the command runs in the landlock tier: Landlock ABI [0-9]+ and seccomp, but no pid, mount or network namespace; other processes of the same user are visible; no fresh /proc'
+
+# tier root|user ARGS...: sbx-ns under ns-nouserns, as root for the test user or as it,
+# fd 4 on the request that gives deny-write up (--policy-fd 4).
+tier() {
+	local who=$1
+	shift
+	exec 4<"${NS_REQ:-$NS_DIR/conf/nodeny.json}"
+	if [ "$who" = root ]; then
+		"$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" "$@"
+	else
+		as_user "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" "$@"
+	fi
+}
+
+@test "the tier runs the command, says so on stderr and in the status, and cleans its TMPDIR" {
+	local ws who
+	for who in root user; do
+		ws=$(ns_ws)
+		run -0 --separate-stderr ns_fd5 tier "$who" --baseline "$NS_BASE" --policy-fd 4 \
+			--workspace "$ws" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"'
+		assert_regex "$stderr" "^$warning\$"
+		assert_line --index 0 '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
+		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"seccomp\":true,\"net\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
+		assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":0,"isolation":"landlock"}'
+		assert_equal "$(cat "$ws/id")" "$SBX_TEST_UID"
+		assert_regex "$(cat "$ws/tmpdir")" '^/tmp/sbx-landlock\.[A-Za-z0-9]{6}$'
+		assert_not_exist "$(cat "$ws/tmpdir")"
+	done
+}
+
+@test "in the tier, writes outside are denied and the host unchanged, secrets unreadable, no socket, no signal out" {
+	local ws who
+	for who in root user; do
+		ws=$(ns_ws)
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- sh -c "
+			$NS_ATT write $ws/ok; $NS_ATT write /tmp/${NS_DIR##*/}-escape; $NS_ATT write $NS_DIR/escape
+			$NS_ATT write /etc/sbx-tier-escape; $NS_ATT read $NS_DIR/secret/key; $NS_ATT socket-inet
+			$NS_ATT socket-unix; $NS_ATT socketpair; $NS_ATT mount-tmpfs; $NS_ATT unshare-user"
+		assert_output "write: ok
+write: EACCES
+write: EACCES
+write: EACCES
+read: EACCES
+socket-inet: EPERM
+socket-unix: EPERM
+socketpair: ok
+mount-tmpfs: EPERM
+unshare-user: EPERM"
+		assert_not_exist /tmp/${NS_DIR##*/}-escape
+		assert_not_exist "$NS_DIR/escape"
+	done
+	# A process of the test user outside: Landlock ABI 6 scoping refuses the signal.
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+	outside=$!
+	ws=$(ns_ws)
+	run -0 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- "$NS_ATT" kill "$outside"
+	assert_output "kill: EPERM"
+	run -0 kill -0 "$outside"
+}
+
+@test "the tier refuses (106) what it cannot keep: deny-write inside the workspace, a network, a bind elsewhere" {
+	local ws pre='sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows:'
+	ws=$(ns_ws)
+	run -106 --separate-stderr tier root --baseline "$NS_DIR/conf/landlock-deny.json" --policy-fd 4 --workspace "$ws" -- true
+	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --workspace "$ws" -- true
+	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" -- true
+	assert_equal "$stderr" "$pre the deny-write glob none* applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	NS_REQ=$NS_DIR/conf/loopback.json run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true
+	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none is kept without one)"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --ro-bind "$NS_DIR/bin" /opt/x --workspace "$ws" -- true
+	assert_equal "$stderr" "$pre --ro-bind needs a mount namespace"
+	run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --tmp-in-workspace --workspace "$ws" -- true
+	assert_equal "$stderr" "$pre --tmp-in-workspace needs a mount namespace"
+	# Without Landlock there is no tier.
+	run -106 --separate-stderr as_user "$NS_DIR/bin/ns-nolandlock" "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" \
+		--baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true 4<"$NS_DIR/conf/nodeny.json"
+	assert_equal "$stderr" "$pre this kernel has no Landlock"
+}
+
+@test "only the baseline offers the tier: a request cannot ask for it, and without it the run fails closed" {
+	local ws
+	ws=$(ns_ws)
+	NS_REQ=$NS_DIR/conf/request.json run -102 --separate-stderr tier user --policy-fd 4 --workspace "$ws" -- true
+	assert_regex "$stderr" '^sbx-ns: fatal: policy refused: .*: \$\.sandbox\.fallback: landlock comes only from a baseline$'
+	run -106 --separate-stderr tier user --policy-fd 4 --workspace "$ws" -- true
+	assert_regex "$stderr" '^sbx-ns: fatal: unable to create namespaces: Operation not permitted'
+	refute_regex "$stderr" 'WARNING'
+}
+
+@test "what the command leaves behind in its session is killed when it ends" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" \
+		-- sh -c 'sleep 600 >/dev/null 2>&1 & echo $! >pid'
+	# Gone (and reaped by init) without anyone killing it here; alive, tail would wait 20 s.
+	run -0 timeout 20 tail --pid="$(cat "$ws/pid")" -f /dev/null
+}
+
+@test "known difference, pinned: another process of the same user is visible and its cmdline readable" {
+	local ws
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+	outside=$!
+	ws=$(ns_ws)
+	run -0 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- sh -c "tr '\\0' ' ' </proc/$outside/cmdline; echo; $NS_ATT read /proc/$outside/environ"
+	assert_output "sleep 600 
+read: EACCES"
+}
+
+# The escape catalog of tests/22-ns-escape.bats against the tier, the outside process a
+# sleep of the test user: what the tier stops, and what it cannot by design (marked).
+@test "the escape catalog in the tier, as root for the test user and as the user" {
+	local ws who
+	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+	outside=$!
+	for who in root user; do
+		ws=$(ns_ws)
+		echo data >"$ws/file"
+		[ "$who" = root ] && chown "$SBX_TEST_UID" "$ws/file"
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- sh -c "
+			for a in mount-tmpfs 'remount /usr' fsopen unshare-user unshare-net clone-newuser clone3 setns \
+				unshare-files fork 'ptrace $outside' 'vm-read $outside' 'kill $outside' tiocsti tiocsti-high \
+				'fssetxattr $ws/file' 'setflags $ws/file' keyctl bpf perf io-uring userfaultfd open-by-handle \
+				personality x32 int80 socket-inet socket-unix socket-netlink socketpair 'connect-abstract sbx-tier' \
+				'read /proc/$outside/environ' 'read /proc/$outside/cmdline'; do $NS_ATT \$a; done"
+		assert_output "mount-tmpfs: EPERM
+remount: EPERM
+fsopen: EPERM
+unshare-user: EPERM
+unshare-net: EPERM
+clone-newuser: EPERM
+clone3: ENOSYS
+setns: EPERM
+unshare-files: ok
+fork: ok
+ptrace: EPERM
+vm-read: EPERM
+kill: EPERM
+tiocsti: EPERM
+tiocsti-high: EPERM
+fssetxattr: EPERM
+setflags: EPERM
+keyctl: EPERM
+bpf: EPERM
+perf: EPERM
+io-uring: EPERM
+userfaultfd: EPERM
+open-by-handle: EPERM
+personality: EPERM
+x32: SIGSYS
+int80: SIGSYS
+socket-inet: EPERM
+socket-unix: EPERM
+socket-netlink: EPERM
+socketpair: ok
+connect-abstract: EPERM
+read: EACCES
+read: ok"
+		# By design (no pid namespace): the host's processes are listed.
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- "$NS_ATT" pids
+		refute_output "pids: none"
+	done
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# contrib/session/sbx-session on the host (no cgroup limits here: this
+# host's cgroup v2 has no controllers): three named sandboxes of one
+# session, the shared mounts, one broker each with its own allowlist,
+# readiness, a failing sandbox that does not stop the others, and a stop
+# that leaves nothing behind.
+
+load helpers
+
+SESSION="$SBX_ROOT/contrib/session/sbx-session"
+
+setup() {
+	sbx_test_user
+	base=$(sbx_scratch)
+	d="$base/s$$"
+	mkdir -p "$d/shared" "$d/sandbox_scripts" "$d/bash_tools" "$d/extra" \
+		"$d/sandboxes/alpha" "$d/sandboxes/beta" "$d/sandboxes/gamma"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$d/shared"
+	echo "a session script" >"$d/sandbox_scripts/run.sh"
+	echo "extra for gamma" >"$d/extra/note"
+	mkfifo -m 0666 "$d/shared/alpha.done" "$d/shared/gamma.done"
+	# alpha: writes the shared volume, reads the scripts, asks its broker
+	# for its own name and for gamma's.
+	cat >"$d/sandboxes/alpha/command" <<-'EOF'
+	echo from-alpha >/shared/alpha
+	cat /sandbox_scripts/run.sh >/shared/alpha-saw
+	cat /extra/note >/shared/alpha-extra 2>&1
+	curl -s -o /dev/null -w "%{http_code}\n" http://gamma.test/ >/shared/alpha-gamma 2>&1
+	echo done >/shared/alpha.done
+	exec sleep 3600
+	EOF
+	echo alpha.test >"$d/sandboxes/alpha/allow"
+	# beta: an extra mount that does not exist: it never starts.
+	echo 'exec sleep 3600' >"$d/sandboxes/beta/command"
+	echo beta.test >"$d/sandboxes/beta/allow"
+	echo "ro $d/missing /missing" >"$d/sandboxes/beta/mounts"
+	# gamma: its own extra mount, the read-only tools, its own broker.
+	cat >"$d/sandboxes/gamma/command" <<-'EOF'
+	cat /extra/note >/shared/gamma-extra
+	touch /bash_tools/x 2>/shared/gamma-tools
+	curl -s -o /dev/null -w "%{http_code}\n" http://alpha.test/ >/shared/gamma-alpha 2>&1
+	echo done >/shared/gamma.done
+	exec sleep 3600
+	EOF
+	echo gamma.test >"$d/sandboxes/gamma/allow"
+	echo "ro $d/extra /extra" >"$d/sandboxes/gamma/mounts"
+	chmod -R a+rX "$base"
+}
+
+teardown() {
+	PATH="$SBX_BIN:$PATH" "$SESSION" stop "$d" >/dev/null 2>&1 || true
+	rm -rf "$base"
+}
+
+# The sandboxes and brokers outlive `start` and keep the fds they inherit:
+# start it with none above 2 open, as its header says (bats holds several).
+session() {
+	PATH="$SBX_BIN:$PATH" SBX_SESSION_UID="$SBX_TEST_UID" SBX_SESSION_GID="$SBX_TEST_GID" \
+		SBX_SESSION_READY_TIMEOUT=20 python3 -c 'import os, sys
+os.closerange(3, 1 << 16)
+os.execv(sys.argv[1], sys.argv[1:])' "$SESSION" "$@"
+}
+
+@test "a session of three named sandboxes: shared mounts, one broker each, a failing one does not stop the others" {
+	run -1 --separate-stderr session start "$d"
+	assert_equal "$stderr" ""
+	assert_output "alpha ready
+beta failed: the sandbox ended before it was ready (see $d/run/beta/err)
+gamma ready"
+	run -0 cat "$d/run/beta/err"
+	assert_output "sbx-ns: usage: --ro-bind: invalid path '$d/missing': does not exist"
+	read -r _ <"$d/shared/alpha.done"
+	read -r _ <"$d/shared/gamma.done"
+	run -0 cat "$d/shared/alpha" "$d/shared/alpha-saw" "$d/shared/gamma-extra" "$d/shared/gamma-tools"
+	assert_output "from-alpha
+a session script
+extra for gamma
+touch: cannot touch '/bash_tools/x': Read-only file system"
+	assert_equal "$(stat -c %u "$d/shared/alpha")" "$SBX_TEST_UID"
+	# gamma's extra mount is gamma's alone.
+	run -0 cat "$d/shared/alpha-extra"
+	assert_output "cat: /extra/note: No such file or directory"
+	# Each broker has its own allowlist: the other sandbox's name is refused.
+	run -0 cat "$d/shared/alpha-gamma"
+	assert_output "403"
+	run -0 cat "$d/shared/gamma-alpha"
+	assert_output "403"
+	run -0 grep -c '"host":"gamma.test".*"decision":"refused","status":403' "$d/run/alpha/broker.log"
+	run -0 grep -c '"host":"alpha.test".*"decision":"refused","status":403' "$d/run/gamma/broker.log"
+	# beta's broker was taken down with it.
+	run -1 pgrep -f "sbx-broker --listen $d/run/beta/"
+	run -0 pgrep -f "sbx-broker --listen $d/run/alpha/"
+	run -0 pgrep -f "sbx-broker --listen $d/run/gamma/"
+
+	run -0 session stop "$d"
+	assert_output ""
+	assert_not_exist "$d/run"
+	run -1 pgrep -f "$d/"
+	assert_equal "$(ls "$d")" "bash_tools
+extra
+sandbox_scripts
+sandboxes
+shared"
+}
+
+@test "a sandbox whose broker dies keeps the others and itself running; stop still removes everything" {
+	run -1 session start "$d"
+	read -r _ <"$d/shared/alpha.done"
+	kill -KILL "$(cat "$d/run/alpha/broker.pid")"
+	run -0 kill -0 "$(cat "$d/run/alpha/pid")"
+	run -0 kill -0 "$(cat "$d/run/gamma/pid")"
+	run -0 session stop "$d"
+	assert_not_exist "$d/run"
+	run -1 pgrep -f "$d/"
+}
+
+@test "sbx-session refuses bad input before starting anything" {
+	run -100 --separate-stderr "$SESSION" start relative/dir
+	assert_equal "$stderr" "sbx-session: usage: DIR must be absolute, not 'relative/dir'"
+	run -100 --separate-stderr "$SESSION" begin "$d"
+	assert_equal "$stderr" "sbx-session: usage: sbx-session start|stop DIR"
+	run -100 --separate-stderr "$SESSION" start
+	rmdir "$d/bash_tools"
+	run -100 --separate-stderr "$SESSION" start "$d"
+	assert_equal "$stderr" "sbx-session: usage: $d/bash_tools is missing (prepare it before start)"
+	assert_not_exist "$d/run"
+	mkdir "$d/bash_tools"
+	SBX_SESSION_READY_TIMEOUT=0 run -100 --separate-stderr "$SESSION" start "$d"
+	assert_equal "$stderr" "sbx-session: usage: SBX_SESSION_READY_TIMEOUT must be a positive number, not '0'"
+	mkdir "$d/run"
+	run -102 --separate-stderr "$SESSION" start "$d"
+	assert_equal "$stderr" "sbx-session: fatal: $d/run exists: the session is running or was not stopped"
+}
