@@ -376,7 +376,7 @@ $ws"
 	chown 0:0 "$ws"
 	run -0 --separate-stderr ns_fd5 ns_root --status-fd 5 --workspace "$ws" -- true
 	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws"
-	assert_line -n 0 "{\"tool\":\"sbx-ns\",\"event\":\"warning\",\"message\":\"uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws\"}"
+	assert_line -n 0 "{\"tool\":\"sbx-ns\",\"event\":\"warning\",\"option\":\"--uid\",\"path\":\"$ws\",\"reason\":\"uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws\"}"
 	chown 4242:4242 "$ws"
 	run -0 --separate-stderr ns_root --workspace "$ws" -- true
 	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 4242, group 4242, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws, or run it as --uid 4242 --gid 4242"

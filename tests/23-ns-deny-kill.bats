@@ -201,3 +201,13 @@ one_run() {
 	run -0 ls -A "$xdg/sbx-ns"
 	assert_output ""
 }
+
+@test "root without a writable /run keeps its records in /tmp/sbx-ns-0" {
+	local ws
+	ws=$(ns_repo)
+	run -0 --separate-stderr unshare -m --propagation private sh -c \
+		"mount -t tmpfs -o ro tmpfs /run && exec sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws -- sh -c 'echo x > .env.new; read k < .env'"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .env.new; moved it to .env.new.sbx-denied"
+	[ -d /tmp/sbx-ns-0 ]
+	assert_equal "$(stat -c '%U %a' /tmp/sbx-ns-0)" "root 700"
+}

@@ -69,7 +69,7 @@ created_in_empty() {
 	run -0 --separate-stderr ns_fd5 "$mode" --status-fd 5 --workspace "$ws" -- sh -c \
 		'ls -A; test -e .git || echo no-git; echo K=1 > .env; mkdir -p .git/hooks;
 		 printf "#!/bin/sh\n" > .git/hooks/pre-commit; chmod 4755 .git/hooks/pre-commit;
-		 echo s > .git/hooks/pre-commit.sample; echo "[core]" > .git/config; echo ok > ok'
+		 echo s > .git/hooks/pre-commit.sample; printf "[core]\n\tfsmonitor = ./x\n" > .git/config; echo ok > ok'
 	assert_line "no-git"
 	run -0 grep -c '"event":"deny-write"' <<<"$output"
 	assert_output 3
@@ -278,4 +278,43 @@ sbx-ns: warning: deny-write: the command created the protected path .git/hooks/p
 	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
 		'mkdir -p .git/modules && cd .git/modules && for i in $(seq 70); do mkdir d && cd d; done && echo x > config'
 	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/modules$(printf '/d%.0s' $(seq 63)); moved it to .git/modules$(printf '/d%.0s' $(seq 62))/d.sbx-denied"
+}
+
+@test "a hook in a directory the command made read-only is still moved aside, and the directory's mode is kept" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'mkdir -p .git/hooks && printf "#!/bin/sh\n" > .git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit && chmod 555 .git/hooks'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied and cleared its execute bits"
+	assert_equal "$(stat -c %a "$ws/.git/hooks")" 555
+	assert_file_not_exist "$ws/.git/hooks/pre-commit"
+}
+
+@test "a config hidden in a .git the command made unsearchable is still found and moved aside; the modes are put back" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'mkdir -p .git/hooks && printf "[core]\n\tfsmonitor = x\n" > .git/config && echo h > .git/hooks/post-checkout && chmod 000 .git/hooks && chmod 000 .git && chmod 311 .'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/config; moved it to .git/config.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path .git/hooks; moved it to .git/hooks.sbx-denied"
+	assert_equal "$(stat -c %a "$ws" "$ws/.git")" "311
+0"
+	chmod 755 "$ws" "$ws/.git"
+	run -0 ls -A "$ws/.git"
+	assert_output "config.sbx-denied
+hooks.sbx-denied"
+}
+
+@test "the config git init writes is left in place; one line more that git init does not write and it is moved aside" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- git init -q .
+	assert_equal "$stderr" ""
+	assert_file_exist "$ws/.git/config"
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_root --workspace "$ws" -- sh -c 'git init -q . && git config core.hooksPath h'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/config; moved it to .git/config.sbx-denied"
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'git init -q . && printf "\tbare = false # x\n" >> .git/config'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/config; moved it to .git/config.sbx-denied"
 }

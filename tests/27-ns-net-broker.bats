@@ -118,6 +118,7 @@ except OSError as e:
 @test "no process serves the port where the command could reach it: the broker accepts there itself, out of its reach" {
 	local ws pid broker i rc
 	ws=$(ns_ws)
+	: > "$ws.status" # read below before the background job may have opened it
 	nsh_user --workspace "$ws" --ro "$NS_DIR/bin" --net "broker:$BSOCK" --status-fd 5 -- sh -c "
 		while [ ! -s broker ]; do sleep 0.05; done
 		b=\$(cat broker)

@@ -99,6 +99,28 @@ print(c.recv(200).split(b"\r\n")[0].decode())' "$D/s"
 	assert_equal "$(cat "$D/err")" "sbx-broker: warning: replaced the stale socket $D/s (nothing listened on it)"
 	assert_equal "$(ls -A "$D" | grep -c stale)" 0
 }
+@test "two brokers started at once on a stale socket: one replaces it and serves, the other refuses, nothing is left aside" {
+	local a b
+	"$PY3" -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$D/s"
+	mkfifo "$D/ra" "$D/rb"
+	exec {fa}<>"$D/ra" {fb}<>"$D/rb"
+	sbx-broker "${H[@]}" --listen "$D/s" --ready-fd 3 --log-fd 4 3>"$D/ra" 4>/dev/null 2>"$D/ea" &
+	a=$!
+	sbx-broker "${H[@]}" --listen "$D/s" --ready-fd 3 --log-fd 4 3>"$D/rb" 4>/dev/null 2>"$D/eb" &
+	b=$!
+	# The loser exits (111); then the winner's ready line.
+	wait -n "$a" "$b" || :
+	if kill -0 "$a" 2>/dev/null; then read -r -t 10 -u "$fa" _; else read -r -t 10 -u "$fb" _; fi
+	exec {fa}<&- {fb}<&-
+	run -0 ask
+	assert_output "HTTP/1.1 403 Forbidden"
+	run -0 sh -c 'cat "$1/ea" "$1/eb" | sort' sh "$D"
+	assert_output "sbx-broker: fatal: unable to listen on $D/s: a process listens there already (another broker?); stop it or choose another path
+sbx-broker: warning: replaced the stale socket $D/s (nothing listened on it)"
+	assert_equal "$(ls -A "$D" | grep -c stale)" 0
+	kill "$a" "$b" 2>/dev/null || :
+	wait "$a" "$b" 2>/dev/null || :
+}
 @test "a socket a broker listens on is not replaced: the second broker fails and the first keeps serving" {
 	start_broker
 	first=$BPID

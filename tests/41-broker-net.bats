@@ -57,6 +57,15 @@ def read_request(c, cid):
         pass
     return data
 
+def hold(c):
+    """Keep the connection until the broker lets go (or 30 s)."""
+    c.settimeout(30)
+    try:
+        while c.recv(65536):
+            pass
+    except OSError:
+        pass
+
 def http(c, cid):
     data = read_request(c, cid)
     line = data.split(b"\r\n", 1)[0].decode("latin-1")
@@ -64,12 +73,7 @@ def http(c, cid):
     body = b"hello\n"
     if path == "/silent":
         # Never answer; return when the broker lets go.
-        c.settimeout(30)
-        try:
-            while c.recv(65536):
-                pass
-        except OSError:
-            pass
+        hold(c)
         return
     if path == "/big":
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 20000\r\n\r\n" + b"x" * 20000)
@@ -96,12 +100,7 @@ def http(c, cid):
         c.sendall(b"lo\n\r\n0\r\nX-T")
         time.sleep(0.1)
         c.sendall(b"railer: 1\r\n\r\nsmuggled")
-        c.settimeout(30)
-        try:
-            while c.recv(65536):
-                pass
-        except OSError:
-            pass
+        hold(c)
     elif path == "/chunked-bad":
         c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello\n\r\n")
         time.sleep(0.2)

@@ -110,6 +110,7 @@ struct conn {
 	char host[SBX_HOST_MAX + 1];
 	unsigned port;
 	int is_connect, is_head, resp_head_done, answered, dead, cut;
+	size_t head_len;            /* the request head's length, once parsed */
 	int client_eof;             /* a read on cfd returned 0: nothing left unread */
 	int logged;                 /* its line is written (and told to its sandbox) */
 	int quiet;                  /* sbx-ns's probe: not a request, not logged */
@@ -1011,6 +1012,7 @@ static int read_head(struct loop *L, struct conn *c)
 		c->host[hn] = '\0';
 	}
 	c->port = h->port;
+	c->head_len = h->head_len;
 	c->is_connect = h->is_connect;
 	c->is_head = h->mlen == 4 && !memcmp(h->method, "HEAD", 4);
 	c->decision = "refused";
@@ -1212,17 +1214,10 @@ static int established(struct loop *L, struct conn *c)
 	dir_init(&c->up, c->cfd, c->ofd, L->cfg->max_req);
 	dir_init(&c->down, c->ofd, c->cfd, L->cfg->max_resp);
 	if (c->is_connect) {
-		/* The head is done with; keep any bytes the client sent after
-		 * it without waiting for our answer. */
-		h = malloc(sizeof *h);
-		if (!h || sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h) != SBX_HTTP_DONE) {
-			free(h);
-			refuse(L, c, 502, "internal error");
-			return -1;
-		}
-		memmove(c->in, c->in + h->head_len, c->inlen - h->head_len);
-		c->inlen -= h->head_len;
-		free(h);
+		/* The head is done with (read_head parsed it); keep any bytes
+		 * the client sent after it without waiting for our answer. */
+		memmove(c->in, c->in + c->head_len, c->inlen - c->head_len);
+		c->inlen -= c->head_len;
 		if (send(c->cfd, ok, sizeof ok - 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(sizeof ok - 1)) {
 			set_reason(c, "unable to answer the client");
 			conn_close(L, c);

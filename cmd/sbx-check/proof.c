@@ -1078,7 +1078,7 @@ static void cgroup_proof(struct chk_report *r, struct chain *c, const struct scr
 
 static void quota_proof(struct chk_report *r, struct chain *c, const char *qws)
 {
-	char probe[PATH_MAX], fill[PATH_MAX];
+	char dir[PATH_MAX], probe[PATH_MAX + 8], fill[PATH_MAX + 8];
 	struct argv_b a = { .n = 0 };
 	struct chk_item *it;
 	struct run res;
@@ -1093,16 +1093,15 @@ static void quota_proof(struct chk_report *r, struct chain *c, const char *qws)
 			"sbx-quota is not installed beside sbx-check");
 		return;
 	}
-	snprintf(probe, sizeof probe, "%s/.sbx-check-probe.%ld", qws, (long)getpid());
-	snprintf(fill, sizeof fill, "%s/.sbx-check-fill.%ld", qws, (long)getpid());
+	/* The command runs in a directory of the quota workspace that it owns
+	 * (nobody when the caller is root): the project's quota covers it, and
+	 * the command's uid can write its workspace. */
+	snprintf(dir, sizeof dir, "%s/.sbx-check-ws.%ld", qws, (long)getpid());
+	snprintf(probe, sizeof probe, "%s/probe", dir);
+	snprintf(fill, sizeof fill, "%s/fill", dir);
+	if (mkdir(dir, 0755) < 0 || (getuid() == 0 && chown(dir, PROOF_ID, PROOF_ID) < 0))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", dir);
 	copy_self(probe);
-	/* The command runs as nobody when the caller is root: give it the file. */
-	if (getuid() == 0) {
-		int fd = open(fill, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || fchown(fd, PROOF_ID, PROOF_ID) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", fill);
-		close(fd);
-	}
 	add(&a, c->quota);
 	add(&a, "verify");
 	add(&a, "--workspace");
@@ -1111,13 +1110,14 @@ static void quota_proof(struct chk_report *r, struct chain *c, const char *qws)
 	add(&a, "--disk");
 	add(&a, "1G");
 	add(&a, "--");
-	add_ns(&a, c, NULL, qws, probe);
+	add_ns(&a, c, NULL, dir, probe);
 	add(&a, "fill");
 	add(&a, fill);
 	add(&a, "1040");
 	run(c, a.v, &res);
 	unlink(probe);
 	unlink(fill);
+	rmdir(dir);
 	if (res.code == SBX_EXIT_UNSUPPORTED || res.code == SBX_EXIT_POLICY) {
 		it = chk_add(r, CLS_LIMITS, "quota-limit", CHK_UNSUPPORTED,
 			     "sbx-quota refused, fail-closed (exit %d): %s", res.code, res.out);

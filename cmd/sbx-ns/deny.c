@@ -120,6 +120,50 @@ const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, 
 
 static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comps, int i, int n);
 
+/* At the end, an unprivileged caller cannot look into a directory of its
+ * own that the command made unsearchable (root can): what the command hid
+ * there would stay. The directory is opened to its owner for the check and
+ * its mode put back afterwards (ns_deny_restore). */
+static void open_up(struct deny_walk *w, int fd)
+{
+	struct stat st;
+	char proc[40];
+
+	if (!w->check || geteuid() == 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 0700) == 0700)
+		return;
+	if (w->nfix == w->capfix) {
+		size_t cap = w->capfix ? w->capfix * 2 : 4;
+		struct deny_fix *v = realloc(w->fix, cap * sizeof *v);
+		if (!v)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		w->fix = v;
+		w->capfix = cap;
+	}
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (chmod(proc, (st.st_mode & 07777) | 0700) < 0)
+		return;
+	w->fix[w->nfix].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	w->fix[w->nfix++].mode = st.st_mode & 07777;
+}
+
+void ns_deny_restore(struct deny_walk *w)
+{
+	char proc[40];
+
+	while (w->nfix > 0) {
+		struct deny_fix *f = &w->fix[--w->nfix];
+		if (f->fd < 0)
+			continue;
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
+		chmod(proc, f->mode);
+		close(f->fd);
+	}
+	free(w->fix);
+	w->fix = NULL;
+	w->capfix = 0;
+}
+
 static void descend(struct deny_walk *w, int dirfd, const char *name, const char *rel,
 		    char **comps, int i, int n)
 {
@@ -142,6 +186,7 @@ static void descend(struct deny_walk *w, int dirfd, const char *name, const char
 			return; /* changed meanwhile: the objects below are looked at by name */
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
 	}
+	open_up(w, sub);
 	w->depth++;
 	walk(w, sub, rel, comps, i, n);
 	w->depth--;
@@ -200,8 +245,8 @@ static void step(struct deny_walk *w, int dirfd, const char *prefix, const char 
 
 	join(rel, prefix, name);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (w->check && (errno == ENOENT || errno == ENOTDIR))
-			return;
+		if (w->check)
+			return; /* gone meanwhile */
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
 	}
 	if (!w->check) {
@@ -328,6 +373,7 @@ static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comp
 
 void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n)
 {
+	open_up(w, wsfd);
 	for (size_t g = 0; g < n; g++) {
 		char buf[PATH_MAX], *comps[MAX_COMPS], *save = NULL, *p;
 		int nc = 0;

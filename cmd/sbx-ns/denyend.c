@@ -147,6 +147,23 @@ static int renameat2_(int dfd, const char *from, const char *to)
 	return (int)syscall(SYS_renameat2, dfd, from, dfd, to, 1U /* RENAME_NOREPLACE */);
 }
 
+/* Rename name in dirfd to NAME.sbx-denied, -2, -3... never over anything. */
+static int move_aside(int dirfd, const char *name, char *to, size_t cap)
+{
+	int len = (int)strnlen(name, 200), rc = -1;
+
+	for (int k = 1; k < 100; k++) {
+		if (k == 1)
+			snprintf(to, cap, "%.*s.sbx-denied", len, name);
+		else
+			snprintf(to, cap, "%.*s.sbx-denied-%d", len, name, k);
+		rc = renameat2_(dirfd, name, to);
+		if (rc == 0 || errno != EEXIST)
+			break;
+	}
+	return rc;
+}
+
 /* Why the object is not the command's, or NULL if it is. */
 static const char *not_mine(const struct deny_scope *s, const struct stat *st, int64_t born)
 {
@@ -186,6 +203,45 @@ static int new_ancestor(const struct deny_scope *s, const char *rel)
 	return 0;
 }
 
+/* What `git init` writes into a new .git/config, line by line: a config
+ * made only of these lines sets nothing that runs a program (no hooksPath,
+ * fsmonitor, sshCommand, filter, include, alias), so it is left in place
+ * and the repository works on the host. Exact bytes, no parsing: anything
+ * else (another key, a comment, a continuation) is moved aside. */
+static int git_init_config(int pfd, const char *rel, const char *name, const struct stat *st)
+{
+	static const char *const ok[] = {
+		"[core]", "\trepositoryformatversion = 0", "\tfilemode = true", "\tfilemode = false",
+		"\tbare = false", "\tlogallrefupdates = true", "\tignorecase = true",
+		"\tprecomposeunicode = true", "\tsymlinks = false", NULL
+	};
+	char buf[1024], *line, *save = NULL;
+	struct stat now;
+	ssize_t n;
+	int fd;
+
+	if (strncmp(rel, ".git/", 5) || strcmp(name, "config") || !S_ISREG(st->st_mode) ||
+	    st->st_nlink != 1 || st->st_size <= 0 || st->st_size >= (off_t)sizeof buf)
+		return 0;
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = fstat(fd, &now) == 0 && now.st_ino == st->st_ino && now.st_dev == st->st_dev ?
+		read(fd, buf, sizeof buf - 1) : -1;
+	close(fd);
+	if (n != st->st_size || buf[n - 1] != '\n' || memchr(buf, '\0', (size_t)n))
+		return 0;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *const *k = ok;
+		while (*k && strcmp(*k, line))
+			k++;
+		if (!*k)
+			return 0;
+	}
+	return 1;
+}
+
 /* Make one new protected path inert, if the command made it. */
 static void inert(const struct deny_scope *s, const char *rel)
 {
@@ -193,8 +249,8 @@ static void inert(const struct deny_scope *s, const char *rel)
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	char parent[PATH_MAX], to[PATH_MAX], torel[2 * PATH_MAX + 2], proc[40], *slash;
 	const char *name;
-	struct stat st, now;
-	int pfd, fd, cleared = 0, rc = -1;
+	struct stat st, now, pst;
+	int pfd, fd, cleared = 0, rc = -1, e;
 	const char *why;
 
 	snprintf(parent, sizeof parent, "%s", rel);
@@ -221,6 +277,8 @@ static void inert(const struct deny_scope *s, const char *rel)
 		report(s, rel, NULL, 0, why);
 		goto out;
 	}
+	if (git_init_config(pfd, rel, name, &st))
+		goto out;
 	if (strstr(name, ".sbx-denied")) {
 		/* Moved aside already (by a run that ended meanwhile, or one
 		 * killed while doing so): its name says so; only the bits may
@@ -230,19 +288,24 @@ static void inert(const struct deny_scope *s, const char *rel)
 		snprintf(to, sizeof to, "%s", name);
 		rc = 0;
 	}
-	for (int k = 1; rc < 0 && k < 100; k++) {
-		int len = (int)strnlen(name, 200);
-		if (k == 1)
-			snprintf(to, sizeof to, "%.*s.sbx-denied", len, name);
-		else
-			snprintf(to, sizeof to, "%.*s.sbx-denied-%d", len, name, k);
-		rc = renameat2_(pfd, name, to);
-		if (rc < 0 && errno != EEXIST)
-			break;
+	if (rc < 0)
+		rc = move_aside(pfd, name, to, sizeof to);
+	if (rc < 0 && errno == EACCES && fstat(pfd, &pst) == 0 && S_ISDIR(pst.st_mode) &&
+	    (!not_mine(s, &pst, btime_ns(pfd)) || new_ancestor(s, rel))) {
+		/* The command made its directory read-only to keep what it
+		 * put there: the directory is the command's, opened for this
+		 * one rename and closed again. */
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+		if (chmod(proc, (pst.st_mode & 07777) | 0300) == 0) {
+			rc = move_aside(pfd, name, to, sizeof to);
+			e = errno;
+			chmod(proc, pst.st_mode & 07777);
+			errno = e;
+		}
 	}
 	if (rc < 0) {
-		int e = errno;
 		char q[PATH_MAX * 4 + 8];
+		e = errno;
 		sbx_policy_quote(q, sizeof q, rel, strlen(rel), PATH_MAX);
 		errno = e;
 		sbx_warn_errno("deny-write: unable to move the protected path %s aside", q);
@@ -277,6 +340,7 @@ static void check(const struct deny_scope *s, const char *const *globs, size_t n
 		free(w.cand[i]);
 	}
 	free(w.cand);
+	ns_deny_restore(&w);
 }
 
 /* --- the record --- */
@@ -312,8 +376,12 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 	struct stat st;
 	int fd;
 
-	if (r->root) {
+	/* Root: /run/sbx-ns; where there is no writable /run (an initramfs,
+	 * a container with /run read-only), /tmp/sbx-ns-0. */
+	if (r->root && (mkdir("/run/sbx-ns", 0700) == 0 || errno == EEXIST)) {
 		snprintf(path, cap, "/run/sbx-ns");
+	} else if (r->root) {
+		snprintf(path, cap, "/tmp/sbx-ns-0");
 	} else if (xdg && xdg[0] == '/' && realpath(xdg, real) && stat(real, &st) == 0 &&
 		   S_ISDIR(st.st_mode) && st.st_uid == r->caller_uid && !(st.st_mode & 077)) {
 		if ((size_t)snprintf(path, cap, "%.4000s/sbx-ns", real) >= cap)

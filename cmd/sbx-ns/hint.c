@@ -46,7 +46,9 @@ void ns_check_ws_writable(const struct ns_run *r)
 	if (r->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "warning");
-	sbx_json_str(&j, "message", msg);
+	sbx_json_str(&j, "option", "--uid");
+	sbx_json_str(&j, "path", ws->src);
+	sbx_json_str(&j, "reason", msg);
 	sbx_json_write(&j, r->status_fd);
 }
 

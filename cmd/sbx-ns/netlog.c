@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NET_KEYS 64
@@ -58,28 +57,17 @@ static struct {
 	uint64_t unreported;
 } nl;
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int allowed(const struct net_ent *e)
 {
 	return !strcmp(e->decision, "allowed");
 }
 
-/* A line that would block waits (counted) for the next one or the end,
- * as the denial lines do: a status reader that stops reading must not
- * stop the outer process. */
+/* Bounded like the denial lines (ns_status_now). */
 static void report(const struct ns_run *r, struct net_ent *e, uint64_t now, int final)
 {
 	struct sbx_json j;
-	struct pollfd pf = { .fd = r->status_fd, .events = POLLOUT };
 
-	if (!final && r->status_fd >= 0 && (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLOUT)))
+	if (!ns_status_now(r, final))
 		return;
 	e->reported = e->count;
 	e->last_ms = now;
@@ -129,7 +117,7 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 	json_t *o = json_loadb(line, len, 0, NULL);
 	struct net_ent k = { 0 }, *e = NULL;
 	const char *ev;
-	uint64_t now = mono_ms();
+	uint64_t now = ns_mono_ms();
 
 	if (!json_is_object(o)) {
 		json_decref(o);
@@ -250,7 +238,7 @@ static void note(void)
  * lines, then the totals not yet reported and the note. */
 void ns_net_finish(struct ns_run *r)
 {
-	uint64_t until = mono_ms() + NET_DRAIN_MS;
+	uint64_t until = ns_mono_ms() + NET_DRAIN_MS;
 
 	if (r->net != NET_BROKER)
 		return;
@@ -258,7 +246,7 @@ void ns_net_finish(struct ns_run *r)
 		shutdown(r->broker_chan, SHUT_WR);
 	while (r->broker_chan >= 0) {
 		struct pollfd p = { .fd = r->broker_chan, .events = POLLIN };
-		uint64_t now = mono_ms();
+		uint64_t now = ns_mono_ms();
 		if (now >= until || (poll(&p, 1, (int)(until - now)) < 0 && errno != EINTR))
 			break;
 		ns_net_handle(r);
@@ -269,7 +257,7 @@ void ns_net_finish(struct ns_run *r)
 	}
 	for (size_t i = 0; i < NET_KEYS + 2; i++)
 		if (nl.ent[i].count > nl.ent[i].reported)
-			report(r, &nl.ent[i], mono_ms(), 1);
+			report(r, &nl.ent[i], ns_mono_ms(), 1);
 	if (nl.unreported && r->status_fd >= 0) {
 		struct sbx_json j;
 		sbx_json_begin(&j, NS_PROG, "net");

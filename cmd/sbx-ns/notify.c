@@ -54,12 +54,23 @@ struct ns_notify {
 	struct ns_notify_ent ent[NOTIFY_DISTINCT + 1];
 };
 
-static uint64_t mono_ms(void)
+uint64_t ns_mono_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* While the command runs, a status reader that stops reading must not
+ * block the outer process (it forwards signals and enforces --timeout):
+ * a bounded report line that would block waits, counted, for the next
+ * one or the end (final, blocking like the exit line). 1: write it now. */
+int ns_status_now(const struct ns_run *r, int final)
+{
+	struct pollfd pf = { .fd = r->status_fd, .events = POLLOUT };
+
+	return final || r->status_fd < 0 || (poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT));
 }
 
 void ns_notify_prepare(struct ns_run *r)
@@ -128,17 +139,12 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 	close(r->notify_sock[1]);
 }
 
-/* While the command runs, a status reader that stops reading must not
- * block the outer process (it forwards signals and enforces --timeout):
- * a line that would block waits, counted, for the next denial or the end
- * (final, blocking like the exit line). */
 static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now, int final)
 {
 	struct sbx_json j;
-	struct pollfd pf = { .fd = r->status_fd, .events = POLLOUT };
 	char *name = NULL;
 
-	if (!final && r->status_fd >= 0 && (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLOUT)))
+	if (!ns_status_now(r, final))
 		return;
 	e->reported = e->count;
 	e->last_ms = now;
@@ -161,7 +167,7 @@ static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now
 static void denied(const struct ns_run *r, struct ns_notify *n, int nr)
 {
 	struct ns_notify_ent *e = NULL;
-	uint64_t now = mono_ms();
+	uint64_t now = ns_mono_ms();
 
 	for (size_t i = 0; i < n->n; i++)
 		if (n->ent[i].nr == nr || (n->ent[i].nr == -1 && i == NOTIFY_DISTINCT)) {
@@ -247,7 +253,7 @@ void ns_notify_end(struct ns_run *r)
 		return;
 	for (size_t i = 0; i < n->n; i++)
 		if (n->ent[i].count > n->ent[i].reported)
-			report(r, &n->ent[i], mono_ms(), 1);
+			report(r, &n->ent[i], ns_mono_ms(), 1);
 	if (n->listener >= 0)
 		close(n->listener);
 	if (n->sock >= 0)

@@ -73,6 +73,8 @@ struct deny_walk {
 	const struct deny_list *start;
 	char **cand;
 	size_t ncand, capcand;
+	struct deny_fix { int fd; mode_t mode; } *fix; /* check: modes to put back */
+	size_t nfix, capfix;
 };
 
 struct ns_deny_rec;
@@ -190,6 +192,8 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog);
 int ns_notify_fd(const struct ns_run *r);
 void ns_notify_handle(struct ns_run *r, short revents);
 void ns_notify_end(struct ns_run *r);
+uint64_t ns_mono_ms(void);
+int ns_status_now(const struct ns_run *r, int final);
 
 /* launcher.c */
 void ns_check_launcher(const struct ns_run *r);
@@ -199,6 +203,7 @@ void ns_check_glob(const char *glob);
 const char *const *ns_deny_globs(const struct ns_run *r, size_t *n);
 void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino);
 void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n);
+void ns_deny_restore(struct deny_walk *w);
 const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st);
 int ns_workspace_fd(struct ns_run *r);
 void ns_plan_deny(struct ns_run *r);
