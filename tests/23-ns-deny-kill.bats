@@ -211,3 +211,25 @@ one_run() {
 	[ -d /tmp/sbx-ns-0 ]
 	assert_equal "$(stat -c '%U %a' /tmp/sbx-ns-0)" "root 700"
 }
+
+@test "a killed run's record about an earlier directory that had the workspace's inode is dropped without a word" {
+	local ws xdg key
+	ws=$(ns_repo)
+	echo new >"$ws/.env.new"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$ws/.env.new"
+	xdg=$(ns_ws)
+	chmod 0700 "$xdg"
+	mkdir -m 0700 "$xdg/sbx-ns"
+	chown "$SBX_TEST_UID" "$xdg/sbx-ns"
+	# A complete record of a run that ended (its pid 1 is gone) an hour
+	# before this workspace was made: the directory it was about is gone
+	# and this one only has its device and inode.
+	key="ws-$(stat -c %D "$ws")-$(printf %x "$(stat -c %i "$ws")")-1-1"
+	printf 'sbx-ns deny-write record 1\nuid %s\nstart 1 0\nglob 2e656e762e2a\nend\npid 999999999 1\n' "$SBX_TEST_UID" >"$xdg/sbx-ns/$key"
+	chown "$SBX_TEST_UID" "$xdg/sbx-ns/$key"
+	touch -d '-1 hour' "$xdg/sbx-ns/$key"
+	run -0 --separate-stderr as_user env XDG_RUNTIME_DIR="$xdg" sbx-ns --workspace "$ws" -- true
+	assert_equal "$stderr" ""
+	assert_equal "$(cat "$ws/.env.new")" "new"
+	assert_file_not_exist "$xdg/sbx-ns/$key"
+}

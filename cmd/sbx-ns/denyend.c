@@ -515,11 +515,18 @@ static int take_over(struct ns_run *r, int fd)
 	}
 	/* A record cut short was written before the sandbox existed. */
 	if (ok > 0 && done > 0 && pid > 0) {
+		int64_t born = btime_ns(r->wsfd);
+
 		s.end_ns = ts_ns(&st.st_mtim) + SLACK_NS;
+		/* A record names its workspace by device and inode: a directory
+		 * born after that run ended only reuses the inode of the one the
+		 * record is about, and nothing in it can be that run's. */
+		int stale = born >= 0 && born > s.end_ns;
 		for (size_t i = 0; i < nglobs; i++)
 			if (!globs[i])
 				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		check(&s, globs, nglobs, &start);
+		if (!stale)
+			check(&s, globs, nglobs, &start);
 	}
 	for (size_t i = 0; i < nglobs; i++)
 		free((char *)globs[i]);
