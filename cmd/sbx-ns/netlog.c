@@ -62,16 +62,12 @@ static int allowed(const struct net_ent *e)
 	return !strcmp(e->decision, "allowed");
 }
 
-/* Bounded like the denial lines (ns_status_now). */
+/* Bounded like the denial lines (ns_status_due). */
 static void report(const struct ns_run *r, struct net_ent *e, uint64_t now, int final)
 {
 	struct sbx_json j;
 
-	if (!ns_status_now(r, final))
-		return;
-	e->reported = e->count;
-	e->last_ms = now;
-	if (r->status_fd < 0)
+	if (!ns_status_due(r, final, e->count, &e->reported, &e->last_ms, now))
 		return;
 	sbx_json_begin(&j, NS_PROG, "net");
 	sbx_json_str(&j, "host", e->other ? "other" : e->host[0] ? e->host : NULL);

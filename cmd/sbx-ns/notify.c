@@ -65,12 +65,18 @@ uint64_t ns_mono_ms(void)
 /* While the command runs, a status reader that stops reading must not
  * block the outer process (it forwards signals and enforces --timeout):
  * a bounded report line that would block waits, counted, for the next
- * one or the end (final, blocking like the exit line). 1: write it now. */
-int ns_status_now(const struct ns_run *r, int final)
+ * one or the end (final, blocking like the exit line). 1: write it now
+ * (it counts as reported); 0: it waits, or there is no status fd. */
+int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *reported, uint64_t *last_ms,
+		  uint64_t now)
 {
 	struct pollfd pf = { .fd = r->status_fd, .events = POLLOUT };
 
-	return final || r->status_fd < 0 || (poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT));
+	if (!final && r->status_fd >= 0 && (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLOUT)))
+		return 0;
+	*reported = count;
+	*last_ms = now;
+	return r->status_fd >= 0;
 }
 
 void ns_notify_prepare(struct ns_run *r)
@@ -144,11 +150,7 @@ static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now
 	struct sbx_json j;
 	char *name = NULL;
 
-	if (!ns_status_now(r, final))
-		return;
-	e->reported = e->count;
-	e->last_ms = now;
-	if (r->status_fd < 0)
+	if (!ns_status_due(r, final, e->count, &e->reported, &e->last_ms, now))
 		return;
 	if (e->nr >= 0)
 		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, e->nr);

@@ -193,7 +193,8 @@ int ns_notify_fd(const struct ns_run *r);
 void ns_notify_handle(struct ns_run *r, short revents);
 void ns_notify_end(struct ns_run *r);
 uint64_t ns_mono_ms(void);
-int ns_status_now(const struct ns_run *r, int final);
+int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *reported, uint64_t *last_ms,
+		  uint64_t now);
 
 /* launcher.c */
 void ns_check_launcher(const struct ns_run *r);
