@@ -26,7 +26,7 @@ teardown() {
 	assert_line --regexp '^kernel +ok +Linux 5\.10\.[^ ]+ \(older than 5\.14: quotas are set through the block device, no quotactl_fd\)$'
 	assert_line "mounts             ok             the classic mount calls (no mount_setattr here: it came in Linux 5.12): bind through /proc/self/fd/N, then remount: a read-only, nosuid, nodev bind of /usr and its submounts works api=classic"
 	assert_line "landlock           missing        landlock_create_ruleset: Function not implemented; sbx-ns confines by mounts alone and --require-landlock refuses; to fix: boot with landlock in lsm= (CONFIG_SECURITY_LANDLOCK)"
-	assert_line "quotactl_fd        unsupported    quotactl_fd failed: Function not implemented; to fix: Linux 5.14 or newer; until then sbx-quota asks the filesystem's block device"
+	assert_line "quotactl_fd        unsupported    quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device: Function not implemented; to fix: Linux 5.14 or newer"
 	assert_line "result: all checks passed (exit 0)"
 }
 
