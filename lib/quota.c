@@ -352,7 +352,7 @@ static int record_dir(int mk, char *why, size_t sz)
 			fd = openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		}
 		if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
-			snprintf(why, sz, "%s is not a directory (a symbolic link?)", comp);
+			snprintf(why, sz, "'%s' on its way is not a directory (a symbolic link?)", comp);
 			close(dfd);
 			errno = EPERM;
 			return -1;
@@ -440,7 +440,8 @@ int sbx_quota_record_read(unsigned major, unsigned minor, uint64_t ino, struct s
 	if (dfd < 0 && errno == ENOENT)
 		return 0;
 	if (dfd < 0 && errno == EPERM) {
-		snprintf(why, sz, "the directory of its record, " SBX_QUOTA_RECORD_DIR ", is %s", dwhy);
+		snprintf(why, sz, "the directory of its record, " SBX_QUOTA_RECORD_DIR ", is not trusted: %s",
+			 dwhy);
 		return -1;
 	}
 	if (dfd < 0) {

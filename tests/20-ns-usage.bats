@@ -223,5 +223,5 @@ bad() {
 	bad "--home: invalid path 'rel': relative" --workspace "$NS_WS" --home rel -- true
 	bad "--home: invalid path '/nonexistent': does not exist" --workspace "$NS_WS" --home /nonexistent -- true
 	bad "--home given twice" --workspace "$NS_WS" --home /var/tmp --home /var/tmp -- true
-	bad "--home: $NS_WS is already bound (by --workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true
+	bad "--home: invalid path '$NS_WS': overlaps the workspace $NS_WS (a writable second view of it; give a directory outside the workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true
 }

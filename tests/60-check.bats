@@ -268,7 +268,7 @@ sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scra
 		where=
 		fix="run sbx outside the seccomp filter that refuses it (systemd SystemCallFilter=, a container runtime's profile)"
 	fi
-	assert_line "quotactl_fd        missing        quotactl_fd failed: Function not implemented, from the seccomp filter this process runs under$where, not necessarily the kernel; to fix: $fix"
+	assert_line "quotactl_fd        missing        quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device: Function not implemented, from the seccomp filter this process runs under$where, not necessarily the kernel; to fix: $fix"
 	refute_output --partial "Linux 5.14 or newer"
 	# Without the filter the same call is the kernel's and exists.
 	run -101 sbx-check host

@@ -42,10 +42,14 @@ merged() {
 	assert_equal "$stderr" ""
 }
 
-DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false'
+DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/config.worktree",".git/hooks/**",".git/worktrees/*/config.worktree",".git/modules/**/config",".git/modules/**/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false'
+
+# The spec's own blocks name the four paths it knows; sbx's defaults add git's
+# other configuration and hook places.
+SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false'
 
 @test "the sandbox system's quick reference block loads with its defaults" {
-	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}' \
+	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$SPEC_SANDBOX"'}}' \
 		--policy-fd 5 5<"$POL/spec-quick-reference.json" --workspace /srv/ws
 }
 
@@ -56,9 +60,9 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 }
 
 @test "the spec's deny-write and unsafe fallback blocks load" {
-	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"'}}' \
+	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$SPEC_SANDBOX"'}}' \
 		--policy-fd 5 5<"$POL/spec-deny-write.json" --workspace /srv/ws
-	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"unsafe-host-process","unsafeAllowHostProcess":true}}' \
+	merged '{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/config.worktree",".git/hooks/**",".git/worktrees/*/config.worktree",".git/modules/**/config",".git/modules/**/hooks/**"],"fallback":"unsafe-host-process","unsafeAllowHostProcess":true}}' \
 		--policy-fd 5 5<"$POL/spec-unsafe-fallback.json" --workspace /srv/ws
 }
 
@@ -129,7 +133,7 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 }
 
 @test "a request narrower than the baseline stands, field by field" {
-	merged '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["api.example.org"]},"readableRoots":["/opt/tools/bin"],"writableRoots":["/srv/data/scratch/a","/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":100,"memory_mb":512,"disk_mb":1024,"max_processes":10,"max_inodes":5,"require_hard_limits":true}}' \
+	merged '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["api.example.org"]},"readableRoots":["/opt/tools/bin"],"writableRoots":["/srv/data/scratch/a","/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/config.worktree",".git/hooks/**",".git/worktrees/*/config.worktree",".git/modules/**/config",".git/modules/**/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":100,"memory_mb":512,"disk_mb":1024,"max_processes":10,"max_inodes":5,"require_hard_limits":true}}' \
 		--baseline "$POL_DIR/baseline-admin.json" --workspace /srv/ws --ro /opt/tools/bin --rw /srv/data/scratch/a \
 		--net broker --allow-host api.example.org --cpu 100 --memory 512M --pids 10 --disk 1G --inodes 5
 }
@@ -170,7 +174,7 @@ DEFAULT_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fa
 @test "with --clamp a wider request is narrowed to the baseline and the fields are listed" {
 	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/baseline-admin.json" --workspace /srv/ws --clamp --status-fd 5 \
 		--ro / --rw /srv --net host --cpu 1000 --memory 8G --pids 1000 --disk 1T --inodes 1000000000 --hard-limits no 5>"$BATS_TEST_TMPDIR/status"
-	assert_output '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["*.example.org","pypi.org"]},"readableRoots":["/srv/ws","/opt/tools","/srv/data","/srv/data/scratch"],"writableRoots":["/srv/ws","/srv/data/scratch"],"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":200,"memory_mb":1024,"disk_mb":4096,"max_processes":64,"max_inodes":100000,"require_hard_limits":true}}'
+	assert_output '{"sandbox":{"mode":"native","network":{"mode":"allowlist","allowlist":["*.example.org","pypi.org"]},"readableRoots":["/srv/ws","/opt/tools","/srv/data","/srv/data/scratch"],"writableRoots":["/srv/ws","/srv/data/scratch"],"denyWrite":[".env",".env.*",".git/config",".git/config.worktree",".git/hooks/**",".git/worktrees/*/config.worktree",".git/modules/**/config",".git/modules/**/hooks/**"],"fallback":"fail-closed","unsafeAllowHostProcess":false},"resources":{"cpu_percent":200,"memory_mb":1024,"disk_mb":4096,"max_processes":64,"max_inodes":100000,"require_hard_limits":true}}'
 	assert_equal "$stderr" ""
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/status")" '{"tool":"policy-tool","event":"policy","baseline":true,"clamped":["sandbox.network.mode","sandbox.readableRoots","sandbox.writableRoots","resources.cpu_percent","resources.memory_mb","resources.max_processes","resources.disk_mb","resources.max_inodes","resources.require_hard_limits"],"unsafe_fallback":false}'
 }

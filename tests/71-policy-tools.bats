@@ -47,11 +47,16 @@ teardown_file() { rm -rf "$PT_DIR"; }
 }
 
 @test "sbx-ns applies a policy from --policy-fd: its readable root is bound, the baseline's deny-write holds" {
+	mkdir "$PT_DIR/ws/secrets"
+	echo key >"$PT_DIR/ws/secrets/key"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$PT_DIR/ws/secrets"
 	run -0 --separate-stderr as_user sbx-ns --workspace "$PT_DIR/ws" --baseline "$PT_DIR/base.json" --policy-fd 5 -- \
-		sh -c "ls -d $PT_DIR/ro && mkdir -p secrets 2>/dev/null; touch secrets/x 2>&1 || true" \
+		sh -c "ls -d $PT_DIR/ro && touch secrets/key 2>&1 || true" \
 		5< <(printf '{"sandbox":{"readableRoots":["%s/ro"]}}' "$PT_DIR")
 	assert_line --index 0 "$PT_DIR/ro"
-	assert_line --index 1 "touch: cannot touch 'secrets/x': Read-only file system"
+	assert_line --index 1 "touch: cannot touch 'secrets/key': Read-only file system"
+	assert_equal "$(cat "$PT_DIR/ws/secrets/key")" "key"
+	rm -r "$PT_DIR/ws/secrets"
 }
 
 # Inside a user namespace whose max_user_namespaces leaves none for sbx-ns,

@@ -163,7 +163,7 @@ PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, do
 	assert_line --regexp '^userns +ok +user namespaces work for uid 1000'
 	assert_line "proc               missing        mounting a fresh proc in the new pid namespace failed: Operation not permitted (podman: /run/.containerenv); to fix: $PROC_FIX"
 	assert_line "pivot_root         missing        not tried: proc failed first"
-	assert_line "quotactl_fd        missing        quotactl_fd failed: Function not implemented, from the seccomp filter this process runs under (podman: /run/.containerenv), not necessarily the kernel; to fix: the container's seccomp profile refuses it: podman or docker --security-opt seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost"
+	assert_line "quotactl_fd        missing        quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device: Function not implemented, from the seccomp filter this process runs under (podman: /run/.containerenv), not necessarily the kernel; to fix: the container's seccomp profile refuses it: podman or docker --security-opt seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost"
 	assert_line "result: isolation unavailable (exit 106)"
 	refute_output --partial "boot"
 	refute_output --partial "sysctl"
@@ -283,7 +283,7 @@ kube_net_down() {
 kube_yaml() {
 	sed -e "s|^  SBX_BROKER_ARGS: .*|  SBX_BROKER_ARGS: \"--allow-host allowed.sbx.test --allow-private-networks\"|" \
 	    -e "s|^  SBX_COMMAND: .*|  SBX_COMMAND: \"wget -q -O- http://allowed.sbx.test/a; wget -q -O- http://denied.sbx.test/b; echo end\"|" \
-	    -e "s/sbx-job/job-$C_U/" -e "s/name: run\$/name: run-$C_U/" -e "s/name: ws\$/name: ws-$C_U/" \
+	    -e "s/sbx-job/job-$C_U/" -e "s/name: run\$/name: run-$C_U/" -e "s/name: ws\$/name: ws-$C_U/" -e "s/name: tmp\$/name: tmp-$C_U/" \
 	    -e "s|image: localhost/sbx:latest|image: localhost/sbx-$C_U:base|" \
 	    -e "s|^  restartPolicy: Never|  hostAliases:\n    - ip: $C_ORIGIN\n      hostnames: [allowed.sbx.test, denied.sbx.test]\n  restartPolicy: Never|" \
 	    "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml"
@@ -328,14 +328,14 @@ kube_down() {
 	for i in 1 2 3; do
 		pm_kube pod rm -f "job-$C_U" >/dev/null 2>&1 && break
 	done
-	pm_kube volume rm -f "run-$C_U" "ws-$C_U" >/dev/null 2>&1 || true
+	pm_kube volume rm -f "run-$C_U" "ws-$C_U" "tmp-$C_U" >/dev/null 2>&1 || true
 }
 
 @test "the manifest podman plays differs from the shipped one only in values, names and host aliases" {
 	C_ORIGIN=198.19.0.2
 	run -1 diff "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml" <(kube_yaml)
 	run -0 grep -c '^[<>]' <<<"$output"
-	assert_output 23
+	assert_output 27
 	run -1 diff "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml" <(kube_yaml)
 	refute_output --regexp '^[<>].*(securityContext|procMount|hostUsers|seccompProfile|allowPrivilegeEscalation|capabilities|drop|readOnlyRootFilesystem|runAs|command|args|sbx-ns|sbx-broker)'
 }

@@ -126,8 +126,9 @@ static void check_writable(const struct ns_run *r, const struct mount_op *op)
 		return;
 	if (in_workspace(ws, op->src) || holds_workspace(ws, op))
 		sbx_die_usage("%s: invalid path '%s': overlaps the workspace %s (a writable "
-			      "second view of it; use %s)", op->opt, op->src, ws->src,
-			      op->kind == MNT_BIND ? "--ro-bind" : "--ro");
+			      "second view of it; %s)", op->opt, op->src, ws->src,
+			      !strcmp(op->opt, "--home") ? "give a directory outside the workspace" :
+			      op->kind == MNT_BIND ? "use --ro-bind" : "use --ro");
 }
 
 /* A chosen destination inside another bind (or another bind inside it)

@@ -322,7 +322,10 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 		snprintf(path, cap, "/tmp/sbx-ns-%u", (unsigned)r->caller_uid);
 	}
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s for the deny-write records", path);
+		sbx_die(SBX_EXIT_SYS, "unable to create %s for the deny-write records: %s; to fix: a "
+			"writable %s, or XDG_RUNTIME_DIR naming a directory of the caller's with mode 0700 "
+			"(in a container: a tmpfs or emptyDir volume at /tmp)", path, strerror(errno),
+			r->root ? "/run" : "/tmp");
 	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s for the deny-write records", path);

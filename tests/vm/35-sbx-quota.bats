@@ -428,7 +428,13 @@ t_record_forged() {
 	chmod 0777 /var/lib/sbx/quota
 	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
 	chmod 0755 /var/lib/sbx/quota
-	assert_equal "$stderr" "sbx-quota: fatal: $head the directory of its record, /var/lib/sbx/quota, is writable by group or others (mode 0777)$fix"
+	assert_equal "$stderr" "sbx-quota: fatal: $head the directory of its record, /var/lib/sbx/quota, is not trusted: writable by group or others (mode 0777)$fix"
+	mv /var/lib/sbx/quota /var/lib/sbx/quota.real
+	ln -s quota.real /var/lib/sbx/quota
+	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
+	rm /var/lib/sbx/quota
+	mv /var/lib/sbx/quota.real /var/lib/sbx/quota
+	assert_equal "$stderr" "sbx-quota: fatal: $head the directory of its record, /var/lib/sbx/quota, is not trusted: 'quota' on its way is not a directory (a symbolic link?)$fix"
 	echo "$text " >"$rec"
 	run -102 --separate-stderr runas 1000 1000 sbx-quota verify --workspace "$ws" --disk 8M
 	assert_equal "$stderr" "sbx-quota: fatal: $head its record $rec is not one of sbx-quota prepare$fix"
