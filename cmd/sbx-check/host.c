@@ -70,8 +70,7 @@ static void kernel_features(struct chk_report *r)
 	       "openat2 failed", "Linux 5.6 or newer");
 	simple(r, CLS_EXTRA, "quotactl_fd", sbx_probe_quotactl_fd(), "quotactl_fd exists",
 	       "quotactl_fd failed; sbx-quota uses quotactl on the filesystem's block device",
-	       "Linux 5.14 or newer; until then sbx-quota asks the "
-	       "filesystem's block device");
+	       "Linux 5.14 or newer");
 }
 
 /* The cgroup2 mount point from /proc/self/mountinfo, and whether cgroup v1
