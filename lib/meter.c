@@ -1,4 +1,5 @@
 #include "meter.h"
+#include "clock.h"
 #include "meter_disk.h"
 #include "meter_tree.h"
 #include "die.h"
@@ -35,13 +36,6 @@ int sbx_meter_prepare(void)
 #else
 	return 0;
 #endif
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void sleep_ms(uint64_t ms)
@@ -226,7 +220,7 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 	memset(out, 0, sizeof *out);
 	status_start(cfg, interval, status_fd, tool);
 	pidfd = open_pidfd(child);
-	last = next_disk = now_ms();
+	last = next_disk = sbx_now_ms();
 	deadline = cfg->timeout_ms ? last + cfg->timeout_ms : 0;
 
 	for (;;) {
@@ -247,7 +241,7 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 		if (!out->lost && !out->timed_out && !out->cancelled) {
 			if (readable(cfg->cancel_fd))
 				out->cancelled = 1;
-			else if (deadline && now_ms() >= deadline)
+			else if (deadline && sbx_now_ms() >= deadline)
 				out->timed_out = 1;
 		}
 		if (out->lost || out->timed_out || out->cancelled) {
@@ -281,12 +275,12 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 			lose(out, "pids", cfg->pids, tree.n, status_fd, tool);
 			continue;
 		}
-		t = now_ms();
+		t = sbx_now_ms();
 		if (t >= next_disk) {
 			check_disk(cfg, out, status_fd, tool);
 			/* A big workspace must not turn the meter into the
 			 * main consumer: walk at most a fifth of the time. */
-			next_disk = now_ms();
+			next_disk = sbx_now_ms();
 			next_disk += (next_disk - t) * 4 > interval ? (next_disk - t) * 4 : interval;
 			if (out->lost)
 				continue;
@@ -307,10 +301,10 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 				if (deadline && t + s > deadline)
 					s = deadline > t ? deadline - t : 0;
 				sweep(&tree, self, SIGSTOP);
-				t0 = now_ms();
+				t0 = sbx_now_ms();
 				nap(pidfd, cfg->cancel_fd, s);
 				sbx_meter_tree_kill(&tree, SIGCONT);
-				last = now_ms();
+				last = sbx_now_ms();
 				/* A cancel or the command's death may cut the
 				 * stop short: only the time really stopped pays. */
 				debt_ns -= (int64_t)((last - t0) * 1000000 * cfg->cpu_pct / 100);
@@ -318,7 +312,7 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 				continue;
 			}
 		}
-		t = now_ms();
+		t = sbx_now_ms();
 		nap(pidfd, cfg->cancel_fd,
 		    deadline && deadline < t + interval ? (deadline > t ? deadline - t : 0) : interval);
 	}
@@ -339,18 +333,18 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 	/* Whatever outlived the command is killed: a run ends with no
 	 * process of its tree left. */
 	if (sbx_meter_tree_scan(&tree, self) == 0 && tree.n) {
-		uint64_t until = now_ms() + REAP_WAIT_MS;
+		uint64_t until = sbx_now_ms() + REAP_WAIT_MS;
 		out->leftover = tree.n;
 		do {
 			sweep(&tree, self, SIGSTOP);
 			sbx_meter_tree_kill(&tree, SIGKILL);
 			sleep_ms(5);
 			reap(child, &status);
-		} while (sbx_meter_tree_scan(&tree, self) == 0 && tree.n && now_ms() < until);
+		} while (sbx_meter_tree_scan(&tree, self) == 0 && tree.n && sbx_now_ms() < until);
 	}
 	/* Killed processes turn into zombies of ours (we are their
 	 * subreaper): reap them, so none is left to init. */
-	for (uint64_t until = now_ms() + REAP_WAIT_MS; now_ms() < until; ) {
+	for (uint64_t until = sbx_now_ms() + REAP_WAIT_MS; sbx_now_ms() < until; ) {
 		pid_t p = waitpid(-1, NULL, WNOHANG);
 		if (p < 0)
 			break;

@@ -5,6 +5,7 @@
  * bytes move with splice(2) through a pipe per direction, so they are never
  * copied into the broker's memory. */
 #include "broker.h"
+#include "clock.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -204,13 +205,6 @@ static void conn_free(struct loop *L, struct conn *c)
 	L->nspare_conns++;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* UTC to the millisecond. The seconds are formatted once per second:
  * every log line has a time. */
 static void iso_time(char *buf, size_t sz)
@@ -329,7 +323,7 @@ static void log_conn(struct loop *L, struct conn *c)
 	sbx_json_str(&j, "reason", c->reason[0] ? c->reason : NULL);
 	sbx_json_uint(&j, "bytes_up", c->up.count);
 	sbx_json_uint(&j, "bytes_down", c->down.count);
-	sbx_json_uint(&j, "duration_ms", now_ms() - c->start_ms);
+	sbx_json_uint(&j, "duration_ms", sbx_now_ms() - c->start_ms);
 	line = sbx_json_end(&j, &len);
 	if (line && c->sb && !c->sb->dead)
 		tell_sandbox(L, c->sb, line, len);
@@ -1575,7 +1569,7 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 			return;
 		}
 		if (L->nconns >= L->cfg->max_conns || (sb && sb->nconns >= L->cfg->max_sb_conns)) {
-			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = now_ms(), .sb = sb };
+			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = sbx_now_ms(), .sb = sb };
 			snprintf(tmp.reason, sizeof tmp.reason, "%s",
 				 L->nconns >= L->cfg->max_conns ? "connection limit reached (--max-connections)" :
 				 "this sandbox's connection limit reached (--max-sandbox-connections)");
@@ -1598,7 +1592,7 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 		c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
 		c->hc = (struct handle){ K_CLIENT, c, NULL };
 		c->ho = (struct handle){ K_ORIGIN, c, NULL };
-		c->start_ms = now_ms();
+		c->start_ms = sbx_now_ms();
 		c->deadline_ms = c->start_ms + L->cfg->wall_ms;
 		c->decision = "refused";
 		c->st = S_HEAD;
@@ -1692,7 +1686,7 @@ int broker_loop(const struct broker_cfg *cfg)
 	sbx_ready_fd(cfg->ready_fd);
 
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = sbx_now_ms();
 		int timeout = -1, n;
 
 		expire(&L, now);

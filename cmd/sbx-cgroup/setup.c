@@ -3,6 +3,7 @@
 #include "sbx-cgroup.h"
 
 #include "cgroup.h"
+#include "clock.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -365,14 +366,6 @@ int cg_populated(const struct cg *cg)
 	return v != 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* SIGKILL every process listed in dirfd's cgroup.procs and below. */
 static void kill_listed(int dirfd, int depth)
 {
@@ -419,11 +412,11 @@ static int kill_frozen(const struct cg *cg)
 {
 	char ev[256];
 	unsigned long long frozen = 0;
-	long long end = now_ms() + 2000;
+	long long end = (long long)sbx_now_ms() + 2000;
 
 	if (sbx_cg_write(cg->fd, "cgroup.freeze", "1") < 0)
 		return -1;
-	while (now_ms() < end) {
+	while ((long long)sbx_now_ms() < end) {
 		if (sbx_cg_read(cg->fd, "cgroup.events", ev, sizeof ev) >= 0 &&
 		    sbx_cg_keyed(ev, "frozen", &frozen) == 0 && frozen)
 			break;
@@ -445,7 +438,7 @@ int cg_kill(const struct cg *cg)
 int cg_wait_empty(const struct cg *cg, unsigned ms)
 {
 	char path[64];
-	long long end = now_ms() + ms;
+	long long end = (long long)sbx_now_ms() + ms;
 	int in, r;
 
 	/* cgroup.events is modified when populated changes: sleep on that,
@@ -461,7 +454,7 @@ int cg_wait_empty(const struct cg *cg, unsigned ms)
 		r = cg_populated(cg);
 		if (r <= 0)
 			break;
-		left = end - now_ms();
+		left = end - (long long)sbx_now_ms();
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			r = -1;

@@ -7,6 +7,7 @@
  * This file is the outer process: options, the checks that need the
  * caller's view of the host, the namespaces, and the wait. */
 #include "ns.h"
+#include "clock.h"
 
 #include "cmdpath.h"
 #include "container.h"
@@ -493,14 +494,6 @@ static int finish(const struct ns_run *r, int started, int have_exit, int cmd_st
 	return code;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Forward termination requests to pid 1 (which passes them to the command)
  * and collect the reports until pid 1 is gone. --timeout kills pid 1 (and
  * with it every process of the sandbox) when the time is up. */
@@ -511,7 +504,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	struct pollfd pf[4];
 	struct ns_report rep;
 	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
-	uint64_t deadline = r->timeout_ms ? now_ms() + r->timeout_ms : 0;
+	uint64_t deadline = r->timeout_ms ? sbx_now_ms() + r->timeout_ms : 0;
 
 	ns_wait_signals(&set);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -527,7 +520,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		int wait_ms = 1000, rc; /* the deny-write record's heartbeat */
 		ns_deny_heartbeat(r);
 		if (deadline && !timed_out) {
-			uint64_t now = now_ms();
+			uint64_t now = sbx_now_ms();
 			if (now >= deadline) {
 				kill(pid, SIGKILL);
 				timed_out = 1;

@@ -20,6 +20,8 @@
  * one stderr note sums up the refusals. */
 #include "ns.h"
 
+#include "clock.h"
+
 #include "die.h"
 #include "json.h"
 
@@ -113,7 +115,7 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 	json_t *o = json_loadb(line, len, 0, NULL);
 	struct net_ent k = { 0 }, *e = NULL;
 	const char *ev;
-	uint64_t now = ns_mono_ms();
+	uint64_t now = sbx_now_ms();
 
 	if (!json_is_object(o)) {
 		json_decref(o);
@@ -234,7 +236,7 @@ static void note(void)
  * lines, then the totals not yet reported and the note. */
 void ns_net_finish(struct ns_run *r)
 {
-	uint64_t until = ns_mono_ms() + NET_DRAIN_MS;
+	uint64_t until = sbx_now_ms() + NET_DRAIN_MS;
 
 	if (r->net != NET_BROKER)
 		return;
@@ -242,7 +244,7 @@ void ns_net_finish(struct ns_run *r)
 		shutdown(r->broker_chan, SHUT_WR);
 	while (r->broker_chan >= 0) {
 		struct pollfd p = { .fd = r->broker_chan, .events = POLLIN };
-		uint64_t now = ns_mono_ms();
+		uint64_t now = sbx_now_ms();
 		if (now >= until || (poll(&p, 1, (int)(until - now)) < 0 && errno != EINTR))
 			break;
 		ns_net_handle(r);
@@ -253,7 +255,7 @@ void ns_net_finish(struct ns_run *r)
 	}
 	for (size_t i = 0; i < NET_KEYS + 2; i++)
 		if (nl.ent[i].count > nl.ent[i].reported)
-			report(r, &nl.ent[i], ns_mono_ms(), 1);
+			report(r, &nl.ent[i], sbx_now_ms(), 1);
 	if (nl.unreported && r->status_fd >= 0) {
 		struct sbx_json j;
 		sbx_json_begin(&j, NS_PROG, "net");

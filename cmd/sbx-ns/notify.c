@@ -20,6 +20,7 @@
  * the outer process anyway, by its parent-death signal.) clone3's ENOSYS
  * is a redirect to clone, not a denial, and is not reported. */
 #include "ns.h"
+#include "clock.h"
 
 #include "die.h"
 #include "exitcodes.h"
@@ -53,14 +54,6 @@ struct ns_notify {
 	size_t n;
 	struct ns_notify_ent ent[NOTIFY_DISTINCT + 1];
 };
-
-uint64_t ns_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* While the command runs, a status reader that stops reading must not
  * block the outer process (it forwards signals and enforces --timeout):
@@ -169,7 +162,7 @@ static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now
 static void denied(const struct ns_run *r, struct ns_notify *n, int nr)
 {
 	struct ns_notify_ent *e = NULL;
-	uint64_t now = ns_mono_ms();
+	uint64_t now = sbx_now_ms();
 
 	for (size_t i = 0; i < n->n; i++)
 		if (n->ent[i].nr == nr || (n->ent[i].nr == -1 && i == NOTIFY_DISTINCT)) {
@@ -255,7 +248,7 @@ void ns_notify_end(struct ns_run *r)
 		return;
 	for (size_t i = 0; i < n->n; i++)
 		if (n->ent[i].count > n->ent[i].reported)
-			report(r, &n->ent[i], ns_mono_ms(), 1);
+			report(r, &n->ent[i], sbx_now_ms(), 1);
 	if (n->listener >= 0)
 		close(n->listener);
 	if (n->sock >= 0)

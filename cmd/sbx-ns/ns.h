@@ -192,7 +192,6 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog);
 int ns_notify_fd(const struct ns_run *r);
 void ns_notify_handle(struct ns_run *r, short revents);
 void ns_notify_end(struct ns_run *r);
-uint64_t ns_mono_ms(void);
 int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *reported, uint64_t *last_ms,
 		  uint64_t now);
 
