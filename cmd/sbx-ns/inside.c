@@ -30,17 +30,6 @@
 
 extern char **environ;
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -1;
-	rc = sbx_write_all(fd, s, strlen(s));
-	close(fd);
-	return rc;
-}
-
 /* A new user namespace for the command alone, mapping only its identity.
  * Its parent allows one child namespace per user, so the kernel refuses
  * any further one whatever the filter does. */
@@ -53,12 +42,12 @@ static void nest_userns(void)
 	if (unshare(CLONE_NEWUSER) < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to create the command's user namespace");
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (write_file("/proc/self/uid_map", map) < 0)
+	if (sbx_write_file("/proc/self/uid_map", map) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write /proc/self/uid_map");
-	if (write_file("/proc/self/setgroups", "deny") < 0)
+	if (sbx_write_file("/proc/self/setgroups", "deny") < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write /proc/self/setgroups");
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	if (write_file("/proc/self/gid_map", map) < 0)
+	if (sbx_write_file("/proc/self/gid_map", map) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write /proc/self/gid_map");
 	if (unshare(CLONE_NEWUSER) == 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to block user namespaces: a nested one could still be created");
@@ -196,7 +185,7 @@ void ns_init_main(struct ns_run *r)
 	ns_build_root(r, &hidepid);
 	/* Through the sandbox's own fresh /proc: a container's /proc/sys is
 	 * read-only, this one is not, and the limit is this namespace's. */
-	if (write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
+	if (sbx_write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
 	ns_net_inside(r);
 	drop_init(r);

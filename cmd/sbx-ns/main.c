@@ -348,22 +348,6 @@ static void check_identity(struct ns_run *r)
 		sbx_die_usage("running as root needs --uid and --gid (the command never runs as root)");
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int e;
-
-	if (fd < 0)
-		return -1;
-	if (sbx_write_all(fd, s, strlen(s)) < 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return close(fd);
-}
-
 static const char userns_help[] =
 	"user namespaces are blocked for this caller; an administrator must allow them: "
 	"sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, "
@@ -391,21 +375,21 @@ static void write_maps(const struct ns_run *r, pid_t pid)
 
 	if (!r->root) {
 		snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
-		if (write_file(path, "deny") < 0 && errno != ENOENT)
+		if (sbx_write_file(path, "deny") < 0 && errno != ENOENT)
 			die_userns("write ", path);
 		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
 	} else {
 		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
-	if (write_file(path, map) < 0)
+	if (sbx_write_file(path, map) < 0)
 		die_userns("write ", path);
 	if (!r->root)
 		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
 	else
 		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
 	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
-	if (write_file(path, map) < 0)
+	if (sbx_write_file(path, map) < 0)
 		die_userns("write ", path);
 }
 
