@@ -41,7 +41,7 @@ static const char *dest_problem(const char *dest)
 		p = end;
 	}
 	for (const char *const *d = never; *d; d++)
-		if (ns_under(dest, *d))
+		if (sbx_path_within(dest, *d))
 			return !strcmp(*d, "/proc") ? "under /proc" : !strcmp(*d, "/sys") ? "under /sys" : "under /dev";
 	return NULL;
 }
@@ -76,7 +76,7 @@ static int in_workspace(const struct mount_op *ws, const char *src)
 	char dir[PATH_MAX], *slash;
 	struct stat st;
 
-	if (ns_under(src, ws->src))
+	if (sbx_path_within(src, ws->src))
 		return 1;
 	if (strlen(src) >= sizeof dir)
 		return 0;
@@ -96,7 +96,7 @@ static int holds_workspace(const struct mount_op *ws, const struct mount_op *dir
 	char p[PATH_MAX], *slash;
 	struct stat st;
 
-	if (ns_under(ws->src, dir->src))
+	if (sbx_path_within(ws->src, dir->src))
 		return 1;
 	if (!dir->isdir || strlen(ws->src) >= sizeof p)
 		return 0;
@@ -143,17 +143,17 @@ void ns_check_binds(const struct ns_run *r)
 		check_writable(r, b);
 		if (b->kind != MNT_BIND)
 			continue;
-		if (r->tmp_in_ws && (ns_under(b->dest, "/tmp") || ns_under(b->dest, "/dev/shm")))
+		if (r->tmp_in_ws && (sbx_path_within(b->dest, "/tmp") || sbx_path_within(b->dest, "/dev/shm")))
 			sbx_die_usage("%s: invalid destination '%s': /tmp is the workspace's with "
 				      "--tmp-in-workspace", b->opt, b->dest);
 		for (size_t j = 0; j < r->nops; j++) {
 			const struct mount_op *o = &r->ops[j];
 			if (j == i || !strcmp(o->dest, b->dest))
 				continue;
-			if (ns_under(b->dest, o->dest))
+			if (sbx_path_within(b->dest, o->dest))
 				sbx_die_usage("%s: invalid destination '%s': inside %s (bound by %s)",
 					      b->opt, b->dest, o->dest, o->opt);
-			if (ns_under(o->dest, b->dest))
+			if (sbx_path_within(o->dest, b->dest))
 				sbx_die_usage("%s: invalid destination '%s': %s (bound by %s) lies inside it",
 					      b->opt, b->dest, o->dest, o->opt);
 		}

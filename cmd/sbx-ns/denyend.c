@@ -402,7 +402,7 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 			"with mode %03o, not by uid %u with mode 0700 (remove it, or set XDG_RUNTIME_DIR)",
 			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->caller_uid);
 	for (size_t i = 0; i < r->nops; i++)
-		if (!r->ops[i].ro && r->ops[i].kind != MNT_SYMLINK && ns_under(path, r->ops[i].src))
+		if (!r->ops[i].ro && r->ops[i].kind != MNT_SYMLINK && sbx_path_within(path, r->ops[i].src))
 			sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
 				"writable root %s (the command could forge it)", path, r->ops[i].src);
 	return fd;

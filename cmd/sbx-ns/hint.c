@@ -62,7 +62,7 @@ void ns_plan_hint(struct ns_run *r)
 	    access(path, X_OK) < 0)
 		return;
 	for (size_t i = 0; i < r->nops; i++)
-		if (ns_under(path, r->ops[i].dest))
+		if (sbx_path_within(path, r->ops[i].dest))
 			return;
 	snprintf(dir, sizeof dir, "%s", path);
 	slash = strrchr(dir, '/');

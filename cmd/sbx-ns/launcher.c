@@ -56,7 +56,7 @@ void ns_check_launcher(const struct ns_run *r)
 				const struct mount_op *op = &r->ops[i];
 				if (op->ro || op->kind == MNT_SYMLINK)
 					continue;
-				if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || ns_under(exe, op->src))
+				if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(exe, op->src))
 					sbx_die(SBX_EXIT_POLICY, "refusing to run: the executable %s lies "
 						"inside the writable root %s", exe, op->src);
 			}

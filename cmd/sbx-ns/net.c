@@ -211,7 +211,7 @@ void ns_check_net(struct ns_run *r)
 			const struct mount_op *op = &r->ops[i];
 			if (op->ro || op->kind == MNT_SYMLINK)
 				continue;
-			if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || ns_under(path, op->src))
+			if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(path, op->src))
 				sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker socket %s lies "
 					"inside the writable root %s", path, op->src);
 		}

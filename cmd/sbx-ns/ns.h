@@ -164,7 +164,6 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 void ns_add_runtime(struct ns_run *r);
 void ns_check_ops(struct ns_run *r);
 struct mount_op *ns_push_op(struct ns_run *r);
-int ns_under(const char *path, const char *dir);
 
 /* binds.c */
 void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char *src,

@@ -24,16 +24,6 @@ static const char *const never_ws[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64
 static const char *const default_runtime[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64",
 					       "/etc", NULL };
 
-/* path is dir or lies below it (both canonical). */
-int ns_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return 1;
-	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
 struct mount_op *ns_push_op(struct ns_run *r)
 {
 	struct mount_op *op;
@@ -97,10 +87,10 @@ static void check_place(const char *opt, const char *arg, const char *path, enum
 	if (!strcmp(path, "/"))
 		sbx_die_usage("%s: invalid path '%s': the root", opt, arg);
 	for (d = kind == MNT_WORKSPACE ? never_ws : never; *d; d++)
-		if (ns_under(path, *d) && kind == MNT_WORKSPACE && !strcmp(*d, "/tmp"))
+		if (sbx_path_within(path, *d) && kind == MNT_WORKSPACE && !strcmp(*d, "/tmp"))
 			sbx_die_usage("%s: invalid path '%s': under /tmp, where the sandbox mounts its "
 				      "own /tmp (use a directory under /var/tmp)", opt, arg);
-		else if (ns_under(path, *d))
+		else if (sbx_path_within(path, *d))
 			sbx_die_usage("%s: invalid path '%s': under %s", opt, arg, *d);
 }
 
@@ -251,7 +241,7 @@ void ns_check_ops(struct ns_run *r)
 			if (!strcmp(r->ops[i].dest, r->ops[j].dest))
 				sbx_die_usage("%s: %s is already bound (by %s)", r->ops[i].opt,
 					      r->ops[i].dest, r->ops[j].opt);
-			if (ns_under(r->ops[j].dest, r->ops[i].dest))
+			if (sbx_path_within(r->ops[j].dest, r->ops[i].dest))
 				sbx_die_usage("%s: %s would hide %s (bound earlier by %s; give it later)",
 					      r->ops[i].opt, r->ops[i].dest, r->ops[j].dest, r->ops[j].opt);
 		}
