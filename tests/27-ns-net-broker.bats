@@ -435,9 +435,26 @@ mirror_setup() {
 		</dev/null >/dev/null 2>>"$NET_DIR/mirror.log" 3>&- &
 	echo $! >> "$NET_DIR/pids"
 	net_wait_port "$NO" 198.18.7.2 8000
+	# The same mirror over HTTPS on 8443, with a certificate of its own that
+	# the clients inside are given as their CA.
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=pypi.mirror.test -addext subjectAltName=DNS:pypi.mirror.test,DNS:git.mirror.test \
+		-keyout "$NET_DIR/mkey.pem" -out "$NET_DIR/mcert.pem" 2>/dev/null
+	chmod 0644 "$NET_DIR/mcert.pem"
+	ip netns exec "$NO" "$PY" -c '
+import functools, http.server, ssl, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(("198.18.7.2", 8443), h)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+c.load_cert_chain(sys.argv[2], sys.argv[3])
+s.socket = c.wrap_socket(s.socket, server_side=True)
+s.serve_forever()' "$m" "$NET_DIR/mcert.pem" "$NET_DIR/mkey.pem" \
+		</dev/null >/dev/null 2>>"$NET_DIR/mirror.log" 3>&- &
+	echo $! >> "$NET_DIR/pids"
+	net_wait_port "$NO" 198.18.7.2 8443
 	NET_PLAIN=1 net_broker mirror --allow-host pypi.mirror.test --allow-host git.mirror.test \
 		--resolve pypi.mirror.test=198.18.7.2 --resolve git.mirror.test=198.18.7.2 \
-		--allow-private-networks --allow-port 8000 --allow-port 443
+		--allow-private-networks --allow-port 8000 --allow-port 8443 --allow-port 443
 }
 
 @test "pip installs from, and git clones from, a private mirror pinned by --resolve, from inside the sandbox" {
@@ -449,6 +466,20 @@ mirror_setup() {
 			--index-url http://pypi.mirror.test:8000/simple/ --trusted-host pypi.mirror.test sbxdemo
 		PYTHONPATH=./site python3 -c "import sbxdemo; print(sbxdemo.VALUE)"
 		git clone -q http://git.mirror.test:8000/repo.git clone && cat clone/README'
+	assert_output "hello from the mirror
+hello from git"
+	assert_equal "$stderr" ""
+}
+
+@test "pip and git reach the private mirror over HTTPS too, its certificate checked against its own CA" {
+	local ws
+	ws=$(ns_ws)
+	mirror_setup
+	run -0 --separate-stderr nsh_user --workspace "$ws" --ro "$NET_DIR/mcert.pem" --net "broker:$NET_DIR/mirror.sock" -- sh -c "
+		python3 -m pip install -q --no-cache-dir --disable-pip-version-check --target ./site \
+			--cert $NET_DIR/mcert.pem --index-url https://pypi.mirror.test:8443/simple/ sbxdemo
+		PYTHONPATH=./site python3 -c 'import sbxdemo; print(sbxdemo.VALUE)'
+		git -c http.sslCAInfo=$NET_DIR/mcert.pem clone -q https://git.mirror.test:8443/repo.git clone && cat clone/README"
 	assert_output "hello from the mirror
 hello from git"
 	assert_equal "$stderr" ""
