@@ -336,11 +336,20 @@ for i in range(3000):
     while s.recv(4096):
         pass
     s.close()'
-	assert_equal "$stderr" "sbx-ns: note: the broker refused 3000 connections: other.test:443: host other.test not on the allowlist (--allow-host) (3000)"
-	local n
+	# A busy machine may leave the broker no room on the channel for some
+	# lines: those are counted as not reported in detail, never lost.
+	local n refused unrep
+	[[ $stderr =~ ^sbx-ns:\ note:\ the\ broker\ refused\ ([0-9]+)\ connections:\ other\.test:443:\ host\ other\.test\ not\ on\ the\ allowlist\ \(--allow-host\)\ \(([0-9]+)\)(\;\ ([0-9]+)\ more\ connections?\ not\ reported\ in\ detail\ \(the\ broker\'s\ log\ has\ them\))?$ ]] ||
+		fail "unexpected note: $stderr"
+	refused=${BASH_REMATCH[1]} unrep=${BASH_REMATCH[4]:-0}
+	assert_equal "$((refused + unrep))" 3000
+	assert_equal "${BASH_REMATCH[2]}" "$refused"
 	n=$(printf '%s\n' "$output" | grep -c '"event":"net"')
 	[ "$n" -ge 2 ] && [ "$n" -le 30 ]
-	assert_line --regexp '"event":"net","host":"other.test","port":443,"decision":"refused","status":403,"reason":"host other.test not on the allowlist \(--allow-host\)","count":3000,'
+	assert_line --regexp '"event":"net","host":"other.test","port":443,"decision":"refused","status":403,"reason":"host other.test not on the allowlist \(--allow-host\)","count":'"$refused"','
+	if [ "$unrep" != 0 ]; then
+		assert_line --partial '"event":"net","decision":"unreported","count":'"$unrep"
+	fi
 }
 
 @test "sbx-ns's own check of the broker is not logged as a refused request" {

@@ -197,7 +197,7 @@ void ns_net_handle(struct ns_run *r)
 
 static void note(void)
 {
-	char text[1024];
+	char text[1024], more[128] = "";
 	size_t off = 0, shown = 0, kinds = 0;
 	uint64_t total = 0;
 
@@ -206,8 +206,17 @@ static void note(void)
 			total += nl.ent[i].count;
 			kinds++;
 		}
-	if (!total)
+	if (nl.unreported)
+		snprintf(more, sizeof more, "; %llu more connection%s not reported in detail (the "
+			 "broker's log has them)", (unsigned long long)nl.unreported,
+			 nl.unreported == 1 ? "" : "s");
+	if (!total) {
+		if (nl.unreported)
+			sbx_note("the broker's decisions on %llu connection%s were not reported in detail "
+				 "(its log has them)", (unsigned long long)nl.unreported,
+				 nl.unreported == 1 ? "" : "s");
 		return;
+	}
 	text[0] = '\0';
 	for (size_t i = 0; i < NET_KEYS + 2 && shown < NET_NOTE_MAX; i++) {
 		const struct net_ent *e = &nl.ent[i];
@@ -228,8 +237,8 @@ static void note(void)
 		off += (size_t)w;
 		shown++;
 	}
-	sbx_note("the broker refused %llu connection%s: %s%s", (unsigned long long)total, total == 1 ? "" : "s",
-		 text, kinds > shown ? "; and more (see the status fd)" : "");
+	sbx_note("the broker refused %llu connection%s: %s%s%s", (unsigned long long)total, total == 1 ? "" : "s",
+		 text, kinds > shown ? "; and more (see the status fd)" : "", more);
 }
 
 /* The sandbox is over: let the broker end its connections, read their
