@@ -786,12 +786,16 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 		      hard, 1) < 0)
 		goto out;
 	/* accept_statfs_quota weakens what sbx-quota proves: only the
-	 * administrator's baseline may say it, never a request. */
+	 * administrator's baseline may say it, never a request (clamped, the
+	 * request's word is dropped and listed). */
 	if ((scope & SBX_PSCOPE_QUOTA) && req->statfs_ok.set && req->statfs_ok.v) {
-		sbx_perr_set(e, SBX_EXIT_POLICY,
-			     "policy refused: %s: only a baseline may accept statfs-level quota assurance",
-			     orig(req->statfs_ok.origin));
-		goto out;
+		if (!clamp) {
+			sbx_perr_set(e, SBX_EXIT_POLICY,
+				     "policy refused: %s: only a baseline may accept statfs-level quota assurance",
+				     orig(req->statfs_ok.origin));
+			goto out;
+		}
+		note(&c, "resources.accept_statfs_quota");
 	}
 	if ((scope & SBX_PSCOPE_QUOTA) && base->statfs_ok.set && copy_int(&eff->statfs_ok, &base->statfs_ok) < 0) {
 		nomem(e);

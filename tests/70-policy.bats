@@ -283,6 +283,15 @@ SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallb
 		--for quota --policy-fd 5 5<"$POL_DIR/accept-statfs.json"
 	refused 100 'usage: --policy-fd 5: $.resources.accept_statfs_quota: expected a boolean, got a string' \
 		--for quota --policy-fd 5 5< <(printf '{"resources":{"accept_statfs_quota":"yes"}}')
+	# Clamped (a baseline that does not say it), the request's word is
+	# dropped and listed, never taken.
+	printf '{"resources":{"disk_mb":4096}}' >"$POL_DIR/plain-quota.json"
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/plain-quota.json" --for quota --clamp \
+		--status-fd 6 --policy-fd 5 5<"$POL_DIR/accept-statfs.json" 6>"$BATS_TEST_TMPDIR/status"
+	refute_output --partial accept_statfs_quota
+	assert_equal "$stderr" ""
+	run -0 cat "$BATS_TEST_TMPDIR/status"
+	assert_output --partial '"clamped":["resources.accept_statfs_quota"]'
 	# Other tools ignore it.
 	merged '{"resources":{"cpu_percent":100,"require_hard_limits":true}}' \
 		--baseline "$POL_DIR/accept-statfs.json" --for cgroup --cpu 100
