@@ -125,6 +125,8 @@ fail:
 
 #else
 /* Linux: one pass over /proc, then the closure over parent links. */
+#include "procstat.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -138,38 +140,19 @@ struct row {
 
 static int read_stat(pid_t pid, struct row *r, uint64_t tck, uint64_t page)
 {
-	char path[64], buf[1024], *s;
-	unsigned long long utime, stime, start;
-	long long rss;
-	char state;
-	int ppid, fd;
-	ssize_t n;
+	struct sbx_proc_stat ps;
+	char num[24];
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* The command name may contain anything, ')' included: the fields
-	 * start after the last ')'. */
-	if (!(s = strrchr(buf, ')')))
-		return -1;
-	if (sscanf(s + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu"
-		   " %*d %*d %*d %*d %*d %*d %llu %*u %lld",
-		   &state, &ppid, &utime, &stime, &start, &rss) != 6)
-		return -1;
-	if (state == 'Z' || state == 'X')
+	snprintf(num, sizeof num, "%d", (int)pid);
+	if (sbx_proc_stat(num, &ps) < 0 || ps.state == 'Z' || ps.state == 'X')
 		return -1;
 	r->pid = pid;
-	r->ppid = ppid;
+	r->ppid = ps.ppid;
 	r->mark = 0;
 	r->p.pid = pid;
-	r->p.start = start;
-	r->p.cpu_ns = (utime + stime) * (1000000000ull / tck);
-	r->p.rss = rss > 0 ? (uint64_t)rss * page : 0;
+	r->p.start = ps.start;
+	r->p.cpu_ns = (ps.utime + ps.stime) * (1000000000ull / tck);
+	r->p.rss = ps.rss > 0 ? (uint64_t)ps.rss * page : 0;
 	return 0;
 }
 

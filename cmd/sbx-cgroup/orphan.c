@@ -9,6 +9,7 @@
 #include "sbx-cgroup.h"
 
 #include "die.h"
+#include "procstat.h"
 #include "exitcodes.h"
 #include "fd.h"
 
@@ -30,18 +31,9 @@
  * after boot. 0 when unreadable. */
 static unsigned long long start_time(const char *pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
+	struct sbx_proc_stat ps;
 
-	snprintf(path, sizeof path, "/proc/%s/stat", pid);
-	if (sbx_read_small(path, 0, buf, sizeof buf) <= 0)
-		return 0;
-	p = strrchr(buf, ')');   /* the name may hold spaces and ')' */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		v = strtoull(p + 1, NULL, 10);
-	return v;
+	return sbx_proc_stat(pid, &ps) == 0 ? ps.start : 0;
 }
 
 static unsigned long long pidns(const char *pid)

@@ -28,6 +28,8 @@
  * with the end of the run put at the last touch plus two seconds. */
 #include "ns.h"
 
+#include "procstat.h"
+
 #include "die.h"
 #include "exitcodes.h"
 #include "json.h"
@@ -418,23 +420,14 @@ static void prefix_of(const struct ns_run *r, char *out, size_t cap)
  * /proc/PID/stat; -1 if it is gone. */
 static int proc_stat(long pid, char *state, unsigned long long *start)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
+	struct sbx_proc_stat ps;
+	char num[24];
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	snprintf(num, sizeof num, "%ld", pid);
+	if (sbx_proc_stat(num, &ps) < 0)
 		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-				 "%*d %*d %llu", state, start) != 2)
-		return -1;
+	*state = ps.state;
+	*start = ps.start;
 	return 0;
 }
 
