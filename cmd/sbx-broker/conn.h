@@ -101,8 +101,13 @@ struct conn {
 	char method[16];
 	char host[SBX_HOST_MAX + 1];
 	unsigned port;
-	int is_connect, is_head, resp_head_done, answered, dead, cut;
+	int is_connect, resp_head_done, answered, dead, cut;
 	size_t head_len;            /* the request head's length, once parsed */
+	/* Plain HTTP: the request to forward is built when its head is
+	 * parsed, the only parse (up.buf holds it until the origin is
+	 * reached); these say what the head asked of the body. */
+	uint64_t body_left;         /* body bytes still with the client */
+	int expect_continue;
 	int client_eof;             /* a read on cfd returned 0: nothing left unread */
 	int logged;                 /* its line is written (and told to its sandbox) */
 	int quiet;                  /* sbx-ns's probe: not a request, not logged */

@@ -48,11 +48,66 @@ static int host_allowed(const struct broker_cfg *cfg, const char *host)
 	return 0;
 }
 
+static int hop_by_hop(const struct sbx_http_field *f)
+{
+	static const char *const names[] = { "connection", "proxy-connection", "keep-alive",
+		"proxy-authorization", "proxy-authenticate", "te", "trailer", "expect", NULL };
+	for (size_t i = 0; names[i]; i++)
+		if (f->nlen == strlen(names[i]) && !strncasecmp(f->name, names[i], f->nlen))
+			return 1;
+	return 0;
+}
+
+/* Plain HTTP: the request is rebuilt from what was parsed, in origin
+ * form, without hop-by-hop fields, and closes after one response. It
+ * waits in up.buf, with the body bytes already read, for the origin. */
+static int forward_request(struct loop *L, struct conn *c, const struct sbx_http_head *h)
+{
+	size_t n, cap, body;
+	char *out;
+
+	/* Every field may grow by the ": " the client left out; the request
+	 * line only shrinks (origin form); then "Connection: close". */
+	cap = h->head_len + 2 * h->nfields + 64 + (c->inlen - h->head_len);
+	out = malloc(cap);
+	if (!out) {
+		refuse(L, c, 502, "out of memory");
+		return -1;
+	}
+	n = (size_t)snprintf(out, cap, "%.*s %.*s HTTP/1.1\r\n", (int)h->mlen, h->method, (int)h->plen, h->path);
+	for (size_t i = 0; i < h->nfields; i++) {
+		const struct sbx_http_field *f = &h->f[i];
+		if (hop_by_hop(f))
+			continue;
+		memcpy(out + n, f->name, f->nlen);
+		n += f->nlen;
+		memcpy(out + n, ": ", 2);
+		memcpy(out + n + 2, f->value, f->vlen);
+		n += 2 + f->vlen;
+		memcpy(out + n, "\r\n", 2);
+		n += 2;
+	}
+	memcpy(out + n, "Connection: close\r\n\r\n", 21);
+	n += 21;
+	body = c->inlen - h->head_len;
+	memcpy(out + n, c->in + h->head_len, body);
+	n += body;
+	c->up.buf = out;
+	c->up.len = n;
+	c->body_left = (h->has_length ? h->length : 0) - body;
+	c->expect_continue = h->expect_continue;
+	free(c->in);
+	c->in = NULL;
+	c->inlen = c->incap = 0;
+	return 0;
+}
+
 int read_head(struct loop *L, struct conn *c)
 {
 	struct sbx_http_head hh, *h = &hh;
 	int r = 1, p = SBX_HTTP_INCOMPLETE;
 	size_t parsed = c->inlen; /* what earlier events read was no whole head */
+	size_t cap;
 
 	if (!c->inlen && !c->sb) {
 		/* Until the first bytes, every read is this one: a plain
@@ -68,9 +123,12 @@ int read_head(struct loop *L, struct conn *c)
 	/* Read on until the socket is empty, except after a whole CONNECT
 	 * head (or a bad one): what follows a CONNECT is read by the step
 	 * that checks the ClientHello, and the read could only say EAGAIN. */
+	cap = c->incap;
 	if (r > 0 && p != SBX_HTTP_BAD && !(p == SBX_HTTP_DONE && h->is_connect))
 		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
-	if (c->inlen != parsed)
+	/* A whole head reads the same with more bytes after it: it is parsed
+	 * again only when the buffer it points into moved. */
+	if (c->inlen != parsed && (p != SBX_HTTP_DONE || c->incap != cap))
 		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
 	switch (probe(L, c, r)) {
 	case -1: return -1;
@@ -102,7 +160,6 @@ int read_head(struct loop *L, struct conn *c)
 	c->port = h->port;
 	c->head_len = h->head_len;
 	c->is_connect = h->is_connect;
-	c->is_head = h->mlen == 4 && !memcmp(h->method, "HEAD", 4);
 	c->decision = "refused";
 	if (!port_allowed(L->cfg, h->port)) {
 		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
@@ -122,6 +179,8 @@ int read_head(struct loop *L, struct conn *c)
 				refuse(L, c, 400, "bytes after the request");
 			return -1;
 		}
+		if (forward_request(L, c, h) < 0)
+			return -1;
 	}
 	c->rq = req_new(L);
 	if (!c->rq) {
@@ -147,22 +206,9 @@ int read_head(struct loop *L, struct conn *c)
 	return 0;
 }
 
-static int hop_by_hop(const struct sbx_http_field *f)
-{
-	static const char *const names[] = { "connection", "proxy-connection", "keep-alive",
-		"proxy-authorization", "proxy-authenticate", "te", "trailer", "expect", NULL };
-	for (size_t i = 0; names[i]; i++)
-		if (f->nlen == strlen(names[i]) && !strncasecmp(f->name, names[i], f->nlen))
-			return 1;
-	return 0;
-}
-
 int established(struct loop *L, struct conn *c)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	struct sbx_http_head *h;
-	size_t n, cap, body;
-	char *out;
 
 	c->decision = "allowed";
 	dir_init(&c->up, c->cfd, c->ofd, L->cfg->max_req);
@@ -182,54 +228,14 @@ int established(struct loop *L, struct conn *c)
 		c->st = S_HELLO;
 		return run(L, c);
 	}
-	/* Plain HTTP: the request is rebuilt from what was parsed, in origin
-	 * form, without hop-by-hop fields, and closes after one response. */
-	h = malloc(sizeof *h);
-	if (!h || sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h) != SBX_HTTP_DONE) {
-		free(h);
-		refuse(L, c, 502, "internal error");
-		return -1;
-	}
-	/* Every field may grow by the ": " the client left out; the request
-	 * line only shrinks (origin form); then "Connection: close". */
-	cap = h->head_len + 2 * h->nfields + 64 + (c->inlen - h->head_len);
-	out = malloc(cap);
-	if (!out) {
-		free(h);
-		refuse(L, c, 502, "out of memory");
-		return -1;
-	}
-	n = (size_t)snprintf(out, cap, "%.*s %.*s HTTP/1.1\r\n", (int)h->mlen, h->method, (int)h->plen, h->path);
-	for (size_t i = 0; i < h->nfields; i++) {
-		const struct sbx_http_field *f = &h->f[i];
-		if (hop_by_hop(f))
-			continue;
-		memcpy(out + n, f->name, f->nlen);
-		n += f->nlen;
-		memcpy(out + n, ": ", 2);
-		memcpy(out + n + 2, f->value, f->vlen);
-		n += 2 + f->vlen;
-		memcpy(out + n, "\r\n", 2);
-		n += 2;
-	}
-	memcpy(out + n, "Connection: close\r\n\r\n", 21);
-	n += 21;
-	body = c->inlen - h->head_len;
-	memcpy(out + n, c->in + h->head_len, body);
-	n += body;
-	c->up.buf = out;
-	c->up.len = n;
-	c->up.count = n;
+	/* Plain HTTP: the request was built with its head parsed. */
+	c->up.count = c->up.len;
 	c->up.limit = UINT64_MAX; /* checked whole, against the framing, before dialling */
-	c->up.left = (h->has_length ? h->length : 0) - body;
-	if (h->expect_continue && c->up.left) {
+	c->up.left = c->body_left;
+	if (c->expect_continue && c->up.left) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
 		(void)!send(c->cfd, cont, sizeof cont - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
-	free(h);
-	free(c->in);
-	c->in = NULL;
-	c->inlen = c->incap = 0;
 	c->st = S_HTTP;
 	return run(L, c);
 }
