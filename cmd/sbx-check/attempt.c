@@ -52,7 +52,7 @@ static int do_read(const char *path)
 
 static int do_write(const char *path)
 {
-	static const char line[] = "written by sbx-check --probe\n";
+	static const char line[] = CHK_PROBE_WRITTEN;
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
 	if (fd < 0)

@@ -50,63 +50,76 @@ void pr_judge(struct chk_report *r, enum chk_class cls, const char *name, int wa
 	chk_add(r, cls, name, CHK_OK, "%s%s", want_ok ? "" : "denied: ", res->out);
 }
 
-static void isolation(struct chk_report *r, struct chain *c, const struct scratch *s)
+/* What an attempt names after its action. */
+enum aim {
+	AIM_PATH,   /* a path below the scratch directory */
+	AIM_PORT,   /* the port of the listener on the host's 127.0.0.1 */
+};
+
+/* What the host must see afterwards. */
+enum seen {
+	SEEN_ANY,       /* nothing to check on the host */
+	SEEN_WRITTEN,   /* the file holds the probe's line */
+	SEEN_KEPT,      /* the file still holds what the scratch workspace put there */
+	SEEN_ABSENT,    /* the file does not exist */
+};
+
+/* One isolation proof: what is tried, and what counts as a pass. */
+struct attempt {
+	const char *name;
+	const char *action;     /* sbx-check --probe ACTION ARG */
+	enum aim aim;
+	const char *path;       /* AIM_PATH: below the scratch directory */
+	int want_ok;            /* pass when the action works (else: when it is refused) */
+	enum seen seen;
+	const char *host_says;  /* what the host saw when it was not that */
+};
+
+static const struct attempt isolation_tab[] = {
+	{ "workspace-read", "read", AIM_PATH, "ws/readme", 1, SEEN_ANY, "" },
+	{ "workspace-write", "write", AIM_PATH, "ws/created", 1, SEEN_WRITTEN, "" },
+	{ "sibling-secret", "read", AIM_PATH, "secret", 0, SEEN_ANY, "" },
+	{ "env-write", "write", AIM_PATH, "ws/.env", 0, SEEN_KEPT, ".env was modified" },
+	{ "git-hook-write", "write", AIM_PATH, "ws/.git/hooks/pre-commit", 0, SEEN_ABSENT,
+	  ".git/hooks/pre-commit exists" },
+	{ "outside-write", "write", AIM_PATH, "outside/escaped", 0, SEEN_ABSENT,
+	  "a file appeared outside the workspace" },
+	{ "offline", "connect", AIM_PORT, NULL, 0, SEEN_ANY, "" },
+};
+
+/* Runs one attempt through the chain and judges it. */
+static void attempt(struct chk_report *r, struct chain *c, const struct scratch *s,
+		    const struct attempt *t, const char *port)
 {
-	char target[PATH_MAX], envp[PATH_MAX];
-	struct argv_b a;
+	char target[PATH_MAX];
+	const char *says = t->host_says;
+	struct argv_b a = { .n = 0 };
 	struct run res;
+	int host_ok = 1;
 
-	pr_join(target, sizeof target, s->ws, "readme");
-	a.n = 0;
+	if (t->aim == AIM_PATH)
+		pr_join(target, sizeof target, s->base, t->path);
+	else
+		snprintf(target, sizeof target, "%s", port);
 	pr_add_ns(&a, c, NULL, s->ws, s->probe);
-	pr_add(&a, "read");
+	pr_add(&a, t->action);
 	pr_add(&a, target);
 	pr_run(c, a.v, &res);
-	pr_judge(r, CLS_ISOLATION, "workspace-read", 1, &res, 1, "");
-
-	pr_join(target, sizeof target, s->ws, "created");
-	a.n = 0;
-	pr_add_ns(&a, c, NULL, s->ws, s->probe);
-	pr_add(&a, "write");
-	pr_add(&a, target);
-	pr_run(c, a.v, &res);
-	pr_judge(r, CLS_ISOLATION, "workspace-write", 1, &res,
-		 pr_file_has(target, "written by sbx-check --probe\n"),
-		 pr_exists(target) ? "the file has other content" : "the file is not there");
-
-	a.n = 0;
-	pr_add_ns(&a, c, NULL, s->ws, s->probe);
-	pr_add(&a, "read");
-	pr_add(&a, s->secret);
-	pr_run(c, a.v, &res);
-	pr_judge(r, CLS_ISOLATION, "sibling-secret", 0, &res, 1, "");
-
-	pr_join(envp, sizeof envp, s->ws, ".env");
-	a.n = 0;
-	pr_add_ns(&a, c, NULL, s->ws, s->probe);
-	pr_add(&a, "write");
-	pr_add(&a, envp);
-	pr_run(c, a.v, &res);
-	pr_judge(r, CLS_ISOLATION, "env-write", 0, &res,
-		 pr_file_has(envp, "TOKEN=must-stay-unchanged\n"), ".env was modified");
-
-	pr_join(target, sizeof target, s->ws, ".git/hooks/pre-commit");
-	a.n = 0;
-	pr_add_ns(&a, c, NULL, s->ws, s->probe);
-	pr_add(&a, "write");
-	pr_add(&a, target);
-	pr_run(c, a.v, &res);
-	pr_judge(r, CLS_ISOLATION, "git-hook-write", 0, &res, !pr_exists(target),
-		 ".git/hooks/pre-commit exists");
-
-	pr_join(target, sizeof target, s->outside, "escaped");
-	a.n = 0;
-	pr_add_ns(&a, c, NULL, s->ws, s->probe);
-	pr_add(&a, "write");
-	pr_add(&a, target);
-	pr_run(c, a.v, &res);
-	pr_judge(r, CLS_ISOLATION, "outside-write", 0, &res, !pr_exists(target),
-		 "a file appeared outside the workspace");
+	switch (t->seen) {
+	case SEEN_ANY:
+		break;
+	case SEEN_WRITTEN:
+		host_ok = pr_file_has(target, CHK_PROBE_WRITTEN);
+		says = pr_exists(target) ? "the file has other content" : "the file is not there";
+		break;
+	case SEEN_KEPT:
+		host_ok = pr_file_has(target, pr_scratch_text(t->path));
+		break;
+	case SEEN_ABSENT:
+		host_ok = !pr_exists(target);
+		break;
+	}
+	pr_judge(r, CLS_ISOLATION, t->name, t->want_ok, &res, host_ok, says);
 }
 
 /* A listener on the host's own 127.0.0.1: reaching it from inside would
@@ -128,7 +141,9 @@ static int host_listener(unsigned *port)
 	return s;
 }
 
-static void network(struct chk_report *r, struct chain *c, const struct scratch *s)
+/* The isolation lines, then the network modes beyond them (loopback and
+ * the broker). */
+static void isolation(struct chk_report *r, struct chain *c, const struct scratch *s)
 {
 	char portbuf[16];
 	struct argv_b a;
@@ -138,12 +153,8 @@ static void network(struct chk_report *r, struct chain *c, const struct scratch 
 	int l = host_listener(&port);
 
 	snprintf(portbuf, sizeof portbuf, "%u", port);
-	a.n = 0;
-	pr_add_ns(&a, c, NULL, s->ws, s->probe);
-	pr_add(&a, "connect");
-	pr_add(&a, portbuf);
-	pr_run(c, a.v, &res);
-	pr_judge(r, CLS_ISOLATION, "offline", 0, &res, 1, "");
+	for (size_t i = 0; i < sizeof isolation_tab / sizeof isolation_tab[0]; i++)
+		attempt(r, c, s, &isolation_tab[i], portbuf);
 
 	a.n = 0;
 	pr_add_ns(&a, c, "loopback", s->ws, s->probe);
@@ -189,10 +200,8 @@ void chk_proof(struct chk_report *r, const struct chk_opts *o)
 	c.have_broker = pr_tool_exists(p);
 
 	if (!c.have_ns) {
-		static const char *const names[] = { "workspace-read", "workspace-write",
-			"sibling-secret", "env-write", "git-hook-write", "outside-write", "offline" };
-		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-			it = chk_add(r, CLS_ISOLATION, names[i], CHK_UNSUPPORTED,
+		for (size_t i = 0; i < sizeof isolation_tab / sizeof isolation_tab[0]; i++) {
+			it = chk_add(r, CLS_ISOLATION, isolation_tab[i].name, CHK_UNSUPPORTED,
 				     "sbx-ns is not installed at %s", c.ns);
 			chk_fix(it, "install sbx-ns beside sbx-check");
 		}
@@ -212,7 +221,6 @@ void chk_proof(struct chk_report *r, const struct chk_opts *o)
 	}
 	pr_make_scratch(&s);
 	isolation(r, &c, &s);
-	network(r, &c, &s);
 	pr_cgroup_proof(r, &c, &s, o->cgroup_root);
 	pr_quota_proof(r, &c, o->quota_ws);
 	pr_remove_tree(s.base);

@@ -61,6 +61,8 @@ void pr_put_file(const char *path, const char *text, mode_t mode);
 void pr_put_dir(const char *path);
 void pr_copy_self(const char *dst);
 void pr_make_scratch(struct scratch *s);
+/* What the scratch workspace put at PATH (relative to its base), or die. */
+const char *pr_scratch_text(const char *path);
 void pr_remove_tree(const char *dir);
 int pr_file_has(const char *path, const char *text);
 int pr_exists(const char *path);

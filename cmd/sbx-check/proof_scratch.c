@@ -62,11 +62,32 @@ void pr_copy_self(const char *dst)
 /* Only the sandbox may stand between the command and the files it must not
  * touch: the secret is world-readable, the outside directory world-writable
  * and .env and the hooks writable by the command's uid. A denial then proves
- * the sandbox, not file permissions. */
+ * the sandbox, not file permissions. In order; text NULL: a directory. */
+static const struct {
+	const char *path, *text;
+	mode_t mode;
+	int owned;   /* the command's (nobody's when the caller is root) */
+} scratch_tab[] = {
+	{ "ws", NULL, 0755, 1 },
+	{ "outside", NULL, 0777, 0 },
+	{ "secret", "a sibling secret the sandbox must not read\n", 0644, 0 },
+	{ "ws/readme", "a workspace file the sandbox may read\n", 0644, 1 },
+	{ "ws/.env", "TOKEN=must-stay-unchanged\n", 0644, 1 },
+	{ "ws/.git", NULL, 0755, 1 },
+	{ "ws/.git/hooks", NULL, 0755, 1 },
+	{ "ws/.git/config", "[core]\n", 0644, 1 },
+};
+
+const char *pr_scratch_text(const char *path)
+{
+	for (size_t i = 0; i < sizeof scratch_tab / sizeof scratch_tab[0]; i++)
+		if (!strcmp(scratch_tab[i].path, path))
+			return scratch_tab[i].text;
+	sbx_die(SBX_EXIT_SYS, "unable to find %s in the scratch workspace", path);
+}
+
 void pr_make_scratch(struct scratch *s)
 {
-	static const char *const owned[] = { "", "/readme", "/.env", "/.git", "/.git/hooks",
-					     "/.git/config", "/sbx-probe" };
 	char p[PATH_MAX];
 
 	snprintf(s->base, sizeof s->base, "/var/tmp/sbx-check.XXXXXX");
@@ -78,25 +99,22 @@ void pr_make_scratch(struct scratch *s)
 	pr_join(s->secret, sizeof s->secret, s->base, "secret");
 	pr_join(s->outside, sizeof s->outside, s->base, "outside");
 	pr_join(s->probe, sizeof s->probe, s->base, "ws/sbx-probe");
-	pr_put_dir(s->ws);
-	pr_put_dir(s->outside);
-	if (chmod(s->outside, 0777) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to chmod %s", s->outside);
-	pr_put_file(s->secret, "a sibling secret the sandbox must not read\n", 0644);
-	pr_join(p, sizeof p, s->ws, "readme");
-	pr_put_file(p, "a workspace file the sandbox may read\n", 0644);
-	pr_join(p, sizeof p, s->ws, ".env");
-	pr_put_file(p, "TOKEN=must-stay-unchanged\n", 0644);
-	pr_join(p, sizeof p, s->ws, ".git");
-	pr_put_dir(p);
-	pr_join(p, sizeof p, s->ws, ".git/hooks");
-	pr_put_dir(p);
-	pr_join(p, sizeof p, s->ws, ".git/config");
-	pr_put_file(p, "[core]\n", 0644);
+	for (size_t i = 0; i < sizeof scratch_tab / sizeof scratch_tab[0]; i++) {
+		pr_join(p, sizeof p, s->base, scratch_tab[i].path);
+		if (scratch_tab[i].text) {
+			pr_put_file(p, scratch_tab[i].text, scratch_tab[i].mode);
+		} else {
+			pr_put_dir(p);
+			if (chmod(p, scratch_tab[i].mode) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to chmod %s", p);
+		}
+	}
 	pr_copy_self(s->probe);
-	for (size_t i = 0; getuid() == 0 && i < sizeof owned / sizeof owned[0]; i++) {
-		pr_join(p, sizeof p, s->ws, owned[i][0] ? owned[i] + 1 : ".");
-		if (lchown(p, PROOF_ID, PROOF_ID) < 0)
+	if (getuid() == 0 && lchown(s->probe, PROOF_ID, PROOF_ID) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", s->probe);
+	for (size_t i = 0; getuid() == 0 && i < sizeof scratch_tab / sizeof scratch_tab[0]; i++) {
+		pr_join(p, sizeof p, s->base, scratch_tab[i].path);
+		if (scratch_tab[i].owned && lchown(p, PROOF_ID, PROOF_ID) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", p);
 	}
 }
