@@ -62,6 +62,7 @@ struct chk_opts {
 	const char *ns;        /* proof: the sbx-ns to run (default: beside sbx-check) */
 	const char *manifest;  /* tools: the manifest (default: ../share/sbx/manifest) */
 	const char *baseline;  /* host: the policy baseline the tools are given */
+	int tier;              /* proof: 1 for the Landlock tier (--tier landlock) */
 	int json;
 };
 

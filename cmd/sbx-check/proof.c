@@ -52,8 +52,11 @@ void pr_judge(struct chk_report *r, enum chk_class cls, const char *name, int wa
 
 /* What an attempt names after its action. */
 enum aim {
-	AIM_PATH,   /* a path below the scratch directory */
-	AIM_PORT,   /* the port of the listener on the host's 127.0.0.1 */
+	AIM_PATH,      /* a path below the scratch directory */
+	AIM_PORT,      /* the port of the listener on the host's 127.0.0.1 */
+	AIM_TMP,       /* a file in the host's /tmp */
+	AIM_PID,       /* the process outside (the Landlock tier) */
+	AIM_ABSTRACT,  /* the abstract Unix socket outside (the Landlock tier) */
 };
 
 /* What the host must see afterwards. */
@@ -62,11 +65,19 @@ enum seen {
 	SEEN_WRITTEN,   /* the file holds the probe's line */
 	SEEN_KEPT,      /* the file still holds what the scratch workspace put there */
 	SEEN_ABSENT,    /* the file does not exist */
+	SEEN_UNSIGNALLED, /* the process outside has no SIGUSR1 pending */
+	SEEN_UNCONNECTED, /* the abstract socket outside has no connection waiting */
 };
+
+/* Which proof runs an attempt: the full sandbox's, the Landlock tier's. */
+#define FULL 1
+#define TIER 2
+#define DENY 4   /* kept by deny-write, not by the roots */
 
 /* One isolation proof: what is tried, and what counts as a pass. */
 struct attempt {
 	const char *name;
+	unsigned proofs;        /* FULL, TIER */
 	const char *action;     /* sbx-check --probe ACTION ARG */
 	enum aim aim;
 	const char *path;       /* AIM_PATH: below the scratch directory */
@@ -76,20 +87,25 @@ struct attempt {
 };
 
 static const struct attempt isolation_tab[] = {
-	{ "workspace-read", "read", AIM_PATH, "ws/readme", 1, SEEN_ANY, "" },
-	{ "workspace-write", "write", AIM_PATH, "ws/created", 1, SEEN_WRITTEN, "" },
-	{ "sibling-secret", "read", AIM_PATH, "secret", 0, SEEN_ANY, "" },
-	{ "env-write", "write", AIM_PATH, "ws/.env", 0, SEEN_KEPT, ".env was modified" },
-	{ "git-hook-write", "write", AIM_PATH, "ws/.git/hooks/pre-commit", 0, SEEN_ABSENT,
-	  ".git/hooks/pre-commit exists" },
-	{ "outside-write", "write", AIM_PATH, "outside/escaped", 0, SEEN_ABSENT,
+	{ "workspace-read", FULL | TIER, "read", AIM_PATH, "ws/readme", 1, SEEN_ANY, "" },
+	{ "workspace-write", FULL | TIER, "write", AIM_PATH, "ws/created", 1, SEEN_WRITTEN, "" },
+	{ "sibling-secret", FULL | TIER, "read", AIM_PATH, "secret", 0, SEEN_ANY, "" },
+	{ "env-write", FULL | TIER | DENY, "write", AIM_PATH, "ws/.env", 0, SEEN_KEPT, ".env was modified" },
+	{ "git-hook-write", FULL | TIER | DENY, "write", AIM_PATH, "ws/.git/hooks/pre-commit", 0,
+	  SEEN_ABSENT, ".git/hooks/pre-commit exists" },
+	{ "outside-write", FULL | TIER, "write", AIM_PATH, "outside/escaped", 0, SEEN_ABSENT,
 	  "a file appeared outside the workspace" },
-	{ "offline", "connect", AIM_PORT, NULL, 0, SEEN_ANY, "" },
+	{ "tmp-write", TIER, "write", AIM_TMP, NULL, 0, SEEN_ABSENT, "a file appeared in /tmp" },
+	{ "offline", FULL | TIER, "connect", AIM_PORT, NULL, 0, SEEN_ANY, "" },
+	{ "signal-outside", TIER, "signal", AIM_PID, NULL, 0, SEEN_UNSIGNALLED,
+	  "the process outside has SIGUSR1 pending" },
+	{ "abstract-outside", TIER, "abstract", AIM_ABSTRACT, NULL, 0, SEEN_UNCONNECTED,
+	  "the abstract socket outside has a connection waiting" },
 };
 
 /* Runs one attempt through the chain and judges it. */
 static void attempt(struct chk_report *r, struct chain *c, const struct scratch *s,
-		    const struct attempt *t, const char *port)
+		    const struct attempt *t, struct aims *x)
 {
 	char target[PATH_MAX];
 	const char *says = t->host_says;
@@ -97,10 +113,13 @@ static void attempt(struct chk_report *r, struct chain *c, const struct scratch 
 	struct run res;
 	int host_ok = 1;
 
-	if (t->aim == AIM_PATH)
-		pr_join(target, sizeof target, s->base, t->path);
-	else
-		snprintf(target, sizeof target, "%s", port);
+	switch (t->aim) {
+	case AIM_PATH: pr_join(target, sizeof target, s->base, t->path); break;
+	case AIM_PORT: snprintf(target, sizeof target, "%s", x->port); break;
+	case AIM_TMP: snprintf(target, sizeof target, "%s", x->tmp); break;
+	case AIM_PID: snprintf(target, sizeof target, "%ld", (long)x->outside); break;
+	case AIM_ABSTRACT: snprintf(target, sizeof target, "%s", x->abstract); break;
+	}
 	pr_add_ns(&a, c, NULL, s->ws, s->probe);
 	pr_add(&a, t->action);
 	pr_add(&a, target);
@@ -118,14 +137,41 @@ static void attempt(struct chk_report *r, struct chain *c, const struct scratch 
 	case SEEN_ABSENT:
 		host_ok = !pr_exists(target);
 		break;
+	case SEEN_UNSIGNALLED:
+		host_ok = !pr_outside_signalled(x);
+		break;
+	case SEEN_UNCONNECTED:
+		host_ok = !pr_outside_connected(x);
+		break;
 	}
-	pr_judge(r, CLS_ISOLATION, t->name, t->want_ok, &res, host_ok, says);
+	if (c->tier)
+		pr_tier_judge(r, c, t->name, t->want_ok, !strcmp(t->action, "signal") ||
+			      !strcmp(t->action, "abstract"), &res, host_ok, says);
+	else
+		pr_judge(r, CLS_ISOLATION, t->name, t->want_ok, &res, host_ok, says);
+}
+
+/* Every attempt of one proof, in the table's order. */
+void pr_attempts(struct chk_report *r, struct chain *c, const struct scratch *s, struct aims *x)
+{
+	unsigned proof = c->tier ? TIER : FULL;
+
+	for (size_t i = 0; i < sizeof isolation_tab / sizeof isolation_tab[0]; i++) {
+		const struct attempt *t = &isolation_tab[i];
+		if (!(t->proofs & proof))
+			continue;
+		if (c->tier && c->give_up_deny && (t->proofs & DENY)) {
+			pr_tier_no_deny(r, t->name);
+			continue;
+		}
+		attempt(r, c, s, t, x);
+	}
 }
 
 /* A listener on the host's own 127.0.0.1: reaching it from inside would
  * prove the sandbox shares the host's network. Nothing ever leaves the
  * machine: the only address used is loopback. */
-static int host_listener(unsigned *port)
+int pr_host_listener(unsigned *port)
 {
 	struct sockaddr_in a;
 	socklen_t al = sizeof a;
@@ -145,16 +191,15 @@ static int host_listener(unsigned *port)
  * the broker). */
 static void isolation(struct chk_report *r, struct chain *c, const struct scratch *s)
 {
-	char portbuf[16];
+	struct aims x = { .outside = -1, .abstract_fd = -1 };
 	struct argv_b a;
 	struct run res;
 	struct chk_item *it;
 	unsigned port;
-	int l = host_listener(&port);
+	int l = pr_host_listener(&port);
 
-	snprintf(portbuf, sizeof portbuf, "%u", port);
-	for (size_t i = 0; i < sizeof isolation_tab / sizeof isolation_tab[0]; i++)
-		attempt(r, c, s, &isolation_tab[i], portbuf);
+	snprintf(x.port, sizeof x.port, "%u", port);
+	pr_attempts(r, c, s, &x);
 
 	a.n = 0;
 	pr_add_ns(&a, c, "loopback", s->ws, s->probe);
@@ -169,7 +214,7 @@ static void isolation(struct chk_report *r, struct chain *c, const struct scratc
 		a.n = 0;
 		pr_add_ns(&a, c, "loopback", s->ws, s->probe);
 		pr_add(&a, "connect");
-		pr_add(&a, portbuf);
+		pr_add(&a, x.port);
 		pr_run(c, a.v, &res);
 		pr_judge(r, CLS_EXTRA, "loopback-host", 0, &res, 1, "");
 	}
@@ -201,11 +246,14 @@ void chk_proof(struct chk_report *r, const struct chk_opts *o)
 
 	if (!c.have_ns) {
 		for (size_t i = 0; i < sizeof isolation_tab / sizeof isolation_tab[0]; i++) {
+			if (!(isolation_tab[i].proofs & (o->tier ? TIER : FULL)))
+				continue;
 			it = chk_add(r, CLS_ISOLATION, isolation_tab[i].name, CHK_UNSUPPORTED,
 				     "sbx-ns is not installed at %s", c.ns);
 			chk_fix(it, "install sbx-ns beside sbx-check");
 		}
-		pr_limits_without_ns(r, o);
+		if (!o->tier)
+			pr_limits_without_ns(r, o);
 		return;
 	}
 	/* From here on a signal must not leave the scratch directory behind. */
@@ -220,9 +268,13 @@ void chk_proof(struct chk_report *r, const struct chk_opts *o)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to set up signal handling");
 	}
 	pr_make_scratch(&s);
-	isolation(r, &c, &s);
-	pr_cgroup_proof(r, &c, &s, o->cgroup_root);
-	pr_quota_proof(r, &c, o->quota_ws);
+	if (o->tier) {
+		pr_tier_proof(r, &c, &s);
+	} else {
+		isolation(r, &c, &s);
+		pr_cgroup_proof(r, &c, &s, o->cgroup_root);
+		pr_quota_proof(r, &c, o->quota_ws);
+	}
 	pr_remove_tree(s.base);
 	if (c.stop) {
 		/* Interrupted: the scratch directory is gone; die of the signal. */

@@ -21,6 +21,7 @@
 struct run {
 	int code;          /* exit code, 128+N for a signal, -1 timed out */
 	char out[1024];    /* stdout and stderr, newlines folded */
+	int warned;        /* the Landlock tier's WARNING line was on stderr */
 };
 
 struct scratch {
@@ -39,6 +40,12 @@ struct chain {
 	char cgroup[PATH_MAX];
 	char quota[PATH_MAX];
 	int have_ns, have_cgroup, have_quota, have_broker;
+	/* The Landlock tier's proof: every sbx-ns run gets the baseline that
+	 * allows the tier and reports on fd 3 (status); with give_up_deny the
+	 * request on fd 4 says "denyWrite": []; with refuse_userns the chain
+	 * runs where user namespaces cannot be created; stderr goes to errors. */
+	int tier, give_up_deny, refuse_userns;
+	char baseline[PATH_MAX], request[PATH_MAX], status[PATH_MAX], errors[PATH_MAX];
 };
 
 /* argv for: [prefix...] NS [nsopts...] --workspace WS -- PROBE --probe ACTION ARGS */
@@ -67,9 +74,33 @@ void pr_remove_tree(const char *dir);
 int pr_file_has(const char *path, const char *text);
 int pr_exists(const char *path);
 
+/* What the attempts aim at besides the scratch workspace. */
+struct aims {
+	char port[16];       /* a listener on the host's 127.0.0.1 */
+	char tmp[PATH_MAX];  /* a file in the host's /tmp (the Landlock tier) */
+	pid_t outside;       /* a process of the command's uid outside (the tier) */
+	char abstract[64];   /* an abstract Unix socket outside, and its listener (the tier) */
+	int abstract_fd;
+};
+
 /* proof.c */
 void pr_judge(struct chk_report *r, enum chk_class cls, const char *name, int want_ok,
 	      const struct run *res, int host_ok, const char *host_says);
+/* Every isolation attempt of the full proof, or of the tier's (c->tier). */
+void pr_attempts(struct chk_report *r, struct chain *c, const struct scratch *s, struct aims *x);
+/* Listens on 127.0.0.1, port chosen by the kernel; returns the socket. */
+int pr_host_listener(unsigned *port);
+
+/* proof_tier.c: the Landlock tier's proof. */
+void pr_tier_proof(struct chk_report *r, struct chain *c, const struct scratch *s);
+/* Judges an attempt in the tier: as pr_judge, and only if sbx-ns said it
+ * ran the command in the tier; scoped: kept only from Landlock ABI 6. */
+void pr_tier_judge(struct chk_report *r, const struct chain *c, const char *name, int want_ok,
+		   int scoped, const struct run *res, int host_ok, const char *host_says);
+/* A deny-write line the tier cannot prove (deny-write given up). */
+void pr_tier_no_deny(struct chk_report *r, const char *name);
+int pr_outside_signalled(const struct aims *x);
+int pr_outside_connected(const struct aims *x);
 
 /* proof_net.c: the broker proof's test network. No packet can leave it. */
 #define ORIGIN_ADDR "198.18.99.2"

@@ -4,6 +4,8 @@
 #include "proof.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "fd.h"
+#include "nouserns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +20,39 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The Landlock tier says so on stderr at every run: that line is noted in
+ * res->warned and left out; the rest of stderr goes before the output. */
+static void tier_errors(const struct chain *c, struct run *res)
+{
+	static const char warning[] = "sbx-ns: WARNING: ";
+	char err[2048], out[sizeof res->out];
+	size_t n = 0;
+
+	if (sbx_read_small(c->errors, O_NOFOLLOW, err, sizeof err) < 0)
+		err[0] = '\0';
+	for (char *line = err, *end; *line; line = end) {
+		size_t len = strcspn(line, "\n");
+		end = line + len + (line[len] == '\n');
+		if (!strncmp(line, warning, sizeof warning - 1)) {
+			res->warned = 1;
+			continue;
+		}
+		n += (size_t)snprintf(out + n, sizeof out - n, "%.*s ", (int)len, line);
+		if (n >= sizeof out)
+			n = sizeof out - 1;
+	}
+	snprintf(out + n, sizeof out - n, "%s", res->out);
+	snprintf(res->out, sizeof res->out, "%s", out);
+	n = strlen(res->out);
+	while (n && res->out[n - 1] == ' ')
+		res->out[--n] = '\0';
+}
+
 /* Runs argv with stdin /dev/null and stdout+stderr captured, in its own
  * process group so a timeout or an interruption can kill whatever it left
- * behind; with status, that file (created anew) is its fd 3. After an
- * interruption nothing more is run. */
+ * behind; with status, that file (created anew) is its fd 3 (in the
+ * Landlock tier: always, its request on fd 4 and stderr to a file). After
+ * an interruption nothing more is run. */
 void pr_run_st(struct chain *c, char *const argv[], const char *status, struct run *res)
 {
 	int p[2], st, n = 0;
@@ -52,10 +83,28 @@ void pr_run_st(struct chain *c, char *const argv[], const char *status, struct r
 			unsetenv(proxies[i]);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
 			_exit(SBX_EXIT_SYS);
+		if (c->tier) {
+			int fd = open(c->errors, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || dup2(fd, 2) < 0)
+				_exit(SBX_EXIT_SYS);
+		}
+		if (!status && c->tier)
+			status = c->status;
 		if (status) {
 			int fd = open(status, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
 			if (fd < 0 || (fd != 3 && (dup2(fd, 3) < 0 || close(fd) < 0)))
 				_exit(SBX_EXIT_SYS);
+		}
+		/* The Landlock tier: the request that gives deny-write up on fd
+		 * 4, and no user namespaces where the host would give them. */
+		if (c->tier && c->give_up_deny) {
+			int fd = open(c->request, O_RDONLY | O_NOFOLLOW);
+			if (fd < 0 || (fd != 4 && (dup2(fd, 4) < 0 || close(fd) < 0)))
+				_exit(SBX_EXIT_SYS);
+		}
+		if (c->tier && c->refuse_userns && sbx_refuse_userns() < 0) {
+			dprintf(2, "unable to refuse user namespaces to the chain: %s", strerror(errno));
+			_exit(SBX_EXIT_SYS);
 		}
 		execv(argv[0], argv);
 		dprintf(2, "unable to exec %s: %s", argv[0], strerror(errno));
@@ -105,6 +154,8 @@ void pr_run_st(struct chain *c, char *const argv[], const char *status, struct r
 	while (n && res->out[n - 1] == ' ')
 		n--;
 	res->out[n] = '\0';
+	if (c->tier)
+		tier_errors(c, res);
 	if (res->code != -1)
 		res->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -142,6 +193,16 @@ void pr_add_ns(struct argv_b *a, const struct chain *c, const char *net, const c
 	if (net) {
 		pr_add(a, "--net");
 		pr_add(a, net);
+	}
+	if (c->tier) {
+		pr_add(a, "--baseline");
+		pr_add(a, c->baseline);
+		pr_add(a, "--status-fd");
+		pr_add(a, "3");
+		if (c->give_up_deny) {
+			pr_add(a, "--policy-fd");
+			pr_add(a, "4");
+		}
 	}
 	pr_add(a, "--workspace");
 	pr_add(a, ws);
