@@ -19,17 +19,11 @@ setup_file() {
 	echo "sibling secret" >"$NS_DIR/secret"
 	chmod 0644 "$NS_DIR/secret"
 	mkdir -m 0777 "$NS_DIR/outside"
-	local home
-	home=$(getent passwd "$SBX_TEST_USER" | cut -d: -f6)
-	mkdir -p "$home/.ssh"
-	[ -f "$home/.ssh/id_rsa" ] || echo "fake key" >"$home/.ssh/id_rsa"
-	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$home/.ssh"
-	chmod 0700 "$home/.ssh"
+	ns_home_ssh
 	printf '{"sandbox":{"fallback":"landlock","denyWrite":[],"readableRoots":["%s","%s"],"writableRoots":["%s"]}}\n' \
 		"$NS_DIR/tier" "$NS_DIR/bin" "$NS_DIR/tier" >"$NS_DIR/conf/base.json"
 	printf '{"sandbox":{"denyWrite":[],"readableRoots":["%s"]}}\n' "$NS_DIR/bin" >"$NS_DIR/conf/request.json"
 	chmod 0644 "$NS_DIR"/conf/*.json
-	export NS_HOME=$home
 }
 
 teardown_file() {

@@ -55,6 +55,8 @@ struct argv_b {
 };
 
 /* proof_run.c */
+/* fork with stdout flushed first (no report line written twice), or die. */
+pid_t pr_fork(void);
 void pr_run_st(struct chain *c, char *const argv[], const char *status, struct run *res);
 void pr_run(struct chain *c, char *const argv[], struct run *res);
 int pr_tool_exists(const char *path);

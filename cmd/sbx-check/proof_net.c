@@ -252,10 +252,7 @@ pid_t pr_start_helper(struct chain *c, struct testnet *t, const char *broker, in
 	if (pipe2(p, O_CLOEXEC) < 0 ||
 	    ((!broker || userns) && pipe2(cnt, O_CLOEXEC | O_NONBLOCK) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a pipe");
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+	pid = pr_fork();
 	if (pid == 0) {
 		close(p[0]);
 		close(c->sigfd);

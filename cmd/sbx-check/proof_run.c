@@ -20,6 +20,17 @@
 #include <time.h>
 #include <unistd.h>
 
+pid_t pr_fork(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+	return pid;
+}
+
 /* The Landlock tier says so on stderr at every run: that line is noted in
  * res->warned and left out; the rest of stderr goes before the output. */
 static void tier_errors(const struct chain *c, struct run *res)
@@ -66,10 +77,7 @@ void pr_run_st(struct chain *c, char *const argv[], const char *status, struct r
 	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a pipe");
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+	pid = pr_fork();
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
 		static const char *const proxies[] = { "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",

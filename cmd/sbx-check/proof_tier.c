@@ -99,10 +99,7 @@ static void start_outside(struct aims *x)
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a pipe");
-	fflush(stdout);
-	x->outside = fork();
-	if (x->outside < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+	x->outside = pr_fork();
 	if (x->outside == 0) {
 		sigset_t set;
 		sigemptyset(&set);
