@@ -165,3 +165,27 @@ print(d["code"], [(c["name"], c["class"], c["status"]) for c in d["checks"]])' <
 	assert_equal "$stderr" "sbx-check: usage: unknown option --tier"
 	assert_output ""
 }
+
+@test "proof --tier landlock: SIGTERM while an attempt runs kills the process outside and removes the scratch workspace" {
+	local scratch before pid outside rc=0
+	scratch=$(sbx_scratch)
+	before=$(leftovers)
+	# Runs the command unconfined, but blocks at the signal attempt, recording its argv.
+	printf '#!/bin/sh\ncase " $* " in *" signal "*) echo "$@" >"%s/args.tmp"; mv "%s/args.tmp" "%s/started"; exec sleep 60 ;; esac\nwhile [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n' \
+		"$scratch" "$scratch" "$scratch" >"$scratch/slow-ns"
+	chmod 0755 "$scratch/slow-ns"
+	sbx-check proof --tier landlock --ns "$scratch/slow-ns" >"$scratch/out" 2>&1 &
+	pid=$!
+	while [ ! -e "$scratch/started" ]; do sleep 0.05; done
+	outside=$(awk '{ print $NF }' "$scratch/started")
+	run -0 ps -o user= -p "$outside"
+	assert_output nobody
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	run -0 cat "$scratch/out"
+	assert_output ""
+	run -1 kill -0 "$outside"
+	assert_equal "$(leftovers)" "$before"
+	rm -rf "$scratch"
+}

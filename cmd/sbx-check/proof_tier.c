@@ -42,13 +42,13 @@ static const char request_json[] = "{\"sandbox\":{\"denyWrite\":[]}}\n";
 static int in_tier(const struct chain *c, int *abi)
 {
 	static const char started[] = "\"event\":\"started\",\"isolation\":\"landlock\",";
-	char buf[4096];
-	const char *at, *ll;
+	char buf[8192];
+	const char *at, *ll, *nl;
 
 	*abi = 0;
 	if (sbx_read_small(c->status, O_NOFOLLOW, buf, sizeof buf) <= 0 ||
 	    !(at = strstr(buf, started)) || !(ll = strstr(at, "\"landlock\":")) ||
-	    strchr(at, '\n') < ll)
+	    ((nl = strchr(at, '\n')) && nl < ll))
 		return 0;
 	*abi = atoi(ll + strlen("\"landlock\":"));
 	return *abi > 0;
