@@ -211,7 +211,7 @@ void pr_tier_proof(struct chk_report *r, struct chain *c, const struct scratch *
 {
 	struct aims x = { .outside = -1, .abstract_fd = -1 };
 	enum sbx_userns_step step;
-	char how[256], readme[PATH_MAX];
+	char how[320], readme[PATH_MAX];
 	struct argv_b a = { .n = 0 };
 	struct run res;
 	unsigned port;
@@ -227,8 +227,9 @@ void pr_tier_proof(struct chk_report *r, struct chain *c, const struct scratch *
 	e = sbx_probe_userns(&step);
 	c->refuse_userns = e == 0;
 	if (e == 0)
-		snprintf(how, sizeof how, "user namespaces work here: the proof took them away from "
-			 "sbx-ns with a seccomp filter, as a container's profile does");
+		snprintf(how, sizeof how, "user namespaces can be created here, so sbx-ns would not "
+			 "choose this tier by itself: the proof took them away from it with a seccomp "
+			 "filter, as a container's profile does");
 	else
 		snprintf(how, sizeof how, "this host refuses user namespaces (%s)", strerror(e));
 

@@ -67,7 +67,7 @@ teardown() {
 	fi
 	run -0 --separate-stderr sbx-check proof --tier landlock
 	assert_equal "$stderr" ""
-	assert_line --index 0 "landlock-tier      ok             sbx-ns ran the command in the landlock tier and said so (WARNING), Landlock ABI $abi (no TCP rules before ABI 4, no scoping of signals and abstract sockets before ABI 6), seccomp, no namespaces; user namespaces work here: the proof took them away from sbx-ns with a seccomp filter, as a container's profile does abi=$abi"
+	assert_line --index 0 "landlock-tier      ok             sbx-ns ran the command in the landlock tier and said so (WARNING), Landlock ABI $abi (no TCP rules before ABI 4, no scoping of signals and abstract sockets before ABI 6), seccomp, no namespaces; user namespaces can be created here, so sbx-ns would not choose this tier by itself: the proof took them away from it with a seccomp filter, as a container's profile does abi=$abi"
 	assert_line --regexp "^sibling-secret +ok +denied: open $ws/secret: Permission denied\$"
 	assert_line --regexp "^outside-write +ok +denied: open $ws/outside/escaped for writing: Permission denied\$"
 	assert_line --regexp '^offline +ok +denied: socket\(AF_INET\): Operation not permitted$'
