@@ -99,9 +99,10 @@ print(d["code"], [(c["name"], c["class"], c["status"]) for c in d["checks"]])' <
 	scratch=$(sbx_scratch)
 	before=$(leftovers)
 	printf '#!/bin/sh\nwhile [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n' >"$scratch/fake-ns"
-	# A liar: the tier's status line and WARNING, then the command unconfined.
+	# A liar: the tier's status line (an ABI below this kernel's, below 6) and WARNING, then
+	# the command unconfined.
 	printf '#!/bin/sh\necho "sbx-ns: WARNING: no user namespaces here" >&2\necho %s >&3\nwhile [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n' \
-		"'{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"x\",\"landlock\":7}'" >"$scratch/liar-ns"
+		"'{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"x\",\"landlock\":5}'" >"$scratch/liar-ns"
 	chmod 0755 "$scratch/fake-ns" "$scratch/liar-ns"
 	run -107 --separate-stderr as_user sbx-check proof --tier landlock --ns "$scratch/fake-ns"
 	assert_equal "$stderr" ""
@@ -111,7 +112,7 @@ print(d["code"], [(c["name"], c["class"], c["status"]) for c in d["checks"]])' <
 	assert_line "result: a proof failed (exit 107)"
 	run -107 --separate-stderr as_user sbx-check proof --tier landlock --ns "$scratch/liar-ns"
 	assert_equal "$stderr" ""
-	assert_line --regexp '^landlock-tier +ok +sbx-ns ran the command in the landlock tier and said so \(WARNING\), Landlock ABI 7 '
+	assert_line --regexp "^landlock-tier +FAIL +sbx-ns says it used Landlock ABI 5, but this kernel offers ABI [6-9]: read 38 bytes from $ws/ws/readme\$"
 	assert_line --regexp "^workspace-read +ok +read 38 bytes from $ws/ws/readme\$"
 	assert_line --regexp "^sibling-secret +FAIL +allowed: read 43 bytes from $ws/secret\$"
 	assert_line --regexp "^env-write +FAIL +allowed: wrote $ws/ws/\\.env\$"

@@ -43,8 +43,9 @@ struct chain {
 	/* The Landlock tier's proof: every sbx-ns run gets the baseline that
 	 * allows the tier and reports on fd 3 (status); with give_up_deny the
 	 * request on fd 4 says "denyWrite": []; with refuse_userns the chain
-	 * runs where user namespaces cannot be created; stderr goes to errors. */
-	int tier, give_up_deny, refuse_userns;
+	 * runs where user namespaces cannot be created; stderr goes to errors;
+	 * kernel_abi is the Landlock ABI this kernel offers (0: none). */
+	int tier, give_up_deny, refuse_userns, kernel_abi;
 	char baseline[PATH_MAX], request[PATH_MAX], status[PATH_MAX], errors[PATH_MAX];
 };
 

@@ -67,9 +67,10 @@ void pr_tier_judge(struct chk_report *r, const struct chain *c, const char *name
 				"\"isolation\":\"landlock\" on sbx-ns's status fd): %s", res->out);
 			return;
 		}
-		if (in && scoped && abi < 6 && !right) {
+		/* What this kernel offers decides, not what sbx-ns claims to use. */
+		if (in && scoped && c->kernel_abi < 6 && !right) {
 			it = chk_add(r, CLS_EXTRA, name, CHK_UNSUPPORTED, "lost below Landlock ABI 6 "
-				     "(ABI %d here): %s%s%s", abi, res->out, host_ok ? "" :
+				     "(ABI %d here): %s%s%s", c->kernel_abi, res->out, host_ok ? "" :
 				     "; on the host: ", host_ok ? "" : host_says);
 			chk_fix(it, "Linux 6.12 or later: Landlock ABI 6 scopes signals and abstract "
 				"Unix sockets");
@@ -192,6 +193,9 @@ static void tier_line(struct chk_report *r, struct chain *c, const struct scratc
 		chk_add(r, CLS_ISOLATION, "landlock-tier", CHK_FAIL, "sbx-ns did not say it ran the "
 			"command in the landlock tier (no \"isolation\":\"landlock\" on its status "
 			"fd; exit %d): %s", res.code, res.out);
+	} else if (abi != c->kernel_abi) {
+		chk_add(r, CLS_ISOLATION, "landlock-tier", CHK_FAIL, "sbx-ns says it used Landlock ABI "
+			"%d, but this kernel offers ABI %d: %s", abi, c->kernel_abi, res.out);
 	} else if (!res.warned || res.code != 0) {
 		chk_add(r, CLS_ISOLATION, "landlock-tier", CHK_FAIL, "sbx-ns ran the command in the "
 			"landlock tier %s (exit %d): %s", res.warned ? "but the probe failed" :
@@ -224,6 +228,8 @@ void pr_tier_proof(struct chk_report *r, struct chain *c, const struct scratch *
 	pr_join(c->errors, sizeof c->errors, s->base, "tier-stderr");
 	pr_put_file(c->baseline, baseline_json, 0644);
 	pr_put_file(c->request, request_json, 0644);
+	if (sbx_probe_landlock(&c->kernel_abi) != 0)
+		c->kernel_abi = 0;
 	e = sbx_probe_userns(&step);
 	c->refuse_userns = e == 0;
 	if (e == 0)
