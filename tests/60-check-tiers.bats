@@ -156,7 +156,11 @@ print(d["code"], [(c["name"], c["class"], c["status"]) for c in d["checks"]])' <
 	assert_equal "$stderr" "sbx-check: usage: --tier: unknown tier '' (full or landlock)"
 	run -100 --separate-stderr sbx-check proof --tier Landlock
 	assert_equal "$stderr" "sbx-check: usage: --tier: unknown tier 'Landlock' (full or landlock)"
+	run -100 --separate-stderr sbx-check proof --tier
+	assert_equal "$stderr" "sbx-check: usage: --tier needs a value"
 	run -100 --separate-stderr sbx-check proof --tier landlock --tier landlock
+	assert_equal "$stderr" "sbx-check: usage: --tier given twice"
+	run -100 --separate-stderr sbx-check proof --tier full --tier=landlock
 	assert_equal "$stderr" "sbx-check: usage: --tier given twice"
 	run -100 --separate-stderr sbx-check proof --tier landlock --cgroup-root /sys/fs/cgroup
 	assert_equal "$stderr" "sbx-check: usage: --tier landlock proves isolation only: prove --cgroup-root with the full proof"
