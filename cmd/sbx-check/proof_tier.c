@@ -202,7 +202,8 @@ static void tier_line(struct chk_report *r, struct chain *c, const struct scratc
 			"without its WARNING line on stderr", res.code, res.out);
 	} else {
 		it = chk_add(r, CLS_ISOLATION, "landlock-tier", CHK_OK, "sbx-ns ran the command in "
-			     "the landlock tier and said so (WARNING), Landlock ABI %d (%s), seccomp, no namespaces; %s", abi,
+			     "the landlock tier and said so (WARNING), Landlock ABI %d (%s), seccomp, "
+			     "no namespaces; %s", abi,
 			     abi >= 6 ? "TCP rules, signals and abstract sockets scoped" :
 			     abi >= 4 ? "TCP rules; no scoping of signals and abstract sockets before ABI 6" :
 			     "no TCP rules before ABI 4, no scoping of signals and abstract sockets "
@@ -236,8 +237,12 @@ void pr_tier_proof(struct chk_report *r, struct chain *c, const struct scratch *
 		snprintf(how, sizeof how, "user namespaces can be created here, so sbx-ns would not "
 			 "choose this tier by itself: the proof took them away from it with a seccomp "
 			 "filter, as a container's profile does");
-	else
+	else if (step == SBX_USERNS_UNSHARE)
 		snprintf(how, sizeof how, "this host refuses user namespaces (%s)", strerror(e));
+	else
+		snprintf(how, sizeof how, "user namespaces are created here but %s fails (%s)",
+			 step == SBX_USERNS_MAP ? "mapping the ids" : "a mount namespace inside",
+			 strerror(e));
 
 	/* Deny-write first: kept in the tier, or refused and then given up. */
 	pr_join(readme, sizeof readme, s->ws, "readme");
