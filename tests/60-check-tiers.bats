@@ -94,6 +94,13 @@ print(d["code"], [(c["name"], c["class"], c["status"]) for c in d["checks"]])' <
 	assert_output "0 [('landlock-tier', 'isolation', 'ok'), ('workspace-read', 'isolation', 'ok'), ('workspace-write', 'isolation', 'ok'), ('sibling-secret', 'isolation', 'ok'), ('env-write', 'extra', 'unsupported'), ('git-hook-write', 'extra', 'unsupported'), ('outside-write', 'isolation', 'ok'), ('tmp-write', 'isolation', 'ok'), ('offline', 'isolation', 'ok'), ('signal-outside', 'isolation', 'ok'), ('abstract-outside', 'isolation', 'ok')]"
 }
 
+@test "proof --tier landlock where a user namespace can be created but not used: said, and proven all the same" {
+	run -0 --separate-stderr as_user "$SBX_TESTBIN/ns-nomountns" "$SBX_BIN/sbx-check" proof --tier landlock
+	assert_equal "$stderr" ""
+	assert_line --index 0 --regexp "${tier_ok}user namespaces can be created here \\(but a mount namespace inside fails: Operation not permitted\\), so sbx-ns would not choose this tier by itself: the proof took them away from it with a seccomp filter, as a container's profile does abi=[0-9]+\$"
+	assert_tier_holds
+}
+
 @test "proof --tier landlock fails (107) against an unconfined stand-in, and against one that only claims the tier" {
 	local before scratch
 	scratch=$(sbx_scratch)

@@ -216,7 +216,7 @@ void pr_tier_proof(struct chk_report *r, struct chain *c, const struct scratch *
 {
 	struct aims x = { .outside = -1, .abstract_fd = -1 };
 	enum sbx_userns_step step;
-	char how[320], readme[PATH_MAX];
+	char how[400], readme[PATH_MAX];
 	struct argv_b a = { .n = 0 };
 	struct run res;
 	unsigned port;
@@ -231,18 +231,18 @@ void pr_tier_proof(struct chk_report *r, struct chain *c, const struct scratch *
 	pr_put_file(c->request, request_json, 0644);
 	if (sbx_probe_landlock(&c->kernel_abi) != 0)
 		c->kernel_abi = 0;
+	/* sbx-ns chooses the tier only where clone refuses the user namespace;
+	 * wherever one can be created, the proof takes them away itself. */
 	e = sbx_probe_userns(&step);
-	c->refuse_userns = e == 0;
-	if (e == 0)
-		snprintf(how, sizeof how, "user namespaces can be created here, so sbx-ns would not "
-			 "choose this tier by itself: the proof took them away from it with a seccomp "
-			 "filter, as a container's profile does");
-	else if (step == SBX_USERNS_UNSHARE)
+	c->refuse_userns = e == 0 || step != SBX_USERNS_UNSHARE;
+	if (!c->refuse_userns)
 		snprintf(how, sizeof how, "this host refuses user namespaces (%s)", strerror(e));
 	else
-		snprintf(how, sizeof how, "user namespaces are created here but %s fails (%s)",
-			 step == SBX_USERNS_MAP ? "mapping the ids" : "a mount namespace inside",
-			 strerror(e));
+		snprintf(how, sizeof how, "user namespaces can be created here%s%s%s%s, so sbx-ns "
+			 "would not choose this tier by itself: the proof took them away from it with "
+			 "a seccomp filter, as a container's profile does", e ? " (but " : "",
+			 !e ? "" : step == SBX_USERNS_MAP ? "mapping the ids fails: " :
+			 "a mount namespace inside fails: ", e ? strerror(e) : "", e ? ")" : "");
 
 	/* Deny-write first: kept in the tier, or refused and then given up. */
 	pr_join(readme, sizeof readme, s->ws, "readme");
