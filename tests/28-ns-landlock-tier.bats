@@ -106,7 +106,7 @@ unshare-user: EPERM"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" -- true
 	assert_equal "$stderr" "$pre the deny-write glob none* applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
 	NS_REQ=$NS_DIR/conf/loopback.json run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none is kept without one)"
+	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none and broker are kept without one)"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --ro-bind "$NS_DIR/bin" /opt/x --workspace "$ws" -- true
 	assert_equal "$stderr" "$pre --ro-bind needs a mount namespace"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --tmp-in-workspace --workspace "$ws" -- true

@@ -115,6 +115,7 @@ struct ns_run {
 	char *broker_real;       /* broker: where the checked socket lies, for messages */
 	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
 	pid_t broker_pid;        /* broker: its pid, from SO_PEERCRED */
+	uid_t broker_uid;        /* broker: its uid, from SO_PEERCRED on the probe */
 	int status_fd, ready_fd;
 	char **cmd;            /* prog and its args */
 	const char *cmdpath;   /* --command-path DIRS: the lookup and PATH (NULL: as before) */
@@ -181,6 +182,9 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
  * baseline says "fallback": "landlock" */
 noreturn void ns_landlock_tier(struct ns_run *r, int err);
 void ns_tier_end(struct ns_run *r);
+
+/* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
+int ns_tier_net(const struct ns_run *r, char *why, size_t sz);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;

@@ -5,8 +5,9 @@
  * the runtime set, writes below the writable roots and a private TMPDIR),
  * the same seccomp base filter, no_new_privs, no capabilities, a new
  * session, closed fds and a clean environment. What it cannot give is
- * refused, never dropped: a network other than none (no private loopback
- * or bridge without a network namespace), binds to another place or /tmp
+ * refused, never dropped: loopback or host networking (no private
+ * loopback without a network namespace; broker mode reaches the broker on
+ * the host's loopback, see tiernet.c), binds to another place or /tmp
  * in the workspace (no mount namespace), deny-write globs, which apply
  * inside the writable workspace (Landlock grants by hierarchy and cannot
  * exclude what they match). Every run says so on stderr (WARNING) and in
@@ -40,13 +41,16 @@ static void check(struct ns_run *r, int err)
 	const char *const *globs;
 	char why[512];
 	size_t n;
+	int code;
 
 	if (r->landlock_abi <= 0)
 		refuse(r, err, "this kernel has no Landlock");
-	if (r->net != NET_NONE) {
-		snprintf(why, sizeof why, "--net %s needs a network namespace (only none is kept "
-			 "without one)", ns_net_name(r));
+	code = ns_tier_net(r, why, sizeof why);
+	if (code == SBX_EXIT_NOISOLATION)
 		refuse(r, err, why);
+	if (code) {
+		ns_deny_forget(r);
+		sbx_die(code, "%s", why);
 	}
 	for (size_t i = 0; i < r->nops; i++)
 		if (r->ops[i].kind == MNT_BIND || r->ops[i].kind == MNT_SCRATCH) {
@@ -103,6 +107,12 @@ static void warn_and_report(const struct ns_run *r, int err)
 	sbx_json_bool(&j, "landlock_scoped", r->landlock_abi >= 6);
 	sbx_json_bool(&j, "seccomp", 1);
 	sbx_json_str(&j, "net", ns_net_name(r));
+	if (r->net == NET_BROKER) {
+		char proxy[40];
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
+		sbx_json_str(&j, "proxy", proxy);
+		sbx_json_str(&j, "bridge", "the host's loopback port");
+	}
 	sbx_json_str(&j, "tmpdir", r->tier_tmp);
 	sbx_json_uint(&j, "uid", r->uid);
 	sbx_json_uint(&j, "gid", r->gid);
