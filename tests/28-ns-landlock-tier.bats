@@ -19,6 +19,7 @@ setup_file() {
 	local roots="\"readableRoots\":[\"$NS_DIR\"],\"writableRoots\":[\"$NS_DIR\"],\"network\":{\"mode\":\"localhost\"}"
 	printf '{"sandbox":{"fallback":"landlock","denyWrite":[],%s}}\n' "$roots" >"$NS_DIR/conf/landlock.json"
 	printf '{"sandbox":{"fallback":"landlock",%s}}\n' "$roots" >"$NS_DIR/conf/landlock-deny.json"
+	printf '{"sandbox":{"fallback":"landlock","tierDenyWrite":"unenforced",%s}}\n' "$roots" >"$NS_DIR/conf/unenforced.json"
 	printf '{"sandbox":{"fallback":"landlock","denyWrite":[]}}\n' >"$NS_DIR/conf/request.json"
 	# The request that gives deny-write up too, and names the attempt program's directory.
 	printf '{"sandbox":{"denyWrite":[],"readableRoots":["%s"]}}\n' "$NS_DIR/bin" >"$NS_DIR/conf/nodeny.json"
@@ -58,7 +59,7 @@ tier() {
 			--workspace "$ws" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"'
 		assert_regex "$stderr" "^$warning\$"
 		assert_line --index 0 '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
-		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"seccomp\":true,\"net\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
+		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"seccomp\":true,\"net\":\"none\",\"deny_write\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
 		assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":0,"isolation":"landlock"}'
 		assert_equal "$(cat "$ws/id")" "$SBX_TEST_UID"
 		assert_regex "$(cat "$ws/tmpdir")" '^/tmp/sbx-landlock\.[A-Za-z0-9]{6}$'
@@ -100,11 +101,11 @@ unshare-user: EPERM"
 	local ws pre='sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows:'
 	ws=$(ns_ws)
 	run -106 --separate-stderr tier root --baseline "$NS_DIR/conf/landlock-deny.json" --policy-fd 4 --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre the deny-write glob none* applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	assert_equal "$stderr" "$pre the deny-write glob none* applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
 	NS_REQ=$NS_DIR/conf/loopback.json run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true
 	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none and broker are kept without one)"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --ro-bind "$NS_DIR/bin" /opt/x --workspace "$ws" -- true
@@ -115,6 +116,32 @@ unshare-user: EPERM"
 	run -106 --separate-stderr as_user "$NS_DIR/bin/ns-nolandlock" "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" \
 		--baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true 4<"$NS_DIR/conf/nodeny.json"
 	assert_equal "$stderr" "$pre this kernel has no Landlock"
+}
+
+@test "the baseline's tierDenyWrite: unenforced runs the tier with deny-write given up, and says so twice" {
+	local ws who
+	for who in root user; do
+		ws=$(ns_ws)
+		if [ "$who" = root ]; then
+			run -0 --separate-stderr "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" \
+				--gid "$SBX_TEST_GID" --baseline "$NS_DIR/conf/unenforced.json" --workspace "$ws" \
+				--status-fd 5 -- sh -c 'echo KEY=1 >.env; cat .env' 5>"$ws.status"
+		else
+			run -0 --separate-stderr as_user "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" \
+				--baseline "$NS_DIR/conf/unenforced.json" --workspace "$ws" \
+				--status-fd 5 -- sh -c 'echo KEY=1 >.env; cat .env' 5>"$ws.status"
+		fi
+		assert_output "KEY=1"
+		assert_equal "${#stderr_lines[@]}" 2
+		assert_regex "${stderr_lines[0]}" "^$warning\$"
+		assert_equal "${stderr_lines[1]}" 'sbx-ns: WARNING: deny-write is not enforced in the landlock tier (the baseline says "tierDenyWrite": "unenforced"): the command may write .env and what the other deny-write globs match inside the writable roots'
+		run -0 grep -c '"isolation":"landlock",.*"deny_write":"unenforced"' "$ws.status"
+	done
+	# A request cannot say it.
+	ws=$(ns_ws)
+	run -102 --separate-stderr as_user "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$NS_DIR/conf/landlock-deny.json" \
+		--policy-fd 4 --workspace "$ws" -- true 4< <(printf '{"sandbox":{"tierDenyWrite":"unenforced"}}')
+	assert_regex "$stderr" '^sbx-ns: fatal: policy refused: --policy-fd 4: \$\.sandbox\.tierDenyWrite: only a baseline may leave deny-write unenforced in the landlock tier$'
 }
 
 @test "only the baseline offers the tier: a request cannot ask for it, and without it the run fails closed" {

@@ -140,6 +140,7 @@ struct ns_run {
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
 	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
+	int tier_deny_off;     /* the tier runs with deny-write globs unenforced (tierDenyWrite) */
 	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
@@ -182,6 +183,7 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
  * baseline says "fallback": "landlock" */
 noreturn void ns_landlock_tier(struct ns_run *r, int err);
 void ns_tier_end(struct ns_run *r);
+int ns_tier_deny_unenforced(const struct ns_run *r);
 
 /* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
 int ns_tier_net(const struct ns_run *r, char *why, size_t sz);

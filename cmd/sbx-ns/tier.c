@@ -58,10 +58,13 @@ static void check(struct ns_run *r, int err)
 			refuse(r, err, why);
 		}
 	globs = ns_deny_globs(r, &n);
-	if (n) {
+	if (n && ns_tier_deny_unenforced(r)) {
+		r->tier_deny_off = 1;
+	} else if (n) {
 		snprintf(why, sizeof why, "the deny-write glob %s applies inside the writable workspace "
 			 "and Landlock cannot keep what it matches read-only (only an empty denyWrite in "
-			 "both the baseline and the request gives deny-write up)", globs[0]);
+			 "both the baseline and the request, or the baseline's \"tierDenyWrite\": "
+			 "\"unenforced\", gives deny-write up)", globs[0]);
 		refuse(r, err, why);
 	}
 }
@@ -82,6 +85,11 @@ static void scratch(struct ns_run *r)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
+int ns_tier_deny_unenforced(const struct ns_run *r)
+{
+	return r->pol_on && r->eff.tier_deny.set && r->eff.tier_deny.v == SBX_PTDW_UNENFORCED;
+}
+
 static void warn_and_report(const struct ns_run *r, int err)
 {
 	struct sbx_json j;
@@ -97,6 +105,16 @@ static void warn_and_report(const struct ns_run *r, int err)
 		     "them and reach abstract Unix sockets outside" : "");
 	if (n > 0)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	if (r->tier_deny_off) {
+		size_t ng;
+		const char *const *g = ns_deny_globs(r, &ng);
+		n = snprintf(line, sizeof line, "%s: WARNING: deny-write is not enforced in the landlock tier "
+			     "(the baseline says \"tierDenyWrite\": \"unenforced\"): the command may write "
+			     "%s%s inside the writable roots\n", NS_PROG, g[0], ng > 1 ? " and what the other "
+			     "deny-write globs match" : "");
+		if (n > 0)
+			sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	}
 	if (r->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "started");
@@ -113,6 +131,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 		sbx_json_str(&j, "proxy", proxy);
 		sbx_json_str(&j, "bridge", "the host's loopback port");
 	}
+	sbx_json_str(&j, "deny_write", r->tier_deny_off ? "unenforced" : "none");
 	sbx_json_str(&j, "tmpdir", r->tier_tmp);
 	sbx_json_uint(&j, "uid", r->uid);
 	sbx_json_uint(&j, "gid", r->gid);
