@@ -10,8 +10,8 @@ load 29-ns-helpers
 
 setup_file() {
 	ns_setup_file
-	cp "$SBX_TESTBIN/ns-nouserns" "$NS_DIR/bin/"
-	chmod 0755 "$NS_DIR/bin/ns-nouserns"
+	cp "$SBX_TESTBIN/ns-nouserns" "$SBX_TESTBIN/ns-landlockabi" "$NS_DIR/bin/"
+	chmod 0755 "$NS_DIR/bin/ns-nouserns" "$NS_DIR/bin/ns-landlockabi"
 	mkdir -m 0700 "$NS_DIR/secret"
 	echo hidden >"$NS_DIR/secret/key"
 	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/secret"
@@ -59,7 +59,7 @@ tier() {
 			--workspace "$ws" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"'
 		assert_regex "$stderr" "^$warning\$"
 		assert_line --index 0 '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
-		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"seccomp\":true,\"net\":\"none\",\"deny_write\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
+		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"landlock_lost\":\[[a-z\",-]*\],\"seccomp\":true,\"net\":\"none\",\"deny_write\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
 		assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":0,"isolation":"landlock"}'
 		assert_equal "$(cat "$ws/id")" "$SBX_TEST_UID"
 		assert_regex "$(cat "$ws/tmpdir")" '^/tmp/sbx-landlock\.[A-Za-z0-9]{6}$'
@@ -95,6 +95,45 @@ unshare-user: EPERM"
 	run -0 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- "$NS_ATT" kill "$outside"
 	assert_output "kill: EPERM"
 	run -0 kill -0 "$outside"
+}
+
+@test "below Landlock ABI 6 the WARNING and the status say what is lost, and it is" {
+	local ws abi rc
+	for abi in 7 5 2; do
+		# A process of the test user outside, which ns-attempt sends SIGTERM.
+		setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+		outside=$!
+		ws=$(ns_ws)
+		echo keep >"$NS_DIR/victim"
+		chown "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/victim"
+		run -0 --separate-stderr as_user "$NS_DIR/bin/ns-landlockabi" "$abi" "$NS_DIR/bin/ns-nouserns" \
+			"$SBX_BIN/sbx-ns" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" --status-fd 5 -- sh -c "
+			$NS_ATT kill $outside; python3 -c 'import os, sys
+try:
+    os.truncate(sys.argv[1], 0); print(\"truncate: ok\")
+except OSError as e:
+    print(\"truncate:\", e.strerror)' $NS_DIR/victim" 4<"$NS_DIR/conf/nodeny.json" 5>"$ws.status"
+		case $abi in
+		7) assert_output "kill: EPERM
+truncate: Permission denied"
+		   assert_regex "$stderr" "^$warning\$"
+		   run -0 grep -c '"landlock":7,"landlock_net":true,"landlock_scoped":true,"landlock_lost":\[\],' "$ws.status"
+		   assert_equal "$(cat "$NS_DIR/victim")" keep ;;
+		5) assert_output "kill: ok
+truncate: Permission denied"
+		   assert_regex "$stderr" "^$warning; below Landlock ABI 6 nothing stops signalling processes of its user outside\$"
+		   run -0 grep -c '"landlock":5,"landlock_net":true,"landlock_scoped":false,"landlock_lost":\["signal"\],' "$ws.status" ;;
+		2) assert_output "kill: ok
+truncate: ok"
+		   assert_regex "$stderr" "^$warning; below Landlock ABI 6 nothing stops signalling processes of its user outside, ioctls on the devices it may open, truncating files of its user outside the writable roots \\(truncate\\(2\\)\\)\$"
+		   run -0 grep -c '"landlock":2,"landlock_net":false,"landlock_scoped":false,"landlock_lost":\["signal","device-ioctl","truncate"\],' "$ws.status"
+		   assert_equal "$(cat "$NS_DIR/victim")" "" ;;
+		esac
+		[ "$abi" = 7 ] && kill "$outside"
+		rc=0
+		wait "$outside" || rc=$?
+		assert_equal "$rc" 143
+	done
 }
 
 @test "the tier refuses (106) what it cannot keep: deny-write inside the workspace, a network, a bind elsewhere" {

@@ -90,19 +90,36 @@ int ns_tier_deny_unenforced(const struct ns_run *r)
 	return r->pol_on && r->eff.tier_deny.set && r->eff.tier_deny.v == SBX_PTDW_UNENFORCED;
 }
 
+/* What an older Landlock ABI cannot restrict in this tier, newest first.
+ * Abstract Unix sockets are not among them: the seccomp filter allows no
+ * Unix socket in the modes the tier runs (none, broker). */
+static const struct {
+	int abi;                /* the first ABI that restricts it */
+	const char *key, *text;
+} lost[] = {
+	{ 6, "signal", "signalling processes of its user outside" },
+	{ 5, "device-ioctl", "ioctls on the devices it may open" },
+	{ 3, "truncate", "truncating files of its user outside the writable roots (truncate(2))" },
+};
+
 static void warn_and_report(const struct ns_run *r, int err)
 {
 	struct sbx_json j;
-	char line[768];
+	char line[1024], why[512] = "";
+	size_t w = 0;
 	int n;
 
+	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
+		if (r->landlock_abi < lost[i].abi && w < sizeof why) {
+			n = snprintf(why + w, sizeof why - w, "%s%s", w ? ", " : "", lost[i].text);
+			w += n > 0 ? (size_t)n : 0;
+		}
 	/* Not through sbx_warn: this line must stand out, and says WARNING. */
 	n = snprintf(line, sizeof line,
 		     "%s: WARNING: no user namespaces here (%s): the command runs in the landlock tier: "
 		     "Landlock ABI %d and seccomp, but no pid, mount or network namespace; other "
-		     "processes of the same user are visible; no fresh /proc%s\n", NS_PROG, strerror(err),
-		     r->landlock_abi, r->landlock_abi < 6 ? "; below Landlock ABI 6 it may also signal "
-		     "them and reach abstract Unix sockets outside" : "");
+		     "processes of the same user are visible; no fresh /proc%s%s\n", NS_PROG, strerror(err),
+		     r->landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
 	if (n > 0)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	if (r->tier_deny_off) {
@@ -123,6 +140,11 @@ static void warn_and_report(const struct ns_run *r, int err)
 	sbx_json_int(&j, "landlock", r->landlock_abi);
 	sbx_json_bool(&j, "landlock_net", r->landlock_abi >= 4);
 	sbx_json_bool(&j, "landlock_scoped", r->landlock_abi >= 6);
+	sbx_json_open_arr(&j, "landlock_lost");
+	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
+		if (r->landlock_abi < lost[i].abi)
+			sbx_json_str(&j, NULL, lost[i].key);
+	sbx_json_close_arr(&j);
 	sbx_json_bool(&j, "seccomp", 1);
 	sbx_json_str(&j, "net", ns_net_name(r));
 	if (r->net == NET_BROKER) {
