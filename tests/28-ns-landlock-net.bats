@@ -100,7 +100,15 @@ https_proxy=http://127.0.0.1:3128"
 			$NET_ATT connect ::ffff:127.0.0.1 8081; $NET_ATT listen 127.0.0.1 4000; $NET_ATT listen - 0
 			$NET_ATT udp 127.0.0.1 53; $NET_ATT socket unix stream; $NET_ATT socket netlink raw
 			$NET_ATT socket inet raw; $NS_ATT connect-abstract sbx-tier; $NET_ATT kill $extra
-			curl -sS --noproxy '*' http://127.0.0.1:8081/ 2>&1; :"
+			curl -sS --noproxy '*' http://127.0.0.1:8081/ 2>&1
+			python3 -c 'import socket
+# TCP Fast Open connects inside sendto/sendmsg, where Landlock'\''s connect rule does not look.
+for send in (lambda s: s.sendto(b\"GET / HTTP/1.0\\r\\n\\r\\n\", socket.MSG_FASTOPEN, (\"127.0.0.1\", 8081)),
+             lambda s: s.sendmsg([b\"GET / HTTP/1.0\\r\\n\\r\\n\"], [], socket.MSG_FASTOPEN, (\"127.0.0.1\", 8081))):
+    try:
+        send(socket.socket()); print(\"fastopen: sent\")
+    except OSError as e:
+        print(\"fastopen:\", e.strerror)'; :"
 		assert_output "ok connected
 connect: EACCES
 connect: EACCES
@@ -116,7 +124,9 @@ socket: EPERM
 socket: EPERM
 connect-abstract: EPERM
 kill: EPERM
-curl: (7) Failed to connect to 127.0.0.1 port 8081 after 0 ms: Couldn't connect to server"
+curl: (7) Failed to connect to 127.0.0.1 port 8081 after 0 ms: Couldn't connect to server
+fastopen: Operation not permitted
+fastopen: Operation not permitted"
 	done
 	run -0 kill -0 "$extra"
 }
