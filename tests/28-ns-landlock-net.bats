@@ -84,7 +84,7 @@ http_proxy=http://127.0.0.1:3128
 https_proxy=http://127.0.0.1:3128"
 		assert_regex "$stderr" '^sbx-ns: WARNING: no user namespaces here \(Operation not permitted\): the command runs in the landlock tier: Landlock ABI [0-9]+'
 		run -0 sed -n 2p "$ws.status"
-		assert_regex "$output" "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[4-9],\"landlock_net\":true,.*\"net\":\"broker\",\"proxy\":\"http://127.0.0.1:3128\",\"bridge\":\"the host's loopback port\",\"tmpdir\":"
+		assert_regex "$output" "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[4-9],\"landlock_net\":true,.*\"net\":\"broker\",\"proxy\":\"http://127.0.0.1:3128\",\"bridge\":\"the host's loopback port\",\"deny_write\":\"none\",\"tmpdir\":"
 	done
 }
 
