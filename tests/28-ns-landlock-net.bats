@@ -27,6 +27,11 @@ setup_file() {
 	echo $! >> "$NET_DIR/pids"
 	net_wait_port "$NO" 198.18.7.2 3128
 	net_broker main --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3128
+	# Another on port 3129, named by --net broker:PATH,port=3129.
+	net_broker p3129 --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3129
+	printf '{"sandbox":{"fallback":"landlock","tierDenyWrite":"unenforced","readableRoots":["%s"],"writableRoots":["%s"],"network":{"mode":"allowlist"}}}\n' \
+		"$NS_DIR" "$NS_DIR" >"$NS_DIR/conf/unenforced.json"
+	chmod 0644 "$NS_DIR/conf/unenforced.json"
 	# The same broker without a TCP port, for the refusal.
 	net_broker unix --allow-host origin.test --allow-private-networks
 	export BSOCK="$NET_DIR/main.sock"
@@ -182,4 +187,18 @@ while True:
 	# No private loopback without a network namespace.
 	NS_REQ=$NS_DIR/conf/loopback.json run -106 --separate-stderr tier user "$BSOCK" -- --workspace "$ws" -- true
 	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none and broker are kept without one)"
+}
+
+@test "--net broker:PATH,port=N: the tier's port is N, the variables name it, and the other broker's port is closed" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr ip netns exec "$NH" setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" \
+		--init-groups --reset-env -- env PATH=/usr/bin:/bin "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" \
+		--baseline "$NS_DIR/conf/unenforced.json" --net "broker:$NET_DIR/p3129.sock,port=3129" \
+		--workspace "$ws" --ro "$NS_DIR/bin" -- sh -c "
+		curl -sS http://origin.test/; echo \$HTTP_PROXY; $NET_ATT connect 127.0.0.1 3128; :"
+	assert_output "hello
+http://127.0.0.1:3129
+connect: EACCES"
+	assert_equal "${stderr_lines[1]}" 'sbx-ns: WARNING: deny-write is not enforced in the landlock tier (the baseline says "tierDenyWrite": "unenforced"): the command may write .env and what the other deny-write globs match inside the writable roots'
 }
