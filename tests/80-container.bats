@@ -202,13 +202,27 @@ uid=1000(sbx) gid=1000(sbx) groups=1000(sbx)"
 	[[ "${lines[2]}" =~ ^\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation\ not\ permitted\",\"landlock\":7,.*\"net\":\"none\", ]]
 }
 
-@test "a default podman container creates user namespaces but masks /proc: the tier is not taken, the run refused" {
+@test "a default podman container masks /proc: under the baseline, the tier; without it, or with deny-write, 106" {
 	tier_conf
-	run -106 --separate-stderr tier_run -- 'echo ran'
-	assert_output ""
-	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX"
+	run -0 --separate-stderr tier_run -- \
+		'for a in "write /ws/ok" "write /etc/x" "read /srv/secret/key" socket-inet unshare-user; do ns-attempt $a; done
+		cat /ws/status >&2'
+	assert_output "write: ok
+write: EACCES
+read: EACCES
+socket-inet: EPERM
+unshare-user: EPERM"
+	lines=("${stderr_lines[@]}")
+	assert_equal "${lines[0]}" "sbx-ns: WARNING: no fresh /proc here (Operation not permitted; podman: /run/.containerenv): the command runs in the landlock tier: Landlock ABI 7 and seccomp, but no pid, mount or network namespace; other processes of the same user are visible; no fresh /proc"
+	[[ "${lines[3]}" =~ ^\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"no\ fresh\ /proc:\ Operation\ not\ permitted\",\"landlock\":7, ]]
+	# What the tier cannot keep is refused, with the container's fix.
+	printf '{"sandbox":{"fallback":"landlock","readableRoots":["/ws"],"writableRoots":["/ws"]}}\n' >"$C_DIR/tier/base-deny.json"
+	chmod 0644 "$C_DIR/tier/base-deny.json"
+	run -106 --separate-stderr pm run --rm --network none --mount type=tmpfs,destination=/ws,U=true \
+		-v "$C_DIR/tier:/conf:ro" "$C_IMG" --baseline /conf/base-deny.json --workspace /ws -- /bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX; and unable to use the landlock tier the baseline allows: the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
 	run -106 --separate-stderr pm run --rm --network none --entrypoint /usr/local/bin/sbx-check "$C_IMG" host
-	assert_line "tiers              missing        none: user namespaces can be created but the full sandbox cannot be built (see the items above), and the landlock tier is taken only where they cannot be created tiers=none; to fix: fix the failing step above"
+	assert_line "tiers              ok             landlock only (Landlock ABI 7, seccomp, no namespaces: the container masks /proc): sbx-ns runs commands only under a baseline saying \"fallback\": \"landlock\", with a WARNING each time tiers=landlock"
 	run -106 --separate-stderr pm run --rm --network none --security-opt "seccomp=$C_DIR/tier/nouserns.json" \
 		--entrypoint /usr/local/bin/sbx-check "$C_IMG" host
 	assert_line --regexp '^tiers +ok +landlock only \(Landlock ABI 7, seccomp, no namespaces\)'

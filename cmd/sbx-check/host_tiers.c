@@ -4,6 +4,7 @@
  * used only where the full one cannot be had and a baseline says
  * "fallback": "landlock"). Runs after the userns and mounts items. */
 #include "check.h"
+#include "container.h"
 #include "probe.h"
 
 #include <string.h>
@@ -21,6 +22,7 @@ void chk_host_tiers(struct chk_report *r)
 	static const char *const steps[] = { "userns", "namespaces", "root-tmpfs", "proc", "pivot_root",
 					     "mounts", "apparmor-userns" };
 	int full = 1, abi = 0, ll = sbx_probe_landlock(&abi) == 0 && abi > 0;
+	char ctr[320];
 	struct chk_item *it;
 
 	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
@@ -32,12 +34,19 @@ void chk_host_tiers(struct chk_report *r)
 	else if (full)
 		it = chk_add(r, CLS_EXTRA, "tiers", CHK_OK, "full (namespaces, a fresh root, seccomp); "
 			     "no landlock tier (no Landlock)");
-	else if (item_ok(r, "userns")) {
+	else if (ll && item_ok(r, "userns") && item_ok(r, "namespaces") && !item_ok(r, "proc") &&
+		 sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE) {
+		/* sbx-ns takes the tier where a container masks /proc. */
+		it = chk_add(r, CLS_EXTRA, "tiers", CHK_OK, "landlock only (Landlock ABI %d, seccomp, no "
+			     "namespaces: the container masks /proc): sbx-ns runs commands only under a "
+			     "baseline saying \"fallback\": \"landlock\", with a WARNING each time", abi);
+		full = 0;
+	} else if (item_ok(r, "userns")) {
 		/* sbx-ns takes the tier only where the namespaces cannot be
 		 * created; here they can, and a later step fails. */
 		it = chk_add(r, CLS_EXTRA, "tiers", CHK_MISSING, "none: user namespaces can be created but "
 			     "the full sandbox cannot be built (see the items above), and the landlock tier "
-			     "is taken only where they cannot be created");
+			     "is taken only where they cannot be created or a container masks /proc");
 		chk_fix(it, "fix the failing step above");
 		full = ll = 0;
 	} else if (ll)

@@ -1,5 +1,7 @@
 /* The Landlock tier: where no user namespace can be had (a container, a
- * sysctl, a seccomp profile) and the administrator's baseline says
+ * sysctl, a seccomp profile), or a container masks /proc so that the
+ * sandbox's pid 1 cannot mount a fresh one (it reports 'F' and exits before
+ * the command exists), and the administrator's baseline says
  * "fallback": "landlock", the command runs as a host process under every
  * Landlock right of the kernel's ABI (reads below the readable roots and
  * the runtime set, writes below the writable roots and a private TMPDIR),
@@ -14,6 +16,7 @@
  * the status. */
 #include "ns.h"
 
+#include "container.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -29,9 +32,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int ns_tier_allowed(const struct ns_run *r)
+{
+	return r->pol_on && r->eff.fallback.set && r->eff.fallback.v == SBX_PFB_LANDLOCK;
+}
+
+/* Why there is no full sandbox, for the messages: clone refused the
+ * namespaces, or (tier_proc) a container masks /proc. */
+static const char *no_sandbox(const struct ns_run *r, int err, char *buf, size_t sz)
+{
+	char ctr[320];
+
+	if (!r->tier_proc) {
+		snprintf(buf, sz, "no user namespaces here (%s)", strerror(err));
+		return buf;
+	}
+	if (sbx_container(ctr, sizeof ctr) == SBX_CTR_NONE)
+		snprintf(ctr, sizeof ctr, "not in a known container");
+	snprintf(buf, sz, "no fresh /proc here (%s; %s)", strerror(err), ctr);
+	return buf;
+}
+
 noreturn static void refuse(struct ns_run *r, int err, const char *why)
 {
+	char ctr[320];
+
 	ns_deny_forget(r);
+	if (r->tier_proc) {
+		if (sbx_container(ctr, sizeof ctr) == SBX_CTR_NONE)
+			snprintf(ctr, sizeof ctr, "not in a known container");
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s; and unable to "
+			"use the landlock tier the baseline allows: %s", strerror(err), ctr, sbx_fix_ctr_proc, why);
+	}
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to create namespaces (%s) and unable to use the landlock "
 		"tier the baseline allows: %s", strerror(err), why);
 }
@@ -105,7 +137,7 @@ static const struct {
 static void warn_and_report(const struct ns_run *r, int err)
 {
 	struct sbx_json j;
-	char line[1024], why[512] = "";
+	char line[1024], why[512] = "", what[400];
 	size_t w = 0;
 	int n;
 
@@ -116,9 +148,10 @@ static void warn_and_report(const struct ns_run *r, int err)
 		}
 	/* Not through sbx_warn: this line must stand out, and says WARNING. */
 	n = snprintf(line, sizeof line,
-		     "%s: WARNING: no user namespaces here (%s): the command runs in the landlock tier: "
+		     "%s: WARNING: %s: the command runs in the landlock tier: "
 		     "Landlock ABI %d and seccomp, but no pid, mount or network namespace; other "
-		     "processes of the same user are visible; no fresh /proc%s%s\n", NS_PROG, strerror(err),
+		     "processes of the same user are visible; no fresh /proc%s%s\n", NS_PROG,
+		     no_sandbox(r, err, what, sizeof what),
 		     r->landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
 	if (n > 0)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
@@ -136,7 +169,13 @@ static void warn_and_report(const struct ns_run *r, int err)
 		return;
 	sbx_json_begin(&j, NS_PROG, "started");
 	sbx_json_str(&j, "isolation", "landlock");
-	sbx_json_str(&j, "reason", strerror(err));
+	if (r->tier_proc) {
+		char reason[128];
+		snprintf(reason, sizeof reason, "no fresh /proc: %s", strerror(err));
+		sbx_json_str(&j, "reason", reason);
+	} else {
+		sbx_json_str(&j, "reason", strerror(err));
+	}
 	sbx_json_int(&j, "landlock", r->landlock_abi);
 	sbx_json_bool(&j, "landlock_net", r->landlock_abi >= 4);
 	sbx_json_bool(&j, "landlock_scoped", r->landlock_abi >= 6);
