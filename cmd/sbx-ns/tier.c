@@ -37,19 +37,24 @@ int ns_tier_allowed(const struct ns_run *r)
 	return r->pol_on && r->eff.fallback.set && r->eff.fallback.v == SBX_PFB_LANDLOCK;
 }
 
-/* Why there is no full sandbox, for the messages: clone refused the
+/* Where this runs, for the messages of the masked-/proc case. */
+static const char *ctr_name(char *buf, size_t sz)
+{
+	if (sbx_container(buf, sz) == SBX_CTR_NONE)
+		snprintf(buf, sz, "not in a known container");
+	return buf;
+}
+
+/* Why there is no full sandbox, for the WARNING: clone refused the
  * namespaces, or (tier_proc) a container masks /proc. */
 static const char *no_sandbox(const struct ns_run *r, int err, char *buf, size_t sz)
 {
 	char ctr[320];
 
-	if (!r->tier_proc) {
+	if (!r->tier_proc)
 		snprintf(buf, sz, "no user namespaces here (%s)", strerror(err));
-		return buf;
-	}
-	if (sbx_container(ctr, sizeof ctr) == SBX_CTR_NONE)
-		snprintf(ctr, sizeof ctr, "not in a known container");
-	snprintf(buf, sz, "no fresh /proc here (%s; %s)", strerror(err), ctr);
+	else
+		snprintf(buf, sz, "no fresh /proc here (%s; %s)", strerror(err), ctr_name(ctr, sizeof ctr));
 	return buf;
 }
 
@@ -58,12 +63,10 @@ noreturn static void refuse(struct ns_run *r, int err, const char *why)
 	char ctr[320];
 
 	ns_deny_forget(r);
-	if (r->tier_proc) {
-		if (sbx_container(ctr, sizeof ctr) == SBX_CTR_NONE)
-			snprintf(ctr, sizeof ctr, "not in a known container");
+	if (r->tier_proc)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s; and unable to "
-			"use the landlock tier the baseline allows: %s", strerror(err), ctr, sbx_fix_ctr_proc, why);
-	}
+			"use the landlock tier the baseline allows: %s", strerror(err), ctr_name(ctr, sizeof ctr),
+			sbx_fix_ctr_proc, why);
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to create namespaces (%s) and unable to use the landlock "
 		"tier the baseline allows: %s", strerror(err), why);
 }
