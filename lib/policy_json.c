@@ -159,7 +159,7 @@ static void error_path(const char *buf, size_t len, size_t pos, char *path, size
 
 struct ld {
 	struct sbx_policy *p;
-	struct sbx_perr *e;
+	struct sbx_err *e;
 	const char *src;
 };
 
@@ -179,7 +179,7 @@ static const char *type_name(const json_t *v)
 
 static int bad(struct ld *l, const char *path, const char *msg)
 {
-	return sbx_perr_set(l->e, SBX_EXIT_USAGE, "%s: %s: %s", l->src, path, msg);
+	return sbx_err_set(l->e, SBX_EXIT_USAGE, "%s: %s: %s", l->src, path, msg);
 }
 
 static int want(struct ld *l, const char *path, const json_t *v, json_type t, const char *what)
@@ -456,7 +456,7 @@ static int load_top(struct ld *l, const json_t *top)
 	return 0;
 }
 
-int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct sbx_perr *e)
+int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct sbx_err *e)
 {
 	struct ld l = { p, e, p->source ? p->source : "policy" };
 	json_error_t err;
@@ -465,10 +465,10 @@ int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct s
 	int rc;
 
 	if (len > SBX_POL_MAX_BYTES)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", l.src,
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", l.src,
 				    SBX_POL_MAX_BYTES);
 	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		return sbx_perr_set(e, SBX_EXIT_USAGE,
+		return sbx_err_set(e, SBX_EXIT_USAGE,
 				    "%s: $: invalid JSON at line 1, column 1: a byte order mark is not allowed",
 				    l.src);
 	/* No JSON_DECODE_ANY (the top is an object or an array), no
@@ -477,7 +477,7 @@ int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct s
 	if (!top) {
 		error_path(buf, len, (size_t)(err.position < 0 ? 0 : err.position), path, sizeof path);
 		sbx_policy_quote(text, sizeof text, err.text, strlen(err.text), 160);
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: %s: invalid JSON at line %d, column %d: %s",
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: %s: invalid JSON at line %d, column %d: %s",
 				    l.src, path, err.line, err.column, text);
 	}
 	rc = load_top(&l, top);

@@ -61,10 +61,10 @@ int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd)
 	return 1;
 }
 
-static void ok(int rc, const struct sbx_perr *e)
+static void ok(int rc, const struct sbx_err *e)
 {
 	if (rc < 0)
-		sbx_policy_die(e);
+		sbx_err_die(e);
 }
 
 /* The origin of the first field of p in scope, or NULL. */
@@ -100,7 +100,7 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 {
 	struct sbx_policy base;
 	struct sbx_pol_clamped cl;
-	struct sbx_perr e;
+	struct sbx_err e;
 	char label[64];
 	int have_base = sbx_policy_opts_baseline(o);
 

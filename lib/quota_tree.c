@@ -22,7 +22,7 @@ static int say(struct sbx_qtree *t, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	sbx_err_vset(&t->err, code, 0, fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -100,7 +100,7 @@ int sbx_qtree_run(int rootfd, struct sbx_qtree *t)
 	int r;
 
 	t->entries = t->in_project = 0;
-	t->msg[0] = '\0';
+	t->err.msg[0] = '\0';
 	if (sbx_statx(rootfd, "", AT_EMPTY_PATH, SBX_STATX_TYPE | SBX_STATX_MNT_ID, &st) < 0)
 		return say(t, SBX_EXIT_SYS, "unable to stat the workspace: %s", strerror(errno));
 	c.dev_major = st.stx_dev_major;
