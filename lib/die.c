@@ -32,7 +32,7 @@ static size_t printable_seq(const unsigned char *s, size_t n)
 /* The one place where text reaches a terminal: names from untrusted places
  * (workspace files, host names from clients) may hold escape sequences, so
  * every control character and invalid byte is written as \xNN (the form
- * sbx_walk_quote in lib/walk.h writes, so names it quoted stay as they are). */
+ * sbx_quote in lib/quote.h writes, so names it quoted stay as they are). */
 static size_t escape(char *out, size_t cap, const char *in, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";

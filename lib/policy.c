@@ -8,6 +8,7 @@
 #include "fd.h"
 #include "hostpat.h"
 #include "json.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,26 +28,10 @@ const char *const sbx_policy_default_deny[] = {
 	NULL
 };
 
-void sbx_policy_quote(char *out, size_t outsz, const char *s, size_t len, size_t max)
-{
-	size_t n = 0, i;
-
-	for (i = 0; i < len && i < max && n + 5 < outsz; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch >= 0x20 && ch < 0x7f)
-			out[n++] = (char)ch;
-		else
-			n += (size_t)snprintf(out + n, outsz - n, "\\x%02x", ch);
-	}
-	if (i < len && n + 4 < outsz)
-		n += (size_t)snprintf(out + n, outsz - n, "...");
-	out[n < outsz ? n : outsz - 1] = '\0';
-}
-
 /* A value for a message (a path of any bytes), in buf. */
 static const char *q(char *buf, size_t sz, const char *s)
 {
-	sbx_policy_quote(buf, sz, s, strlen(s), 256);
+	sbx_quote(buf, sz, s, strlen(s), 256, 0);
 	return buf;
 }
 

@@ -251,8 +251,4 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 			  unsigned scope, const char *ws, const char *tool, int status_fd,
 			  struct sbx_policy *eff);
 
-/* Untrusted bytes for a message: printable ASCII as is, anything else as
- * \xNN, at most max input bytes (then "..."); out always terminated. */
-void sbx_policy_quote(char *out, size_t outsz, const char *s, size_t len, size_t max);
-
 #endif

@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "exitcodes.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,7 +130,7 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err 
 	int dfd, fd, rc;
 
 	/* Messages name the path escaped: it may hold any byte. */
-	sbx_policy_quote(qp, sizeof qp, path, strlen(path), 1024);
+	sbx_quote(qp, sizeof qp, path, strlen(path), 1024, 0);
 	if (!*path)
 		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path '': empty", src);
 	if (path[0] != '/')
@@ -172,7 +173,7 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err 
 			int link = fstatat(dfd, comp, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
 			close(dfd);
 			if (link) {
-				sbx_policy_quote(whybuf, sizeof whybuf, comp, strlen(comp), 64);
+				sbx_quote(whybuf, sizeof whybuf, comp, strlen(comp), 64, 0);
 				return sbx_err_set(e, SBX_EXIT_POLICY,
 						    "%s: refused: a symbolic link on its path (%s)", src, whybuf);
 			}

@@ -7,6 +7,7 @@
 
 #include "exitcodes.h"
 #include "json.h"
+#include "quote.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -36,7 +37,7 @@ static void path_key(char *path, size_t sz, const char *key, size_t klen)
 		snprintf(path + n, sz - n, ".%.*s", (int)klen, key);
 		return;
 	}
-	sbx_policy_quote(q, sizeof q, key, klen, 64);
+	sbx_quote(q, sizeof q, key, klen, 64, 0);
 	snprintf(path + n, sz - n, "[\"%s\"]", q);
 }
 
@@ -220,7 +221,7 @@ static int get_enum(struct ld *l, const char *path, const json_t *v, const char 
 			origin(l, path, o, sizeof o);
 			return sbx_policy_set_int(l->p, f, i, o, l->e);
 		}
-	sbx_policy_quote(q, sizeof q, s, json_string_length(v), 64);
+	sbx_quote(q, sizeof q, s, json_string_length(v), 64, 0);
 	snprintf(o, sizeof o, "unknown value \"%s\" (%s)", q, list);
 	return bad(l, path, o);
 }
@@ -476,7 +477,7 @@ int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct s
 	top = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
 	if (!top) {
 		error_path(buf, len, (size_t)(err.position < 0 ? 0 : err.position), path, sizeof path);
-		sbx_policy_quote(text, sizeof text, err.text, strlen(err.text), 160);
+		sbx_quote(text, sizeof text, err.text, strlen(err.text), 160, 0);
 		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: %s: invalid JSON at line %d, column %d: %s",
 				    l.src, path, err.line, err.column, text);
 	}

@@ -5,6 +5,7 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
+#include "quote.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +137,7 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 			 * any byte. */
 			char l[4200];
 			memcpy(l, "--baseline ", 11);
-			sbx_policy_quote(l + 11, sizeof l - 11, o->baseline, strlen(o->baseline), 4096);
+			sbx_quote(l + 11, sizeof l - 11, o->baseline, strlen(o->baseline), 4096, 0);
 			sbx_policy_init(&base, l);
 			ok(sbx_policy_load_file(&base, o->baseline, &e), &e);
 		} else {
@@ -154,7 +155,7 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 
 	if ((scope & SBX_PSCOPE_NS) && ws && eff->rw.set && !sbx_policy_within(&eff->rw, ws)) {
 		char qb[1100];
-		sbx_policy_quote(qb, sizeof qb, ws, strlen(ws), 256);
+		sbx_quote(qb, sizeof qb, ws, strlen(ws), 256, 0);
 		sbx_die(SBX_EXIT_POLICY, "policy refused: the workspace %s is not within the effective "
 			"writable roots (%s writes its workspace)", qb, tool);
 	}

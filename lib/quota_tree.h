@@ -32,7 +32,7 @@ struct sbx_qtree {
  * refused (err names the entry: "refusing workspace: 'a/b' is a symbolic
  * link"); SBX_EXIT_SYS when a call failed (err: "unable to open 'a/b' in the
  * workspace: Permission denied"). Paths in err are relative to the root and
- * escaped with sbx_walk_quote. */
+ * escaped with sbx_quote. */
 int sbx_qtree_run(int rootfd, struct sbx_qtree *t);
 
 #endif

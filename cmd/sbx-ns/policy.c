@@ -10,6 +10,7 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "json.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -110,7 +111,7 @@ static void check_binds(const struct ns_run *r)
 			    : sbx_policy_within(&r->eff.rw, op->src);
 		if (ok)
 			continue;
-		sbx_policy_quote(q, sizeof q, op->src, strlen(op->src), 256);
+		sbx_quote(q, sizeof q, op->src, strlen(op->src), 256, 0);
 		sbx_die(SBX_EXIT_POLICY, "policy refused: %s: %s is not within the effective %s roots",
 			op->opt, q, op->ro ? "readable" : "writable");
 	}
@@ -130,7 +131,7 @@ static void check_runtime(const struct ns_run *r)
 	for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save))
 		if (!sbx_policy_within(&r->eff.ro, p) && !sbx_policy_within(&r->eff.rw, p)) {
 			char q[1100];
-			sbx_policy_quote(q, sizeof q, p, strlen(p), 256);
+			sbx_quote(q, sizeof q, p, strlen(p), 256, 0);
 			sbx_die(SBX_EXIT_POLICY, "policy refused: --runtime: %s is not within the "
 				"effective readable roots", q);
 		}

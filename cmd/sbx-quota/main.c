@@ -19,6 +19,7 @@
 #include "quota.h"
 #include "quota_tree.h"
 #include "walk.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -253,7 +254,7 @@ static void ws_open(struct ws *w, const char *path)
 {
 	memset(w, 0, sizeof *w);
 	w->path = path;
-	sbx_walk_quote(path, strlen(path), w->name, sizeof w->name);
+	sbx_quote(w->name, sizeof w->name, path, strlen(path), SIZE_MAX, SBX_QUOTE_NAME);
 	w->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (w->fd < 0) {
 		struct stat sb;
