@@ -43,7 +43,8 @@ bad() {
        sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]
        sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]
        sbx-cgroup --delegate DIR --user USER [--status-fd FD]
-       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]"
+       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]
+       sbx-cgroup --version"
 	local synopsis
 	synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SBX_ROOT/man/sbx-cgroup.1" | grep '^sbx-cgroup ')
 	assert_equal "$synopsis" "$(sed 's/^usage: //; s/^ *//' <<<"$output")"

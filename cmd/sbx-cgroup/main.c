@@ -25,7 +25,8 @@ static const char usage_text[] =
 	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]\n"
 	"       sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
 	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n"
-	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n";
+	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
+	"       sbx-cgroup --version\n";
 
 /* Option ids double as bits in a mask of what was given, so that each
  * mode can say which options it takes. New options (e.g. a sampled mode)

@@ -41,7 +41,8 @@
 static const char usage_text[] =
 	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
 	"       sbx-quota prepare --workspace DIR --project ID --disk SIZE [--inodes N] [--replace]\n"
-	"       sbx-quota report --workspace DIR [--json]\n";
+	"       sbx-quota report --workspace DIR [--json]\n"
+	"       sbx-quota --version\n";
 
 enum { O_WORKSPACE = 1, O_DISK, O_INODES, O_MAXFILE, O_PASSFD, O_STATUSFD,
        O_PROJECT, O_REPLACE, O_JSON, O_HELP, O_BASELINE, O_BASELINE_FD, O_POLICY_FD,

@@ -33,7 +33,8 @@
 static const char usage[] =
 	"usage: sbx-seatbelt --workspace DIR [--ro PATH]... [--net none|broker-port=N] "
 	"[--deny-write GLOB]... [--cpu PCT] [--memory SIZE] [--disk SIZE] "
-	"[--interval SECONDS] [--require-hard-limits] [--print-profile] [--status-fd FD] [--] prog [args...]\n";
+	"[--interval SECONDS] [--require-hard-limits] [--print-profile] [--status-fd FD] [--] prog [args...]\n"
+	"       sbx-seatbelt --version\n";
 
 enum {
 	O_WORKSPACE = 1, O_RO, O_NET, O_DENY, O_CPU, O_MEMORY, O_DISK, O_INTERVAL,
