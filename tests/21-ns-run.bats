@@ -237,7 +237,7 @@ HOME=/tmp"
 	pid=$!
 	for _ in $(seq 100); do [ -s "$ws/ready" ] && break; sleep 0.05; done
 	# The command runs: the signal has someone to reach.
-	for _ in $(seq 100); do pgrep -f "ns-attempt sleep 60" >/dev/null && break; sleep 0.05; done
+	wait_for 'pgrep -f "ns-attempt sleep 60" >/dev/null'
 	kill -TERM "$(pgrep -P "$pid" -x sbx-ns)"
 	local rc=0
 	wait "$pid" || rc=$?

@@ -131,8 +131,7 @@ import socket, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind('\0$name'); s.listen(1); time.sleep(60)" 3>&- &
 	pid=$!
-	for _ in $(seq 200); do grep -q "@$name\$" /proc/net/unix && break; sleep 0.05; done
-	grep -q "@$name\$" /proc/net/unix
+	wait_for 'grep -q "@$name\$" /proc/net/unix'
 	ns_expect "$NS_WS" "connect-abstract: EPERM" connect-abstract "$name"
 	kill "$pid"
 }

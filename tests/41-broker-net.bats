@@ -463,22 +463,11 @@ setup() {
 # Wait until every connection an origin accepted has closed, so that a
 # late byte from one test can never be counted against the next.
 settle() {
-	local i
-	for i in $(seq 1 200); do
-		awk '$1 == "ACCEPT" { n++ } $1 == "CLOSE" { n-- } END { exit n != 0 }' "$T"/*.log && return 0
-		sleep 0.05
-	done
+	wait_for "awk '\$1 == \"ACCEPT\" { n++ } \$1 == \"CLOSE\" { n-- } END { exit n != 0 }' \"\$T\"/*.log" || :
 }
 
 wait_port() {
-	local i
-	for i in $(seq 1 200); do
-		ip netns exec "$1" "$PY" -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()' \
-			"$2" "$3" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "nothing listens on $2:$3 in $1" >&2
-	return 1
+	wait_for "ip netns exec $1 \"\$PY\" -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()' $2 $3 2>/dev/null"
 }
 
 # Readiness arrives on a fifo opened read-write here, so that neither side
