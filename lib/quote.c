@@ -31,7 +31,7 @@ char *sbx_quote(char *out, size_t outsz, const char *s, size_t len, size_t max, 
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *u = (const unsigned char *)s;
-	int utf8 = (flags & SBX_QUOTE_UTF8) && valid_utf8(u, len);
+	int utf8 = (flags & SBX_QUOTE_TEXT) || ((flags & SBX_QUOTE_UTF8) && valid_utf8(u, len));
 	size_t o = 0, i = 0, room;
 
 	if (outsz < 4) {

@@ -14,6 +14,9 @@
 /* A name that is valid UTF-8 keeps its characters (C1 controls are still
  * escaped); one that is not has every byte from 0x80 escaped. */
 #define SBX_QUOTE_UTF8 2u
+/* Text, not one name: each valid UTF-8 character stays (C1 controls
+ * escaped), each byte of an invalid sequence is escaped (die.c's lines). */
+#define SBX_QUOTE_TEXT 4u
 
 /* s[0..len) into out: control bytes (below 0x20, 0x7f) and every byte
  * from 0x80 become \xNN (see the flags); the rest stays. At most max bytes

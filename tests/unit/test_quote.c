@@ -54,3 +54,10 @@ TEST(quote_keeps_valid_utf8_only_when_asked_and_the_whole_name_is_valid)
 	/* a character is never cut in half */
 	CHECK_STR(sbx_quote(out, 8, "ab\xc3\xbc\xc3\xbc", 6, SIZE_MAX, SBX_QUOTE_UTF8), "ab\xc3\xbc...");
 }
+
+TEST(quote_text_keeps_each_valid_character_and_escapes_the_rest)
+{
+	char out[64];
+	CHECK_STR(Q("a\xff\xc3\xa9\x1b[2J\\", 9, SIZE_MAX, SBX_QUOTE_TEXT), "a\\xff\xc3\xa9\\x1b[2J\\");
+	CHECK_STR(Q("\xc2\x85x", 3, SIZE_MAX, SBX_QUOTE_TEXT), "\\xc2\\x85x");
+}
