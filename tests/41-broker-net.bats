@@ -183,7 +183,7 @@ PY
 #   raw SOCK            stdin as one write; prints "STATUS REASON-HEADER" or "STATUS BODY"
 #   tls SOCK HOST:PORT CASE   CONNECT, then a ClientHello shaped by CASE
 #   hold SOCK           connect, say "held", keep the connection until killed
-import os, socket, struct, sys, time
+import os, socket, struct, subprocess, sys, time
 HELLO = bytes.fromhex(os.environ.get("SBX_HELLO_HEX", ""))
 
 def connect(path):
@@ -286,10 +286,17 @@ def main():
         s.shutdown(socket.SHUT_WR)
         print(summary(read_all(s)))
     elif cmd == "late":
-        # The head, then more bytes while the broker is still dialling.
+        # The head, then more bytes once the broker is dialling: its
+        # connect to ADDR (in network namespace NETNS) is in SYN-SENT.
         s = connect(path)
         s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (sys.argv[3], sys.argv[3])).encode())
-        time.sleep(0.3)
+        ss = ["ip", "netns", "exec", sys.argv[4], "ss", "-Htn", "state", "syn-sent", "dst", sys.argv[5]]
+        for _ in range(1500):
+            if subprocess.run(ss, capture_output=True).stdout.strip():
+                break
+            time.sleep(0.02)
+        else:
+            raise SystemExit("the broker never dialled " + sys.argv[5])
         s.sendall(b"\x16\x03\x01")
         print(summary(read_all(s)))
     elif cmd == "hold":
@@ -1061,7 +1068,7 @@ print(s.recv(200).split(b"\r\n")[1].decode())' "$T/main.sock"
 @test "bytes from the client while the origin's connect is still pending do not end the dial" {
 	# 198.18.0.77 is on the link but nobody has it: the connect stays
 	# pending until --max-wall-time (1 s) ends it.
-	run -0 "$PY" "$T/client.py" late "$T/small.sock" void.test:443
+	run -0 "$PY" "$T/client.py" late "$T/small.sock" void.test:443 "$NB" 198.18.0.77
 	assert_output "504 --max-wall-time exceeded"
 	run -0 last_log small decision reason
 	assert_output "allowed --max-wall-time exceeded"
