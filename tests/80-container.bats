@@ -180,6 +180,18 @@ PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, do
 	refute_line --regexp '^(userns|namespaces|root-tmpfs|proc|pivot_root|userns-limit|seccomp) +(missing|unsupported|FAIL)'
 }
 
+# In a default container sbx-ns itself refuses (106, above: no fresh proc); the tier's proof
+# runs there all the same, the namespaces taken away by the proof, and holds.
+@test "sbx-check proof --tier landlock in a default container: the Landlock tier holds" {
+	run -0 --separate-stderr pm run --rm --network none --entrypoint /usr/local/bin/sbx-check "$C_IMG" proof --tier landlock
+	assert_equal "$stderr" ""
+	assert_line --index 0 --regexp '^landlock-tier +ok +sbx-ns ran the command in the landlock tier and said so \(WARNING\), Landlock ABI [0-9]+ .*: the proof took them away from it with a seccomp filter, as a container.s profile does abi=[0-9]+$'
+	for item in sibling-secret outside-write tmp-write offline signal-outside abstract-outside; do
+		assert_line --regexp "^$item +ok +denied: "
+	done
+	assert_line "result: all checks passed (exit 0)"
+}
+
 @test "sbx-check proof with busybox's ip reports that the veth pair needs iproute2" {
 	run --separate-stderr pm run --rm --network none --security-opt 'unmask=/proc/*' --user 0:0 \
 		--entrypoint /usr/local/bin/sbx-check "$C_IMG" proof --ns /usr/local/bin/sbx-ns
