@@ -236,7 +236,8 @@ HOME=/tmp"
 	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- "$NS_ATT" sleep 60 4>"$ws/ready" 3>&- &
 	pid=$!
 	for _ in $(seq 100); do [ -s "$ws/ready" ] && break; sleep 0.05; done
-	sleep 0.1
+	# The command runs: the signal has someone to reach.
+	wait_for 'pgrep -f "ns-attempt sleep 60" >/dev/null'
 	kill -TERM "$(pgrep -P "$pid" -x sbx-ns)"
 	local rc=0
 	wait "$pid" || rc=$?
@@ -283,7 +284,7 @@ var"
 	local ws
 	ws=$(ns_ws)
 	exec 6> >(true)
-	sleep 0.2
+	wait $! # the reader is gone
 	run -4 --separate-stderr ns_user --workspace "$ws" --status-fd 6 -- sh -c 'sleep 0.2; echo ran; exit 4'
 	exec 6>&-
 	assert_output "ran"

@@ -38,11 +38,6 @@ ns_argv() {
 	fi
 }
 
-wait_for() {
-	for _ in $(seq 1500); do eval "$1" && return 0; sleep 0.02; done
-	return 1
-}
-
 # One kill: runner, point; the workspace afterwards holds exactly what it
 # held plus what the command wrote, its protected paths moved aside.
 kill_at() {

@@ -439,7 +439,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 	# as_user is a function: $! would be a subshell, so the broker
 	# tells its own pid.
 	as_user sh -c 'echo $$ > "$1/pid"; exec sbx-broker --allow-host a.test --listen "$1/s" --max-wall-time 5 </dev/null >/dev/null 2>"$1/err"' sh "$D" &
-	for i in $(seq 100); do [ -S "$D/s" ] && break; sleep 0.05; done
+	wait_for '[ -S "$D/s" ]'
 	BPID=$(cat "$D/pid")
 	run -0 "$PY3" -c '
 import socket, sys

@@ -32,7 +32,8 @@
 	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
 	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
-	"                  [--log-fd FD] [--ready-fd FD]\n"
+	"                  [--log-fd FD] [--ready-fd FD]\n" \
+	"       sbx-broker --version\n"
 
 enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,

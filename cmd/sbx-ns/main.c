@@ -49,7 +49,8 @@ static const char usage[] =
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy] "
-	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
+	"       sbx-ns --version\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
