@@ -715,9 +715,9 @@ static int merge_tier_deny(struct mctx *c, const struct sbx_policy *b, const str
 	if (r->tier_deny.set && r->tier_deny.v == SBX_PTDW_UNENFORCED &&
 	    !(b->tier_deny.set && b->tier_deny.v == SBX_PTDW_UNENFORCED)) {
 		if (!c->clamp)
-			return sbx_perr_set(c->e, SBX_EXIT_POLICY, "policy refused: %s: only a baseline may "
-					    "leave deny-write unenforced in the landlock tier",
-					    orig(r->tier_deny.origin));
+			return sbx_err_set(c->e, SBX_EXIT_POLICY, "policy refused: %s: only a baseline may "
+					   "leave deny-write unenforced in the landlock tier",
+					   orig(r->tier_deny.origin));
 		note(c, "sandbox.tierDenyWrite");
 	} else if (r->tier_deny.set) {
 		from = &r->tier_deny;
