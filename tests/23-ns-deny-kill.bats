@@ -132,7 +132,7 @@ one_run() {
 	7)
 		"${NS_ARGV[@]}" --workspace "$ws" --ready-fd 4 -- sleep 1000 4>"$NS_DIR/res/ready.$i" 2>/dev/null 3>&- &
 		p=$!
-		for _ in $(seq 1500); do [ -s "$NS_DIR/res/ready.$i" ] && break; sleep 0.02; done
+		wait_for "[ -s \"\$NS_DIR/res/ready.$i\" ]" || true
 		kill -9 "$p"
 		wait "$p" 2>/dev/null
 		echo killed > "$NS_DIR/res/$i"
