@@ -7,8 +7,10 @@
 #include "broker.h"
 #include "clock.h"
 #include "die.h"
+#include "dns.h"
 #include "exitcodes.h"
 #include "fd.h"
+#include "handoff.h"
 #include "http1.h"
 #include "json.h"
 #include "netaddr.h"
@@ -37,7 +39,7 @@
 #define PIPE_BYTES (256 * 1024)
 #define RESOLVER_THREADS 4
 
-enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN, K_SB_LISTEN, K_SB_CHANNEL };
+enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN, K_SB_LISTEN, K_SB_CHANNEL, K_SB_DNS };
 
 struct handle {
 	enum kind kind;
@@ -51,15 +53,18 @@ struct handle {
  * on stays open for as long as the sandbox lives; its end closes the
  * listeners and every connection accepted from them. */
 #define SB_MAX 64                /* sandboxes at once */
-#define SB_FDS 2                 /* listeners per sandbox: 127.0.0.1 and ::1 */
-#define HANDOFF_HELLO "SBX-HANDOFF 1\n"
-#define HANDOFF_OK "SBX-HANDOFF OK\n"
+#define SB_FDS SBX_HANDOFF_FDS   /* 127.0.0.1 and ::1; transparent: DNS and captured ports too */
+
+/* What a sandbox's socket is for (transparent.c, lib/handoff.h). */
+enum role { R_PROXY = 0, R_DNS_UDP, R_DNS_TCP, R_CAPTURE };
 
 struct sandbox {
 	struct handle hch, hl[SB_FDS];
 	int ch, lfd[SB_FDS];
 	size_t nl;
-	char where[96];              /* the listeners' addresses, for the log */
+	unsigned char role[SB_FDS];
+	struct broker_synth *synth;  /* transparent: its names' addresses */
+	char where[160];             /* the listeners' addresses, for the log */
 	uint64_t unreported;         /* decision lines the channel had no room for */
 	char *out;                   /* decision lines not yet sent */
 	size_t outlen;
@@ -78,6 +83,7 @@ enum state {
 	S_HELLO,     /* after 200: reading and checking the ClientHello */
 	S_TUNNEL,    /* checked: bytes flow both ways unchanged */
 	S_HTTP,      /* one plain HTTP request and its response */
+	S_DNS,       /* transparent: DNS queries over TCP */
 };
 
 /* One direction of a connection: a small queue of bytes the broker itself
@@ -117,6 +123,8 @@ struct conn {
 	int quiet;                  /* sbx-ns's probe: not a request, not logged */
 	struct conn *next_dead;
 	struct sandbox *sb;         /* accepted on a sandbox's listener */
+	int captured, opaque;       /* transparent: on a captured port; --allow-tcp */
+	unsigned nq;                /* S_DNS: queries answered */
 	char addr[64];
 	struct dir up, down;
 	int status;
@@ -678,7 +686,7 @@ static void dir_init(struct dir *d, int src, int dst, uint64_t limit)
 	d->left = UINT64_MAX;
 }
 
-static int port_allowed(const struct broker_cfg *cfg, unsigned port)
+int broker_port_allowed(const struct broker_cfg *cfg, unsigned port)
 {
 	for (size_t i = 0; i < cfg->nports; i++)
 		if (cfg->ports[i] == port)
@@ -686,7 +694,7 @@ static int port_allowed(const struct broker_cfg *cfg, unsigned port)
 	return 0;
 }
 
-static int host_allowed(const struct broker_cfg *cfg, const char *host)
+int broker_host_allowed(const struct broker_cfg *cfg, const char *host)
 {
 	if (!cfg->nhosts)
 		return cfg->proxy; /* proxy mode may leave the names open */
@@ -697,6 +705,7 @@ static int host_allowed(const struct broker_cfg *cfg, const char *host)
 }
 
 static int run(struct loop *L, struct conn *c);
+static int dns_tcp(struct loop *L, struct conn *c);
 
 /* --- sandboxes handed over by sbx-ns --- */
 
@@ -736,6 +745,39 @@ static const char *check_listener(int fd, char *where, size_t wsz)
 	return NULL;
 }
 
+/* A transparent sandbox's other sockets: the DNS socket (UDP) and
+ * listener (TCP) on 127.0.0.1:53, and a captured port's listener on
+ * 0.0.0.0:port. NULL, or why not. */
+static const char *check_role(int fd, enum role role, unsigned port, char *where, size_t wsz)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	int v[4];
+	const int opt[4] = { SO_DOMAIN, SO_TYPE, SO_PROTOCOL, SO_ACCEPTCONN };
+	int udp = role == R_DNS_UDP;
+	uint32_t want = role == R_CAPTURE ? INADDR_ANY : INADDR_LOOPBACK;
+
+	if (role == R_PROXY)
+		return check_listener(fd, where, wsz);
+	for (int i = 0; i < 4; i++) {
+		socklen_t vl = sizeof v[i];
+		if (getsockopt(fd, SOL_SOCKET, opt[i], &v[i], &vl) < 0)
+			return "not a socket";
+	}
+	if (v[0] != AF_INET || v[1] != (udp ? SOCK_DGRAM : SOCK_STREAM) ||
+	    v[2] != (udp ? IPPROTO_UDP : IPPROTO_TCP))
+		return udp ? "not a UDP socket over IPv4" : "not a TCP socket over IPv4";
+	if (!udp && !v[3])
+		return "not listening";
+	if (getsockname(fd, (struct sockaddr *)&a, &len) < 0 || a.sin_family != AF_INET)
+		return "no address";
+	if (ntohl(a.sin_addr.s_addr) != want || ntohs(a.sin_port) != port)
+		return role == R_CAPTURE ? "not the wildcard listener of the next captured port" :
+		       "not on 127.0.0.1:53";
+	snprintf(where, wsz, role == R_CAPTURE ? "%u" : udp ? "dns 127.0.0.1:53/udp" : "127.0.0.1:53/tcp", port);
+	return NULL;
+}
+
 static void sandbox_log(struct loop *L, const struct sandbox *sb, const char *event, const char *why)
 {
 	struct sbx_json j;
@@ -764,6 +806,8 @@ static void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 		epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->lfd[i], NULL);
 		close(sb->lfd[i]);
 	}
+	broker_synth_free(sb->synth);
+	sb->synth = NULL;
 	/* Its connections' lines go out before the channel closes: sbx-ns
 	 * reads the channel to its end. */
 	for (c = L->head; c; c = next) {
@@ -802,7 +846,7 @@ static void on_channel(struct loop *L, struct sandbox *sb)
 static void handoff_refused(int fd, const char *why)
 {
 	char line[256];
-	int n = snprintf(line, sizeof line, "SBX-HANDOFF REFUSED %s\n", why);
+	int n = snprintf(line, sizeof line, "%s%s\n", SBX_HANDOFF_REFUSED, why);
 
 	if (n > 0 && (size_t)n < sizeof line)
 		(void)!send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -817,12 +861,23 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 	const char *why = NULL;
 	struct sandbox *sb = NULL;
 	struct epoll_event e;
+	unsigned ports[SBX_CAPTURE_MAX];
+	size_t nports = 0, most = 2;
+	int transparent = c->inlen == sizeof SBX_HANDOFF_TRANSPARENT - 1 &&
+			  !memcmp(c->in, SBX_HANDOFF_TRANSPARENT, c->inlen);
 
 	c->decision = "refused";
 	snprintf(c->method, sizeof c->method, "HANDOFF");
-	if (truncated || nfds > SB_FDS)
+	if (transparent) {
+		nports = broker_capture_ports(L->cfg, ports);
+		most = 4 + nports;
+	}
+	if (truncated || nfds > most)
 		why = "more file descriptors than a sandbox has listeners";
-	else if (c->inlen != sizeof HANDOFF_HELLO - 1 || memcmp(c->in, HANDOFF_HELLO, c->inlen))
+	else if (transparent && nfds != most)
+		why = "fewer file descriptors than a transparent sandbox has sockets";
+	else if (!transparent &&
+		 (c->inlen != sizeof SBX_HANDOFF_HELLO - 1 || memcmp(c->in, SBX_HANDOFF_HELLO, c->inlen)))
 		why = "file descriptors without a handoff";
 	else if (L->nsbs >= SB_MAX)
 		why = "too many sandboxes";
@@ -830,7 +885,12 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 		why = "out of memory";
 	for (size_t i = 0; !why && i < nfds; i++) {
 		char w[48];
-		why = check_listener(fds[i], w, sizeof w);
+		enum role role = i < 2 ? R_PROXY : i == 2 ? R_DNS_UDP : i == 3 ? R_DNS_TCP : R_CAPTURE;
+		why = check_role(fds[i], role, role == R_CAPTURE ? ports[i - 4] : SBX_DNS_PORT, w, sizeof w);
+		if (!why && role == R_CAPTURE && i == 4)
+			snprintf(sb->where + strlen(sb->where), sizeof sb->where - strlen(sb->where), " captured");
+		if (!why)
+			sb->role[i] = (unsigned char)role;
 		if (!why)
 			snprintf(sb->where + strlen(sb->where), sizeof sb->where - strlen(sb->where), "%s%s",
 				 i ? " " : "", w);
@@ -855,7 +915,7 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 		why = "unable to watch the channel";
 	for (size_t i = 0; i < nfds; i++) {
 		sb->lfd[i] = fds[i];
-		sb->hl[i] = (struct handle){ K_SB_LISTEN, NULL, sb };
+		sb->hl[i] = (struct handle){ sb->role[i] == R_DNS_UDP ? K_SB_DNS : K_SB_LISTEN, NULL, sb };
 		if (!why && (fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK) < 0 ||
 			     ep_add(L, fds[i], &sb->hl[i], EPOLLIN) < 0))
 			why = "unable to watch a listener";
@@ -873,7 +933,7 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 		sandbox_end(L, sb, why);
 		return -1;
 	}
-	if (send(sb->ch, HANDOFF_OK, sizeof HANDOFF_OK - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+	if (send(sb->ch, SBX_HANDOFF_OK, sizeof SBX_HANDOFF_OK - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		set_reason(c, "sbx-ns went away");
 		conn_close(L, c);
 		sandbox_end(L, sb, "sbx-ns went away");
@@ -935,24 +995,47 @@ static int first_read(struct loop *L, struct conn *c)
 /* sbx-ns checks that the broker answers before it builds a sandbox: it
  * connects to the broker's own socket, writes this line and closes. It
  * is neither a request nor a refusal, and is not logged. */
-#define PROBE "SBX-PROBE 1\n"
+/* In transparent mode the probe asks for the ports to capture, and the
+ * answer comes before the close. */
 
 /* 1: the probe's first bytes, wait for the rest; -1: a probe, c is gone;
  * 0: not a probe. */
 static int probe(struct loop *L, struct conn *c, int r)
 {
-	size_t n = sizeof PROBE - 1;
+	size_t n = sizeof SBX_PROBE - 1;
+	int ports;
 
-	if (c->sb || !c->inlen || c->inlen > n || memcmp(c->in, PROBE, c->inlen))
+	/* Both probe lines have the same length and differ in their last
+	 * digit only. */
+	if (c->sb || !c->inlen || c->inlen > n ||
+	    (memcmp(c->in, SBX_PROBE, c->inlen) && memcmp(c->in, SBX_PROBE_PORTS, c->inlen)))
 		return 0;
 	if (c->inlen < n)
 		return r > 0 ? 1 : 0;
+	ports = !memcmp(c->in, SBX_PROBE_PORTS, n);
+	if (ports) {
+		char line[SBX_CAPTURE_MAX * 6 + 16];
+		size_t len = broker_ports_line(L->cfg, line, sizeof line);
+		if (len)
+			(void)!send(c->cfd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
 	c->quiet = 1;
 	conn_close(L, c);
 	return -1;
 }
 
 static int dial(struct loop *L, struct conn *c);
+
+/* A proxy request names its destination; a captured one (port 80) is in
+ * origin form and its Host must be the name connected to. */
+static int parse_head(const struct conn *c, struct sbx_http_head *h)
+{
+	if (c->captured)
+		return sbx_http_parse_origin(c->in, c->inlen, HEAD_MAX, c->host, h);
+	return sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+}
+
+static int resolve_start(struct loop *L, struct conn *c);
 
 static int read_head(struct loop *L, struct conn *c)
 {
@@ -968,7 +1051,7 @@ static int read_head(struct loop *L, struct conn *c)
 			return -1; /* a handoff: c is gone */
 		if (r > 0 && !c->inlen)
 			return 0;
-		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+		p = parse_head(c, h);
 		parsed = c->inlen;
 	}
 	/* Read on until the socket is empty, except after a whole CONNECT
@@ -977,7 +1060,7 @@ static int read_head(struct loop *L, struct conn *c)
 	if (r > 0 && p != SBX_HTTP_BAD && !(p == SBX_HTTP_DONE && h->is_connect))
 		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
 	if (c->inlen != parsed)
-		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+		p = parse_head(c, h);
 	switch (probe(L, c, r)) {
 	case -1: return -1;
 	case 1: return 0;
@@ -1010,11 +1093,11 @@ static int read_head(struct loop *L, struct conn *c)
 	c->is_connect = h->is_connect;
 	c->is_head = h->mlen == 4 && !memcmp(h->method, "HEAD", 4);
 	c->decision = "refused";
-	if (!port_allowed(L->cfg, h->port)) {
+	if (!broker_port_allowed(L->cfg, h->port)) {
 		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
 		return -1;
 	}
-	if (!host_allowed(L->cfg, h->host)) {
+	if (!broker_host_allowed(L->cfg, h->host)) {
 		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
 		return -1;
 	}
@@ -1029,6 +1112,13 @@ static int read_head(struct loop *L, struct conn *c)
 			return -1;
 		}
 	}
+	return resolve_start(L, c);
+}
+
+/* The name is allowed: resolve it and check every address (or take an
+ * answer checked this second), then dial. */
+static int resolve_start(struct loop *L, struct conn *c)
+{
 	c->rq = req_new(L);
 	if (!c->rq) {
 		refuse(L, c, 502, "out of memory");
@@ -1207,6 +1297,16 @@ static int established(struct loop *L, struct conn *c)
 	c->decision = "allowed";
 	dir_init(&c->up, c->cfd, c->ofd, L->cfg->max_req);
 	dir_init(&c->down, c->ofd, c->cfd, L->cfg->max_resp);
+	if (c->opaque) {
+		/* --allow-tcp: checked name, checked address, bytes as they are. */
+		c->st = S_TUNNEL;
+		return run(L, c);
+	}
+	if (c->is_connect && c->captured) {
+		/* A captured TLS connection: no CONNECT to answer. */
+		c->st = S_HELLO;
+		return run(L, c);
+	}
 	if (c->is_connect) {
 		/* The head is done with (read_head parsed it); keep any bytes
 		 * the client sent after it without waiting for our answer. */
@@ -1225,7 +1325,7 @@ static int established(struct loop *L, struct conn *c)
 	/* Plain HTTP: the request is rebuilt from what was parsed, in origin
 	 * form, without hop-by-hop fields, and closes after one response. */
 	h = malloc(sizeof *h);
-	if (!h || sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h) != SBX_HTTP_DONE) {
+	if (!h || parse_head(c, h) != SBX_HTTP_DONE) {
 		free(h);
 		refuse(L, c, 502, "internal error");
 		return -1;
@@ -1301,7 +1401,8 @@ static int read_hello(struct loop *L, struct conn *c)
 	}
 	if (strcmp(th.sni, c->host)) {
 		char why[600];
-		snprintf(why, sizeof why, "server name %s does not match CONNECT host %s", th.sni, c->host);
+		snprintf(why, sizeof why, "server name %s does not match %s %s", th.sni,
+			 c->captured ? "the name connected to," : "CONNECT host", c->host);
 		tls_refuse(L, c, SBX_TLS_ALERT_NAME, why);
 		return -1;
 	}
@@ -1485,6 +1586,143 @@ static int http(struct loop *L, struct conn *c)
 	return 0;
 }
 
+/* --- transparent mode: DNS and captured connections --- */
+
+#define DNS_BATCH 64      /* UDP queries per wakeup: one sandbox's flood waits its turn */
+#define DNS_TCP_QUERIES 16 /* per connection */
+
+/* One line per refused query and per name given an address, in the
+ * connection's format: method DNS, port 53. */
+static void dns_log(struct loop *L, struct sandbox *sb, const struct broker_dns_result *res)
+{
+	struct conn tmp = { .decision = res->decision, .start_ms = sbx_now_ms(), .sb = sb, .port = SBX_DNS_PORT };
+
+	snprintf(tmp.method, sizeof tmp.method, "DNS");
+	snprintf(tmp.host, sizeof tmp.host, "%s", res->name);
+	snprintf(tmp.addr, sizeof tmp.addr, "%s", res->addr);
+	snprintf(tmp.reason, sizeof tmp.reason, "%s", res->reason);
+	log_conn(L, &tmp);
+}
+
+static void on_dns(struct loop *L, struct sandbox *sb, int fd)
+{
+	unsigned char q[SBX_DNS_MSG_MAX + 1], a[SBX_DNS_ANSWER_MAX];
+
+	for (int i = 0; i < DNS_BATCH; i++) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof from;
+		struct broker_dns_result res;
+		ssize_t n = recvfrom(fd, q, sizeof q, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from, &fl);
+		size_t k;
+
+		if (n < 0)
+			return;
+		/* MSG_TRUNC: n is the datagram's length, past the buffer when
+		 * too long, and the parser refuses it by that length. */
+		k = broker_dns(L->cfg, &sb->synth, q, (size_t)n < sizeof q ? (size_t)n : sizeof q, a, &res);
+		if (k)
+			(void)!sendto(fd, a, k, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&from, fl);
+		if (res.log)
+			dns_log(L, sb, &res);
+	}
+}
+
+/* DNS over TCP: each message after its 2-byte length, answered in turn. */
+static int dns_tcp(struct loop *L, struct conn *c)
+{
+	unsigned char a[2 + SBX_DNS_ANSWER_MAX];
+	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, 2 * (2 + SBX_DNS_MSG_MAX));
+
+	for (;;) {
+		struct broker_dns_result res;
+		size_t mlen, k;
+
+		if (c->inlen < 2)
+			break;
+		mlen = (size_t)((unsigned char)c->in[0] << 8 | (unsigned char)c->in[1]);
+		if (mlen > SBX_DNS_MSG_MAX || mlen < 12) {
+			c->decision = "refused";
+			set_reason(c, "DNS: a TCP message of %zu bytes", mlen);
+			c->quiet = 0;
+			conn_close(L, c);
+			return -1;
+		}
+		if (c->inlen < 2 + mlen)
+			break;
+		k = broker_dns(L->cfg, &c->sb->synth, (unsigned char *)c->in + 2, mlen, a + 2, &res);
+		if (res.log)
+			dns_log(L, c->sb, &res);
+		a[0] = (unsigned char)(k >> 8);
+		a[1] = (unsigned char)k;
+		if (k && send(c->cfd, a, k + 2, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(k + 2)) {
+			conn_close(L, c);
+			return -1;
+		}
+		memmove(c->in, c->in + 2 + mlen, c->inlen - 2 - mlen);
+		c->inlen -= 2 + mlen;
+		if (++c->nq == DNS_TCP_QUERIES) {
+			conn_close(L, c);
+			return -1;
+		}
+	}
+	if (r <= 0 || c->inlen == 2 * (2 + SBX_DNS_MSG_MAX)) {
+		c->client_eof = r == 0;
+		conn_close(L, c);
+		return -1;
+	}
+	return 0;
+}
+
+/* A connection to a captured port: its destination is a synthetic
+ * address of this sandbox, which names the name; then exactly a CONNECT's
+ * policy for that name and port, or --allow-tcp's. */
+static int capture_start(struct loop *L, struct conn *c)
+{
+	struct sockaddr_in a;
+	socklen_t al = sizeof a;
+	const char *name;
+	char text[INET_ADDRSTRLEN] = "?";
+
+	c->captured = 1;
+	c->answered = 1; /* a TLS or raw client reads no HTTP status */
+	c->decision = "refused";
+	snprintf(c->method, sizeof c->method, "CAPTURED");
+	if (getsockname(c->cfd, (struct sockaddr *)&a, &al) < 0 || a.sin_family != AF_INET) {
+		refuse(L, c, 403, "captured connection without an IPv4 destination");
+		return -1;
+	}
+	c->port = ntohs(a.sin_port);
+	inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+	name = broker_synth_name(c->sb->synth, ntohl(a.sin_addr.s_addr));
+	if (!name) {
+		refuse(L, c, 403, "destination %s:%u is no name of this sandbox's DNS", text, c->port);
+		return -1;
+	}
+	snprintf(c->host, sizeof c->host, "%s", name);
+	if (broker_opaque(L->cfg, c->host, c->port)) {
+		c->opaque = 1;
+		snprintf(c->method, sizeof c->method, "OPAQUE");
+		return resolve_start(L, c);
+	}
+	if (c->port == 80) {
+		c->answered = 0;
+		c->method[0] = '\0';
+		c->st = S_HEAD;
+		return read_head(L, c);
+	}
+	snprintf(c->method, sizeof c->method, "TLS");
+	c->is_connect = 1;
+	if (!broker_port_allowed(L->cfg, c->port)) {
+		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
+		return -1;
+	}
+	if (!broker_host_allowed(L->cfg, c->host)) {
+		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
+		return -1;
+	}
+	return resolve_start(L, c);
+}
+
 /* Run the current step until it would block. -1: c is gone. */
 static int run(struct loop *L, struct conn *c)
 {
@@ -1496,6 +1734,7 @@ static int run(struct loop *L, struct conn *c)
 	case S_HELLO: return read_hello(L, c);
 	case S_TUNNEL: return tunnel(L, c);
 	case S_HTTP: return http(L, c);
+	case S_DNS: return dns_tcp(L, c);
 	}
 	return 0;
 }
@@ -1544,7 +1783,7 @@ static void on_resolved(struct loop *L)
 	}
 }
 
-static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
+static void on_accept(struct loop *L, int lfd, struct sandbox *sb, enum role role)
 {
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -1595,7 +1834,8 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 		c->start_ms = sbx_now_ms();
 		c->deadline_ms = c->start_ms + L->cfg->wall_ms;
 		c->decision = "refused";
-		c->st = S_HEAD;
+		c->st = role == R_DNS_TCP ? S_DNS : S_HEAD;
+		c->quiet = role == R_DNS_TCP; /* each query has its own line */
 		/* Every connection has the same wall time, so appending keeps
 		 * the list sorted by deadline. */
 		c->prev = L->tail;
@@ -1610,7 +1850,10 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 			conn_close(L, c);
 			continue;
 		}
-		run(L, c);
+		if (role == R_CAPTURE)
+			capture_start(L, c);
+		else
+			run(L, c);
 	}
 }
 
@@ -1702,11 +1945,15 @@ int broker_loop(const struct broker_cfg *cfg)
 			struct handle *h = evs[i].data.ptr;
 			switch (h->kind) {
 			case K_LISTEN:
-				on_accept(&L, L.lfd, NULL);
+				on_accept(&L, L.lfd, NULL, R_PROXY);
 				break;
 			case K_SB_LISTEN:
 				if (!h->sb->dead)
-					on_accept(&L, h->sb->lfd[h - h->sb->hl], h->sb);
+					on_accept(&L, h->sb->lfd[h - h->sb->hl], h->sb, h->sb->role[h - h->sb->hl]);
+				break;
+			case K_SB_DNS:
+				if (!h->sb->dead)
+					on_dns(&L, h->sb, h->sb->lfd[h - h->sb->hl]);
 				break;
 			case K_SB_CHANNEL:
 				if (!h->sb->dead)

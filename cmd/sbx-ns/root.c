@@ -233,6 +233,34 @@ static void build_deny(const struct ns_run *r)
 	}
 }
 
+/* Transparent broker mode: the resolver is the broker, on the sandbox's
+ * own 127.0.0.1:53. The file is made on the root's tmpfs, bound over
+ * /etc/resolv.conf (made on the tmpfs when no bind brings /etc) and its
+ * name removed: only the bound copy remains. A resolv.conf that is a
+ * symlink in the sandbox's /etc is refused by mount_point. */
+static void build_resolv(const struct ns_run *r, const struct owned *o)
+{
+	static const char conf[] = "nameserver 127.0.0.1\n";
+	const char *tmp = ".sbx-resolv.conf";
+	int fd, target;
+
+	if (!r->transparent)
+		return;
+	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, conf, sizeof conf - 1) != (ssize_t)(sizeof conf - 1) || close(fd) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the sandbox's resolv.conf");
+	fd = open(tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open the sandbox's resolv.conf");
+	target = mount_point(o, "/etc/resolv.conf", 0);
+	bind_fd(r, fd, target, "etc/resolv.conf", SBX_MNT_RDONLY | SBX_MNT_NOSUID | SBX_MNT_NODEV, 0,
+		"the sandbox's resolv.conf");
+	close(target);
+	close(fd);
+	if (unlink(tmp) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to remove %s from the new root", tmp);
+}
+
 /* Without --home: the command's HOME, a directory of the sandbox's /tmp
  * (with --tmp-in-workspace, of the workspace's .sbx-tmp/tmp, kept between
  * runs: then it must already be a directory of the command's, never a
@@ -323,6 +351,7 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 		verify(rel, op->src, op->dev, op->ino);
 	}
 	free(src);
+	build_resolv(r, &o);
 	build_deny(r);
 	build_home(r);
 
