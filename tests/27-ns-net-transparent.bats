@@ -128,3 +128,117 @@ fatal: Could not read from remote repository.
 Please make sure you have the correct access rights
 and the repository exists."
 }
+
+@test "nothing else gets out: real addresses, another sandbox's synthetic address, UDP elsewhere, raw and ICMP sockets" {
+	local x
+	run -0 --separate-stderr tp tp -- getent ahostsv4 origin.test
+	x=${lines[0]%% *}
+	[[ $x == 240.* ]]
+	run -0 --separate-stderr tp tp --setenv X="$x" -- python3 -c '
+import errno, os, socket
+def err(f):
+    try:
+        return f()
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def tcp(addr, port):
+    s = socket.create_connection((addr, port), 10)
+    return "closed" if s.recv(100) == b"" else "data"
+def udp(addr, port):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.settimeout(10)
+    u.connect((addr, port))
+    u.send(b"x")
+    return u.recv(100)
+X = os.environ["X"]
+print("real 443:", err(lambda: tcp("198.18.7.2", 443)))
+print("real 80:", err(lambda: tcp("198.18.7.2", 80)))
+print("another sandbox s address:", err(lambda: tcp(X, 443)))
+print("loopback 443:", err(lambda: tcp("127.0.0.1", 443)))
+print("udp real 53:", err(lambda: udp("198.18.7.2", 53)))
+print("udp synthetic 53:", err(lambda: udp(X, 53)))
+print("udp loopback 5353:", err(lambda: udp("127.0.0.1", 5353)))
+print("raw:", err(lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)))
+print("icmp:", err(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)))
+print("packet:", err(lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW)))
+print("own address differs:", socket.gethostbyname("origin.test") != X)
+'
+	assert_output "real 443: ENETUNREACH
+real 80: ENETUNREACH
+another sandbox s address: closed
+loopback 443: closed
+udp real 53: ENETUNREACH
+udp synthetic 53: ECONNREFUSED
+udp loopback 5353: ECONNREFUSED
+raw: EPERM
+icmp: EPERM
+packet: EPERM
+own address differs: True"
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 2 connections: destination $x:443 is no name of this sandbox's DNS (1); destination 127.0.0.1:443 is no name of this sandbox's DNS (1)"
+}
+
+@test "the proxy port may not be a captured port" {
+	local ws
+	ws=$(ns_ws)
+	run -100 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/tp.sock,transparent,port=443" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --net: port 443 is captured for the broker and is also the sandbox's proxy port; move the proxy with ,port=N"
+}
+
+@test "a DNS flood of malformed queries from one sandbox: the broker keeps serving another" {
+	local wa i
+	wa=$(ns_ws)
+	cat > "$wa/flood.py" <<-'PY'
+	# Garbage, pointer loops, oversized and truncated queries, responses,
+	# other opcodes and a fresh forbidden name each time, over UDP as fast
+	# as the socket takes them, and over TCP, until ./stop appears.
+	import os, random, socket, struct
+	def q(name, flags=0x0100, qd=1, t=1):
+	    b = struct.pack(">HHHHHH", random.randrange(65536), flags, qd, 0, 0, 0)
+	    for l in name.split("."):
+	        b += bytes([len(l)]) + l.encode()
+	    return b + b"\0" + struct.pack(">HH", t, 1)
+	bad = [b"", b"\0" * 11, b"\xff" * 600, q("a.test")[:15],
+	       struct.pack(">HHHHHH", 1, 0, 1, 0, 0, 0) + b"\xc0\x0c\0\1\0\1",
+	       q("a.test", flags=0x8180), q("a.test", flags=0x2800), q("a.test", qd=2),
+	       q(".".join(["a" * 63] * 5)), q("x" * 64 + ".test")]
+	u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	u.setblocking(False)
+	u.connect(("127.0.0.1", 53))
+	n = 0
+	while not os.path.exists("stop") and n < 2000000:
+	    for m in bad + [q("f%d.forbidden.test" % n), os.urandom(random.randrange(1, 100))]:
+	        try:
+	            u.send(m)
+	        except BlockingIOError:
+	            pass
+	        n += 1
+	    try:
+	        while u.recv(600):
+	            pass
+	    except OSError:
+	        pass
+	    if n % 12000 == 0:
+	        t = socket.create_connection(("127.0.0.1", 53))
+	        t.sendall(b"\xff\xff" + os.urandom(100))
+	        t.close()
+	        if n == 12000:
+	            open("started", "w").close()
+	print("stopped" if os.path.exists("stop") else "not stopped")
+	PY
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$wa/flood.py"
+	nsh_user --workspace "$wa" --net "broker:$NET_DIR/tp.sock,transparent" -- python3 flood.py \
+		>"$NET_DIR/flood.out" 2>&1 &
+	for i in $(seq 1 600); do
+		[ -e "$wa/started" ] && break
+		sleep 0.1
+	done
+	[ -e "$wa/started" ]
+	run -0 --separate-stderr tp tp -- sh -c 'getent hosts origin.test >/dev/null && curl -sS --noproxy "*" http://origin.test/'
+	assert_output "hello"
+	touch "$wa/stop"
+	wait
+	run -0 cat "$NET_DIR/flood.out"
+	assert_line --index 0 "stopped"
+	kill -0 "$(cat "$NET_DIR/tp.pid")"
+	run -0 grep -c '"method":"DNS","host":null,"port":53,"address":null,"decision":"refused","status":null,"reason":"DNS: compression pointer in the question"' "$NET_DIR/tp.err"
+}
