@@ -200,3 +200,35 @@ TEST(http1_bad_request_line_before_the_head_ends)
 	CHECK(sbx_http_parse_request("GET http://a.test/ HTTP/1.1\r\n", 29, 32768, &h) == SBX_HTTP_INCOMPLETE);
 	CHECK(sbx_http_parse_request("GET http://a.test/ HTTP/1.1", 27, 32768, &h) == SBX_HTTP_INCOMPLETE);
 }
+
+/* A captured connection's request: origin form, Host equal to the name. */
+static const char *orig(const char *s)
+{
+	static char out[200];
+	int r = sbx_http_parse_origin(s, strlen(s), 32768, "origin.test", &H);
+	if (r == SBX_HTTP_DONE)
+		return "DONE";
+	if (r == SBX_HTTP_INCOMPLETE)
+		return "INCOMPLETE";
+	snprintf(out, sizeof out, "%d %s", H.status_out, H.why);
+	return out;
+}
+
+TEST(http1_origin_form_for_a_captured_name)
+{
+	CHECK_STR(orig("GET /a?b HTTP/1.1\r\nHost: Origin.TEST.\r\n\r\n"), "DONE");
+	CHECK_STR(H.host, "origin.test");
+	CHECK(H.port == 80 && H.plen == 4 && !memcmp(H.path, "/a?b", 4) && !H.is_connect);
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test:80\r\n\r\n"), "DONE");
+	CHECK_STR(orig("GET / HTTP/1.1\r\n\r\n"), "400 Host missing");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: other.test\r\n\r\n"), "400 Host does not match the name connected to");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test:8080\r\n\r\n"), "400 Host does not match the name connected to");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test\r\nHost: origin.test\r\n\r\n"), "400 Host repeated");
+	CHECK_STR(orig("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n"),
+		  "400 origin-form /path target required");
+	CHECK_STR(orig("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test\r\n\r\n"), "405 method not supported");
+	CHECK_STR(orig("GET /#x HTTP/1.1\r\nHost: origin.test\r\n\r\n"), "400 fragment in the request target");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n"),
+		  "400 Transfer-Encoding on a request");
+	CHECK_STR(orig("\x16\x03\x01"), "400 TLS sent without CONNECT");
+}
