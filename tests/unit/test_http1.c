@@ -7,10 +7,9 @@
 static struct sbx_http_head H;
 
 /* "DONE", "INCOMPLETE", or "STATUS why". */
-static const char *req(const char *s)
+static const char *outcome(int r)
 {
 	static char out[200];
-	int r = sbx_http_parse_request(s, strlen(s), 32768, &H);
 	if (r == SBX_HTTP_DONE)
 		return "DONE";
 	if (r == SBX_HTTP_INCOMPLETE)
@@ -19,16 +18,14 @@ static const char *req(const char *s)
 	return out;
 }
 
+static const char *req(const char *s)
+{
+	return outcome(sbx_http_parse_request(s, strlen(s), 32768, &H));
+}
+
 static const char *resp(const char *s)
 {
-	static char out[200];
-	int r = sbx_http_parse_response(s, strlen(s), 65536, &H);
-	if (r == SBX_HTTP_DONE)
-		return "DONE";
-	if (r == SBX_HTTP_INCOMPLETE)
-		return "INCOMPLETE";
-	snprintf(out, sizeof out, "%d %s", H.status_out, H.why);
-	return out;
+	return outcome(sbx_http_parse_response(s, strlen(s), 65536, &H));
 }
 
 #define HOST "Host: origin.test\r\n"
@@ -204,14 +201,7 @@ TEST(http1_bad_request_line_before_the_head_ends)
 /* A captured connection's request: origin form, Host equal to the name. */
 static const char *orig(const char *s)
 {
-	static char out[200];
-	int r = sbx_http_parse_origin(s, strlen(s), 32768, "origin.test", &H);
-	if (r == SBX_HTTP_DONE)
-		return "DONE";
-	if (r == SBX_HTTP_INCOMPLETE)
-		return "INCOMPLETE";
-	snprintf(out, sizeof out, "%d %s", H.status_out, H.why);
-	return out;
+	return outcome(sbx_http_parse_origin(s, strlen(s), 32768, "origin.test", &H));
 }
 
 TEST(http1_origin_form_for_a_captured_name)
