@@ -100,7 +100,7 @@ HTTP/1.0 200 ok
 	assert_equal "$stderr" ""
 }
 
-@test "a server name or a Host other than the name connected to is refused; the origin receives nothing" {
+@test "a server name or a Host other than the name connected to is refused; the origin receives nothing (TLS: not even a connection)" {
 	local before
 	before=$(requests)
 	run -0 --separate-stderr tp tp -- sh -c '
@@ -110,7 +110,7 @@ HTTP/1.0 200 ok
 400"
 	assert_equal "$stderr" "sbx-ns: note: the broker refused 2 connections: origin.test:443: server name other.test does not match the name connected to, origin.test (1); origin.test:80: Host does not match the name connected to (1)"
 	assert_equal "$(requests)" "$before"
-	run -0 grep -c '"method":"TLS","host":"origin.test","port":443,"address":"198.18.7.2","decision":"refused","status":null,"reason":"server name other.test does not match the name connected to, origin.test","bytes_up":0' "$NET_DIR/tp.err"
+	run -0 grep -c '"method":"TLS","host":"origin.test","port":443,"address":null,"decision":"refused","status":null,"reason":"server name other.test does not match the name connected to, origin.test","bytes_up":0' "$NET_DIR/tp.err"
 }
 
 @test "git clone over SSH: an opaque stream with --allow-tcp origin.test:22, refused without it" {
@@ -154,6 +154,7 @@ X = os.environ["X"]
 print("real 443:", err(lambda: tcp("198.18.7.2", 443)))
 print("real 80:", err(lambda: tcp("198.18.7.2", 80)))
 print("another sandbox s address:", err(lambda: tcp(X, 443)))
+print("the same, v4-mapped:", err(lambda: tcp("::ffff:" + X, 443)))
 print("loopback 443:", err(lambda: tcp("127.0.0.1", 443)))
 print("udp real 53:", err(lambda: udp("198.18.7.2", 53)))
 print("udp synthetic 53:", err(lambda: udp(X, 53)))
@@ -161,11 +162,14 @@ print("udp loopback 5353:", err(lambda: udp("127.0.0.1", 5353)))
 print("raw:", err(lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)))
 print("icmp:", err(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)))
 print("packet:", err(lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW)))
+print("bind udp 53:", err(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(("0.0.0.0", 53))))
+print("listen on 8443:", err(lambda: socket.create_server(("0.0.0.0", 8443))))
 print("own address differs:", socket.gethostbyname("origin.test") != X)
 '
 	assert_output "real 443: ENETUNREACH
 real 80: ENETUNREACH
 another sandbox s address: closed
+the same, v4-mapped: closed
 loopback 443: closed
 udp real 53: ENETUNREACH
 udp synthetic 53: ECONNREFUSED
@@ -173,8 +177,10 @@ udp loopback 5353: ECONNREFUSED
 raw: EPERM
 icmp: EPERM
 packet: EPERM
+bind udp 53: EACCES
+listen on 8443: EACCES
 own address differs: True"
-	assert_equal "$stderr" "sbx-ns: note: the broker refused 2 connections: destination $x:443 is no name of this sandbox's DNS (1); destination 127.0.0.1:443 is no name of this sandbox's DNS (1)"
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 3 connections: destination $x:443 is no name of this sandbox's DNS (2); destination 127.0.0.1:443 is no name of this sandbox's DNS (1)"
 }
 
 @test "the proxy port may not be a captured port" {

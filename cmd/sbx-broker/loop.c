@@ -1180,6 +1180,7 @@ static int dial(struct loop *L, struct conn *c)
 }
 
 static int established(struct loop *L, struct conn *c);
+static int hello_passed(struct loop *L, struct conn *c);
 
 static int dial_done(struct loop *L, struct conn *c)
 {
@@ -1302,11 +1303,8 @@ static int established(struct loop *L, struct conn *c)
 		c->st = S_TUNNEL;
 		return run(L, c);
 	}
-	if (c->is_connect && c->captured) {
-		/* A captured TLS connection: no CONNECT to answer. */
-		c->st = S_HELLO;
-		return run(L, c);
-	}
+	if (c->is_connect && c->captured)
+		return hello_passed(L, c); /* checked before dialling; no CONNECT to answer */
 	if (c->is_connect) {
 		/* The head is done with (read_head parsed it); keep any bytes
 		 * the client sent after it without waiting for our answer. */
@@ -1406,8 +1404,17 @@ static int read_hello(struct loop *L, struct conn *c)
 		tls_refuse(L, c, SBX_TLS_ALERT_NAME, why);
 		return -1;
 	}
-	/* Checked: from here on every byte passes unchanged, starting with
-	 * the hello itself. */
+	/* A captured connection's hello is checked before the name is
+	 * resolved: the origin is not even dialled for a refused one. */
+	if (c->captured && c->ofd < 0)
+		return resolve_start(L, c);
+	return hello_passed(L, c);
+}
+
+/* Checked: from here on every byte passes unchanged, starting with the
+ * hello itself. */
+static int hello_passed(struct loop *L, struct conn *c)
+{
 	c->up.buf = c->in;
 	c->up.len = c->inlen;
 	c->up.count = c->inlen;
@@ -1720,7 +1727,8 @@ static int capture_start(struct loop *L, struct conn *c)
 		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
 		return -1;
 	}
-	return resolve_start(L, c);
+	c->st = S_HELLO;
+	return run(L, c);
 }
 
 /* Run the current step until it would block. -1: c is gone. */
