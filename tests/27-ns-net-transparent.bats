@@ -5,8 +5,9 @@
 # (240.0.0.0/4) and takes the connections to them from listeners made
 # inside the sandbox. Origins on 198.18.7.2 in namespace "o" (HTTP, TLS,
 # and an OpenSSH server with a git repository); sbx-ns and the brokers in
-# "h", which has no default route. Broker "tp" allows origin.test (80,
-# 443); broker "tcp" also passes origin.test:22 as an opaque stream.
+# "h", which has no default route. Broker "tp" allows origin.test and
+# *.wild.test (80, 443); broker "tcp" allows origin.test and passes
+# origin.test:22 as an opaque stream.
 
 load helpers
 load 29-ns-helpers
@@ -16,7 +17,7 @@ bats_require_minimum_version 1.5.0
 setup_file() {
 	local s
 	net_setup_file
-	net_broker tp --allow-host origin.test --allow-private-networks
+	net_broker tp --allow-host origin.test --allow-host '*.wild.test' --allow-private-networks
 	net_broker tcp --allow-host origin.test --allow-tcp origin.test:22 --allow-private-networks
 	# The OpenSSH origin: throwaway keys, the test user's key authorized,
 	# a bare repository with one commit; /run/sshd on a private tmpfs.
@@ -79,6 +80,31 @@ rc=2$'
 	assert_equal "$stderr" "sbx-ns: note: the broker refused 2 connections: other.test:53: host other.test not on the allowlist (--allow-host) (2)"
 	run -0 grep -c '"event":"net","host":"other.test","port":53,"decision":"refused","reason":"host other.test not on the allowlist (--allow-host)","count":1' "$NET_DIR/status.1"
 	run -0 grep -c '"net":"broker, transparent"' "$NET_DIR/status.1"
+}
+
+@test "DNS over UDP and TCP, stable addresses, and at most 256 names per sandbox (origin.test and 255 more)" {
+	run -0 --separate-stderr tp tp -- sh -c 'exec 2>/dev/null # dig probes socket families it may not use
+		a=$(dig +short origin.test A); b=$(dig +short +tcp origin.test A)
+		[ "$a" = "$b" ] && echo "udp and tcp agree"; 
+		dig +short origin.test AAAA | wc -l
+		dig origin.test MX | grep -c "status: NOERROR"
+		dig ORIGIN.test. | grep -c "status: NOERROR"
+		dig other.test | grep -c "status: NXDOMAIN"
+		i=1; while [ $i -le 255 ]; do echo "n$i.wild.test"; i=$((i + 1)); done > names
+		dig +short -f names | sort -u | wc -l
+		[ "$(dig +short n1.wild.test)" = "$(head -n 1 names | dig +short -f /dev/stdin)" ] && echo "stable"
+		dig n256.wild.test | grep -c "status: REFUSED"
+		[ "$(dig +short origin.test)" = "$a" ] && echo "still the same"'
+	assert_output "udp and tcp agree
+0
+1
+1
+1
+255
+stable
+1
+still the same"
+	assert_equal "$stderr" "sbx-ns: note: the broker refused 2 connections: other.test:53: host other.test not on the allowlist (--allow-host) (1); n256.wild.test:53: DNS: this sandbox has used all its synthetic addresses (256 names) (1)"
 }
 
 @test "programs that ignore the proxy variables reach the allowed name: curl --noproxy, python socket and ssl, plain HTTP" {

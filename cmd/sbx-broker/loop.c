@@ -1599,10 +1599,14 @@ static int http(struct loop *L, struct conn *c)
 #define DNS_TCP_QUERIES 16 /* per connection */
 
 /* One line per refused query and per name given an address, in the
- * connection's format: method DNS, port 53. */
+ * connection's format: method DNS, port 53. The sandbox is told of the
+ * refusals; the names it was given are the broker's log's. */
 static void dns_log(struct loop *L, struct sandbox *sb, const struct broker_dns_result *res)
 {
-	struct conn tmp = { .decision = res->decision, .start_ms = sbx_now_ms(), .sb = sb, .port = SBX_DNS_PORT };
+	struct conn tmp = { .decision = res->decision, .start_ms = sbx_now_ms(), .port = SBX_DNS_PORT };
+
+	if (strcmp(res->decision, "allowed"))
+		tmp.sb = sb;
 
 	snprintf(tmp.method, sizeof tmp.method, "DNS");
 	snprintf(tmp.host, sizeof tmp.host, "%s", res->name);

@@ -129,6 +129,13 @@ int ns_landlock(const struct ns_run *r)
 		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for port %u", port);
 	}
+	/* Transparent mode: an ephemeral port may be bound before a connect
+	 * (dig and other resolvers do); listen() stays denied by seccomp. */
+	if (abi >= 4 && r->net == NET_BROKER && r->transparent) {
+		struct ll_port pr = { .allowed = LL_NET_BIND_TCP, .port = 0 };
+		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for ephemeral ports");
+	}
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to apply the Landlock ruleset");
 	close(rfd);
