@@ -21,6 +21,8 @@
 #    16 at a time, interleaved rounds, medians, with each proxy's own CPU
 #    per connection and that CPU above the floor of one direct TCP
 #    connect-and-close (what the direct client pays for its own).
+# SBX_BENCH_BROKER_BASE=PATH runs a second sbx-broker binary (an earlier
+# build) beside SBX_BIN's as "base", in every part, with broker/base ratios.
 # 3. Memory: SBX_BENCH_IDLE (default 10000, or what the fd limit allows,
 #    said) idle tunnels held at once; each proxy's RSS before and with them,
 #    and per tunnel.
@@ -30,6 +32,11 @@ bytes=${SBX_BENCH_BYTES:-1073741824}
 conns=${SBX_BENCH_CONNS:-20000}
 rounds=${SBX_BENCH_ROUNDS:-5}
 idle=${SBX_BENCH_IDLE:-10000}
+base=${SBX_BENCH_BROKER_BASE:-}
+if [ -n "$base" ] && [ ! -x "$base" ]; then
+	echo "bench: SBX_BENCH_BROKER_BASE=$base is not an executable" >&2
+	exit 100
+fi
 for v in "$bytes" "$conns" "$idle" "$rounds"; do
 	case $v in '' | *[!0-9]* | 0) echo "bench: usage: SBX_BENCH_BYTES, SBX_BENCH_CONNS, SBX_BENCH_IDLE and SBX_BENCH_ROUNDS are positive integers" >&2; exit 100 ;; esac
 done
@@ -460,17 +467,27 @@ opid=$(ip netns pids "$NO") # the origin is all that runs there
 
 # The broker: its own socket, and a listener on 127.0.0.1:3128 handed to
 # it; the keeper reads the decision lines as sbx-ns would.
-mkfifo "$W/ready"
-exec {rfd}<>"$W/ready"
-ip netns exec "$NB" "$SBX_BIN/sbx-broker" --listen "$W/broker.sock" --allow-host origin.test \
-	--resolve origin.test=198.18.1.2 --allow-private-networks --allow-port 80 --allow-port 443 --allow-port 8080 \
-	--max-request-bytes 1G --max-response-bytes 1T --max-wall-time 3600 \
-	--max-connections 20000 --max-sandbox-connections 20000 \
-	--ready-fd 3 --log-fd 4 3>"$W/ready" 4>"$W/broker.log" &
-bpid=$!
-pids+=("$bpid")
-read -r -t 10 -u "$rfd" _
-start keeper "$W/load" handoff "$W/broker.sock" 3128
+# broker NAME BINARY PORT: started, its pid in $bpid, its listener handed.
+broker() {
+	rm -f "$W/ready"
+	mkfifo "$W/ready"
+	exec {rfd}<>"$W/ready"
+	ip netns exec "$NB" "$2" --listen "$W/$1.sock" --allow-host origin.test \
+		--resolve origin.test=198.18.1.2 --allow-private-networks --allow-port 80 --allow-port 443 --allow-port 8080 \
+		--max-request-bytes 1G --max-response-bytes 1T --max-wall-time 3600 \
+		--max-connections 20000 --max-sandbox-connections 20000 \
+		--ready-fd 3 --log-fd 4 3>"$W/ready" 4>"$W/$1.log" &
+	bpid=$!
+	pids+=("$bpid")
+	read -r -t 10 -u "$rfd" _ || { echo "bench: $2 did not start" >&2; exit 111; }
+	exec {rfd}<&-
+	start "$1-keeper" "$W/load" handoff "$W/$1.sock" "$3"
+}
+if [ -n "$base" ]; then
+	broker base "$base" 3127
+	basepid=$bpid
+fi
+broker broker "$SBX_BIN/sbx-broker" 3128
 
 cat > "$W/tinyproxy.conf" <<CONF
 Port 8888
@@ -515,15 +532,20 @@ wait_port 3129
 start relay "$W/load" relay 3130 198.18.1.2:443
 rpid=$spid
 
-kinds="direct relay broker tinyproxy squid"
+b2=${base:+base}
+kinds="direct relay broker $b2 tinyproxy squid"
 target() {
 	case $1 in
 	direct) echo "direct:198.18.1.2:$2" ;; relay) echo tcp:127.0.0.1:3130 ;;
-	broker) echo tcp:127.0.0.1:3128 ;; tinyproxy) echo tcp:127.0.0.1:8888 ;; squid) echo tcp:127.0.0.1:3129 ;;
+	broker) echo tcp:127.0.0.1:3128 ;; base) echo tcp:127.0.0.1:3127 ;;
+	tinyproxy) echo tcp:127.0.0.1:8888 ;; squid) echo tcp:127.0.0.1:3129 ;;
 	esac
 }
 pidof_kind() {
-	case $1 in relay) echo "$rpid" ;; broker) echo "$bpid" ;; tinyproxy) echo "$tpid" ;; squid) echo "$qpid" ;; *) echo ;; esac
+	case $1 in
+	relay) echo "$rpid" ;; broker) echo "$bpid" ;; base) echo "$basepid" ;;
+	tinyproxy) echo "$tpid" ;; squid) echo "$qpid" ;; *) echo ;;
+	esac
 }
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
@@ -531,7 +553,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 list() { tr '\n' ' ' < "$1" | sed 's/ $//'; }
 
-echo "sbx-broker bench: $(nproc) CPUs, $((bytes >> 20)) MiB bulk, $conns connections, $rounds rounds, $idle idle tunnels"
+echo "sbx-broker bench: $(nproc) CPUs, $((bytes >> 20)) MiB bulk, $conns connections, $rounds rounds, $idle idle tunnels${base:+; base: $base}"
 
 # Bulk: interleaved rounds; MiB/s, and each process's CPU seconds per GiB.
 for k in $kinds; do : > "$W/bulk.$k"; : > "$W/bcpu.$k"; done
@@ -557,13 +579,14 @@ for k in $kinds; do
 	fi
 done
 echo "bulk      CPU per GiB against the splice floor: broker $(ratio "${scpu[broker]}" "${scpu[relay]}")x (target <= 1.2), tinyproxy $(ratio "${scpu[tinyproxy]}" "${scpu[relay]}")x, squid $(ratio "${scpu[squid]}" "${scpu[relay]}")x"
+[ -z "$base" ] || echo "bulk      broker/base: $(ratio "${mbs[broker]}" "${mbs[base]}")x the throughput, $(ratio "${scpu[broker]}" "${scpu[base]}")x the CPU per GiB"
 
 # Rate: interleaved rounds, medians; each proxy's own CPU per connection
 # (user + system, every thread, /proc/PID/stat). Direct: the dialling
 # client's own CPU, what one TCP connect-and-close with the origin costs:
 # every proxy makes one such connection per client connection, a floor
 # none can go under.
-rkinds="direct broker tinyproxy squid"
+rkinds="direct broker $b2 tinyproxy squid"
 for k in $rkinds accept; do : > "$W/rate.$k"; : > "$W/cpu.$k"; done
 # SYNs the origin's listener dropped (ListenOverflows), per kind: each
 # costs its dialler a one-second retransmission, which a rate shows and a
@@ -604,11 +627,12 @@ for k in $rkinds; do
 	fi
 done
 echo "rate      broker/tinyproxy: $(ratio "${cps[broker]}" "${cps[tinyproxy]}")x the rate, $(ratio "${above[broker]}" "${above[tinyproxy]}")x the CPU above the floor (target <= 0.5); broker/squid: $(ratio "${cps[broker]}" "${cps[squid]}")x, $(ratio "${above[broker]}" "${above[squid]}")x"
+[ -z "$base" ] || echo "rate      broker/base: $(ratio "${cps[broker]}" "${cps[base]}")x the rate, $(ratio "${us[broker]}" "${us[base]}")x the CPU per connection"
 
 # Idle tunnels: RSS before and while holding them, per tunnel.
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 hwm() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
-for k in broker tinyproxy squid; do
+for k in broker $b2 tinyproxy squid; do
 	p=$(pidof_kind "$k")
 	t=$(target "$k" 0)
 	port=${t##*:}

@@ -646,6 +646,23 @@ print(o.open("https://origin.test/", timeout=10).status)' "$T/cert.pem"
 	assert_output --partial $'X-98: 1\r\nConnection: close\r\n'
 }
 
+# The broker's first read takes 2 KiB: a head past it, or a body past it
+# after a whole head, makes the buffer move under what was parsed.
+@test "a head longer than the first read is forwarded whole, its body too" {
+	local pad
+	pad=$(printf '%0100d' 0)
+	run -0 raw main "POST http://origin.test/hello HTTP/1.1\\r\\nHost: origin.test\\r\\n$(printf "X-Pad-%d: $pad\\\\r\\\\n" $(seq 30))Content-Length: 5\\r\\n\\r\\nyyyyy"
+	assert_output --partial "200"
+	[ "$(received origin | grep -c $'^X-Pad-[0-9]*: 0\\{100\\}\r$')" = 30 ]
+	[ "$(received origin | tr -cd y | wc -c)" = 5 ]
+}
+@test "a short head with a body past the first read is forwarded whole" {
+	run -0 raw main "POST http://origin.test/hello HTTP/1.1\\r\\nHost: origin.test\\r\\nContent-Length: 5000\\r\\n\\r\\n$(head -c 5000 /dev/zero | tr '\0' y)"
+	assert_output --partial "200"
+	[ "$(received origin | tr -cd y | wc -c)" = 5000 ]
+	[ "$(received origin | head -c 89)" = "$(printf 'POST /hello HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 5000\r\nConnection: close\r\n\r\nyyyyy')" ]
+}
+
 @test "a chunked response passes until the origin closes" {
 	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31281 http://origin.test/chunked
 	assert_output "hello"

@@ -6,7 +6,8 @@ set -u
 cd "$(dirname "$0")/.."
 results=$(mktemp)
 log=$(mktemp)
-trap 'rm -f "$results" "$log"' EXIT
+failures=$(mktemp)
+trap 'rm -f "$results" "$log" "$failures"' EXIT
 
 suite() {
 	local name=$1; shift
@@ -22,6 +23,9 @@ suite() {
 		line="${line%, 0 failed}, 1 failed"
 	fi
 	echo "$line" >> "$results"
+	# Failed tests are named again under the summary, where a log cut to its
+	# last lines still shows them.
+	grep -E '(^|\] )not ok ' "$log" | sed "s/^/$name: /" >> "$failures"
 }
 
 # The same unit and host suites against a dynamic build (STATIC=0, the
@@ -60,5 +64,9 @@ for s in tests/*/check.sh; do
 done
 
 echo "=== summary"
+if [ -s "$failures" ]; then
+	echo "failed tests:"
+	cat "$failures"
+fi
 cat "$results"
 awk '{ p += $2; f += $4 } END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' "$results"

@@ -30,7 +30,7 @@ exit_field() {
 # pid is gone, or a zombie nobody reaped yet (a zombie holds no cgroup and runs nothing).
 assert_dead() {
 	local pid=$1 i
-	for i in $(seq 50); do
+	for i in $(seq 600); do
 		[ -e "/proc/$pid" ] || return 0
 		grep -q '^[0-9]* (.*) Z ' "/proc/$pid/stat" 2>/dev/null && return 0
 		sleep 0.1
@@ -158,7 +158,7 @@ assert_dead() {
 	sbx-cgroup --root "$R" --name "$N" --status-fd 7 --ready-fd 8 \
 		-- "$SBX_TESTBIN/cg-escape" "$pidfile" wait 7>"$st" 8>"$ready" &
 	local sbx=$!
-	for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
+	for i in $(seq 600); do [ -s "$pidfile" ] && break; sleep 0.1; done
 	assert_file_not_empty "$ready"
 	kill -TERM "$sbx"
 	local rc=0
@@ -174,7 +174,7 @@ assert_dead() {
 @test "the command dies with sbx-cgroup when sbx-cgroup is SIGKILLed" {
 	sbx-cgroup --root "$R" --name "$N" --status-fd 7 -- sleep 1000 7>"$st" &
 	local sbx=$! i pid=
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		pid=$(grep -o '"pid":[0-9]*' "$st" | cut -d: -f2)
 		[ -n "$pid" ] && break
 		sleep 0.1
@@ -308,7 +308,7 @@ $R/cgroup.procs: No such file or directory"
 		run -0 sbx-cgroup --root "$R" --parent "$P" --create --pids 16
 		sbx-cgroup --root "$R" --parent "$P" --name "$N" --status-fd 7 -- sleep 1000 7>"$st" 2>"$st.err" &
 		sbx=$!
-		for i in $(seq 100); do grep -q '"event":"start"' "$st" && break; sleep 0.1; done
+		for i in $(seq 600); do grep -q '"event":"start"' "$st" && break; sleep 0.1; done
 		run -0 --separate-stderr sbx-cgroup --root "$R" --parent "$P" --destroy
 		assert_equal "$stderr" ""
 		rc=0
@@ -331,7 +331,7 @@ $R/cgroup.procs: No such file or directory"
 		sbx-cgroup --root "$R" --name "$N" --pids 16 --status-fd 7 -- \
 			sh -c 'sleep 1000 & echo $! >"$1"; wait' sh "$pidfile" 7>"$st" &
 		sbx=$!
-		for i in $(seq 100); do [ -s "$pidfile" ] && break; sleep 0.1; done
+		for i in $(seq 600); do [ -s "$pidfile" ] && break; sleep 0.1; done
 		gpid=$(cat "$pidfile")
 		run -102 --separate-stderr sbx-cgroup --root "$R" --name "$N" -- true
 		assert_equal "$stderr" "sbx-cgroup: fatal: refusing to reuse $R/$N: it exists already, supervised by pid $sbx"

@@ -28,7 +28,7 @@ teardown() {
 		-- sh -c 'sleep 1000 & setsid sleep 1000 & wait' 7>"$st" &
 	local sbx=$!
 	# sbx-ns, its init, the shell and two sleeps
-	for i in $(seq 200); do
+	for i in $(seq 600); do
 		n=$(grep -c . "$R/$N/cgroup.procs" 2>/dev/null) || n=0
 		[ "$n" -ge 5 ] && break
 		sleep 0.1
@@ -38,7 +38,7 @@ teardown() {
 	local rc=0
 	wait "$sbx" || rc=$?
 	assert_equal "$rc" 137
-	for i in $(seq 100); do
+	for i in $(seq 600); do
 		grep -qx 'populated 0' "$R/$N/cgroup.events" && break
 		sleep 0.1
 	done

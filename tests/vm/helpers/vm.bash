@@ -30,7 +30,7 @@ vm_cgroup_remove() {
 		echo 0 2>/dev/null >"$1/cgroup.freeze"
 	fi
 	local i
-	for i in $(seq 50); do rmdir "$1" 2>/dev/null && return 0; sleep 0.1; done
+	for i in $(seq 600); do rmdir "$1" 2>/dev/null && return 0; sleep 0.1; done
 	rmdir "$1"
 }
 

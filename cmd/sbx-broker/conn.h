@@ -1,0 +1,206 @@
+/* The event loop's shared state: a connection and its two directions,
+ * the sandboxes handed over by sbx-ns, and the loop itself; and the steps
+ * the files of the loop call across each other:
+ *
+ *   loop.c     the loop: accept, dispatch events, expire, terminate
+ *   conn.c     a connection's life: new, reason, refusal, close, reads
+ *   log.c      decision lines: the log and the sandbox's channel
+ *   http.c     the request head, the policy, one plain HTTP exchange
+ *   dial.c     dialling the checked address (or the upstream proxy)
+ *   relay.c    the ClientHello check and bytes moved both ways
+ *   handoff.c  sandboxes' listeners handed over by sbx-ns
+ *   capture.c  transparent sandboxes: DNS and captured connections
+ *
+ * A connection walks through the states below; every step that waits for
+ * the network returns to the loop, and every event on either socket runs
+ * the connection's current step again until it would block. */
+#ifndef SBX_BROKER_CONN_H
+#define SBX_BROKER_CONN_H
+
+#include "broker.h"
+#include "handoff.h"
+#include "http1.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HEAD_MAX (32 * 1024)     /* request head, 431 past it */
+#define READ_FIRST 2048          /* a read buffer's first size */
+#define RESP_HEAD_MAX (64 * 1024) /* response head, 502 past it */
+#define PIPE_BYTES (256 * 1024)
+#define RESOLVER_THREADS 4
+
+enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN, K_SB_LISTEN, K_SB_CHANNEL, K_SB_DNS };
+
+struct handle {
+	enum kind kind;
+	struct conn *c;
+	struct sandbox *sb;
+};
+
+/* A sandbox's listening sockets, handed over by sbx-ns (see handoff()):
+ * the broker accepts the sandbox's connections itself, so no process
+ * copies bytes between the sandbox and the broker. The channel they came
+ * on stays open for as long as the sandbox lives; its end closes the
+ * listeners and every connection accepted from them. */
+#define SB_MAX 64                /* sandboxes at once */
+#define SB_FDS SBX_HANDOFF_FDS   /* 127.0.0.1 and ::1; transparent: DNS and captured ports too */
+
+/* What a sandbox's socket is for (lib/handoff.h). */
+enum role { R_PROXY = 0, R_DNS_UDP, R_DNS_TCP, R_CAPTURE };
+
+struct sandbox {
+	struct handle hch, hl[SB_FDS];
+	int ch, lfd[SB_FDS];
+	size_t nl;
+	unsigned char role[SB_FDS];
+	struct broker_synth *synth;  /* transparent: its names' addresses */
+	char where[160];             /* the listeners' addresses, for the log */
+	uint64_t unreported;         /* decision lines the channel had no room for */
+	char *out;                   /* decision lines not yet sent */
+	size_t outlen;
+	int queued;                  /* on the loop's list of channels to flush */
+	struct sandbox *next_flush;
+	size_t nconns;               /* its connections open now */
+	int dead;
+	struct sandbox *prev, *next, *next_dead;
+};
+
+enum state {
+	S_HEAD,      /* reading the client's request head */
+	S_RESOLVE,   /* a worker resolves and checks the name */
+	S_DIAL,      /* connecting to the checked address (or the upstream) */
+	S_UPSTREAM,  /* proxy mode: the upstream's answer to our CONNECT */
+	S_HELLO,     /* after 200: reading and checking the ClientHello */
+	S_TUNNEL,    /* checked: bytes flow both ways unchanged */
+	S_HTTP,      /* one plain HTTP request and its response */
+	S_DNS,       /* transparent: DNS queries over TCP */
+};
+
+/* One direction of a connection: a small queue of bytes the broker itself
+ * produced or already read (a request head, a ClientHello), then whatever
+ * the source still sends, spliced through a pipe. */
+struct dir {
+	int src, dst;
+	char *buf;
+	size_t len, off;
+	int pipe[2];
+	size_t inpipe;
+	uint64_t count, limit, left; /* left: bytes the framing still allows */
+	int eof, done;
+	int chunked;                /* a chunked body: read in memory, cut after its end */
+	struct sbx_chunked ck;
+};
+
+struct conn {
+	struct handle hc, ho;
+	int cfd, ofd;
+	enum state st;
+	struct conn *prev, *next;   /* ordered by deadline */
+	uint64_t start_ms, deadline_ms;
+	char *in;                   /* client bytes: the head, then the hello */
+	size_t inlen, incap;
+	char *rin;                  /* the upstream's or origin's head */
+	size_t rinlen, rincap;
+	struct broker_req *rq;      /* resolving, or the answer while dialling */
+	size_t ai;                  /* address being dialled */
+	char method[16];
+	char host[SBX_HOST_MAX + 1];
+	unsigned port;
+	int is_connect, resp_head_done, answered, dead, cut;
+	size_t head_len;            /* the request head's length, once parsed */
+	/* Plain HTTP: the request to forward is built when its head is
+	 * parsed, the only parse (up.buf holds it until the origin is
+	 * reached); these say what the head asked of the body. */
+	uint64_t body_left;         /* body bytes still with the client */
+	int expect_continue;
+	int client_eof;             /* a read on cfd returned 0: nothing left unread */
+	int logged;                 /* its line is written (and told to its sandbox) */
+	int quiet;                  /* sbx-ns's probe: not a request, not logged */
+	struct conn *next_dead;
+	struct sandbox *sb;         /* accepted on a sandbox's listener */
+	int captured, opaque;       /* transparent: on a captured port; --allow-tcp */
+	unsigned nq;                /* S_DNS: queries answered */
+	char addr[64];
+	struct dir up, down;
+	int status;
+	const char *decision;
+	char reason[200];
+};
+
+struct loop {
+	const struct broker_cfg *cfg;
+	int ep, lfd, sfd, reserve_fd;
+	struct broker_resolver res;
+	struct broker_answers answers;
+	struct handle hl, hs, hr;
+	struct conn *head, *tail, *dead;
+	size_t nconns;
+	struct sandbox *sbs, *dead_sbs, *flush;
+	size_t nsbs;
+	/* Names read in this batch of events, handed to the resolver at
+	 * once before the loop waits again. */
+	struct broker_req *sub_first, *sub_last;
+	unsigned nsub;
+	/* Freed connections and requests kept for reuse: musl's allocator
+	 * gives emptied groups back to the kernel, and with resolver threads
+	 * running every unmap is a TLB shootdown across CPUs. */
+	struct conn *spare_conns;
+	struct broker_req *spare_reqs;
+	size_t nspare_conns, nspare_reqs;
+};
+
+/* conn.c */
+struct broker_req *req_new(struct loop *L);
+void req_free(struct loop *L, struct broker_req *q);
+struct conn *conn_new(struct loop *L);
+void conn_free(struct loop *L, struct conn *c);
+void set_reason(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void drain_close(int fd, int abortive, int read_all);
+void conn_close(struct loop *L, struct conn *c);
+void send_error(int fd, int status, const char *reason);
+void refuse(struct loop *L, struct conn *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int ep_add(struct loop *L, int fd, struct handle *h, uint32_t ev);
+int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max);
+
+/* log.c */
+struct sbx_json;
+void iso_time(char *buf, size_t sz);
+void log_line(struct loop *L, struct sbx_json *j);
+void sandbox_flush(struct sandbox *sb);
+void log_conn(struct loop *L, struct conn *c);
+
+/* http.c */
+int read_head(struct loop *L, struct conn *c);
+/* The name is allowed: resolve it and check every address, then dial. */
+int resolve_start(struct loop *L, struct conn *c);
+int established(struct loop *L, struct conn *c);
+int http(struct loop *L, struct conn *c);
+
+/* dial.c */
+int dial(struct loop *L, struct conn *c);
+int dial_done(struct loop *L, struct conn *c);
+int read_upstream(struct loop *L, struct conn *c);
+
+/* relay.c */
+void dir_init(struct dir *d, int src, int dst, uint64_t limit);
+int pump(struct conn *c, struct dir *d, const char *limit_name);
+int read_hello(struct loop *L, struct conn *c);
+int hello_passed(struct loop *L, struct conn *c);
+int tunnel(struct loop *L, struct conn *c);
+
+/* handoff.c */
+int first_read(struct loop *L, struct conn *c);
+void sandbox_end(struct loop *L, struct sandbox *sb, const char *why);
+void on_channel(struct loop *L, struct sandbox *sb);
+
+/* capture.c */
+void on_dns(struct loop *L, struct sandbox *sb, int fd);
+int dns_tcp(struct loop *L, struct conn *c);
+int capture_start(struct loop *L, struct conn *c);
+
+/* loop.c: run the current step until it would block. -1: c is gone. */
+int run(struct loop *L, struct conn *c);
+
+#endif

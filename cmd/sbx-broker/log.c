@@ -1,0 +1,140 @@
+/* Decision lines: one JSON line per connection in the log, and the same
+ * line to the sandbox the connection came from, never waited for. */
+#include "conn.h"
+#include "clock.h"
+#include "die.h"
+#include "fd.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* UTC to the millisecond. The seconds are formatted once per second:
+ * every log line has a time. */
+void iso_time(char *buf, size_t sz)
+{
+	static time_t last = -1;
+	static char sec[24];
+	static size_t n;
+	struct timespec ts;
+	unsigned ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (ts.tv_sec != last) {
+		struct tm tm;
+		gmtime_r(&ts.tv_sec, &tm);
+		n = strftime(sec, sizeof sec, "%Y-%m-%dT%H:%M:%S", &tm);
+		last = ts.tv_sec;
+	}
+	ms = (unsigned)(ts.tv_nsec / 1000000);
+	if (sz < n + 6)
+		return;
+	memcpy(buf, sec, n);
+	buf[n] = '.';
+	buf[n + 1] = (char)('0' + ms / 100);
+	buf[n + 2] = (char)('0' + ms / 10 % 10);
+	buf[n + 3] = (char)('0' + ms % 10);
+	buf[n + 4] = 'Z';
+	buf[n + 5] = '\0';
+}
+
+void log_line(struct loop *L, struct sbx_json *j)
+{
+	/* The log is the record of what left the machine: a failed write is
+	 * reported, never silently dropped. */
+	if (sbx_json_write(j, L->cfg->log_fd) < 0)
+		sbx_warn_errno("unable to write the log");
+}
+
+/* A decision goes back to the sandbox it concerns, on the channel the
+ * sandbox's listeners came over: the same line as the log's. Never
+ * waited for: a line the channel has no room for is counted, and the
+ * count goes out before the next line that fits. */
+#define SB_OUT (32 * 1024)
+
+/* Send what the channel takes now; the rest waits for the next flush. */
+void sandbox_flush(struct sandbox *sb)
+{
+	ssize_t n;
+
+	if (!sb->outlen)
+		return;
+	n = send(sb->ch, sb->out, sb->outlen, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n <= 0)
+		return;
+	memmove(sb->out, sb->out + n, sb->outlen - (size_t)n);
+	sb->outlen -= (size_t)n;
+}
+
+static int sandbox_queue(struct sandbox *sb, const char *line, size_t len)
+{
+	if (!sb->out && !(sb->out = malloc(SB_OUT)))
+		return -1;
+	if (len > SB_OUT - sb->outlen)
+		return -1;
+	memcpy(sb->out + sb->outlen, line, len);
+	sb->outlen += len;
+	return 0;
+}
+
+/* Lines are queued and sent once per batch of events (one send for
+ * many connections); a sandbox's end sends what is queued before its
+ * channel closes. */
+static void tell_sandbox(struct loop *L, struct sandbox *sb, const char *line, size_t len)
+{
+	if (sb->unreported) {
+		char u[96];
+		int n = snprintf(u, sizeof u, "{\"tool\":\"sbx-broker\",\"event\":\"unreported\",\"count\":%llu}\n",
+				 (unsigned long long)sb->unreported);
+		if (sandbox_queue(sb, u, (size_t)n) == 0)
+			sb->unreported = 0;
+	}
+	if (sb->unreported || sandbox_queue(sb, line, len) < 0)
+		sb->unreported++;
+	if (!sb->queued) {
+		sb->queued = 1;
+		sb->next_flush = L->flush;
+		L->flush = sb;
+	}
+}
+
+void log_conn(struct loop *L, struct conn *c)
+{
+	struct sbx_json j;
+	char t[40];
+	const char *line;
+	size_t len = 0;
+
+	if (c->logged || c->quiet)
+		return;
+	c->logged = 1;
+
+	iso_time(t, sizeof t);
+	sbx_json_begin(&j, "sbx-broker", "connection");
+	sbx_json_str(&j, "time", t);
+	sbx_json_str(&j, "method", c->method[0] ? c->method : NULL);
+	sbx_json_str(&j, "host", c->host[0] ? c->host : NULL);
+	if (c->port)
+		sbx_json_uint(&j, "port", c->port);
+	else
+		sbx_json_null(&j, "port");
+	sbx_json_str(&j, "address", c->addr[0] ? c->addr : NULL);
+	sbx_json_str(&j, "decision", c->decision);
+	if (c->status)
+		sbx_json_int(&j, "status", c->status);
+	else
+		sbx_json_null(&j, "status");
+	sbx_json_str(&j, "reason", c->reason[0] ? c->reason : NULL);
+	sbx_json_uint(&j, "bytes_up", c->up.count);
+	sbx_json_uint(&j, "bytes_down", c->down.count);
+	sbx_json_uint(&j, "duration_ms", sbx_now_ms() - c->start_ms);
+	line = sbx_json_end(&j, &len);
+	if (line && c->sb && !c->sb->dead)
+		tell_sandbox(L, c->sb, line, len);
+	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
+		sbx_warn_errno("unable to write the log");
+	sbx_json_free(&j);
+}
