@@ -32,47 +32,7 @@ done
 for t in ip unshare cc; do
 	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
 done
-W=$(mktemp -d /var/tmp/sbx-ns-tp-bench.XXXXXX)
-chmod 0755 "$W"
-NH=sbxtpb$$h NO=sbxtpb$$o
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null || :
-	for ns in "$NH" "$NO"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || :; done
-		ip netns del "$ns" 2>/dev/null || :
-	done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-ip netns add "$NH"
-ip netns add "$NO"
-ip link add "vth$$" type veth peer name "vto$$"
-ip link set "vth$$" netns "$NH"
-ip link set "vto$$" netns "$NO"
-ip -n "$NH" addr add 198.18.9.1/24 dev "vth$$"
-ip -n "$NO" addr add 198.18.9.2/24 dev "vto$$"
-for ns in "$NH" "$NO"; do ip -n "$ns" link set lo up; done
-ip -n "$NH" link set "vth$$" up
-ip -n "$NO" link set "vto$$" up
-echo "198.18.9.2 origin.test" > "$W/hosts"
-mkdir "$W/ws"
-chown 65534:65534 "$W/ws"
-
-# Origin and clients: bench/net.c.
-cc -O2 -pthread -o "$W/net" "$(dirname "$0")/net.c"
-chmod 0755 "$W/net"
-ip netns exec "$NO" "$W/net" origin 198.18.9.2 </dev/null >/dev/null 2>&1 &
-pids+=($!)
-mkfifo "$W/ready"
-exec {rfd}<>"$W/ready"
-ip netns exec "$NH" unshare -m --propagation private sh -c \
-	'mount --bind "$0/hosts" /etc/hosts && exec "$@"' "$W" "$SBX_BIN/sbx-broker" --listen "$W/broker.sock" \
-	--allow-host origin.test --allow-private-networks --max-response-bytes 1T --max-wall-time 3600 \
-	--max-connections 20000 --ready-fd 3 3>"$W/ready" </dev/null >/dev/null 2>"$W/broker.err" &
-pids+=($!)
-read -r -t 10 -u "$rfd" _
+. "$(dirname "$0")/net-setup.bash" tpb
 
 sandbox() {
 	ip netns exec "$NH" "$SBX_BIN/sbx-ns" --uid 65534 --gid 65534 --workspace "$W/ws" --ro "$W/net" \
