@@ -274,3 +274,15 @@ own address differs: True"
 	kill -0 "$(cat "$NET_DIR/tp.pid")"
 	run -0 grep -c '"method":"DNS","host":null,"port":53,"address":null,"decision":"refused","status":null,"reason":"DNS: compression pointer in the question"' "$NET_DIR/tp.err"
 }
+
+@test "a resolv.conf that is a symlink in the sandbox's root is refused (102): a mount would follow it" {
+	local ws d
+	ws=$(ns_ws)
+	d=$(mktemp -d "$NET_DIR/etc.XXXXXX")
+	chmod 0755 "$d"
+	ln -s ../run/systemd/resolve/stub-resolv.conf "$d/resolv.conf"
+	run -102 --separate-stderr nsh_user --workspace "$ws" --runtime /usr:/bin:/lib:/lib64 --ro-bind "$d" /etc \
+		--net "broker:$NET_DIR/tp.sock,transparent" -- true
+	assert_output ""
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: /etc/resolv.conf is a symlink (to ../run/systemd/resolve/stub-resolv.conf) in the sandbox's root; --net broker:PATH,transparent binds its resolver over a regular file (bind an /etc whose resolv.conf is one)"
+}

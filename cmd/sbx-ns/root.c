@@ -237,7 +237,8 @@ static void build_deny(const struct ns_run *r)
  * own 127.0.0.1:53. The file is made on the root's tmpfs, bound over
  * /etc/resolv.conf (made on the tmpfs when no bind brings /etc) and its
  * name removed: only the bound copy remains. A resolv.conf that is a
- * symlink in the sandbox's /etc is refused by mount_point. */
+ * symlink in the sandbox's /etc is refused: where it points may not be in
+ * the root at all, and a mount would follow it. */
 static void build_resolv(const struct ns_run *r, const struct owned *o)
 {
 	static const char conf[] = "nameserver 127.0.0.1\n";
@@ -246,6 +247,16 @@ static void build_resolv(const struct ns_run *r, const struct owned *o)
 
 	if (!r->transparent)
 		return;
+	{
+		char to[PATH_MAX];
+		ssize_t n = readlink("etc/resolv.conf", to, sizeof to - 1);
+		if (n >= 0) {
+			to[n] = '\0';
+			sbx_die(SBX_EXIT_POLICY, "refusing to run: /etc/resolv.conf is a symlink (to %s) in the "
+				"sandbox's root; --net broker:PATH,transparent binds its resolver over a regular "
+				"file (bind an /etc whose resolv.conf is one)", to);
+		}
+	}
 	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, conf, sizeof conf - 1) != (ssize_t)(sizeof conf - 1) || close(fd) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the sandbox's resolv.conf");
