@@ -121,6 +121,8 @@ int ns_landlock(const struct ns_run *r)
 			continue;
 		allow(rfd, all, op->dest, op->ro ? read : all);
 	}
+	if (r->resolv)
+		allow(rfd, all, r->resolv, LL_READ_FILE);
 	/* Broker mode: the proxy port; transparent mode also DNS over TCP
 	 * and the captured ports (their listeners are the broker's). */
 	for (size_t i = 0; abi >= 4 && r->net == NET_BROKER && i < 1 + (r->transparent ? 1 + r->ncap : 0); i++) {

@@ -115,6 +115,7 @@ struct ns_run {
 	int transparent;         /* broker:PATH,transparent: DNS and captured ports too */
 	unsigned cap_ports[SBX_CAPTURE_MAX]; /* transparent: the ports the broker asked for */
 	size_t ncap;
+	char *resolv;            /* transparent: where the sandbox's resolv.conf is bound */
 	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
 	char *broker_real;       /* broker: where the checked socket lies, for messages */
 	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
