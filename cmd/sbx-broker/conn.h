@@ -55,6 +55,7 @@ struct sandbox {
 	size_t nl;
 	unsigned char role[SB_FDS];
 	struct broker_synth *synth;  /* transparent: its names' addresses */
+	uint64_t dns_sec, dns_lines, dns_unlogged; /* transparent: DNS lines this second */
 	char where[160];             /* the listeners' addresses, for the log */
 	uint64_t unreported;         /* decision lines the channel had no room for */
 	char *out;                   /* decision lines not yet sent */
@@ -197,6 +198,7 @@ void on_channel(struct loop *L, struct sandbox *sb);
 
 /* capture.c */
 void on_dns(struct loop *L, struct sandbox *sb, int fd);
+void dns_log_flush(struct loop *L, struct sandbox *sb);
 int dns_tcp(struct loop *L, struct conn *c);
 int capture_start(struct loop *L, struct conn *c);
 

@@ -116,6 +116,7 @@ void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 	}
 	broker_synth_free(sb->synth);
 	sb->synth = NULL;
+	dns_log_flush(L, sb);
 	/* Its connections' lines go out before the channel closes: sbx-ns
 	 * reads the channel to its end. */
 	for (c = L->head; c; c = next) {
