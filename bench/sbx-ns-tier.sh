@@ -5,7 +5,9 @@
 #   full/classic  the full sandbox with the new mount API hidden (as on Linux < 5.12)
 #   landlock      the Landlock tier (user namespaces refused, a baseline allowing it)
 # The last two run under a seccomp wrapper from tests/progs; "wrapper" is that wrapper
-# running a static `true` alone, the share of their time that is not sbx-ns.
+# running a static `true` alone, the share of their time that is not sbx-ns. Then the cost
+# per call inside: getppid (the seccomp filter) and open+close in the workspace (a path
+# walk Landlock checks), full sandbox against the tier, in the same run.
 #
 #   bench/sbx-ns-tier.sh [RUNS]   (default 200; as root; needs SBX_BIN, SBX_TESTBIN, musl-gcc, python3)
 set -euo pipefail
@@ -24,18 +26,29 @@ mkdir "$work/bin" "$work/ws" "$work/conf"
 chown 65534:65534 "$work/ws"
 printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
 cat >"$work/loop.c" <<'C'
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+/* loop N [PATH]: ns per getppid, or per open+close of PATH (a path walk
+ * Landlock checks). */
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 2000000;
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < n; i++)
-		syscall(SYS_getppid);
+	for (long i = 0; i < n; i++) {
+		if (argc > 2) {
+			int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return 1;
+			close(fd);
+		} else {
+			syscall(SYS_getppid);
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
 	return 0;
@@ -78,13 +91,20 @@ print("startup median of %s: full/new %.2f ms, full/classic %.2f ms (%.2fx), lan
       "wrapper alone %.2f ms" % (sys.argv[2], m[0], m[1], m[1] / m[0], m[2], m[2] / m[0], m[3]))
 P
 
-outs=() fulls=() tiers=()
-for _ in $(seq 9); do
-	outs+=("$("$work/bin/loop")")
-	fulls+=("$("${full[@]}" "$work/bin/loop")")
-	tiers+=("$("${tier[@]}" "$work/bin/loop" 2>/dev/null)")
-done
 med() { printf '%s\n' "$@" | sort -n | sed -n 5p; }
-out=$(med "${outs[@]}") fullm=$(med "${fulls[@]}") tierm=$(med "${tiers[@]}")
-printf 'getppid: outside %s ns, full sandbox %s ns, landlock tier %s ns (tier/full %.2f; the tier also carries the wrapper'"'"'s filter)\n' \
-	"$out" "$fullm" "$tierm" "$(python3 -c "print($tierm/$fullm)")"
+# Per call: getppid (the seccomp filter alone) and open+close of a file in the workspace
+# (a path walk: the filter and Landlock), median of 9 interleaved runs each.
+echo data >"$work/ws/f"
+chown 65534:65534 "$work/ws/f"
+for call in getppid open; do
+	args=(2000000) outs=() fulls=() tiers=()
+	[ "$call" = open ] && args=(300000 "$work/ws/f")
+	for _ in $(seq 9); do
+		outs+=("$("$work/bin/loop" "${args[@]}")")
+		fulls+=("$("${full[@]}" "$work/bin/loop" "${args[@]}")")
+		tiers+=("$("${tier[@]}" "$work/bin/loop" "${args[@]}" 2>/dev/null)")
+	done
+	out=$(med "${outs[@]}") fullm=$(med "${fulls[@]}") tierm=$(med "${tiers[@]}")
+	printf '%s: outside %s ns, full sandbox %s ns, landlock tier %s ns (tier/full %.2f; the tier also carries the wrapper'"'"'s filter)\n' \
+		"$call" "$out" "$fullm" "$tierm" "$(python3 -c "print($tierm/$fullm)")"
+done

@@ -94,8 +94,8 @@ static void list_free(struct sbx_pol_list *l)
 
 void sbx_policy_free(struct sbx_policy *p)
 {
-	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->hard,
-				       &p->statfs_ok };
+	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->tier_deny,
+				       &p->hard, &p->statfs_ok };
 	struct sbx_pol_u64 *nums[] = { &p->cpu, &p->memory, &p->pids, &p->disk, &p->inodes };
 	struct sbx_pol_list *lists[] = { &p->allow, &p->ro, &p->rw, &p->deny };
 
@@ -112,7 +112,7 @@ void sbx_policy_free(struct sbx_policy *p)
 int sbx_policy_has_sandbox(const struct sbx_policy *p)
 {
 	return p->mode.set || p->net.set || p->allow.set || p->ro.set || p->rw.set ||
-	       p->deny.set || p->fallback.set || p->unsafe.set;
+	       p->deny.set || p->fallback.set || p->unsafe.set || p->tier_deny.set;
 }
 
 int sbx_policy_has_resources(const struct sbx_policy *p)
@@ -122,6 +122,7 @@ int sbx_policy_has_resources(const struct sbx_policy *p)
 }
 
 const char *const sbx_pol_fallbacks[] = { "?", "fail-closed", "landlock", "unsafe-host-process", NULL };
+const char *const sbx_pol_tier_deny[] = { "?", "refuse", "unenforced", NULL };
 
 int sbx_policy_unsafe_fallback(const struct sbx_policy *p)
 {
@@ -192,6 +193,8 @@ int sbx_policy_set_int(struct sbx_policy *p, struct sbx_pol_int *f, int v,
 		lo = SBX_PMODE_NATIVE, hi = SBX_PMODE_OFF;
 	else if (f == &p->fallback)
 		lo = SBX_PFB_FAIL_CLOSED, hi = SBX_PFB_UNSAFE_HOST;
+	else if (f == &p->tier_deny)
+		lo = SBX_PTDW_REFUSE, hi = SBX_PTDW_UNENFORCED;
 	if (f->set)
 		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: given twice", origin);
 	if (v < lo || v > hi)
@@ -736,6 +739,27 @@ static int merge_fallback(struct mctx *c, const struct sbx_policy *b, const stru
 	return merge_ord(c, "sandbox.fallback", &b->fallback, &r->fallback, &o->fallback, fbs, 0);
 }
 
+/* tierDenyWrite: "unenforced" gives up a protection, so only the
+ * baseline may say it (a request saying it is refused, or dropped when
+ * clamped); a request may always say "refuse". */
+static int merge_tier_deny(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
+			   struct sbx_policy *o)
+{
+	const struct sbx_pol_int *from = &b->tier_deny;
+
+	if (r->tier_deny.set && r->tier_deny.v == SBX_PTDW_UNENFORCED &&
+	    !(b->tier_deny.set && b->tier_deny.v == SBX_PTDW_UNENFORCED)) {
+		if (!c->clamp)
+			return sbx_perr_set(c->e, SBX_EXIT_POLICY, "policy refused: %s: only a baseline may "
+					    "leave deny-write unenforced in the landlock tier",
+					    orig(r->tier_deny.origin));
+		note(c, "sandbox.tierDenyWrite");
+	} else if (r->tier_deny.set) {
+		from = &r->tier_deny;
+	}
+	return from->set && copy_int(&o->tier_deny, from) < 0 ? nomem(c->e) : 0;
+}
+
 static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struct sbx_policy *r,
 			 struct sbx_policy *o)
 {
@@ -749,7 +773,8 @@ static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struc
 	    merge_roots(c, "sandbox.writableRoots", "writable roots", &b->rw, NULL, &r->rw, &o->rw) < 0 ||
 	    merge_deny(c, &b->deny, &r->deny, &o->deny) < 0 ||
 	    merge_fallback(c, b, r, o, fbs) < 0 ||
-	    merge_ord(c, "sandbox.unsafeAllowHostProcess", &b->unsafe, &r->unsafe, &o->unsafe, bools, 0) < 0)
+	    merge_ord(c, "sandbox.unsafeAllowHostProcess", &b->unsafe, &r->unsafe, &o->unsafe, bools, 0) < 0 ||
+	    merge_tier_deny(c, b, r, o) < 0)
 		return -1;
 	return 0;
 }

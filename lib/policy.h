@@ -53,6 +53,15 @@ enum sbx_pol_fallback {
 /* Their names, indexed by value, NULL-terminated. */
 extern const char *const sbx_pol_fallbacks[];
 
+/* tierDenyWrite: whether the Landlock tier, which cannot keep deny-write
+ * globs inside a writable root, refuses to run (the default) or runs with
+ * them unenforced, saying so. Only a baseline may say "unenforced". */
+enum {
+	SBX_PTDW_REFUSE = 1,       /* "refuse" */
+	SBX_PTDW_UNENFORCED,       /* "unenforced" */
+};
+extern const char *const sbx_pol_tier_deny[];
+
 /* Which fields a tool enforces: a merge looks only at these, so one policy
  * file can serve every tool of a chain. */
 #define SBX_PSCOPE_NS     0x1u  /* the sandbox block */
@@ -87,6 +96,7 @@ struct sbx_policy {
 	struct sbx_pol_list deny;     /* denyWrite: globs relative to the workspace */
 	struct sbx_pol_int fallback;  /* fallback */
 	struct sbx_pol_int unsafe;    /* unsafeAllowHostProcess */
+	struct sbx_pol_int tier_deny; /* tierDenyWrite: baseline only (sbx-ns's Landlock tier) */
 
 	/* resources block */
 	struct sbx_pol_u64 cpu;       /* cpu_percent: 100 = one core */
@@ -105,7 +115,7 @@ struct sbx_perr {
 
 /* Fields narrowed by a clamped merge, by their block path
  * ("resources.memory_mb", "sandbox.readableRoots"), each once. */
-#define SBX_POL_NFIELDS 15
+#define SBX_POL_NFIELDS 16
 struct sbx_pol_clamped {
 	const char *field[SBX_POL_NFIELDS];
 	size_t n;

@@ -361,6 +361,9 @@ static int load_sandbox(struct ld *l, const json_t *sb)
 				      "fail-closed, landlock, unsafe-host-process", &p->fallback);
 		else if (!strcmp(key, "unsafeAllowHostProcess"))
 			rc = get_bool(l, "$.sandbox.unsafeAllowHostProcess", v, &p->unsafe);
+		else if (!strcmp(key, "tierDenyWrite"))
+			rc = get_enum(l, "$.sandbox.tierDenyWrite", v, sbx_pol_tier_deny, "refuse, unenforced",
+				      &p->tier_deny);
 		else
 			rc = unknown_key(l, "$.sandbox", key);
 		if (rc < 0)
@@ -537,6 +540,8 @@ char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope)
 			sbx_json_str(&j, "fallback", fbs[p->fallback.v]);
 		if (p->unsafe.set)
 			sbx_json_bool(&j, "unsafeAllowHostProcess", p->unsafe.v);
+		if (p->tier_deny.set)
+			sbx_json_str(&j, "tierDenyWrite", sbx_pol_tier_deny[p->tier_deny.v]);
 		sbx_json_close_obj(&j);
 	}
 	if ((scope & (SBX_PSCOPE_CGROUP | SBX_PSCOPE_QUOTA)) && sbx_policy_has_resources(p)) {

@@ -19,13 +19,7 @@ setup_file() {
 	ln -s /etc/passwd "$NS_DIR/ws/link-passwd"
 	echo data > "$NS_DIR/ws/file"
 	chown -h "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/ws/file" "$NS_DIR/ws/link-out" "$NS_DIR/ws/link-passwd"
-	local home
-	home=$(getent passwd "$SBX_TEST_USER" | cut -d: -f6)
-	mkdir -p "$home/.ssh"
-	[ -f "$home/.ssh/id_rsa" ] || echo "fake key" > "$home/.ssh/id_rsa"
-	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$home/.ssh"
-	chmod 0700 "$home/.ssh"
-	export NS_HOME=$home
+	ns_home_ssh
 }
 
 teardown_file() { ns_teardown_file; }

@@ -10,8 +10,8 @@ load 29-ns-helpers
 
 setup_file() {
 	ns_setup_file
-	cp "$SBX_TESTBIN/ns-nouserns" "$NS_DIR/bin/"
-	chmod 0755 "$NS_DIR/bin/ns-nouserns"
+	cp "$SBX_TESTBIN/ns-nouserns" "$SBX_TESTBIN/ns-landlockabi" "$NS_DIR/bin/"
+	chmod 0755 "$NS_DIR/bin/ns-nouserns" "$NS_DIR/bin/ns-landlockabi"
 	mkdir -m 0700 "$NS_DIR/secret"
 	echo hidden >"$NS_DIR/secret/key"
 	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/secret"
@@ -19,6 +19,7 @@ setup_file() {
 	local roots="\"readableRoots\":[\"$NS_DIR\"],\"writableRoots\":[\"$NS_DIR\"],\"network\":{\"mode\":\"localhost\"}"
 	printf '{"sandbox":{"fallback":"landlock","denyWrite":[],%s}}\n' "$roots" >"$NS_DIR/conf/landlock.json"
 	printf '{"sandbox":{"fallback":"landlock",%s}}\n' "$roots" >"$NS_DIR/conf/landlock-deny.json"
+	printf '{"sandbox":{"fallback":"landlock","tierDenyWrite":"unenforced",%s}}\n' "$roots" >"$NS_DIR/conf/unenforced.json"
 	printf '{"sandbox":{"fallback":"landlock","denyWrite":[]}}\n' >"$NS_DIR/conf/request.json"
 	# The request that gives deny-write up too, and names the attempt program's directory.
 	printf '{"sandbox":{"denyWrite":[],"readableRoots":["%s"]}}\n' "$NS_DIR/bin" >"$NS_DIR/conf/nodeny.json"
@@ -58,7 +59,7 @@ tier() {
 			--workspace "$ws" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"'
 		assert_regex "$stderr" "^$warning\$"
 		assert_line --index 0 '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
-		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"seccomp\":true,\"net\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
+		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"landlock_lost\":\[[a-z\",-]*\],\"seccomp\":true,\"net\":\"none\",\"deny_write\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
 		assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":0,"isolation":"landlock"}'
 		assert_equal "$(cat "$ws/id")" "$SBX_TEST_UID"
 		assert_regex "$(cat "$ws/tmpdir")" '^/tmp/sbx-landlock\.[A-Za-z0-9]{6}$'
@@ -96,17 +97,56 @@ unshare-user: EPERM"
 	run -0 kill -0 "$outside"
 }
 
+@test "below Landlock ABI 6 the WARNING and the status say what is lost, and it is" {
+	local ws abi rc
+	for abi in 7 5 2; do
+		# A process of the test user outside, which ns-attempt sends SIGTERM.
+		setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
+		outside=$!
+		ws=$(ns_ws)
+		echo keep >"$NS_DIR/victim"
+		chown "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/victim"
+		run -0 --separate-stderr as_user "$NS_DIR/bin/ns-landlockabi" "$abi" "$NS_DIR/bin/ns-nouserns" \
+			"$SBX_BIN/sbx-ns" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" --status-fd 5 -- sh -c "
+			$NS_ATT kill $outside; python3 -c 'import os, sys
+try:
+    os.truncate(sys.argv[1], 0); print(\"truncate: ok\")
+except OSError as e:
+    print(\"truncate:\", e.strerror)' $NS_DIR/victim" 4<"$NS_DIR/conf/nodeny.json" 5>"$ws.status"
+		case $abi in
+		7) assert_output "kill: EPERM
+truncate: Permission denied"
+		   assert_regex "$stderr" "^$warning\$"
+		   run -0 grep -c '"landlock":7,"landlock_net":true,"landlock_scoped":true,"landlock_lost":\[\],' "$ws.status"
+		   assert_equal "$(cat "$NS_DIR/victim")" keep ;;
+		5) assert_output "kill: ok
+truncate: Permission denied"
+		   assert_regex "$stderr" "^$warning; below Landlock ABI 6 nothing stops signalling processes of its user outside\$"
+		   run -0 grep -c '"landlock":5,"landlock_net":true,"landlock_scoped":false,"landlock_lost":\["signal"\],' "$ws.status" ;;
+		2) assert_output "kill: ok
+truncate: ok"
+		   assert_regex "$stderr" "^$warning; below Landlock ABI 6 nothing stops signalling processes of its user outside, ioctls on the devices it may open, truncating files of its user outside the writable roots \\(truncate\\(2\\)\\)\$"
+		   run -0 grep -c '"landlock":2,"landlock_net":false,"landlock_scoped":false,"landlock_lost":\["signal","device-ioctl","truncate"\],' "$ws.status"
+		   assert_equal "$(cat "$NS_DIR/victim")" "" ;;
+		esac
+		[ "$abi" = 7 ] && kill "$outside"
+		rc=0
+		wait "$outside" || rc=$?
+		assert_equal "$rc" 143
+	done
+}
+
 @test "the tier refuses (106) what it cannot keep: deny-write inside the workspace, a network, a bind elsewhere" {
 	local ws pre='sbx-ns: fatal: unable to create namespaces (Operation not permitted) and unable to use the landlock tier the baseline allows:'
 	ws=$(ns_ws)
 	run -106 --separate-stderr tier root --baseline "$NS_DIR/conf/landlock-deny.json" --policy-fd 4 --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	assert_equal "$stderr" "$pre the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --deny-write 'none*' --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre the deny-write glob none* applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request gives deny-write up)"
+	assert_equal "$stderr" "$pre the deny-write glob none* applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
 	NS_REQ=$NS_DIR/conf/loopback.json run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true
-	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none is kept without one)"
+	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none and broker are kept without one)"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --ro-bind "$NS_DIR/bin" /opt/x --workspace "$ws" -- true
 	assert_equal "$stderr" "$pre --ro-bind needs a mount namespace"
 	run -106 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --tmp-in-workspace --workspace "$ws" -- true
@@ -115,6 +155,32 @@ unshare-user: EPERM"
 	run -106 --separate-stderr as_user "$NS_DIR/bin/ns-nolandlock" "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" \
 		--baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true 4<"$NS_DIR/conf/nodeny.json"
 	assert_equal "$stderr" "$pre this kernel has no Landlock"
+}
+
+@test "the baseline's tierDenyWrite: unenforced runs the tier with deny-write given up, and says so twice" {
+	local ws who
+	for who in root user; do
+		ws=$(ns_ws)
+		if [ "$who" = root ]; then
+			run -0 --separate-stderr "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" \
+				--gid "$SBX_TEST_GID" --baseline "$NS_DIR/conf/unenforced.json" --workspace "$ws" \
+				--status-fd 5 -- sh -c 'echo KEY=1 >.env; cat .env' 5>"$ws.status"
+		else
+			run -0 --separate-stderr as_user "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" \
+				--baseline "$NS_DIR/conf/unenforced.json" --workspace "$ws" \
+				--status-fd 5 -- sh -c 'echo KEY=1 >.env; cat .env' 5>"$ws.status"
+		fi
+		assert_output "KEY=1"
+		assert_equal "${#stderr_lines[@]}" 2
+		assert_regex "${stderr_lines[0]}" "^$warning\$"
+		assert_equal "${stderr_lines[1]}" 'sbx-ns: WARNING: deny-write is not enforced in the landlock tier (the baseline says "tierDenyWrite": "unenforced"): the command may write .env and what the other deny-write globs match inside the writable roots'
+		run -0 grep -c '"isolation":"landlock",.*"deny_write":"unenforced"' "$ws.status"
+	done
+	# A request cannot say it.
+	ws=$(ns_ws)
+	run -102 --separate-stderr as_user "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$NS_DIR/conf/landlock-deny.json" \
+		--policy-fd 4 --workspace "$ws" -- true 4< <(printf '{"sandbox":{"tierDenyWrite":"unenforced"}}')
+	assert_regex "$stderr" '^sbx-ns: fatal: policy refused: --policy-fd 4: \$\.sandbox\.tierDenyWrite: only a baseline may leave deny-write unenforced in the landlock tier$'
 }
 
 @test "only the baseline offers the tier: a request cannot ask for it, and without it the run fails closed" {
@@ -134,69 +200,4 @@ unshare-user: EPERM"
 		-- sh -c 'sleep 600 >/dev/null 2>&1 & echo $! >pid'
 	# Gone (and reaped by init) without anyone killing it here; alive, tail would wait 20 s.
 	run -0 timeout 20 tail --pid="$(cat "$ws/pid")" -f /dev/null
-}
-
-@test "known difference, pinned: another process of the same user is visible and its cmdline readable" {
-	local ws
-	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
-	outside=$!
-	ws=$(ns_ws)
-	run -0 --separate-stderr tier user --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- sh -c "tr '\\0' ' ' </proc/$outside/cmdline; echo; $NS_ATT read /proc/$outside/environ"
-	assert_output "sleep 600 
-read: EACCES"
-}
-
-# The escape catalog of tests/22-ns-escape.bats against the tier, the outside process a
-# sleep of the test user: what the tier stops, and what it cannot by design (marked).
-@test "the escape catalog in the tier, as root for the test user and as the user" {
-	local ws who
-	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups sleep 600 3>&- &
-	outside=$!
-	for who in root user; do
-		ws=$(ns_ws)
-		echo data >"$ws/file"
-		[ "$who" = root ] && chown "$SBX_TEST_UID" "$ws/file"
-		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- sh -c "
-			for a in mount-tmpfs 'remount /usr' fsopen unshare-user unshare-net clone-newuser clone3 setns \
-				unshare-files fork 'ptrace $outside' 'vm-read $outside' 'kill $outside' tiocsti tiocsti-high \
-				'fssetxattr $ws/file' 'setflags $ws/file' keyctl bpf perf io-uring userfaultfd open-by-handle \
-				personality x32 int80 socket-inet socket-unix socket-netlink socketpair 'connect-abstract sbx-tier' \
-				'read /proc/$outside/environ' 'read /proc/$outside/cmdline'; do $NS_ATT \$a; done"
-		assert_output "mount-tmpfs: EPERM
-remount: EPERM
-fsopen: EPERM
-unshare-user: EPERM
-unshare-net: EPERM
-clone-newuser: EPERM
-clone3: ENOSYS
-setns: EPERM
-unshare-files: ok
-fork: ok
-ptrace: EPERM
-vm-read: EPERM
-kill: EPERM
-tiocsti: EPERM
-tiocsti-high: EPERM
-fssetxattr: EPERM
-setflags: EPERM
-keyctl: EPERM
-bpf: EPERM
-perf: EPERM
-io-uring: EPERM
-userfaultfd: EPERM
-open-by-handle: EPERM
-personality: EPERM
-x32: SIGSYS
-int80: SIGSYS
-socket-inet: EPERM
-socket-unix: EPERM
-socket-netlink: EPERM
-socketpair: ok
-connect-abstract: EPERM
-read: EACCES
-read: ok"
-		# By design (no pid namespace): the host's processes are listed.
-		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- "$NS_ATT" pids
-		refute_output "pids: none"
-	done
 }

@@ -18,6 +18,17 @@ ns_teardown_file() {
 	[ -n "${NS_DIR:-}" ] && rm -rf "$NS_DIR"
 }
 
+# A fake key in the test user's ~/.ssh (the escape catalogs try to read it);
+# exports NS_HOME.
+ns_home_ssh() {
+	NS_HOME=$(getent passwd "$SBX_TEST_USER" | cut -d: -f6)
+	mkdir -p "$NS_HOME/.ssh"
+	[ -f "$NS_HOME/.ssh/id_rsa" ] || echo "fake key" >"$NS_HOME/.ssh/id_rsa"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_HOME/.ssh"
+	chmod 0700 "$NS_HOME/.ssh"
+	export NS_HOME
+}
+
 # A fresh workspace for one test, owned by the test user.
 ns_ws() {
 	local d

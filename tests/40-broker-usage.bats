@@ -35,7 +35,7 @@ usage() { # EXPECTED-MESSAGE ARGS...
 }
 
 @test "no arguments is a usage error" { usage "--mode allowlist needs at least one --allow-host"; }
-@test "a listener is required" { usage "missing --listen or --listen-fd (or socket activation)" "${H[@]}"; }
+@test "a listener is required" { usage "missing --listen, --listen-fd or --listen-tcp (or socket activation)" "${H[@]}"; }
 @test "an operand is refused: the broker runs no program" { usage "unexpected operand 'true' (sbx-broker runs no program)" "${H[@]}" true; }
 @test "an unknown option is refused" { usage "unknown option --bogus" --bogus; }
 @test "a short option is refused" { usage "unknown option -l (options are long: --name)" -l x; }
@@ -230,6 +230,56 @@ except OSError as e:
 	run -111 --separate-stderr as_user sbx-broker "${H[@]}" --listen "$D/s"
 	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/s: Permission denied"
 }
+@test "--listen-tcp: only a loopback address and a port" {
+	local form='(127.0.0.1:PORT or [::1]:PORT)'
+	usage "--listen-tcp: invalid address '': empty $form" "${H[@]}" --listen-tcp ''
+	usage "--listen-tcp: invalid address '127.0.0.1': port missing $form" "${H[@]}" --listen-tcp 127.0.0.1
+	usage "--listen-tcp: invalid address '[::1]': port missing $form" "${H[@]}" --listen-tcp '[::1]'
+	usage "--listen-tcp: invalid address ':3128': address missing $form" "${H[@]}" --listen-tcp :3128
+	usage "--listen-tcp: port: invalid number '0': zero not allowed" "${H[@]}" --listen-tcp 127.0.0.1:0
+	usage "--listen-tcp: port: invalid number '65536': too large" "${H[@]}" --listen-tcp 127.0.0.1:65536
+	usage "--listen-tcp: port: invalid number '-1': negative" "${H[@]}" --listen-tcp 127.0.0.1:-1
+	usage "--listen-tcp: port: invalid number '3128x': trailing garbage" "${H[@]}" --listen-tcp '[::1]:3128x'
+	usage "--listen-tcp: invalid address 'localhost:3128': not an IP address $form" "${H[@]}" --listen-tcp localhost:3128
+	usage "--listen-tcp: invalid address '127.0.0.1\x0a:3128': not an IP address $form" "${H[@]}" --listen-tcp $'127.0.0.1\n:3128'
+	local a
+	for a in 198.18.0.1:3128 0.0.0.0:3128 '[::]:3128' '[::ffff:127.0.0.1]:3128' '[fe80::1]:3128'; do
+		usage "--listen-tcp: invalid address '$a': not a loopback address (a port there would be open to other machines)" \
+			"${H[@]}" --listen-tcp "$a"
+	done
+	usage "--listen-tcp given twice" "${H[@]}" --listen-tcp 127.0.0.1:3128 --listen-tcp 127.0.0.1:3129
+}
+
+@test "--listen-tcp alone and beside --listen: both answer; a port taken is refused" {
+	# In a network namespace of its own: nothing here reaches the host's loopback.
+	mkfifo "$D/ready"
+	run -0 --separate-stderr unshare -n sh -c '
+		ip link set lo up
+		exec 5<>"$1/ready"
+		sbx-broker --allow-host origin.test --listen "$1/s" --listen-tcp 127.0.0.1:3128 --ready-fd 3 \
+			3>"$1/ready" 2>"$1/err" </dev/null >/dev/null &
+		a=$!
+		read -r _ <&5
+		sbx-broker --allow-host origin.test --listen-tcp "[::1]:3129" --ready-fd 3 3>"$1/ready" \
+			2>>"$1/err" </dev/null >/dev/null &
+		b=$!
+		read -r _ <&5
+		"$2" -c "
+import socket
+for fam, a in ((socket.AF_UNIX, \"$1/s\"), (socket.AF_INET, (\"127.0.0.1\", 3128)), (socket.AF_INET6, (\"::1\", 3129))):
+    c = socket.socket(fam); c.connect(a)
+    c.sendall(b\"CONNECT b.test:443 HTTP/1.1\\r\\n\\r\\n\")
+    print(c.recv(200).split(b\"\\r\\n\")[0].decode())"
+		sbx-broker --allow-host origin.test --listen-tcp 127.0.0.1:3128
+		echo "rc $?"
+		kill $a $b' sh "$D" "$PY3"
+	assert_output "HTTP/1.1 403 Forbidden
+HTTP/1.1 403 Forbidden
+HTTP/1.1 403 Forbidden
+rc 111"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to listen on 127.0.0.1:3128 (--listen-tcp): Address in use"
+}
+
 @test "--listen-fd empty" { usage "--listen-fd: invalid fd '': empty" --listen-fd ''; }
 @test "--listen-fd negative" { usage "--listen-fd: invalid fd '-3': negative" --listen-fd -3; }
 @test "--listen-fd stdio" { usage "--listen-fd: invalid fd '1': 0, 1 and 2 are stdio" --listen-fd 1; }
@@ -374,7 +424,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 }
 @test "socket activation meant for another process is ignored" {
 	run -100 --separate-stderr env LISTEN_PID=1 LISTEN_FDS=1 sbx-broker --allow-host a.test
-	assert_equal "$stderr" "sbx-broker: usage: missing --listen or --listen-fd (or socket activation)"
+	assert_equal "$stderr" "sbx-broker: usage: missing --listen, --listen-fd or --listen-tcp (or socket activation)"
 }
 @test "socket activation together with --listen is refused" {
 	run -100 --separate-stderr sh -c 'export LISTEN_PID=$$ LISTEN_FDS=1; exec sbx-broker --allow-host a.test --listen /tmp/x'

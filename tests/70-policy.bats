@@ -274,6 +274,26 @@ SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallb
 		--baseline-fd 5 --for cgroup 5</dev/null
 }
 
+@test "tierDenyWrite: unenforced stands only in a baseline; a request may say refuse" {
+	printf '{"sandbox":{"fallback":"landlock","tierDenyWrite":"unenforced"}}' >"$POL_DIR/tier-unenforced.json"
+	printf '{"sandbox":{"fallback":"landlock"}}' >"$POL_DIR/tier-plain.json"
+	local out='{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],"denyWrite":[".env",".env.*",".git/config",".git/config.worktree",".git/hooks/**",".git/worktrees/*/config.worktree",".git/modules/**/config",".git/modules/**/hooks/**"],"fallback":"landlock","unsafeAllowHostProcess":false'
+	merged "$out"',"tierDenyWrite":"unenforced"}}' --baseline "$POL_DIR/tier-unenforced.json" --for ns \
+		--workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{}}')
+	merged "$out"',"tierDenyWrite":"refuse"}}' --baseline "$POL_DIR/tier-unenforced.json" --for ns \
+		--workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{"tierDenyWrite":"refuse"}}')
+	refused 102 "fatal: policy refused: --policy-fd 5: \$.sandbox.tierDenyWrite: only a baseline may leave deny-write unenforced in the landlock tier" \
+		--baseline "$POL_DIR/tier-plain.json" --for ns --workspace /srv/ws --policy-fd 5 5<"$POL_DIR/tier-unenforced.json"
+	refused 100 'usage: --policy-fd 5: $.sandbox.tierDenyWrite: unknown value "off" (refuse, unenforced)' \
+		--for ns --workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{"tierDenyWrite":"off"}}')
+	# Clamped, the request's word is dropped and listed.
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/tier-plain.json" --for ns --workspace /srv/ws --clamp \
+		--status-fd 6 --policy-fd 5 5<"$POL_DIR/tier-unenforced.json" 6>"$BATS_TEST_TMPDIR/status"
+	assert_output "$out}}"
+	run -0 cat "$BATS_TEST_TMPDIR/status"
+	assert_output --partial '"clamped":["sandbox.tierDenyWrite"]'
+}
+
 @test "accept_statfs_quota stands only in a baseline, never in a request" {
 	printf '{"resources":{"accept_statfs_quota":true}}' >"$POL_DIR/accept-statfs.json"
 	merged '{"resources":{"disk_mb":1024,"require_hard_limits":true,"accept_statfs_quota":true}}' \

@@ -157,6 +157,77 @@ PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, do
 	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX"
 }
 
+# The Landlock tier in a container: a baseline saying "fallback":"landlock" (root's, mounted
+# read-only) and a request giving deny-write up, on fd 4.
+tier_conf() {
+	mkdir -p -m 0755 "$C_DIR/tier"
+	printf '{"sandbox":{"fallback":"landlock","denyWrite":[],"readableRoots":["/ws"],"writableRoots":["/ws"]}}\n' \
+		>"$C_DIR/tier/base.json"
+	printf '{"sandbox":{"denyWrite":[]}}\n' >"$C_DIR/tier/req.json"
+	chmod 0644 "$C_DIR"/tier/*.json
+	# Docker's and Kubernetes' RuntimeDefault profiles refuse CLONE_NEWUSER (without
+	# CAP_SYS_ADMIN) and clone3; podman's default allows both.
+	printf '%s\n' '{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["unshare","clone"],"action":"SCMP_ACT_ERRNO","errnoRet":1,"args":[{"index":0,"value":268435456,"valueTwo":268435456,"op":"SCMP_CMP_MASKED_EQ"}]},{"names":["clone3"],"action":"SCMP_ACT_ERRNO","errnoRet":38}]}' \
+		>"$C_DIR/tier/nouserns.json"
+}
+
+tier_run() { # PODMAN-ARGS... -- COMMAND
+	local args=()
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	pm run --rm --network none "${args[@]}" --mount type=tmpfs,destination=/ws,U=true -v "$C_DIR/tier:/conf:ro" \
+		--entrypoint /bin/sh "$C_IMG" -c 'exec sbx-ns --baseline /conf/base.json --policy-fd 4 --workspace /ws \
+		--status-fd 3 -- /bin/sh -c "$0" 4</conf/req.json 3>"/ws/status"' "$1"
+}
+
+@test "the landlock tier in a container that refuses user namespaces: it runs, says so, and holds" {
+	tier_conf
+	run -0 --separate-stderr tier_run --security-opt "seccomp=$C_DIR/tier/nouserns.json" -- \
+		'for a in "write /ws/ok" "write /etc/x" "write /tmp/x" "write /x" "read /srv/secret/key" socket-inet \
+			socket-unix unshare-user clone-newuser mount-tmpfs; do ns-attempt $a; done; id; cat /ws/status >&2'
+	assert_output "write: ok
+write: EACCES
+write: EACCES
+write: EACCES
+read: EACCES
+socket-inet: EPERM
+socket-unix: EPERM
+unshare-user: EPERM
+clone-newuser: EPERM
+mount-tmpfs: EPERM
+uid=1000(sbx) gid=1000(sbx) groups=1000(sbx)"
+	lines=("${stderr_lines[@]}")
+	assert_equal "${lines[0]}" "sbx-ns: WARNING: no user namespaces here (Operation not permitted): the command runs in the landlock tier: Landlock ABI 7 and seccomp, but no pid, mount or network namespace; other processes of the same user are visible; no fresh /proc"
+	assert_equal "${lines[1]}" '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
+	[[ "${lines[2]}" =~ ^\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation\ not\ permitted\",\"landlock\":7,.*\"net\":\"none\", ]]
+}
+
+@test "a default podman container masks /proc: under the baseline, the tier; without it, or with deny-write, 106" {
+	tier_conf
+	run -0 --separate-stderr tier_run -- \
+		'for a in "write /ws/ok" "write /etc/x" "read /srv/secret/key" socket-inet unshare-user; do ns-attempt $a; done
+		cat /ws/status >&2'
+	assert_output "write: ok
+write: EACCES
+read: EACCES
+socket-inet: EPERM
+unshare-user: EPERM"
+	lines=("${stderr_lines[@]}")
+	assert_equal "${lines[0]}" "sbx-ns: WARNING: no fresh /proc here (Operation not permitted; podman: /run/.containerenv): the command runs in the landlock tier: Landlock ABI 7 and seccomp, but no pid, mount or network namespace; other processes of the same user are visible; no fresh /proc"
+	[[ "${lines[3]}" =~ ^\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"no\ fresh\ /proc:\ Operation\ not\ permitted\",\"landlock\":7, ]]
+	# What the tier cannot keep is refused, with the container's fix.
+	printf '{"sandbox":{"fallback":"landlock","readableRoots":["/ws"],"writableRoots":["/ws"]}}\n' >"$C_DIR/tier/base-deny.json"
+	chmod 0644 "$C_DIR/tier/base-deny.json"
+	run -106 --separate-stderr pm run --rm --network none --mount type=tmpfs,destination=/ws,U=true \
+		-v "$C_DIR/tier:/conf:ro" "$C_IMG" --baseline /conf/base-deny.json --workspace /ws -- /bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX; and unable to use the landlock tier the baseline allows: the deny-write glob .env applies inside the writable workspace and Landlock cannot keep what it matches read-only (only an empty denyWrite in both the baseline and the request, or the baseline's \"tierDenyWrite\": \"unenforced\", gives deny-write up)"
+	run -106 --separate-stderr pm run --rm --network none --entrypoint /usr/local/bin/sbx-check "$C_IMG" host
+	assert_line "tiers              ok             landlock only (Landlock ABI 7, seccomp, no namespaces: the container masks /proc): sbx-ns runs commands only under a baseline saying \"fallback\": \"landlock\", with a WARNING each time tiers=landlock"
+	run -106 --separate-stderr pm run --rm --network none --security-opt "seccomp=$C_DIR/tier/nouserns.json" \
+		--entrypoint /usr/local/bin/sbx-check "$C_IMG" host
+	assert_line --regexp '^tiers +ok +landlock only \(Landlock ABI 7, seccomp, no namespaces\)'
+}
+
 @test "sbx-check host in a default container names the container and its settings, never a boot parameter" {
 	run -106 --separate-stderr pm run --rm --network none --entrypoint /usr/local/bin/sbx-check "$C_IMG" host
 	assert_equal "$stderr" ""
@@ -178,6 +249,18 @@ PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, do
 		assert_line --regexp "^$item +ok "
 	done
 	refute_line --regexp '^(userns|namespaces|root-tmpfs|proc|pivot_root|userns-limit|seccomp) +(missing|unsupported|FAIL)'
+}
+
+# In a default container sbx-ns itself refuses (106, above: no fresh proc); the tier's proof
+# runs there all the same, the namespaces taken away by the proof, and holds.
+@test "sbx-check proof --tier landlock in a default container: the Landlock tier holds" {
+	run -0 --separate-stderr pm run --rm --network none --entrypoint /usr/local/bin/sbx-check "$C_IMG" proof --tier landlock
+	assert_equal "$stderr" ""
+	assert_line --index 0 --regexp '^landlock-tier +ok +sbx-ns ran the command in the landlock tier and said so \(WARNING\), Landlock ABI [0-9]+ .*: the proof took them away from it with a seccomp filter, as a container.s profile does abi=[0-9]+$'
+	for item in sibling-secret outside-write tmp-write offline signal-outside abstract-outside; do
+		assert_line --regexp "^$item +ok +denied: "
+	done
+	assert_line "result: all checks passed (exit 0)"
 }
 
 @test "sbx-check proof with busybox's ip reports that the veth pair needs iproute2" {

@@ -25,6 +25,7 @@ struct broker_pin {
 
 struct broker_cfg {
 	int listen_fd;
+	int tcp_fd;                /* --listen-tcp alongside a Unix socket, else -1 */
 	const char *listen_path;   /* set when the broker created the socket */
 	struct stat listen_made;   /* ... and which file it made */
 	int proxy;                 /* --mode proxy */
@@ -117,6 +118,18 @@ gid_t broker_parse_group(const char *s);
  * gid -1 leave the file as bind(2) makes it. made: the file's identity. */
 int broker_listen_path(const char *path, int mode, gid_t gid, struct stat *made);
 void broker_unlink_path(const char *path, const struct stat *made);
+
+/* --listen-tcp ADDR:PORT, a loopback address only (tcp.c). */
+struct broker_tcp {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in a4;
+		struct sockaddr_in6 a6;
+	};
+	socklen_t len;
+};
+void broker_parse_tcp(struct broker_tcp *t, const char *arg);
+int broker_listen_tcp(const struct broker_tcp *t, const char *arg);
 
 /* Pinned names (pins.c). */
 void broker_add_resolve(struct broker_cfg *cfg, const char *arg);

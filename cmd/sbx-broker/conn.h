@@ -131,10 +131,10 @@ struct conn {
 
 struct loop {
 	const struct broker_cfg *cfg;
-	int ep, lfd, sfd, reserve_fd;
+	int ep, lfd, tfd, sfd, reserve_fd;
 	struct broker_resolver res;
 	struct broker_answers answers;
-	struct handle hl, hs, hr;
+	struct handle hl, ht, hs, hr;
 	struct conn *head, *tail, *dead;
 	size_t nconns;
 	struct sandbox *sbs, *dead_sbs, *flush;

@@ -168,6 +168,8 @@ static void terminate(struct loop *L, int sig)
 	char t[40];
 
 	close(L->lfd);
+	if (L->tfd >= 0)
+		close(L->tfd);
 	if (L->cfg->listen_path)
 		broker_unlink_path(L->cfg->listen_path, &L->cfg->listen_made);
 	while (L->sbs)
@@ -186,7 +188,7 @@ static void terminate(struct loop *L, int sig)
 
 int broker_loop(const struct broker_cfg *cfg)
 {
-	struct loop L = { .cfg = cfg, .lfd = cfg->listen_fd };
+	struct loop L = { .cfg = cfg, .lfd = cfg->listen_fd, .tfd = cfg->tcp_fd };
 	struct epoll_event evs[256];
 	sigset_t ss;
 
@@ -213,6 +215,10 @@ int broker_loop(const struct broker_cfg *cfg)
 	    ep_add(&L, L.lfd, &L.hl, EPOLLIN) < 0 || ep_add(&L, L.sfd, &L.hs, EPOLLIN) < 0 ||
 	    ep_add(&L, L.res.result_fd, &L.hr, EPOLLIN) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to watch the listening socket");
+	L.ht.kind = K_LISTEN;
+	if (L.tfd >= 0 && (fcntl(L.tfd, F_SETFL, fcntl(L.tfd, F_GETFL) | O_NONBLOCK) < 0 ||
+			   ep_add(&L, L.tfd, &L.ht, EPOLLIN) < 0))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to watch the --listen-tcp socket");
 	{
 		struct sbx_json j;
 		char t[40];
@@ -242,7 +248,7 @@ int broker_loop(const struct broker_cfg *cfg)
 			struct handle *h = evs[i].data.ptr;
 			switch (h->kind) {
 			case K_LISTEN:
-				on_accept(&L, L.lfd, NULL, R_PROXY);
+				on_accept(&L, h == &L.ht ? L.tfd : L.lfd, NULL, R_PROXY);
 				break;
 			case K_SB_LISTEN:
 				if (!h->sb->dead)

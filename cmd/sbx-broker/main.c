@@ -25,6 +25,7 @@
 
 #define USAGE \
 	"usage: sbx-broker (--listen PATH [--socket-mode MODE] [--socket-group GROUP] | --listen-fd FD)\n" \
+	"                  [--listen-tcp ADDR:PORT]\n" \
 	"                  [--mode allowlist|proxy]\n" \
 	"                  [--allow-host NAME]... [--allow-port N]... [--allow-tcp NAME:PORT]...\n" \
 	"                  [--upstream http://HOST:PORT]\n" \
@@ -38,18 +39,19 @@ enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
-	O_TCP,
+	O_TCP, O_ALLOW_TCP,
 };
 
 static const struct sbx_opt options[] = {
 	{ "listen", SBX_ARG, SBX_ONCE, O_LISTEN },
 	{ "listen-fd", SBX_ARG, SBX_ONCE, O_LISTEN_FD },
+	{ "listen-tcp", SBX_ARG, SBX_ONCE, O_TCP },
 	{ "socket-mode", SBX_ARG, SBX_ONCE, O_SMODE },
 	{ "socket-group", SBX_ARG, SBX_ONCE, O_SGROUP },
 	{ "mode", SBX_ARG, SBX_ONCE, O_MODE },
 	{ "allow-host", SBX_ARG, SBX_MANY, O_HOST },
 	{ "allow-port", SBX_ARG, SBX_MANY, O_PORT },
-	{ "allow-tcp", SBX_ARG, SBX_MANY, O_TCP },
+	{ "allow-tcp", SBX_ARG, SBX_MANY, O_ALLOW_TCP },
 	{ "upstream", SBX_ARG, SBX_ONCE, O_UPSTREAM },
 	{ "allow-private-networks", SBX_NOARG, SBX_ONCE, O_PRIVATE },
 	{ "deny-address", SBX_ARG, SBX_MANY, O_DENY },
@@ -203,11 +205,12 @@ static size_t default_max_conns(void)
 int main(int argc, char **argv)
 {
 	struct broker_cfg cfg = {
-		.listen_fd = -1, .log_fd = 2, .ready_fd = -1,
+		.listen_fd = -1, .tcp_fd = -1, .log_fd = 2, .ready_fd = -1,
 		.wall_ms = 30000, .max_req = 1 << 20, .max_resp = 10 << 20,
 	};
 	struct sbx_optstate st;
-	const char *arg, *listen = NULL, *mode = NULL, *upstream = NULL;
+	const char *arg, *listen = NULL, *mode = NULL, *upstream = NULL, *tcp_arg = NULL;
+	struct broker_tcp tcp;
 	int id, listen_fd = -1, log_fd = -1, smode = -1;
 	gid_t sgroup = (gid_t)-1;
 	const char *sgroup_arg = NULL;
@@ -232,6 +235,7 @@ int main(int argc, char **argv)
 			if (!broker_listening_unix_stream(listen_fd))
 				sbx_die_usage("--listen-fd: fd %d is not a listening Unix stream socket", listen_fd);
 			break;
+		case O_TCP: broker_parse_tcp(&tcp, arg); tcp_arg = arg; break;
 		case O_SMODE: smode = broker_parse_mode(arg); break;
 		case O_SGROUP: sgroup = broker_parse_group(arg); sgroup_arg = arg; break;
 		case O_MODE:
@@ -241,7 +245,7 @@ int main(int argc, char **argv)
 			break;
 		case O_HOST: add_host(&cfg, arg); break;
 		case O_PORT: add_port(&cfg, arg); break;
-		case O_TCP: broker_add_allow_tcp(&cfg, arg); break;
+		case O_ALLOW_TCP: broker_add_allow_tcp(&cfg, arg); break;
 		case O_UPSTREAM: upstream = arg; break;
 		case O_PRIVATE: cfg.allow_private = 1; break;
 		case O_DENY: add_deny(&cfg, arg); break;
@@ -302,8 +306,8 @@ int main(int argc, char **argv)
 		parse_upstream(&cfg, upstream);
 	if (!listen && listen_fd < 0) {
 		listen_fd = broker_activation_fd();
-		if (listen_fd < 0)
-			sbx_die_usage("missing --listen or --listen-fd (or socket activation)");
+		if (listen_fd < 0 && !tcp_arg)
+			sbx_die_usage("missing --listen, --listen-fd or --listen-tcp (or socket activation)");
 	}
 	cfg.max_conns = default_max_conns();
 	if (max_conns)
@@ -320,12 +324,18 @@ int main(int argc, char **argv)
 		listen_fd = broker_listen_path(listen, smode, sgroup, &cfg.listen_made);
 		cfg.listen_path = listen;
 	}
+	/* The TCP port alone is the broker's socket; beside a Unix socket it is
+	 * a second one. */
+	if (tcp_arg && listen_fd < 0)
+		listen_fd = broker_listen_tcp(&tcp, tcp_arg);
+	else if (tcp_arg)
+		cfg.tcp_fd = broker_listen_tcp(&tcp, tcp_arg);
 	cfg.listen_fd = listen_fd;
 	/* Nothing else of the caller's is inherited by the broker's
 	 * connections; the fds we keep are marked close-on-exec anyway. */
 	{
-		int keep[3] = { listen_fd, cfg.log_fd, cfg.ready_fd };
-		if (sbx_close_fds_except(keep, 3) < 0)
+		int keep[4] = { listen_fd, cfg.tcp_fd, cfg.log_fd, cfg.ready_fd };
+		if (sbx_close_fds_except(keep, 4) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
 	}
 	return broker_loop(&cfg);

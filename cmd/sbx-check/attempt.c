@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,7 +54,7 @@ static int do_read(const char *path)
 
 static int do_write(const char *path)
 {
-	static const char line[] = "written by sbx-check --probe\n";
+	static const char line[] = CHK_PROBE_WRITTEN;
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 
 	if (fd < 0)
@@ -278,6 +280,43 @@ static int do_fill(const char *path, const char *mibarg)
 	return said(0, "wrote %llu bytes unhindered", (unsigned long long)total);
 }
 
+/* SIGUSR1 to a process outside the sandbox that sbx-check started (and
+ * that keeps it blocked and pending, so the proof sees it arrive). */
+static int do_signal(const char *pidarg)
+{
+	uint64_t pid;
+
+	if (sbx_parse_u64(pidarg, 2, 4194304, &pid))
+		return said(2, "bad pid '%s'", pidarg);
+	if (kill((pid_t)pid, SIGUSR1) < 0)
+		return said(1, "kill %llu SIGUSR1: %s", (unsigned long long)pid, strerror(errno));
+	return said(0, "sent SIGUSR1 to %llu", (unsigned long long)pid);
+}
+
+/* A connection to an abstract Unix socket sbx-check listens on outside. */
+static int do_abstract(const char *name)
+{
+	struct sockaddr_un a;
+	size_t n = strlen(name);
+	int s;
+
+	if (!n || n >= sizeof a.sun_path - 1 || strpbrk(name, "/ \r\n"))
+		return said(2, "bad name '%s'", name);
+	memset(&a, 0, sizeof a);
+	a.sun_family = AF_UNIX;
+	memcpy(a.sun_path + 1, name, n);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return said(1, "socket(AF_UNIX): %s", strerror(errno));
+	if (connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
+		int e = errno;
+		close(s);
+		return said(1, "connect @%s: %s", name, strerror(e));
+	}
+	close(s);
+	return said(0, "connected to @%s", name);
+}
+
 int chk_probe(int argc, char **argv)
 {
 	const char *a = argc > 0 ? argv[0] : "";
@@ -302,5 +341,9 @@ int chk_probe(int argc, char **argv)
 		return do_memhog(argv[1]);
 	if (!strcmp(a, "fill") && argc == 3)
 		return do_fill(argv[1], argv[2]);
+	if (!strcmp(a, "signal") && argc == 2)
+		return do_signal(argv[1]);
+	if (!strcmp(a, "abstract") && argc == 2)
+		return do_abstract(argv[1]);
 	return said(2, "unknown probe '%s'", a);
 }

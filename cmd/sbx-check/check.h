@@ -62,6 +62,7 @@ struct chk_opts {
 	const char *ns;        /* proof: the sbx-ns to run (default: beside sbx-check) */
 	const char *manifest;  /* tools: the manifest (default: ../share/sbx/manifest) */
 	const char *baseline;  /* host: the policy baseline the tools are given */
+	int tier;              /* proof: 1 for the Landlock tier (--tier landlock) */
 	int json;
 };
 
@@ -87,6 +88,9 @@ void chk_host_apparmor(struct chk_report *r);
 void chk_host_tiers(struct chk_report *r);
 void chk_tools(struct chk_report *r, const struct chk_opts *o, char **paths, int n);
 void chk_proof(struct chk_report *r, const struct chk_opts *o);
+
+/* The line the probe's write action appends. */
+#define CHK_PROBE_WRITTEN "written by sbx-check --probe\n"
 
 /* The hidden probe mode run inside the sandbox: `sbx-check --probe ACTION ARG`. */
 int chk_probe(int argc, char **argv);

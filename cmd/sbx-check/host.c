@@ -371,8 +371,9 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 	close(fd);
 }
 
-/* The baseline the tools are given: trusted and valid, and whether it
- * lets a command run unconfined where user namespaces are unavailable. */
+/* The baseline the tools are given: trusted and valid, and what it lets a
+ * command do where user namespaces are unavailable: run unconfined, run in
+ * the landlock tier, or nothing. */
 static void baseline(struct chk_report *r, const struct chk_opts *o)
 {
 	struct sbx_policy p;
@@ -399,6 +400,13 @@ static void baseline(struct chk_report *r, const struct chk_opts *o)
 			     "%s: the unsafe host-process fallback is active: where user namespaces "
 			     "are unavailable, a request that also asks for it runs unconfined", o->baseline);
 		chk_field(it, "unsafe_fallback", 0, "true");
+	} else if (p.fallback.set && p.fallback.v == SBX_PFB_LANDLOCK) {
+		it = chk_add(r, CLS_EXTRA, "baseline", CHK_OK,
+			     "%s: the landlock tier: where user namespaces are unavailable, commands "
+			     "run without namespaces under Landlock and seccomp, with a WARNING (see "
+			     "tiers; prove it with `sbx-check proof --tier landlock`)", o->baseline);
+		chk_field(it, "unsafe_fallback", 0, "false");
+		chk_field(it, "fallback", 0, "landlock");
 	} else {
 		it = chk_add(r, CLS_EXTRA, "baseline", CHK_OK, "%s: fail-closed", o->baseline);
 		chk_field(it, "unsafe_fallback", 0, "false");

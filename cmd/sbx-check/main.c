@@ -17,12 +17,13 @@ static const char usage[] =
 	"usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--baseline FILE] [--json]\n"
 	"       sbx-check tools [--manifest FILE] [--json] [PATH...]\n"
 	"       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]\n"
+	"       sbx-check proof --tier full|landlock [--ns PATH] [--json]\n"
 	"       sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] "
 	"[--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--] prog [args...]\n";
 
 int chk_grant(int argc, char **argv); /* grant.c */
 
-enum { O_HELP = 1, O_PROBE, O_CGROUP, O_QUOTA, O_NS, O_MANIFEST, O_JSON, O_BASELINE };
+enum { O_HELP = 1, O_PROBE, O_CGROUP, O_QUOTA, O_NS, O_MANIFEST, O_JSON, O_BASELINE, O_TIER };
 
 void chk_bindir(char *out, size_t n)
 {
@@ -76,6 +77,7 @@ static int run_mode(const char *mode, int argc, char **argv)
 		{ "cgroup-root", SBX_ARG, SBX_ONCE, O_CGROUP },
 		{ "quota-workspace", SBX_ARG, SBX_ONCE, O_QUOTA },
 		{ "ns", SBX_ARG, SBX_ONCE, O_NS },
+		{ "tier", SBX_ARG, SBX_ONCE, O_TIER },
 		{ "json", SBX_NOARG, SBX_ONCE, O_JSON },
 		{ 0 },
 	};
@@ -102,10 +104,19 @@ static int run_mode(const char *mode, int argc, char **argv)
 			if (access(o.ns, X_OK) < 0)
 				sbx_die_usage("--ns: '%s' is not executable", o.ns);
 			break;
+		case O_TIER:
+			if (!strcmp(arg, "landlock"))
+				o.tier = 1;
+			else if (strcmp(arg, "full"))
+				sbx_die_usage("--tier: unknown tier '%s' (full or landlock)", arg);
+			break;
 		case O_MANIFEST: o.manifest = path_opt("manifest", arg, 0); break;
 		case O_JSON: o.json = 1; break;
 		}
 	}
+	if (o.tier && (o.cgroup_root || o.quota_ws))
+		sbx_die_usage("--tier landlock proves isolation only: prove --%s with the full proof",
+			      o.cgroup_root ? "cgroup-root" : "quota-workspace");
 	if (strcmp(mode, "tools")) {
 		if (st.ind < argc)
 			sbx_die_usage("%s takes no operands: '%s'", mode, argv[st.ind]);

@@ -533,6 +533,8 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			} else if (n == (ssize_t)sizeof rep && rep.kind == 'X') {
 				have_exit = 1;
 				cmd_status = rep.value;
+			} else if (n == (ssize_t)sizeof rep && rep.kind == 'F') {
+				r->tier_proc = rep.value;
 			} else if (n <= 0 && !(n < 0 && errno == EINTR)) {
 				report_open = 0;
 			}
@@ -563,12 +565,18 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		} else if (rep.kind == 'X') {
 			have_exit = 1;
 			cmd_status = rep.value;
+		} else if (rep.kind == 'F') {
+			r->tier_proc = rep.value;
 		}
 	}
 	close(sfd);
 	ns_notify_end(r);
 	ns_deny_end(r);
 	ns_net_finish(r);
+	/* pid 1 found no fresh /proc and the baseline allows the tier: the
+	 * caller takes it (the command never ran). */
+	if (r->tier_proc && !started && !timed_out)
+		return -1;
 	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
 
@@ -642,7 +650,7 @@ int main(int argc, char **argv)
 		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
 		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) && nons)
 			ns_unsafe_fallback(&r, e);
-		if (r.pol_on && r.eff.fallback.set && r.eff.fallback.v == SBX_PFB_LANDLOCK && nons)
+		if (ns_tier_allowed(&r) && nons)
 			ns_landlock_tier(&r, e);
 		errno = e;
 		die_userns("create namespaces", "");
@@ -676,5 +684,7 @@ int main(int argc, char **argv)
 		close(r.ready_fd);
 	code = wait_sandbox(&r, pid);
 	ns_net_end(&r);
+	if (code < 0)
+		ns_landlock_tier(&r, r.tier_proc);
 	return code;
 }

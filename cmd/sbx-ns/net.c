@@ -280,6 +280,13 @@ void ns_check_net(struct ns_run *r)
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0)
 		broker_unreachable(path);
+	{
+		struct ucred cr;
+		socklen_t crlen = sizeof cr;
+		if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to learn who serves %s", path);
+		r->broker_uid = cr.uid;
+	}
 	if (r->transparent)
 		(void)!send(s, SBX_PROBE_PORTS, sizeof SBX_PROBE_PORTS - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	else

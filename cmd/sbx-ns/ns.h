@@ -120,6 +120,7 @@ struct ns_run {
 	char *broker_real;       /* broker: where the checked socket lies, for messages */
 	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
 	pid_t broker_pid;        /* broker: its pid, from SO_PEERCRED */
+	uid_t broker_uid;        /* broker: its uid, from SO_PEERCRED on the probe */
 	int status_fd, ready_fd;
 	char **cmd;            /* prog and its args */
 	const char *cmdpath;   /* --command-path DIRS: the lookup and PATH (NULL: as before) */
@@ -144,6 +145,8 @@ struct ns_run {
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
 	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
+	int tier_deny_off;     /* the tier runs with deny-write globs unenforced (tierDenyWrite) */
+	int tier_proc;         /* the tier because no fresh /proc could be mounted (errno), not clone */
 	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
@@ -158,8 +161,9 @@ struct ns_run {
 
 /* Records on the report pipe, fixed size so one write(2) is atomic. */
 struct ns_report {
-	int kind;          /* 'S' command about to exec, 'X' command ended */
-	int value;         /* 'S': Landlock ABI (0 none); 'X': wait status */
+	int kind;          /* 'S' command about to exec, 'X' command ended,
+			    * 'F' no fresh /proc here: take the Landlock tier */
+	int value;         /* 'S': Landlock ABI (0 none); 'X': wait status; 'F': errno */
 	int extra;         /* 'S': hidepid applied; 'X': unused */
 };
 
@@ -185,7 +189,12 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 /* tier.c: the Landlock tier, where no user namespace can be had and the
  * baseline says "fallback": "landlock" */
 noreturn void ns_landlock_tier(struct ns_run *r, int err);
+int ns_tier_allowed(const struct ns_run *r);
 void ns_tier_end(struct ns_run *r);
+int ns_tier_deny_unenforced(const struct ns_run *r);
+
+/* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
+int ns_tier_net(const struct ns_run *r, char *why, size_t sz);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;

@@ -185,7 +185,7 @@ static void build_dev(const struct ns_run *r, struct owned *o)
 		mount_or_die("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 }
 
-static void build_proc(int *hidepid)
+static void build_proc(const struct ns_run *r, int *hidepid)
 {
 	static const char *const opts[] = { "hidepid=invisible", "hidepid=2" };
 	char ctr[320];
@@ -199,9 +199,18 @@ static void build_proc(int *hidepid)
 		return;
 	/* The kernel refuses a fresh proc while parts of the visible one are
 	 * covered: a container runtime's masked paths. */
-	if (errno == EPERM && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
+	if (errno == EPERM && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE) {
+		/* Where the baseline allows the Landlock tier, the outer takes
+		 * it: nothing of the sandbox exists outside this mount namespace
+		 * yet, and the command has not run. */
+		if (ns_tier_allowed(r)) {
+			struct ns_report rep = { 'F', EPERM, 0 };
+			if (write(r->report_fd, &rep, sizeof rep) == (ssize_t)sizeof rep)
+				_exit(SBX_EXIT_NOISOLATION);
+		}
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s",
 			strerror(EPERM), ctr, sbx_fix_ctr_proc);
+	}
 	sbx_die_errno(SBX_EXIT_SYS, "unable to mount proc on /proc");
 }
 
@@ -358,7 +367,7 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 	own(&o, ".");
 	if (mkdir("proc", 0555) < 0 || mkdir("dev", 0755) < 0 || mkdir("tmp", 01777) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the directories of the new root");
-	build_proc(hidepid);
+	build_proc(r, hidepid);
 	build_dev(r, &o);
 	if (!r->tmp_in_ws) {
 		mount_or_die("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");

@@ -1,18 +1,22 @@
 /* The Landlock tier: where no user namespace can be had (a container, a
- * sysctl, a seccomp profile) and the administrator's baseline says
+ * sysctl, a seccomp profile), or a container masks /proc so that the
+ * sandbox's pid 1 cannot mount a fresh one (it reports 'F' and exits before
+ * the command exists), and the administrator's baseline says
  * "fallback": "landlock", the command runs as a host process under every
  * Landlock right of the kernel's ABI (reads below the readable roots and
  * the runtime set, writes below the writable roots and a private TMPDIR),
  * the same seccomp base filter, no_new_privs, no capabilities, a new
  * session, closed fds and a clean environment. What it cannot give is
- * refused, never dropped: a network other than none (no private loopback
- * or bridge without a network namespace), binds to another place or /tmp
+ * refused, never dropped: loopback or host networking (no private
+ * loopback without a network namespace; broker mode reaches the broker on
+ * the host's loopback, see tiernet.c), binds to another place or /tmp
  * in the workspace (no mount namespace), deny-write globs, which apply
  * inside the writable workspace (Landlock grants by hierarchy and cannot
  * exclude what they match). Every run says so on stderr (WARNING) and in
  * the status. */
 #include "ns.h"
 
+#include "container.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -28,9 +32,41 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int ns_tier_allowed(const struct ns_run *r)
+{
+	return r->pol_on && r->eff.fallback.set && r->eff.fallback.v == SBX_PFB_LANDLOCK;
+}
+
+/* Where this runs, for the messages of the masked-/proc case. */
+static const char *ctr_name(char *buf, size_t sz)
+{
+	if (sbx_container(buf, sz) == SBX_CTR_NONE)
+		snprintf(buf, sz, "not in a known container");
+	return buf;
+}
+
+/* Why there is no full sandbox, for the WARNING: clone refused the
+ * namespaces, or (tier_proc) a container masks /proc. */
+static const char *no_sandbox(const struct ns_run *r, int err, char *buf, size_t sz)
+{
+	char ctr[320];
+
+	if (!r->tier_proc)
+		snprintf(buf, sz, "no user namespaces here (%s)", strerror(err));
+	else
+		snprintf(buf, sz, "no fresh /proc here (%s; %s)", strerror(err), ctr_name(ctr, sizeof ctr));
+	return buf;
+}
+
 noreturn static void refuse(struct ns_run *r, int err, const char *why)
 {
+	char ctr[320];
+
 	ns_deny_forget(r);
+	if (r->tier_proc)
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s; and unable to "
+			"use the landlock tier the baseline allows: %s", strerror(err), ctr_name(ctr, sizeof ctr),
+			sbx_fix_ctr_proc, why);
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to create namespaces (%s) and unable to use the landlock "
 		"tier the baseline allows: %s", strerror(err), why);
 }
@@ -40,13 +76,16 @@ static void check(struct ns_run *r, int err)
 	const char *const *globs;
 	char why[512];
 	size_t n;
+	int code;
 
 	if (r->landlock_abi <= 0)
 		refuse(r, err, "this kernel has no Landlock");
-	if (r->net != NET_NONE) {
-		snprintf(why, sizeof why, "--net %s needs a network namespace (only none is kept "
-			 "without one)", ns_net_name(r));
+	code = ns_tier_net(r, why, sizeof why);
+	if (code == SBX_EXIT_NOISOLATION)
 		refuse(r, err, why);
+	if (code) {
+		ns_deny_forget(r);
+		sbx_die(code, "%s", why);
 	}
 	for (size_t i = 0; i < r->nops; i++)
 		if (r->ops[i].kind == MNT_BIND || r->ops[i].kind == MNT_SCRATCH) {
@@ -54,10 +93,13 @@ static void check(struct ns_run *r, int err)
 			refuse(r, err, why);
 		}
 	globs = ns_deny_globs(r, &n);
-	if (n) {
+	if (n && ns_tier_deny_unenforced(r)) {
+		r->tier_deny_off = 1;
+	} else if (n) {
 		snprintf(why, sizeof why, "the deny-write glob %s applies inside the writable workspace "
 			 "and Landlock cannot keep what it matches read-only (only an empty denyWrite in "
-			 "both the baseline and the request gives deny-write up)", globs[0]);
+			 "both the baseline and the request, or the baseline's \"tierDenyWrite\": "
+			 "\"unenforced\", gives deny-write up)", globs[0]);
 		refuse(r, err, why);
 	}
 }
@@ -78,31 +120,82 @@ static void scratch(struct ns_run *r)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
+int ns_tier_deny_unenforced(const struct ns_run *r)
+{
+	return r->pol_on && r->eff.tier_deny.set && r->eff.tier_deny.v == SBX_PTDW_UNENFORCED;
+}
+
+/* What an older Landlock ABI cannot restrict in this tier, newest first.
+ * Abstract Unix sockets are not among them: the seccomp filter allows no
+ * Unix socket in the modes the tier runs (none, broker). */
+static const struct {
+	int abi;                /* the first ABI that restricts it */
+	const char *key, *text;
+} lost[] = {
+	{ 6, "signal", "signalling processes of its user outside" },
+	{ 5, "device-ioctl", "ioctls on the devices it may open" },
+	{ 3, "truncate", "truncating files of its user outside the writable roots (truncate(2))" },
+};
+
 static void warn_and_report(const struct ns_run *r, int err)
 {
 	struct sbx_json j;
-	char line[768];
+	char line[1024], why[512] = "", what[400];
+	size_t w = 0;
 	int n;
 
+	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
+		if (r->landlock_abi < lost[i].abi && w < sizeof why) {
+			n = snprintf(why + w, sizeof why - w, "%s%s", w ? ", " : "", lost[i].text);
+			w += n > 0 ? (size_t)n : 0;
+		}
 	/* Not through sbx_warn: this line must stand out, and says WARNING. */
 	n = snprintf(line, sizeof line,
-		     "%s: WARNING: no user namespaces here (%s): the command runs in the landlock tier: "
+		     "%s: WARNING: %s: the command runs in the landlock tier: "
 		     "Landlock ABI %d and seccomp, but no pid, mount or network namespace; other "
-		     "processes of the same user are visible; no fresh /proc%s\n", NS_PROG, strerror(err),
-		     r->landlock_abi, r->landlock_abi < 6 ? "; below Landlock ABI 6 it may also signal "
-		     "them and reach abstract Unix sockets outside" : "");
+		     "processes of the same user are visible; no fresh /proc%s%s\n", NS_PROG,
+		     no_sandbox(r, err, what, sizeof what),
+		     r->landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
 	if (n > 0)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	if (r->tier_deny_off) {
+		size_t ng;
+		const char *const *g = ns_deny_globs(r, &ng);
+		n = snprintf(line, sizeof line, "%s: WARNING: deny-write is not enforced in the landlock tier "
+			     "(the baseline says \"tierDenyWrite\": \"unenforced\"): the command may write "
+			     "%s%s inside the writable roots\n", NS_PROG, g[0], ng > 1 ? " and what the other "
+			     "deny-write globs match" : "");
+		if (n > 0)
+			sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	}
 	if (r->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "started");
 	sbx_json_str(&j, "isolation", "landlock");
-	sbx_json_str(&j, "reason", strerror(err));
+	if (r->tier_proc) {
+		char reason[128];
+		snprintf(reason, sizeof reason, "no fresh /proc: %s", strerror(err));
+		sbx_json_str(&j, "reason", reason);
+	} else {
+		sbx_json_str(&j, "reason", strerror(err));
+	}
 	sbx_json_int(&j, "landlock", r->landlock_abi);
 	sbx_json_bool(&j, "landlock_net", r->landlock_abi >= 4);
 	sbx_json_bool(&j, "landlock_scoped", r->landlock_abi >= 6);
+	sbx_json_open_arr(&j, "landlock_lost");
+	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
+		if (r->landlock_abi < lost[i].abi)
+			sbx_json_str(&j, NULL, lost[i].key);
+	sbx_json_close_arr(&j);
 	sbx_json_bool(&j, "seccomp", 1);
 	sbx_json_str(&j, "net", ns_net_name(r));
+	if (r->net == NET_BROKER) {
+		char proxy[40];
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
+		sbx_json_str(&j, "proxy", proxy);
+		sbx_json_str(&j, "bridge", "the host's loopback port");
+	}
+	sbx_json_str(&j, "deny_write", r->tier_deny_off ? "unenforced" : "none");
 	sbx_json_str(&j, "tmpdir", r->tier_tmp);
 	sbx_json_uint(&j, "uid", r->uid);
 	sbx_json_uint(&j, "gid", r->gid);

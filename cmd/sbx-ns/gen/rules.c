@@ -11,8 +11,9 @@
  * it, so the high-bit aliases are denied too), personality other than
  * PER_LINUX (the query included), and per network mode (rules.h): in
  * offline mode socket() of every family; in broker mode every socket() but
- * a TCP one over IPv4 or IPv6 and listen() (transparent broker mode:
- * UDP too, for the sandbox's DNS); in host mode listen().
+ * a TCP one over IPv4 or IPv6, listen(), and sends with MSG_FASTOPEN (a
+ * connect that Landlock's connect rule does not see) (transparent broker
+ * mode: UDP sockets too, for the sandbox's DNS); in host mode listen().
  * socketpair() stays allowed in broker mode: its sockets reach nothing.
  * clone3 fails with ENOSYS so that libc falls back to clone, whose flags
  * the filter can read. Any other architecture (int 0x80, x32 numbers) kills
@@ -110,6 +111,14 @@ static void tcp_only(scmp_filter_ctx ctx, int udp)
 	}
 	a = (struct scmp_arg_cmp){ .arg = 2, .op = SCMP_CMP_GE, .datum_a = udp ? 18 : 7 };
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	/* TCP Fast Open: sendto/sendmsg/sendmmsg with MSG_FASTOPEN connect an
+	 * unconnected socket without connect(2), past Landlock's connect rule
+	 * (measured on 6.18: the Landlock tier reached a port it denies). */
+	a = (struct scmp_arg_cmp){ .arg = 3, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0x20000000, .datum_b = 0x20000000 };
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), "sendto", 1, &a);
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendmmsg), "sendmmsg", 1, &a);
+	a.arg = 2;
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendmsg), "sendmsg", 1, &a);
 }
 
 scmp_filter_ctx ns_filter_rules(enum ns_filter mode)
