@@ -182,8 +182,8 @@ bad() {
 
 @test "--net takes none, loopback, broker:PATH[,port=N] or host, once" {
 	bad "--net: invalid mode '': empty" --net "" -- true
-	bad "--net: invalid mode 'all' (none, loopback, broker:PATH[,port=N], host)" --net all -- true
-	bad "--net: invalid mode 'None' (none, loopback, broker:PATH[,port=N], host)" --net None -- true
+	bad "--net: invalid mode 'all' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net all -- true
+	bad "--net: invalid mode 'None' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net None -- true
 	bad "--net given twice" --net none --net none -- true
 	bad "--net given twice" --net loopback --net host -- true
 }

@@ -45,7 +45,7 @@ static const char usage[] =
 	"[--ro-fd FD]... [--rw-fd FD]... [--bind SRC DEST]... [--ro-bind SRC DEST]... "
 	"[--bind-fd FD DEST]... [--ro-bind-fd FD DEST]... [--runtime PATHS] [--tmp-in-workspace] "
 	"[--deny-write GLOB]... [--home DIR] [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
-	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
+	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,transparent][,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy] "

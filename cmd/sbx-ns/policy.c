@@ -207,6 +207,7 @@ void ns_apply_policy(struct ns_run *r, int net_given)
 		r->have_broker_fd = 0;
 		r->broker_fd = -1;
 		r->broker_path = NULL;
+		r->transparent = 0;
 	} else if (!r->port) {
 		r->port = NS_BROKER_PORT;
 	}

@@ -22,7 +22,9 @@ void ns_load_filter(const struct ns_run *r)
 
 	switch (r->net) {
 	case NET_LOOPBACK: prog = PROG(ns_filter_open); break;
-	case NET_BROKER: prog = PROG(ns_filter_broker); break;
+	case NET_BROKER:
+		prog = r->transparent ? PROG(ns_filter_transparent) : PROG(ns_filter_broker);
+		break;
 	case NET_HOST: prog = PROG(ns_filter_host); break;
 	default: prog = PROG(ns_filter_offline); break;
 	}
