@@ -453,7 +453,7 @@ session_yaml() {
 	# The readiness the manifest's probe reads, then alpha's and gamma's
 	# results (each renamed into place when complete).
 	run -0 timeout 120 env CONTAINERS_CONF="$C_DIR/kube.conf" podman --storage-driver vfs --log-level error exec "ses-$C_U-session" /bin/sh -c \
-		'until [ -e /session/run/ready ] && [ -e /session/shared/alpha.end ] && [ -e /session/shared/gamma.end ]; do sleep 0.1; done
+		'until [ -e /session/run/session.ready ] && [ -e /session/shared/alpha.end ] && [ -e /session/shared/gamma.end ]; do sleep 0.1; done
 		cat /session/run/alpha/state /session/run/beta/state /session/run/gamma/state /session/run/beta/err'
 	assert_output "ready
 failed: the sandbox ended before it was ready (see /session/run/beta/err)
