@@ -168,6 +168,14 @@ hang_beta() {
 	# control characters; "alpha" plus a newline is not a second alpha.
 	mkdir "$d/sandboxes/x$(printf '\001')y" "$d/sandboxes/alpha
 " "$d/sandboxes/-v" "$d/sandboxes/session.ready"
+	# delta allows nothing: no broker, no network.
+	mkdir "$d/sandboxes/delta"
+	mkfifo -m 0666 "$d/shared/delta.done"
+	cat >"$d/sandboxes/delta/command" <<-'EOF'
+	curl -s -o /dev/null -w "%{http_code} $http_proxy\n" http://alpha.test/ >/shared/delta-net 2>&1
+	echo done >/shared/delta.done
+	exec sleep 3600
+	EOF
 	TMO=5 run -1 --separate-stderr session start "$d"
 	assert_equal "$stderr" "$NOCG"
 	assert_output "-v failed: the name must be [A-Za-z0-9_-]
@@ -176,15 +184,21 @@ session?ready failed: the name must be [A-Za-z0-9_-]
 x?y failed: the name must be [A-Za-z0-9_-]
 alpha ready
 beta failed: its broker was not ready within 5s (see $d/run/beta/broker.log); to fix: what it waits for (its log), or a larger SBX_SESSION_READY_TIMEOUT
+delta ready
 gamma ready"
 	run -1 pgrep -f "$d/run/beta/"
 	run -1 pgrep -f "_supervise $d beta"
 	read -r _ <"$d/shared/alpha.done"
 	read -r _ <"$d/shared/gamma.done"
+	read -r _ <"$d/shared/delta.done"
 	run -0 cat "$d/shared/gamma-alpha"
 	assert_output "403"
+	run -0 cat "$d/shared/delta-net"
+	assert_output "000 "
+	assert_not_exist "$d/run/delta/broker.pid"
 	assert_equal "$(ls "$d/run")" "alpha
 beta
+delta
 gamma
 session.cgroup
 session.ready"
