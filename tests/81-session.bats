@@ -248,3 +248,16 @@ sbx-session: fatal: stopped by SIGTERM while starting; every sandbox of $d stopp
 	assert_not_exist "$d/run"
 	run -1 pgrep -f "$d/"
 }
+
+@test "stop ends only the session's processes: pid files that now name someone else are left alone" {
+	local victim
+	# A process in a session of its own, as a supervisor is.
+	setsid "$SBX_TESTBIN/ns-attempt" sleep 3600 </dev/null >/dev/null 2>&1 &
+	victim=$!
+	mkdir -p "$d/run/alpha"
+	for f in pid broker.pid supervisor.pid; do echo "$victim" >"$d/run/alpha/$f"; done
+	run -0 session stop "$d"
+	assert_not_exist "$d/run"
+	run -0 kill -0 "$victim"
+	kill -KILL "$victim"
+}
