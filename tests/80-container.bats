@@ -351,7 +351,8 @@ kube_down() {
 	pm_value=$(sed -n 's/^ *procMount: *//p' "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml")
 	assert_equal "$pm_value" "Unmasked"
 	kube_yaml >"$C_DIR/pod.yaml"
-	run -0 pm_kube kube play --network "$C_NET" --annotation "io.sbx.test.procMount=$pm_value" "$C_DIR/pod.yaml"
+	run pm_kube kube play --network "$C_NET" --annotation "io.sbx.test.procMount=$pm_value" "$C_DIR/pod.yaml"
+	[ "$status" -eq 0 ] || fail "podman kube play failed ($status): $output"
 	run -0 pm_kube wait "job-$C_U-sbx"
 	assert_output 0 || { pm_kube logs "job-$C_U-sbx" >&2; false; }
 	run -0 pm_kube logs "job-$C_U-sbx"
@@ -371,7 +372,8 @@ kube_down() {
 	kube_net
 	kube_runtime
 	kube_yaml >"$C_DIR/pod.yaml"
-	run -0 pm_kube kube play --network "$C_NET" "$C_DIR/pod.yaml"
+	run pm_kube kube play --network "$C_NET" "$C_DIR/pod.yaml"
+	[ "$status" -eq 0 ] || fail "podman kube play failed ($status): $output"
 	run -0 pm_kube wait "job-$C_U-sbx"
 	assert_output 106
 	run -0 pm_kube logs "job-$C_U-sbx"
@@ -434,10 +436,9 @@ session_yaml() {
 }
 
 @test "podman kube play of the session manifest: three named sandboxes, one broker each, a failing one alone; down leaves nothing" {
-	local ns_before st
+	local netns vol
 	kube_net
 	kube_runtime
-	ns_before=$(ip netns list)
 	run -0 grep -c '^        procMount: Unmasked$' "$SBX_ROOT/contrib/kubernetes/sbx-session-pod.yaml"
 	assert_output 1
 	# The Pod played is the shipped one but for names, image and aliases.
@@ -449,7 +450,8 @@ session_yaml() {
 		<(session_yaml | awk '/^---$/ { n++; next } n == 1')
 	refute_output --regexp '^[<>].*(securityContext|procMount|hostUsers|seccompProfile|allowPrivilegeEscalation|capabilities|drop|readOnlyRootFilesystem|runAs|command|args|bin/sbx-session|SBX_|readinessProbe)'
 	session_yaml >"$C_DIR/session.yaml"
-	run -0 pm_kube kube play --network "$C_NET" --annotation io.sbx.test.procMount=Unmasked "$C_DIR/session.yaml"
+	run pm_kube kube play --network "$C_NET" --annotation io.sbx.test.procMount=Unmasked "$C_DIR/session.yaml"
+	[ "$status" -eq 0 ] || fail "podman kube play failed ($status): $output"
 	# The readiness the manifest's probe reads, then alpha's and gamma's
 	# results (each renamed into place when complete).
 	run -0 timeout 120 env CONTAINERS_CONF="$C_DIR/kube.conf" podman --storage-driver vfs --log-level error exec "ses-$C_U-session" /bin/sh -c \
@@ -472,9 +474,15 @@ wget: server returned error: HTTP/1.1 403 Forbidden"
 	assert_output "a.sbx.test/a
 g.sbx.test/g"
 	# Stopping the pod: sbx-session stops every sandbox and ends with 0.
+	netns=$(pm_kube inspect --format '{{.NetworkSettings.SandboxKey}}' "$(pm_kube pod inspect --format '{{.InfraContainerID}}' "ses-$C_U")")
+	assert [ -e "$netns" ]
 	run -0 pm_kube pod stop "ses-$C_U"
 	run -0 pm_kube wait "ses-$C_U-session"
 	assert_output 0
+	# What the recipe's stop removed, in the session's volume before down.
+	vol=$(pm_kube volume inspect --format '{{.Mountpoint}}' "sd-$C_U")
+	assert_file_exists "$vol/shared/alpha.end"
+	assert_not_exist "$vol/run"
 	run -0 pm_kube logs "ses-$C_U-session"
 	assert_output "sbx-session: warning: SBX_SESSION_NO_CGROUP=1: the sandboxes run without cgroup limits (no memory, pids or cpu totals)
 alpha ready
@@ -482,7 +490,8 @@ beta failed: the sandbox ended before it was ready (see /session/run/beta/err)
 gamma ready
 sbx-session: SIGTERM: stopping /session"
 	run -0 pm_kube kube down "$C_DIR/session.yaml"
-	# Nothing left on the host: no pod, container, volume, netns or process.
+	# Nothing left on the host: no pod, container, volume, the pod's netns
+	# or a process.
 	run -1 pm_kube pod exists "ses-$C_U"
 	run -0 pm_kube ps -a -q --filter "name=ses-$C_U"
 	assert_output ""
@@ -490,7 +499,7 @@ sbx-session: SIGTERM: stopping /session"
 	refute_output --partial "sd-$C_U"
 	refute_output --partial "st-$C_U"
 	refute_output --partial "ses-$C_U"
-	assert_equal "$(ip netns list)" "$ns_before"
+	assert_not_exist "$netns"
 	run -1 pgrep -f "sleep 36$$"
 	run -1 pgrep -f "sbx-broker --listen /session/run"
 	kube_net_down
