@@ -412,7 +412,10 @@ kube_down() {
 	for i in 1 2 3; do
 		pm_kube pod rm -f "job-$C_U" >/dev/null 2>&1 && break
 	done
-	pm_kube volume rm -f "run-$C_U" "ws-$C_U" "tmp-$C_U" >/dev/null 2>&1 || true
+	for i in 1 2 3; do
+		pm_kube pod rm -f "ses-$C_U" >/dev/null 2>&1 && break
+	done
+	pm_kube volume rm -f "run-$C_U" "ws-$C_U" "tmp-$C_U" "sd-$C_U" "st-$C_U" >/dev/null 2>&1 || true
 }
 
 @test "the manifest podman plays differs from the shipped one only in values, names and host aliases" {
@@ -431,7 +434,8 @@ kube_down() {
 	pm_value=$(sed -n 's/^ *procMount: *//p' "$SBX_ROOT/contrib/kubernetes/sbx-pod.yaml")
 	assert_equal "$pm_value" "Unmasked"
 	kube_yaml >"$C_DIR/pod.yaml"
-	run -0 pm_kube kube play --network "$C_NET" --annotation "io.sbx.test.procMount=$pm_value" "$C_DIR/pod.yaml"
+	run pm_kube kube play --network "$C_NET" --annotation "io.sbx.test.procMount=$pm_value" "$C_DIR/pod.yaml"
+	[ "$status" -eq 0 ] || fail "podman kube play failed ($status): $output"
 	run -0 pm_kube wait "job-$C_U-sbx"
 	assert_output 0 || { pm_kube logs "job-$C_U-sbx" >&2; false; }
 	run -0 pm_kube logs "job-$C_U-sbx"
@@ -451,7 +455,8 @@ kube_down() {
 	kube_net
 	kube_runtime
 	kube_yaml >"$C_DIR/pod.yaml"
-	run -0 pm_kube kube play --network "$C_NET" "$C_DIR/pod.yaml"
+	run pm_kube kube play --network "$C_NET" "$C_DIR/pod.yaml"
+	[ "$status" -eq 0 ] || fail "podman kube play failed ($status): $output"
 	run -0 pm_kube wait "job-$C_U-sbx"
 	assert_output 106
 	run -0 pm_kube logs "job-$C_U-sbx"
@@ -479,4 +484,106 @@ kube_down() {
 	run -101 --separate-stderr pm run --rm "${LP[@]}" --security-opt "seccomp=$C_DIR/no-landlock.json" \
 		--entrypoint /usr/local/bin/sbx-check "$C_IMG" host
 	assert_line "landlock           missing        creating or applying a Landlock ruleset failed: Function not implemented, from the seccomp filter this process runs under (container=podman), not necessarily the kernel; to fix: the container's seccomp profile refuses it: podman or docker --security-opt seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost"
+}
+
+# --- the session recipe as a pod: contrib/kubernetes/sbx-session-pod.yaml ---------------
+
+# The test's ConfigMap (alpha and gamma each allowed one name of the origin
+# and asking for the other's, beta with a mount that does not exist), then
+# the shipped Pod with unique names and the origin's address for the names.
+session_yaml() {
+	cat <<-EOF
+	apiVersion: v1
+	kind: ConfigMap
+	metadata:
+	  name: ses-$C_U
+	data:
+	  SBX_SANDBOXES: "alpha beta gamma"
+	  alpha_allow: "a.sbx.test"
+	  alpha_broker_args: "--allow-private-networks"
+	  alpha_command: "{ cat /shared/task /sandbox_scripts/task.sh; wget -q -O- http://a.sbx.test/a; wget -q -O- http://g.sbx.test/a; touch /bash_tools/x; } >/shared/alpha.out 2>&1; mv /shared/alpha.out /shared/alpha.end; exec sleep 36$$"
+	  beta_allow: "a.sbx.test"
+	  beta_mounts: "ro /nonexistent /x"
+	  beta_command: "exec sleep 36$$"
+	  gamma_allow: "g.sbx.test"
+	  gamma_broker_args: "--allow-private-networks"
+	  gamma_command: "{ sh /sandbox_scripts/task.sh; wget -q -O- http://g.sbx.test/g; wget -q -O- http://a.sbx.test/g; } >/shared/gamma.out 2>&1; mv /shared/gamma.out /shared/gamma.end; exec sleep 36$$"
+	  SHARED_TASK: "the session's input"
+	  SANDBOX_SCRIPT: "cat /shared/task"
+	EOF
+	echo ---
+	awk '/^---$/ { n++; next } n == 1' "$SBX_ROOT/contrib/kubernetes/sbx-session-pod.yaml" |
+		sed -e "s/name: sbx-session\$/name: ses-$C_U/" -e "s/name: session-dir\$/name: sd-$C_U/" \
+		    -e "s/name: session-tmp\$/name: st-$C_U/" -e "s|image: localhost/sbx:latest|image: localhost/sbx-$C_U:base|" \
+		    -e "s|^  restartPolicy: Never|  hostAliases:\n    - ip: $C_ORIGIN\n      hostnames: [a.sbx.test, g.sbx.test]\n  restartPolicy: Never|"
+}
+
+@test "podman kube play of the session manifest: three named sandboxes, one broker each, a failing one alone; down leaves nothing" {
+	local netns vol
+	kube_net
+	kube_runtime
+	run -0 grep -c '^        procMount: Unmasked$' "$SBX_ROOT/contrib/kubernetes/sbx-session-pod.yaml"
+	assert_output 1
+	# The Pod played is the shipped one but for names, image and aliases.
+	run -1 diff <(awk '/^---$/ { n++; next } n == 1' "$SBX_ROOT/contrib/kubernetes/sbx-session-pod.yaml") \
+		<(session_yaml | awk '/^---$/ { n++; next } n == 1')
+	run -0 grep -c '^[<>]' <<<"$output"
+	assert_output 21
+	run -1 diff <(awk '/^---$/ { n++; next } n == 1' "$SBX_ROOT/contrib/kubernetes/sbx-session-pod.yaml") \
+		<(session_yaml | awk '/^---$/ { n++; next } n == 1')
+	refute_output --regexp '^[<>].*(securityContext|procMount|hostUsers|seccompProfile|allowPrivilegeEscalation|capabilities|drop|readOnlyRootFilesystem|runAs|command|args|bin/sbx-session|SBX_|readinessProbe)'
+	session_yaml >"$C_DIR/session.yaml"
+	run pm_kube kube play --network "$C_NET" --annotation io.sbx.test.procMount=Unmasked "$C_DIR/session.yaml"
+	[ "$status" -eq 0 ] || fail "podman kube play failed ($status): $output"
+	# The readiness the manifest's probe reads, then alpha's and gamma's
+	# results (each renamed into place when complete).
+	run -0 timeout 120 env CONTAINERS_CONF="$C_DIR/kube.conf" podman --storage-driver vfs --log-level error exec "ses-$C_U-session" /bin/sh -c \
+		'until [ -e /session/run/session.ready ] && [ -e /session/shared/alpha.end ] && [ -e /session/shared/gamma.end ]; do sleep 0.1; done
+		cat /session/run/alpha/state /session/run/beta/state /session/run/gamma/state /session/run/beta/err'
+	assert_output "ready
+failed: the sandbox ended before it was ready (see /session/run/beta/err)
+ready
+sbx-ns: usage: --ro-bind: invalid path '/nonexistent': does not exist"
+	run -0 pm_kube exec "ses-$C_U-session" /bin/cat /session/shared/alpha.end /session/shared/gamma.end
+	assert_output "the session's input
+cat /shared/task
+hello from the sbx test origin
+wget: server returned error: HTTP/1.1 403 Forbidden
+touch: /bash_tools/x: Read-only file system
+the session's input
+hello from the sbx test origin
+wget: server returned error: HTTP/1.1 403 Forbidden"
+	run -0 sort "$C_DIR/origin.log"
+	assert_output "a.sbx.test/a
+g.sbx.test/g"
+	# Stopping the pod: sbx-session stops every sandbox and ends with 0.
+	netns=$(pm_kube inspect --format '{{.NetworkSettings.SandboxKey}}' "$(pm_kube pod inspect --format '{{.InfraContainerID}}' "ses-$C_U")")
+	assert [ -e "$netns" ]
+	run -0 pm_kube pod stop "ses-$C_U"
+	run -0 pm_kube wait "ses-$C_U-session"
+	assert_output 0
+	# What the recipe's stop removed, in the session's volume before down.
+	vol=$(pm_kube volume inspect --format '{{.Mountpoint}}' "sd-$C_U")
+	assert_file_exists "$vol/shared/alpha.end"
+	assert_not_exist "$vol/run"
+	run -0 pm_kube logs "ses-$C_U-session"
+	assert_output "sbx-session: warning: SBX_SESSION_NO_CGROUP=1: the sandboxes run without cgroup limits (no memory, pids or cpu totals)
+alpha ready
+beta failed: the sandbox ended before it was ready (see /session/run/beta/err)
+gamma ready
+sbx-session: SIGTERM: stopping /session"
+	run -0 pm_kube kube down "$C_DIR/session.yaml"
+	# Nothing left on the host: no pod, container, volume, the pod's netns
+	# or a process.
+	run -1 pm_kube pod exists "ses-$C_U"
+	run -0 pm_kube ps -a -q --filter "name=ses-$C_U"
+	assert_output ""
+	run -0 pm_kube volume ls -q
+	refute_output --partial "sd-$C_U"
+	refute_output --partial "st-$C_U"
+	refute_output --partial "ses-$C_U"
+	assert_not_exist "$netns"
+	run -1 pgrep -f "sleep 36$$"
+	run -1 pgrep -f "sbx-broker --listen /session/run"
+	kube_net_down
 }

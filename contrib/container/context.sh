@@ -1,7 +1,8 @@
 #!/bin/sh
 # contrib/container/context.sh DIR [BINDIR]: the build context for
 # contrib/container/Containerfile: DIR/rootfs with the static sbx tools from
-# BINDIR (default: bin/ of this tree), busybox (Debian's busybox-static) with
+# BINDIR (default: bin/ of this tree), the session recipe
+# contrib/session/sbx-session, busybox (Debian's busybox-static) with
 # its applets in /bin when it is installed, and the directories the tools
 # need. Nothing is downloaded.
 set -eu
@@ -29,10 +30,12 @@ chmod 1777 "$root/tmp" "$root/var/tmp"
 for t in "$bindir"/sbx-*; do
 	install -m 0755 "$t" "$root/usr/local/bin/"
 done
+install -m 0755 "$(dirname "$0")/../session/sbx-session" "$root/usr/local/bin/sbx-session"
 bb=/bin/busybox
 if [ -x "$bb" ] && ! file -L "$bb" | grep -q 'dynamically linked'; then
 	install -m 0755 "$bb" "$root/bin/busybox"
-	for a in sh cat echo ls id true false env wget sleep mkdir mkfifo touch rm printf test; do
+	for a in sh cat echo ls id true false env wget sleep mkdir mkfifo touch rm printf test \
+		mv tr chown timeout setsid; do
 		ln -s busybox "$root/bin/$a"
 	done
 fi

@@ -28,15 +28,29 @@ teardown() {
 }
 
 # With no fd above 2 open: the sandboxes keep what start inherits.
+# session_exec replaces its shell: "session_exec ... &" gives the script's pid.
+session_exec() {
+	local f n
+	for f in /proc/$BASHPID/fd/*; do
+		n=${f##*/}
+		[ "$n" -gt 2 ] && eval "exec $n>&-"
+	done
+	exec env "${ids[@]}" SBX_SESSION_CGROUP_ROOT="$SBX_VM_CGROUP" SBX_SESSION_PIDS=64 \
+		SBX_SESSION_MEMORY=256M SBX_SESSION_READY_TIMEOUT=60 /sbx/contrib/session/sbx-session "$@"
+}
+
 session() {
-	(
-		for f in /proc/$BASHPID/fd/*; do
-			n=${f##*/}
-			[ "$n" -gt 2 ] && eval "exec $n>&-"
-		done
-		exec env "${ids[@]}" SBX_SESSION_CGROUP_ROOT="$SBX_VM_CGROUP" SBX_SESSION_PIDS=64 \
-			SBX_SESSION_MEMORY=256M SBX_SESSION_READY_TIMEOUT=60 /sbx/contrib/session/sbx-session "$@"
-	)
+	(session_exec "$@")
+}
+
+# No process names the session's directory any more (no pgrep here).
+assert_no_process() {
+	local p c left=
+	for p in /proc/[0-9]*/cmdline; do
+		c=$(tr '\0' ' ' <"$p" 2>/dev/null) || continue
+		[[ $c == *"$d/"* ]] && left="$left $p: $c"
+	done
+	assert_equal "$left" ""
 }
 
 @test "a session under one cgroup parent: a child per sandbox, a failing one alone, nothing left after stop" {
@@ -58,11 +72,27 @@ gamma ready"
 	run -0 session stop "$d"
 	assert_not_exist "$SBX_VM_CGROUP/$S"
 	assert_not_exist "$d/run"
-	# No process names the session's directory any more (no pgrep here).
-	local p c left=
-	for p in /proc/[0-9]*/cmdline; do
-		c=$(tr '\0' ' ' <"$p" 2>/dev/null) || continue
-		[[ $c == *"$d/"* ]] && left="$left $p: $c"
-	done
-	assert_equal "$left" ""
+	assert_no_process
+}
+
+@test "SIGTERM while a sandbox is still starting: every sandbox, broker and cgroup of the session removed" {
+	local pid st=0
+	# beta's broker reads a --resolve-file that is a fifo: it waits there.
+	rm "$d/sandboxes/beta/mounts"
+	mkfifo -m 0666 "$d/hang"
+	echo "--resolve-file $d/hang" >"$d/sandboxes/beta/broker-args"
+	session_exec start "$d" >"$d.out" 2>"$d.err" &
+	pid=$!
+	exec 5>"$d/hang"
+	# beta's broker is starting; the session's cgroup exists.
+	assert_dir_exists "$SBX_VM_CGROUP/$S"
+	kill -TERM "$pid"
+	wait "$pid" || st=$?
+	exec 5>&-
+	assert_equal "$st" 143
+	run -0 cat "$d.err"
+	assert_output "sbx-session: fatal: stopped by SIGTERM while starting; every sandbox of $d stopped"
+	assert_not_exist "$SBX_VM_CGROUP/$S"
+	assert_not_exist "$d/run"
+	assert_no_process
 }
