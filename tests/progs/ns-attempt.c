@@ -155,6 +155,10 @@ int main(int argc, char **argv)
 		int fd = open(x, O_RDONLY);
 		return report("read", fd < 0 ? -1 : read(fd, buf, sizeof buf));
 	}
+	if (!strcmp(a, "list") && x) {
+		DIR *d = opendir(x);
+		return report("list", d ? closedir(d) : -1);
+	}
 	if (!strcmp(a, "mkdir") && x)
 		return report("mkdir", mkdir(x, 0755));
 	if (!strcmp(a, "rename") && x && y)
