@@ -23,6 +23,11 @@ int sbx_status_fd(void)
 	return status_fd;
 }
 
+void sbx_status_disown(void)
+{
+	owner = 0; /* no process has pid 0 */
+}
+
 void sbx_status_exit_on_die(int code, const char *msg)
 {
 	struct sbx_json j;

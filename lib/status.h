@@ -19,6 +19,12 @@ int sbx_status_fd(void);
  * the fd writes: a child that dies before exec is its parent's to report. */
 void sbx_status_exit_on_die(int code, const char *msg);
 
+/* In a child created in a new pid namespace, first thing: it and its
+ * children never write the exit line. There getpid() may equal the
+ * owner's pid (sbx-ns as pid 1 of a container clones its sandbox's pid 1,
+ * also pid 1), so the pid check alone would let both write one. */
+void sbx_status_disown(void);
+
 /* Called by sbx_json_write after every write: notes a written exit line,
  * and reports the first failed write to the status fd on stderr. */
 void sbx_status_wrote(int fd, int is_exit, int ok, int err);

@@ -60,6 +60,21 @@ fd5() { "$@" 5>&1; }
 	assert_line --index -1 --partial '"event":"exit","code":3'
 }
 
+# sbx-ns as pid 1 of a pid namespace (a container's entrypoint), the container's /proc
+# masked (a file bound over /proc/interrupts): its sandbox's pid 1, also pid 1, is refused
+# a fresh /proc and dies; only the outer reports it.
+@test "sbx-ns as pid 1 whose sandbox is refused a fresh /proc ends its status with one exit line" {
+	local ws
+	ws=$(ns_ws)
+	run -106 --separate-stderr fd5 env KUBERNETES_SERVICE_HOST=198.18.0.1 unshare --pid --fork --mount \
+		--propagation private --mount-proc sh -c 'mount --bind /dev/null /proc/interrupts &&
+		exec sbx-ns --uid "$0" --gid "$1" --status-fd 5 --workspace "$2" -- /bin/true' \
+		"$SBX_TEST_UID" "$SBX_TEST_GID" "$ws"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"event":"exit"')" 1
+	assert_line --index -1 '{"tool":"sbx-ns","event":"exit","code":106,"stage":"setup"}'
+	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (Kubernetes: KUBERNETES_SERVICE_HOST is set); in a container, unmask /proc: podman --security-opt unmask=/proc/*, docker --security-opt systempaths=unconfined, Kubernetes securityContext procMount: Unmasked (with hostUsers: false)"
+}
+
 @test "a file name with terminal escapes is written escaped on stderr, and JSON-escaped on the status fd" {
 	local ws name
 	ws=$(ns_ws)

@@ -106,6 +106,16 @@ teardown_file() { ns_teardown_file; }
 	ns_expect "$NS_WS" "personality: EPERM" personality
 }
 
+@test "SysV IPC is the sandbox's own (its IPC namespace); a POSIX message queue Landlock refuses to make" {
+	ns_expect "$NS_WS" "msgget: ok" msgget
+	ns_expect "$NS_WS" "shmget: ok" shmget
+	ns_expect "$NS_WS" "semget: ok" semget
+	# mq_open creates a file on the kernel's mqueue mount, beneath no Landlock rule.
+	ns_expect "$NS_WS" "mq-open: EACCES" mq-open "sbx-full-$$"
+	run -0 "$NS_ATT" mq-unlink "sbx-full-$$"
+	assert_output "mq-unlink: ENOENT"
+}
+
 @test "an x32 system call and int 0x80 kill the process" {
 	ns_expect "$NS_WS" "x32: SIGSYS" x32
 	ns_expect "$NS_WS" "int80: SIGSYS" int80

@@ -147,10 +147,14 @@ PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, do
 	# Nothing half set up: the deny-write placeholders are gone again.
 	run -0 pm run --rm --network none -v "dws-$C_U:/ws" --entrypoint /bin/ls "$C_IMG" -A /ws
 	assert_output ""
-	# unmask=/proc/sys alone is not enough: other masked paths remain.
+	# unmask=/proc/sys alone is not enough: other masked paths remain. sbx-ns is the
+	# container's pid 1 (exec), as is its sandbox's: the status has one exit line.
 	run -106 --separate-stderr pm run --rm --network none --security-opt unmask=/proc/sys \
-		--mount type=tmpfs,destination=/ws,U=true "$C_IMG" --workspace /ws -- /bin/true
+		--mount type=tmpfs,destination=/ws,U=true --entrypoint /bin/sh "$C_IMG" \
+		-c 'exec sbx-ns --status-fd 3 --workspace /ws -- /bin/true 3>&1'
 	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (podman: /run/.containerenv); $PROC_FIX"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"event":"exit"')" 1
+	assert_line --index -1 '{"tool":"sbx-ns","event":"exit","code":106,"stage":"setup"}'
 	# Rootless, the same refusal.
 	run -106 --separate-stderr pm_user run --rm --network none --mount type=tmpfs,destination=/ws,U=true \
 		"$C_IMG" --workspace /ws -- /bin/true

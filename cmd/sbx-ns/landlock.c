@@ -99,7 +99,12 @@ int ns_landlock(const struct ns_run *r)
 	if (rfd < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to create a Landlock ruleset (ABI %d)", abi);
 	read = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
-	allow(rfd, all, "/", LL_READ_DIR);
+	/* Listing any directory: in the full sandbox its root holds only
+	 * what it was given. The host's root in the tier holds everything,
+	 * so there listing stays below the roots (a path walk needs no
+	 * Landlock right). */
+	if (!r->tier_tmp)
+		allow(rfd, all, "/", LL_READ_DIR);
 	if (r->tier_tmp) {
 		/* The host's own /proc, /dev and /tmp (the Landlock tier): /proc
 		 * read-only, the harmless devices, a private TMPDIR. */

@@ -657,6 +657,7 @@ int main(int argc, char **argv)
 		die_userns("create namespaces", "");
 	}
 	if (pid == 0) {
+		sbx_status_disown(); /* the outer reports pid 1's end */
 		close(syncp[1]);
 		close(repp[0]);
 		r.sync_fd = syncp[0];

@@ -20,6 +20,13 @@ void ns_load_filter(const struct ns_run *r)
 {
 	struct sock_fprog prog;
 
+	/* The Landlock tier runs only --net none or broker (tier.c refuses
+	 * the others); anything else would get the offline filter. */
+	if (r->tier_tmp) {
+		prog = r->net == NET_BROKER ? PROG(ns_filter_tier_broker) : PROG(ns_filter_tier_offline);
+		ns_install_filter(r, &prog);
+		return;
+	}
 	switch (r->net) {
 	case NET_LOOPBACK: prog = PROG(ns_filter_open); break;
 	case NET_BROKER:

@@ -15,6 +15,9 @@
 #include <dirent.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -152,6 +155,10 @@ int main(int argc, char **argv)
 		int fd = open(x, O_RDONLY);
 		return report("read", fd < 0 ? -1 : read(fd, buf, sizeof buf));
 	}
+	if (!strcmp(a, "list") && x) {
+		DIR *d = opendir(x);
+		return report("list", d ? closedir(d) : -1);
+	}
 	if (!strcmp(a, "mkdir") && x)
 		return report("mkdir", mkdir(x, 0755));
 	if (!strcmp(a, "rename") && x && y)
@@ -264,6 +271,48 @@ int main(int argc, char **argv)
 		memcpy(sa.sun_path + 1, x, n);
 		return report(a, connect(s, (struct sockaddr *)&sa, (socklen_t)(sizeof(sa_family_t) + 1 + n)));
 	}
+	/* SysV IPC and POSIX message queues: what is made is removed again at
+	 * once (the attempt is the making); the *-rm ones name another's id. */
+	if (!strcmp(a, "msgget")) {
+		long id = syscall(SYS_msgget, IPC_PRIVATE, 0600);
+		if (id >= 0)
+			syscall(SYS_msgctl, id, IPC_RMID, 0);
+		return report(a, id);
+	}
+	if (!strcmp(a, "shmget")) {
+		long id = syscall(SYS_shmget, IPC_PRIVATE, 4096, 0600);
+		if (id >= 0)
+			syscall(SYS_shmctl, id, IPC_RMID, 0);
+		return report(a, id);
+	}
+	if (!strcmp(a, "semget")) {
+		long id = syscall(SYS_semget, IPC_PRIVATE, 1, 0600);
+		if (id >= 0)
+			syscall(SYS_semctl, id, 0, IPC_RMID, 0);
+		return report(a, id);
+	}
+	if (!strcmp(a, "msgsnd") && x) {
+		struct { long type; char text[4]; } m = { 1, "hi" };
+		return report(a, syscall(SYS_msgsnd, atoi(x), &m, sizeof m.text, IPC_NOWAIT));
+	}
+	if (!strcmp(a, "shmat") && x)
+		return report(a, syscall(SYS_shmat, atoi(x), 0, SHM_RDONLY));
+	if (!strcmp(a, "semop") && x) {
+		struct sembuf op = { 0, 1, IPC_NOWAIT };
+		return report(a, syscall(SYS_semop, atoi(x), &op, 1));
+	}
+	if (!strcmp(a, "msgctl-rm") && x)
+		return report(a, syscall(SYS_msgctl, atoi(x), IPC_RMID, 0));
+	if (!strcmp(a, "shmctl-rm") && x)
+		return report(a, syscall(SYS_shmctl, atoi(x), IPC_RMID, 0));
+	if (!strcmp(a, "semctl-rm") && x)
+		return report(a, syscall(SYS_semctl, atoi(x), 0, IPC_RMID, 0));
+	if (!strcmp(a, "mq-open") && x) { /* NAME without the slash; left in place */
+		long fd = syscall(SYS_mq_open, x, O_RDWR | O_CREAT | O_CLOEXEC, 0600, NULL);
+		return report(a, fd);
+	}
+	if (!strcmp(a, "mq-unlink") && x)
+		return report(a, syscall(SYS_mq_unlink, x));
 	if (!strcmp(a, "read-fd") && x)
 		return report(a, read(atoi(x), buf, sizeof buf));
 	if (!strcmp(a, "kill") && x)

@@ -15,6 +15,11 @@
  * connect that Landlock's connect rule does not see) (transparent broker
  * mode: UDP sockets too, for the sandbox's DNS); in host mode listen().
  * socketpair() stays allowed in broker mode: its sockets reach nothing.
+ * The Landlock tier's filters (tier set) also deny SysV IPC (msg*, shm*,
+ * sem*) and POSIX message queues (mq_*): without an IPC namespace they are
+ * the host's, where a queue made inside would outlive the run and one of
+ * the same user outside could be read or removed. There is no ipc()
+ * multiplexer to deny: it exists only on 32-bit ABIs, which are killed.
  * clone3 fails with ENOSYS so that libc falls back to clone, whose flags
  * the filter can read. Any other architecture (int 0x80, x32 numbers) kills
  * the process: its numbers mean different calls, so no return is safe. */
@@ -121,7 +126,18 @@ static void tcp_only(scmp_filter_ctx ctx, int udp)
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendmsg), "sendmsg", 1, &a);
 }
 
-scmp_filter_ctx ns_filter_rules(enum ns_filter mode)
+/* SysV IPC and POSIX message queues live in the IPC namespace: in the
+ * Landlock tier that is the host's. */
+static void deny_host_ipc(scmp_filter_ctx ctx)
+{
+	DENY(msgget); DENY(msgsnd); DENY(msgrcv); DENY(msgctl);
+	DENY(shmget); DENY(shmat); DENY(shmdt); DENY(shmctl);
+	DENY(semget); DENY(semop); DENY(semtimedop); DENY(semctl);
+	DENY(mq_open); DENY(mq_unlink); DENY(mq_timedsend); DENY(mq_timedreceive);
+	DENY(mq_notify); DENY(mq_getsetattr);
+}
+
+scmp_filter_ctx ns_filter_rules(enum ns_filter mode, int tier)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	/* Any value but PER_LINUX, compared on all 64 bits: what the kernel
@@ -166,5 +182,7 @@ scmp_filter_ctx ns_filter_rules(enum ns_filter mode)
 		tcp_only(ctx, mode == NS_FILTER_TRANSPARENT);
 	if (mode == NS_FILTER_BROKER || mode == NS_FILTER_TRANSPARENT || mode == NS_FILTER_HOST)
 		DENY(listen);
+	if (tier)
+		deny_host_ipc(ctx);
 	return ctx;
 }

@@ -8,10 +8,13 @@
  *   OFFLINE  socket() of every family denied (--net none)
  *   OPEN     nothing more (--net loopback: the namespace is private)
  *   BROKER   socket() only for AF_INET/AF_INET6 TCP, listen() denied
- *   HOST     listen() denied */
+ *   TRANSPARENT  as BROKER, and UDP sockets too (the sandbox's own DNS port)
+ *   HOST     listen() denied
+ * and with tier set, the Landlock tier's variant (no IPC namespace): SysV
+ * IPC and POSIX message queues denied too. */
 enum ns_filter { NS_FILTER_OFFLINE, NS_FILTER_OPEN, NS_FILTER_BROKER, NS_FILTER_TRANSPARENT, NS_FILTER_HOST };
 
-scmp_filter_ctx ns_filter_rules(enum ns_filter mode);
+scmp_filter_ctx ns_filter_rules(enum ns_filter mode, int tier);
 
 
 #endif
