@@ -26,7 +26,7 @@ bad() {
 @test "--help prints the synopsis and exits 0" {
 	run -0 --separate-stderr sbx-ns --help
 	assert_output --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
-	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy] '
+	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] '
 	assert_equal "$stderr" ""
 }
 
