@@ -154,3 +154,86 @@ assert d["mounts"][4]["ino"] == st.st_ino and "create" not in d["mounts"][4], d[
 	assert_output "usage: $(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-ns.1" | sed '1,2d;$d')"
 	assert_output --partial ' [--print-policy | --dry-run] '
 }
+
+@test "sbx-check grant --plan: a grant for a plan runs that plan; a tampered plan's grant is refused" {
+	local key="$NS_DIR/key.$BATS_TEST_NUMBER" run_=(--workspace "$ws" --setenv A=1 --timeout 9)
+	head -c 32 /dev/urandom >"$key"
+	chmod 0600 "$key"
+	ns_root "${run_[@]}" --dry-run -- sh -c 'echo "$A"' >"$ws.plan"
+	run -0 --separate-stderr sbx-check grant --key "$key" --plan "$ws.plan"
+	printf '%s\n' "$output" >"$ws.grant"
+	run -0 --separate-stderr ns_root "${run_[@]}" --grant-fd 3 --grant-key "$key" -- sh -c 'echo "$A"' 3<"$ws.grant" </dev/null
+	assert_output "1"
+	assert_equal "$stderr" ""
+	# The same grant from the plan on an fd.
+	run -0 --separate-stderr sbx-check grant --key "$key" --plan-fd 3 3<"$ws.plan"
+	assert_equal "$output" "$(cat "$ws.grant")"
+	# The plan's environment changed by one byte: the real run refuses.
+	sed 's/"A=1"/"A=2"/' "$ws.plan" >"$ws.tampered"
+	sbx-check grant --key "$key" --plan "$ws.tampered" >"$ws.grant2"
+	run -102 --separate-stderr ns_root "${run_[@]}" --grant-fd 3 --grant-key "$key" -- sh -c 'echo "$A"' 3<"$ws.grant2" </dev/null
+	assert_output ""
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: env differs from the grant"
+	# The plan of an unprivileged caller, granted and run by that caller.
+	as_user sbx-ns "${run_[@]}" --dry-run -- sh -c 'echo "$A"' >"$ws.uplan"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$key"
+	as_user sbx-check grant --key "$key" --plan "$ws.uplan" >"$ws.ugrant"
+	run -0 --separate-stderr as_user sbx-ns "${run_[@]}" --grant-fd 3 --grant-key "$key" -- sh -c 'echo "$A"' 3<"$ws.ugrant" </dev/null
+	assert_output "1"
+}
+
+@test "sbx-check grant --plan refuses malformed, incomplete, huge and repeated plans" {
+	local key="$NS_DIR/key.$BATS_TEST_NUMBER" d="$NS_DIR/plans.$BATS_TEST_NUMBER" G
+	head -c 32 /dev/urandom >"$key"
+	chmod 0600 "$key"
+	mkdir -p "$d"
+	ns_root --workspace "$ws" --dry-run -- true >"$d/ok"
+	echo '{"tool":' >"$d/cut"
+	echo '{"tool":"sbx-ns","event":"plan","argv":["true"],"cwd":"/w","timeout_ms":0}' >"$d/noenv"
+	echo '{"tool":"sbx-ns","event":"plan","tool":"x"}' >"$d/dupkey"
+	echo '{"tool":"sbx-ns","event":"exit","code":0}' >"$d/other"
+	echo '{"tool":"sbx-ns","event":"plan","argv":["true"],"cwd":"/w","env":["A=1","A=2"],"timeout_ms":0}' >"$d/dupenv"
+	echo '{"tool":"sbx-ns","event":"plan","argv":["true"],"cwd":"w","env":[],"timeout_ms":0}' >"$d/relcwd"
+	echo '{"tool":"sbx-ns","event":"plan","argv":[],"cwd":"/w","env":[],"timeout_ms":0}' >"$d/noargv"
+	echo '{"tool":"sbx-ns","event":"plan","argv":["true"],"cwd":"/w","env":["1A=x"],"timeout_ms":0}' >"$d/badname"
+	echo '{"tool":"sbx-ns","event":"plan","argv":["true"],"cwd":"/w","env":[],"timeout_ms":-1}' >"$d/negtime"
+	python3 -c 'print("{\"a\":\"" + "x" * (1 << 20) + "\"}")' >"$d/huge"
+	ln -s "$d/ok" "$d/link"
+	G=(sbx-check grant --key "$key")
+	bad() {
+		local want=$1
+		shift
+		run -100 --separate-stderr "${G[@]}" "$@"
+		assert_output ""
+		assert_equal "$stderr" "sbx-check: usage: $want"
+	}
+	bad "--plan: $d/cut: not JSON: unexpected token near end of file (line 2)" --plan "$d/cut"
+	bad "--plan: $d/noenv: no \"env\" list" --plan "$d/noenv"
+	bad "--plan: $d/dupkey: not JSON: duplicate object key near '\"tool\"' (line 1)" --plan "$d/dupkey"
+	bad "--plan: $d/other: not a plan of sbx-ns --dry-run" --plan "$d/other"
+	bad "--plan: variable A given twice" --plan "$d/dupenv"
+	bad "--plan: invalid directory 'w': not absolute" --plan "$d/relcwd"
+	bad "--plan: $d/noargv: empty \"argv\" list" --plan "$d/noargv"
+	bad "--plan: invalid variable '1A=x': bad name" --plan "$d/badname"
+	bad "--plan: $d/negtime: \"timeout_ms\" is not a timeout" --plan "$d/negtime"
+	bad "--plan: $d/huge: larger than 1048576 bytes" --plan "$d/huge"
+	# A writer that never stops: the read is bounded, not endless.
+	bad "--plan-fd: fd 3: larger than 1048576 bytes" --plan-fd 3 3< <(yes)
+	bad "--plan given twice" --plan "$d/ok" --plan "$d/ok"
+	bad "--plan and --plan-fd are exclusive" --plan "$d/ok" --plan-fd 3 3<"$d/ok"
+	bad "--plan and --env are exclusive (the plan gives argv, cwd, env and timeout)" --plan "$d/ok" --env A=1
+	bad "--plan and --cwd are exclusive (the plan gives argv, cwd, env and timeout)" --cwd / --plan "$d/ok"
+	bad "--plan: the program comes from the plan" --plan "$d/ok" -- true
+	bad "--plan: not an absolute path 'ok'" --plan ok
+	bad "--plan: empty path" --plan ""
+	bad "--plan: '$d/link' is a symlink" --plan "$d/link"
+	bad "--plan: '$d' is not a regular file" --plan "$d"
+	bad "--plan-fd: invalid fd '0': 0, 1 and 2 are stdio" --plan-fd 0
+}
+
+@test "sbx-check --help is its man page's synopsis, grant --plan included" {
+	run -0 --separate-stderr sbx-check --help
+	assert_equal "$(sed 's/^usage: //; s/^ *//' <<<"$output")" \
+		"$(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-check.1" | sed '1,2d;$d')"
+	assert_output --partial 'sbx-check grant --key FILE (--plan FILE | --plan-fd FD) '
+}
