@@ -73,7 +73,7 @@ want = {
     "mount_api": doc["mount_api"],
     "timeout_ms": 7000, "grant_checked": False, "policy": False,
 }
-assert doc["mount_api"] in ("new", "legacy"), doc["mount_api"]
+assert doc["mount_api"] in ("new", "classic"), doc["mount_api"]
 assert doc == want, json.dumps(doc, indent=1) + "\n!=\n" + json.dumps(want, indent=1)
 assert list(doc) == list(want), list(doc)
 EOF

@@ -235,6 +235,8 @@ void ns_plan_hint(struct ns_run *r);
 void ns_explain_exec(const struct ns_run *r);
 
 /* plan.c: --dry-run */
+struct sbx_json;
+void ns_plan_json(const struct ns_run *r, struct sbx_json *j);
 noreturn void ns_dry_run(struct ns_run *r);
 
 /* root.c: in the sandbox's pid 1, before the command exists */

@@ -142,11 +142,11 @@ static void command(struct sbx_json *j, const struct ns_run *r)
 		sbx_json_str(j, "hint", r->hint);
 }
 
-noreturn void ns_dry_run(struct ns_run *r)
+/* The plan of r as one JSON object, built in out (pure: reads r only;
+ * sbx_json_end gives the line). */
+void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 {
 	struct sbx_json j;
-	const char *out;
-	size_t len;
 
 	sbx_json_begin(&j, NS_PROG, "plan");
 	command(&j, r);
@@ -175,6 +175,16 @@ noreturn void ns_dry_run(struct ns_run *r)
 	sbx_json_uint(&j, "timeout_ms", r->timeout_ms);
 	sbx_json_bool(&j, "grant_checked", r->grant_checked);
 	sbx_json_bool(&j, "policy", r->pol_on);
+	*out = j;
+}
+
+noreturn void ns_dry_run(struct ns_run *r)
+{
+	struct sbx_json j;
+	const char *out;
+	size_t len;
+
+	ns_plan_json(r, &j);
 	out = sbx_json_end(&j, &len);
 	if (!out || sbx_write_all(1, out, len) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the plan");
