@@ -77,26 +77,33 @@ static void parse_sha(const char *arg, unsigned char out[SBX_SHA256_LEN])
 }
 
 /* The stdin the command will get, hashed from a regular file. */
-static void hash_file(const char *arg, unsigned char out[SBX_SHA256_LEN])
+int grant_open_file(const char *opt, const char *arg)
 {
 	struct stat st;
 	int fd;
 
 	if (!*arg)
-		sbx_die_usage("--stdin-file: empty path");
+		sbx_die_usage("%s: empty path", opt);
 	if (arg[0] != '/')
-		sbx_die_usage("--stdin-file: not an absolute path '%s'", arg);
+		sbx_die_usage("%s: not an absolute path '%s'", opt, arg);
 	fd = open(arg, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
-		sbx_die_usage("--stdin-file: '%s' is a symlink", arg);
+		sbx_die_usage("%s: '%s' is a symlink", opt, arg);
 	if (fd < 0 && errno == ENOENT)
-		sbx_die_usage("--stdin-file: unable to find '%s': %s", arg, strerror(errno));
+		sbx_die_usage("%s: unable to find '%s': %s", opt, arg, strerror(errno));
 	if (fd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", arg);
 	if (fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", arg);
 	if (!S_ISREG(st.st_mode))
-		sbx_die_usage("--stdin-file: '%s' is not a regular file", arg);
+		sbx_die_usage("%s: '%s' is not a regular file", opt, arg);
+	return fd;
+}
+
+static void hash_file(const char *arg, unsigned char out[SBX_SHA256_LEN])
+{
+	int fd = grant_open_file("--stdin-file", arg);
+
 	if (sbx_sha256_fd(fd, out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", arg);
 	close(fd);

@@ -11,13 +11,10 @@
 #include "grant.h"
 #include "grant_plan.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define PLAN_MAX (1U << 20)
@@ -37,29 +34,6 @@ static char *read_plan(const char *opt, const char *name, int fd, size_t *len)
 		sbx_die_usage("%s: %s: larger than %u bytes", opt, name, PLAN_MAX);
 	*len = (size_t)n;
 	return buf;
-}
-
-static int open_plan(const char *arg)
-{
-	struct stat st;
-	int fd;
-
-	if (!*arg)
-		sbx_die_usage("--plan: empty path");
-	if (arg[0] != '/')
-		sbx_die_usage("--plan: not an absolute path '%s'", arg);
-	fd = open(arg, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ELOOP)
-		sbx_die_usage("--plan: '%s' is a symlink", arg);
-	if (fd < 0 && errno == ENOENT)
-		sbx_die_usage("--plan: unable to find '%s': %s", arg, strerror(errno));
-	if (fd < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", arg);
-	if (fstat(fd, &st) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", arg);
-	if (!S_ISREG(st.st_mode))
-		sbx_die_usage("--plan: '%s' is not a regular file", arg);
-	return fd;
 }
 
 /* A string of the plan without NUL bytes (a C string cannot carry them
@@ -104,7 +78,7 @@ void grant_plan_load(const char *opt, const char *arg, struct sbx_grant_input *i
 		snprintf(name, sizeof name, "fd %d", fd);
 		shown = name;
 	} else {
-		fd = open_plan(arg);
+		fd = grant_open_file(opt, arg);
 	}
 	buf = read_plan(opt, shown, fd, &len);
 	close(fd);
