@@ -114,7 +114,7 @@ st = os.lstat(sys.argv[1] + "/.sbx-tmp/tmp")
 assert d["mounts"][4]["ino"] == st.st_ino and "create" not in d["mounts"][4], d["mounts"][4]' "$ws"
 }
 
-@test "a dry run refuses as a real run: the --rw alias of the workspace, protected paths, a tampered grant" {
+@test "a dry run refuses as a real run: the --rw alias of the workspace, protected paths, a tampered grant, a linked .sbx-tmp" {
 	local a="$NS_DIR/alias.$BATS_TEST_NUMBER" key="$NS_DIR/key.$BATS_TEST_NUMBER" dry
 	mkdir -p "$a" "$ws/keys"
 	head -c 32 /dev/urandom >"$key"
@@ -130,6 +130,10 @@ assert d["mounts"][4]["ino"] == st.st_ino and "create" not in d["mounts"][4], d[
 		run -102 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 --grant-key "$key" $dry -- true 3<"$ws.grant" </dev/null
 		assert_output ""
 		assert_equal "$stderr" "sbx-ns: fatal: grant refused: env differs from the grant"
+		ln -s "$NS_DIR" "$ws/.sbx-tmp"
+		run -102 --separate-stderr ns_root --workspace "$ws" --tmp-in-workspace $dry -- true
+		assert_equal "$stderr" "sbx-ns: fatal: unable to use $ws/.sbx-tmp for /tmp: not a directory"
+		rm "$ws/.sbx-tmp"
 	done
 	assert_equal "$(cat "$ws/.env")" "KEY=1"
 }
