@@ -241,3 +241,34 @@ assert d["mounts"][4]["ino"] == st.st_ino and "create" not in d["mounts"][4], d[
 		"$(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-check.1" | sed '1,2d;$d')"
 	assert_output --partial 'sbx-check grant --key FILE (--plan FILE | --plan-fd FD) '
 }
+
+@test "the plan of a broker run: port, proxy URL, the broker filter and the proxy variables; its grant runs it" {
+	local sock="$NS_DIR/b.$BATS_TEST_NUMBER.sock" rdy="$NS_DIR/b.$BATS_TEST_NUMBER.ready" fd pid
+	local key="$NS_DIR/key.$BATS_TEST_NUMBER"
+	head -c 32 /dev/urandom >"$key"
+	chmod 0600 "$key"
+	mkfifo "$rdy"
+	exec {fd}<>"$rdy"
+	sbx-broker --listen "$sock" --ready-fd 3 --allow-host origin.test 3>"$rdy" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	read -r -t 10 -u "$fd" _
+	exec {fd}<&-
+	run -0 --separate-stderr ns_root --workspace "$ws" --net "broker:$sock,port=3130" --dry-run -- true
+	printf '%s' "$output" >"$ws.plan"
+	python3 - "$ws.plan" "$sock" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["net"] == {"mode": "broker", "port": 3130, "proxy": "http://127.0.0.1:3130", "broker": sys.argv[2]}, d["net"]
+assert d["seccomp"] == {"filter": "broker", "denials": "notify"}, d["seccomp"]
+proxy = [e for e in d["env"] if "PROXY" in e.upper()]
+assert proxy == ["HTTP_PROXY=http://127.0.0.1:3130", "HTTPS_PROXY=http://127.0.0.1:3130",
+                 "http_proxy=http://127.0.0.1:3130", "https_proxy=http://127.0.0.1:3130",
+                 "ALL_PROXY=http://127.0.0.1:3130"], proxy
+PY
+	sbx-check grant --key "$key" --plan "$ws.plan" >"$ws.grant"
+	run -0 --separate-stderr ns_root --workspace "$ws" --net "broker:$sock,port=3130" \
+		--grant-fd 3 --grant-key "$key" -- true 3<"$ws.grant" </dev/null
+	assert_equal "$stderr" ""
+	kill "$pid"
+	wait "$pid" || true
+}
