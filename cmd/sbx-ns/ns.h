@@ -264,8 +264,9 @@ int ns_net_fd(const struct ns_run *r);
 void ns_net_handle(struct ns_run *r);
 void ns_net_finish(struct ns_run *r);
 
-/* filter.c */
+/* seccomp.c */
 void ns_load_filter(const struct ns_run *r);
+const char *ns_filter_name(const struct ns_run *r);
 
 /* landlock.c */
 int ns_landlock(const struct ns_run *r);

@@ -115,16 +115,6 @@ static void deny(struct sbx_json *j, const struct ns_run *r)
 	sbx_json_close_obj(j);
 }
 
-static const char *filter_name(const struct ns_run *r)
-{
-	switch (r->net) {
-	case NET_LOOPBACK: return "open";
-	case NET_BROKER: return "broker";
-	case NET_HOST: return "host";
-	default: return "offline";
-	}
-}
-
 static void command(struct sbx_json *j, const struct ns_run *r)
 {
 	sbx_json_open_arr(j, "argv");
@@ -164,7 +154,7 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 	}
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "seccomp");
-	sbx_json_str(&j, "filter", filter_name(r));
+	sbx_json_str(&j, "filter", ns_filter_name(r));
 	sbx_json_str(&j, "denials", r->quiet_denials ? "errno" : "notify");
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "landlock");

@@ -16,15 +16,28 @@
 #define PROG(f) (struct sock_fprog){ .len = (unsigned short)(sizeof f / sizeof f[0]), \
 				  .filter = (struct sock_filter *)f }
 
+/* The filter of r's network mode, and its name (for --dry-run's plan). */
+static const char *choose(const struct ns_run *r, struct sock_fprog *prog)
+{
+	switch (r->net) {
+	case NET_LOOPBACK: *prog = PROG(ns_filter_open); return "open";
+	case NET_BROKER: *prog = PROG(ns_filter_broker); return "broker";
+	case NET_HOST: *prog = PROG(ns_filter_host); return "host";
+	default: *prog = PROG(ns_filter_offline); return "offline";
+	}
+}
+
+const char *ns_filter_name(const struct ns_run *r)
+{
+	struct sock_fprog prog;
+
+	return choose(r, &prog);
+}
+
 void ns_load_filter(const struct ns_run *r)
 {
 	struct sock_fprog prog;
 
-	switch (r->net) {
-	case NET_LOOPBACK: prog = PROG(ns_filter_open); break;
-	case NET_BROKER: prog = PROG(ns_filter_broker); break;
-	case NET_HOST: prog = PROG(ns_filter_host); break;
-	default: prog = PROG(ns_filter_offline); break;
-	}
+	choose(r, &prog);
 	ns_install_filter(r, &prog); /* notify.c: with the denial supervisor or without */
 }
