@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define SBX_FDPASS_MAX 4
+#include "handoff.h"
+
+#define SBX_FDPASS_MAX SBX_HANDOFF_FDS
 
 /* One sendmsg(2) of buf[0..len) (len > 0) carrying the nfds descriptors
  * (at most SBX_FDPASS_MAX), without SIGPIPE. sendmsg's result. */

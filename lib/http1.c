@@ -2,6 +2,7 @@
 #include "hostpat.h"
 #include "parse.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -264,7 +265,10 @@ static int request_line(const char *buf, const char *eol, struct sbx_http_head *
 	return SBX_HTTP_DONE;
 }
 
-int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h)
+/* origin: NULL for a proxy request, else the name a captured connection
+ * went to (normal form; the port is 80). */
+static int parse_request(const char *buf, size_t len, size_t max_head, const char *origin,
+			 struct sbx_http_head *h)
 {
 	int rc;
 	const char *eol, *end;
@@ -299,7 +303,21 @@ int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct 
 	if (parse_fields(eol + 2, end, h, 400))
 		return SBX_HTTP_BAD;
 
-	if (eq_ci(h->method, h->mlen, "CONNECT") && h->mlen == 7 && !memcmp(h->method, "CONNECT", 7)) {
+	if (origin) {
+		if (!known_method(h->method, h->mlen) || (h->mlen == 7 && !memcmp(h->method, "CONNECT", 7)))
+			return bad(h, 405, "method not supported");
+		if (h->tlen < 1 || h->target[0] != '/')
+			return bad(h, 400, "origin-form /path target required");
+		{
+			const char *q = memchr(h->target, '#', h->tlen);
+			if (q)
+				return bad(h, 400, "fragment in the request target");
+		}
+		snprintf(h->host, sizeof h->host, "%s", origin);
+		h->port = 80;
+		h->path = h->target;
+		h->plen = h->tlen;
+	} else if (eq_ci(h->method, h->mlen, "CONNECT") && h->mlen == 7 && !memcmp(h->method, "CONNECT", 7)) {
 		h->is_connect = 1;
 		why = authority(h->target, h->tlen, 0, h->host, &h->port);
 		if (why)
@@ -364,9 +382,21 @@ int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct 
 			return bad(h, 400, "Host repeated");
 		if (authority(f->value, f->vlen, h->is_connect ? h->port : 80, host, &port) ||
 		    strcmp(host, h->host) || port != h->port)
-			return bad(h, 400, "Host does not match the request target");
+			return bad(h, 400, origin ? "Host does not match the name connected to"
+						  : "Host does not match the request target");
 	}
 	return SBX_HTTP_DONE;
+}
+
+int sbx_http_parse_request(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h)
+{
+	return parse_request(buf, len, max_head, NULL, h);
+}
+
+int sbx_http_parse_origin(const char *buf, size_t len, size_t max_head, const char *host,
+			  struct sbx_http_head *h)
+{
+	return parse_request(buf, len, max_head, host, h);
 }
 
 int sbx_http_parse_response(const char *buf, size_t len, size_t max_head, struct sbx_http_head *h)

@@ -51,6 +51,12 @@ struct sbx_http_head {
 int sbx_http_parse_request(const char *buf, size_t len, size_t max_head,
 			   struct sbx_http_head *h);
 
+/* The same for a request on a captured connection to host (normal form)
+ * port 80: origin-form "/path" target, no CONNECT, and a Host (required)
+ * naming host. */
+int sbx_http_parse_origin(const char *buf, size_t len, size_t max_head, const char *host,
+			  struct sbx_http_head *h);
+
 /* Parse a response head; is_head: the request was HEAD (no body). */
 int sbx_http_parse_response(const char *buf, size_t len, size_t max_head,
 			    struct sbx_http_head *h);

@@ -8,6 +8,7 @@
 #include "fd.h"
 #include "hostpat.h"
 #include "json.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,52 +28,16 @@ const char *const sbx_policy_default_deny[] = {
 	NULL
 };
 
-int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!e)
-		return -1;
-	e->code = code;
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-void sbx_policy_quote(char *out, size_t outsz, const char *s, size_t len, size_t max)
-{
-	size_t n = 0, i;
-
-	for (i = 0; i < len && i < max && n + 5 < outsz; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch >= 0x20 && ch < 0x7f)
-			out[n++] = (char)ch;
-		else
-			n += (size_t)snprintf(out + n, outsz - n, "\\x%02x", ch);
-	}
-	if (i < len && n + 4 < outsz)
-		n += (size_t)snprintf(out + n, outsz - n, "...");
-	out[n < outsz ? n : outsz - 1] = '\0';
-}
-
 /* A value for a message (a path of any bytes), in buf. */
 static const char *q(char *buf, size_t sz, const char *s)
 {
-	sbx_policy_quote(buf, sz, s, strlen(s), 256);
+	sbx_quote(buf, sz, s, strlen(s), 256, 0);
 	return buf;
 }
 
-static int nomem(struct sbx_perr *e)
+static int nomem(struct sbx_err *e)
 {
-	return sbx_perr_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s", strerror(ENOMEM));
-}
-
-_Noreturn void sbx_policy_die(const struct sbx_perr *e)
-{
-	if (e->code == SBX_EXIT_USAGE)
-		sbx_die_usage("%s", e->msg);
-	sbx_die(e->code ? e->code : SBX_EXIT_POLICY, "%s", e->msg);
+	return sbx_err_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s", strerror(ENOMEM));
 }
 
 void sbx_policy_init(struct sbx_policy *p, const char *source)
@@ -164,16 +129,16 @@ static uint64_t u64_max(const struct sbx_policy *p, const struct sbx_pol_u64 *f)
 }
 
 int sbx_policy_set_u64(struct sbx_policy *p, struct sbx_pol_u64 *f, uint64_t v,
-		       const char *origin, struct sbx_perr *e)
+		       const char *origin, struct sbx_err *e)
 {
 	uint64_t max = u64_max(p, f);
 
 	if (f->set)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: given twice", origin);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: given twice", origin);
 	if (v == 0)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: zero is not a limit", origin);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: zero is not a limit", origin);
 	if (v > max)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: %llu is above the maximum %llu",
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: %llu is above the maximum %llu",
 				    origin, (unsigned long long)v, (unsigned long long)max);
 	if (set_origin(&f->origin, origin) < 0)
 		return nomem(e);
@@ -183,7 +148,7 @@ int sbx_policy_set_u64(struct sbx_policy *p, struct sbx_pol_u64 *f, uint64_t v,
 }
 
 int sbx_policy_set_int(struct sbx_policy *p, struct sbx_pol_int *f, int v,
-		       const char *origin, struct sbx_perr *e)
+		       const char *origin, struct sbx_err *e)
 {
 	int lo = 0, hi = 1;
 
@@ -196,9 +161,9 @@ int sbx_policy_set_int(struct sbx_policy *p, struct sbx_pol_int *f, int v,
 	else if (f == &p->tier_deny)
 		lo = SBX_PTDW_REFUSE, hi = SBX_PTDW_UNENFORCED;
 	if (f->set)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: given twice", origin);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: given twice", origin);
 	if (v < lo || v > hi)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid value %d", origin, v);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid value %d", origin, v);
 	if (set_origin(&f->origin, origin) < 0)
 		return nomem(e);
 	f->v = v;
@@ -240,11 +205,11 @@ static int list_push(struct sbx_pol_list *l, const char *val, const char *origin
 }
 
 static int push_checked(struct sbx_pol_list *l, const char *val, const char *origin,
-			struct sbx_perr *e)
+			struct sbx_err *e)
 {
 	sbx_policy_list_given(l, origin);
 	if (l->n >= SBX_POL_MAX_ITEMS && !list_has(l, val))
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: more than %d entries", origin,
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: more than %d entries", origin,
 				    SBX_POL_MAX_ITEMS);
 	return list_push(l, val, origin) == 0 ? 0 : nomem(e);
 }
@@ -294,14 +259,14 @@ static const char *norm_path(const char *in, char *out, size_t outsz)
 }
 
 int sbx_policy_add_root(struct sbx_policy *p, struct sbx_pol_list *l, const char *path,
-			const char *origin, struct sbx_perr *e)
+			const char *origin, struct sbx_err *e)
 {
 	char norm[PATH_MAX], qb[1100];
 	const char *why = norm_path(path, norm, sizeof norm);
 
 	(void)p;
 	if (why)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path \"%s\": %s", origin,
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path \"%s\": %s", origin,
 				    q(qb, sizeof qb, path), why);
 	return push_checked(l, norm, origin, e);
 }
@@ -338,26 +303,26 @@ const char *sbx_policy_glob_invalid(const char *g)
 }
 
 int sbx_policy_add_glob(struct sbx_policy *p, const char *glob, const char *origin,
-			struct sbx_perr *e)
+			struct sbx_err *e)
 {
 	const char *why = sbx_policy_glob_invalid(glob);
 	char qb[1100];
 
 	if (why)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid glob \"%s\": %s", origin,
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid glob \"%s\": %s", origin,
 				    q(qb, sizeof qb, glob), why);
 	return push_checked(&p->deny, glob, origin, e);
 }
 
 int sbx_policy_add_host(struct sbx_policy *p, const char *pattern, const char *origin,
-			struct sbx_perr *e)
+			struct sbx_err *e)
 {
 	struct sbx_hostpat hp;
 	char norm[SBX_HOST_MAX + 3], qb[1100];
 	const char *why = sbx_hostpat_parse(pattern, &hp);
 
 	if (why)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid host pattern \"%s\": %s",
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid host pattern \"%s\": %s",
 				    origin, q(qb, sizeof qb, pattern), why);
 	snprintf(norm, sizeof norm, "%s%s", hp.wildcard ? "*." : "", hp.name);
 	return push_checked(&p->allow, norm, origin, e);
@@ -397,7 +362,7 @@ void sbx_policy_sandbox_defaults(struct sbx_policy *p)
 	default_int(&p->unsafe, 0, origin);
 }
 
-static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_perr *e)
+static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_err *e)
 {
 	char qb[1100];
 
@@ -407,7 +372,7 @@ static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_perr 
 		if (v[0] == '/')
 			continue;
 		if (!ws)
-			return sbx_perr_set(e, SBX_EXIT_USAGE,
+			return sbx_err_set(e, SBX_EXIT_USAGE,
 					    "%s: relative root \"%s\" needs a workspace",
 					    l->it[i].origin ? l->it[i].origin : "policy", q(qb, sizeof qb, v));
 		if (!strcmp(v, "."))
@@ -418,7 +383,7 @@ static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_perr 
 			return nomem(e);
 		if (strlen(abs) >= PATH_MAX) {
 			free(abs);
-			return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: root \"%s\": too long under the workspace",
+			return sbx_err_set(e, SBX_EXIT_USAGE, "%s: root \"%s\": too long under the workspace",
 					    l->it[i].origin ? l->it[i].origin : "policy", q(qb, sizeof qb, v));
 		}
 		free(v);
@@ -437,7 +402,7 @@ static int resolve_list(struct sbx_pol_list *l, const char *ws, struct sbx_perr 
 	return 0;
 }
 
-int sbx_policy_resolve_roots(struct sbx_policy *p, const char *ws, struct sbx_perr *e)
+int sbx_policy_resolve_roots(struct sbx_policy *p, const char *ws, struct sbx_err *e)
 {
 	char norm[PATH_MAX];
 
@@ -447,24 +412,24 @@ int sbx_policy_resolve_roots(struct sbx_policy *p, const char *ws, struct sbx_pe
 			why = "not in normal form";
 		char qb[1100];
 		if (why)
-			return sbx_perr_set(e, SBX_EXIT_USAGE, "workspace \"%s\": %s", q(qb, sizeof qb, ws), why);
+			return sbx_err_set(e, SBX_EXIT_USAGE, "workspace \"%s\": %s", q(qb, sizeof qb, ws), why);
 	}
 	if (resolve_list(&p->ro, ws, e) < 0 || resolve_list(&p->rw, ws, e) < 0)
 		return -1;
 	return 0;
 }
 
-int sbx_policy_check(const struct sbx_policy *p, struct sbx_perr *e)
+int sbx_policy_check(const struct sbx_policy *p, struct sbx_err *e)
 {
 	int fb = p->fallback.set && p->fallback.v == SBX_PFB_UNSAFE_HOST;
 	int allow = p->unsafe.set && p->unsafe.v;
 
 	if (fb && !allow)
-		return sbx_perr_set(e, SBX_EXIT_USAGE,
+		return sbx_err_set(e, SBX_EXIT_USAGE,
 				    "%s: \"unsafe-host-process\" needs \"unsafeAllowHostProcess\": true as well",
 				    p->fallback.origin ? p->fallback.origin : "fallback");
 	if (allow && !fb)
-		return sbx_perr_set(e, SBX_EXIT_USAGE,
+		return sbx_err_set(e, SBX_EXIT_USAGE,
 				    "%s: true needs \"fallback\": \"unsafe-host-process\" as well",
 				    p->unsafe.origin ? p->unsafe.origin : "unsafeAllowHostProcess");
 	return 0;
@@ -511,7 +476,7 @@ static int host_within(const char *r, const char *b)
 struct mctx {
 	int clamp;
 	struct sbx_pol_clamped *cl;
-	struct sbx_perr *e;
+	struct sbx_err *e;
 };
 
 static void note(struct mctx *c, const char *field)
@@ -583,7 +548,7 @@ static int merge_u64(struct mctx *c, const char *field, const struct sbx_pol_u64
 	}
 	fmt_u64(rv, sizeof rv, field, r->v);
 	fmt_u64(bv, sizeof bv, field, b->v);
-	return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+	return sbx_err_set(c->e, SBX_EXIT_POLICY,
 			    "policy refused: %s: %s is more than the baseline's %s (%s)",
 			    orig(r->origin), rv, bv, orig(b->origin));
 }
@@ -605,7 +570,7 @@ static int merge_ord(struct mctx *c, const char *field, const struct sbx_pol_int
 		note(c, field);
 		return copy_int(o, b) < 0 ? nomem(c->e) : 0;
 	}
-	return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+	return sbx_err_set(c->e, SBX_EXIT_POLICY,
 			    "policy refused: %s: %s is wider than the baseline's %s (%s)",
 			    orig(r->origin), names[r->v], names[b->v], orig(b->origin));
 }
@@ -634,7 +599,7 @@ static int merge_within(struct mctx *c, const char *field, const char *what,
 			continue;
 		}
 		if (!c->clamp)
-			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+			return sbx_err_set(c->e, SBX_EXIT_POLICY,
 					    "policy refused: %s: %s is not within the baseline's %s (%s)",
 					    orig(it->origin), q(qb, sizeof qb, it->val), what,
 					    orig(bs[0] ? bs[0]->origin : bs[1]->origin));
@@ -722,11 +687,11 @@ static int merge_fallback(struct mctx *c, const struct sbx_policy *b, const stru
 
 	if (r->fallback.set && r->fallback.v == SBX_PFB_LANDLOCK && !base_ll) {
 		if (!c->clamp && !b->fallback.set)
-			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+			return sbx_err_set(c->e, SBX_EXIT_POLICY,
 					    "policy refused: %s: landlock comes only from a baseline",
 					    orig(r->fallback.origin));
 		if (!c->clamp)
-			return sbx_perr_set(c->e, SBX_EXIT_POLICY,
+			return sbx_err_set(c->e, SBX_EXIT_POLICY,
 					    "policy refused: %s: landlock comes only from the baseline, "
 					    "which says %s (%s)", orig(r->fallback.origin),
 					    fbs[b->fallback.v], orig(b->fallback.origin));
@@ -750,9 +715,9 @@ static int merge_tier_deny(struct mctx *c, const struct sbx_policy *b, const str
 	if (r->tier_deny.set && r->tier_deny.v == SBX_PTDW_UNENFORCED &&
 	    !(b->tier_deny.set && b->tier_deny.v == SBX_PTDW_UNENFORCED)) {
 		if (!c->clamp)
-			return sbx_perr_set(c->e, SBX_EXIT_POLICY, "policy refused: %s: only a baseline may "
-					    "leave deny-write unenforced in the landlock tier",
-					    orig(r->tier_deny.origin));
+			return sbx_err_set(c->e, SBX_EXIT_POLICY, "policy refused: %s: only a baseline may "
+					   "leave deny-write unenforced in the landlock tier",
+					   orig(r->tier_deny.origin));
 		note(c, "sandbox.tierDenyWrite");
 	} else if (r->tier_deny.set) {
 		from = &r->tier_deny;
@@ -781,7 +746,7 @@ static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struc
 
 int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req,
 		     unsigned scope, int clamp, struct sbx_policy *eff,
-		     struct sbx_pol_clamped *cl, struct sbx_perr *e)
+		     struct sbx_pol_clamped *cl, struct sbx_err *e)
 {
 	static const char *const hard[] = { "false", "true" };
 	struct sbx_policy none;
@@ -815,7 +780,7 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 	 * request's word is dropped and listed). */
 	if ((scope & SBX_PSCOPE_QUOTA) && req->statfs_ok.set && req->statfs_ok.v) {
 		if (!clamp) {
-			sbx_perr_set(e, SBX_EXIT_POLICY,
+			sbx_err_set(e, SBX_EXIT_POLICY,
 				     "policy refused: %s: only a baseline may accept statfs-level quota assurance",
 				     orig(req->statfs_ok.origin));
 			goto out;

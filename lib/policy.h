@@ -17,14 +17,15 @@
  * fills the keys it omits with the documented defaults, as its users expect;
  * an absent block leaves its fields unset.
  *
- * Errors never exit: they fill a struct sbx_perr (exit code and message,
- * without the program name) and the tool decides; sbx_policy_die() prints
- * it in the usual shape. Codes: SBX_EXIT_USAGE for malformed input (bad
+ * Errors never exit: they fill a struct sbx_err (err.h) and the tool
+ * decides; sbx_err_die() prints it in the usual shape. Codes: SBX_EXIT_USAGE for malformed input (bad
  * JSON, unknown key, wrong type, out-of-range value, an inconsistent unsafe
  * fallback), SBX_EXIT_POLICY for a refused merge or an untrusted baseline
  * file, SBX_EXIT_SYS for a failed read. */
 #ifndef SBX_POLICY_H
 #define SBX_POLICY_H
+
+#include "err.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -108,11 +109,6 @@ struct sbx_policy {
 	struct sbx_pol_int statfs_ok; /* accept_statfs_quota: baseline only (sbx-quota) */
 };
 
-struct sbx_perr {
-	int code;
-	char msg[1536];
-};
-
 /* Fields narrowed by a clamped merge, by their block path
  * ("resources.memory_mb", "sandbox.readableRoots"), each once. */
 #define SBX_POL_NFIELDS 16
@@ -136,18 +132,18 @@ int sbx_policy_has_resources(const struct sbx_policy *p);
  * returns 0, or -1 with e filled (SBX_EXIT_USAGE) for a value the policy
  * cannot hold. Values are checked like the JSON ones. */
 int sbx_policy_set_u64(struct sbx_policy *p, struct sbx_pol_u64 *f, uint64_t v,
-		       const char *origin, struct sbx_perr *e);
+		       const char *origin, struct sbx_err *e);
 int sbx_policy_set_int(struct sbx_policy *p, struct sbx_pol_int *f, int v,
-		       const char *origin, struct sbx_perr *e);
+		       const char *origin, struct sbx_err *e);
 /* Append to a list (marks it set). Roots must be absolute or relative to
  * the workspace (resolved later), globs as sbx-ns takes them, hosts as
  * sbx-broker takes them; duplicates are dropped. */
 int sbx_policy_add_root(struct sbx_policy *p, struct sbx_pol_list *l, const char *path,
-			const char *origin, struct sbx_perr *e);
+			const char *origin, struct sbx_err *e);
 int sbx_policy_add_glob(struct sbx_policy *p, const char *glob, const char *origin,
-			struct sbx_perr *e);
+			struct sbx_err *e);
 int sbx_policy_add_host(struct sbx_policy *p, const char *pattern, const char *origin,
-			struct sbx_perr *e);
+			struct sbx_err *e);
 /* Mark a list given (and empty if nothing was added): an argv request
  * says everything about its roots, so an omitted --ro means "no readable
  * root", not "whatever the baseline has". */
@@ -161,12 +157,12 @@ void sbx_policy_sandbox_defaults(struct sbx_policy *p);
  * directory, or NULL when the tool has no workspace: a relative root is
  * then an error). Roots are lexically normal: no "." or ".." components,
  * no "//", no trailing '/'. Call on both sides before merging. */
-int sbx_policy_resolve_roots(struct sbx_policy *p, const char *ws, struct sbx_perr *e);
+int sbx_policy_resolve_roots(struct sbx_policy *p, const char *ws, struct sbx_err *e);
 
 /* Checks of a single policy: both halves of the unsafe fallback or
  * neither (SBX_EXIT_USAGE). The JSON loader runs it; call it on a request
  * built by hand. */
-int sbx_policy_check(const struct sbx_policy *p, struct sbx_perr *e);
+int sbx_policy_check(const struct sbx_policy *p, struct sbx_err *e);
 
 /* eff = base ∧ req over the fields in scope. base may be NULL (no
  * baseline: eff is a copy of req). Without clamp a request field wider
@@ -175,7 +171,7 @@ int sbx_policy_check(const struct sbx_policy *p, struct sbx_perr *e);
  * eff is initialised here; free it with sbx_policy_free. */
 int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req,
 		     unsigned scope, int clamp, struct sbx_policy *eff,
-		     struct sbx_pol_clamped *cl, struct sbx_perr *e);
+		     struct sbx_pol_clamped *cl, struct sbx_err *e);
 
 /* 1 when path (absolute, normal) lies within one of the roots of l
  * (component-wise: /a/bc is not within /a/b). */
@@ -194,7 +190,7 @@ const char *sbx_policy_net_name(int net);     /* "none", "localhost", "allowlist
  * keys, wrong types, floats where integers belong, zero, negative and
  * too-large values, trailing bytes, a BOM, NUL in strings, nesting beyond
  * 2048 levels are refused with the JSON path ("$.sandbox.network.mode"). */
-int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct sbx_perr *e);
+int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct sbx_err *e);
 /* The policy, restricted to scope, as a JSON document (indented, ending in
  * a newline), loadable by sbx_policy_parse. malloc'd; NULL on ENOMEM. */
 char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope);
@@ -207,11 +203,11 @@ void sbx_policy_clamped_json(struct sbx_json *j, const struct sbx_pol_clamped *c
  * (a directory may be if it is sticky, like /tmp); no symbolic
  * link anywhere; a regular file. Reads at most SBX_POL_MAX_BYTES and
  * parses it. source is the label for messages ("--baseline FILE"). */
-int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr *e);
+int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err *e);
 /* --baseline-fd FD / --policy-fd FD: reads the fd from its current offset
  * to end of file and parses it; the fd is left open (the tool closes it:
  * both options consume their fd). */
-int sbx_policy_load_fd(struct sbx_policy *p, int fd, struct sbx_perr *e);
+int sbx_policy_load_fd(struct sbx_policy *p, int fd, struct sbx_err *e);
 
 /* The status line of a merge, on fd (nothing when fd < 0):
  * {"tool":TOOL,"event":"policy","baseline":B,"clamped":[...],"unsafe_fallback":U}.
@@ -264,17 +260,5 @@ int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd);
 void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *req,
 			  unsigned scope, const char *ws, const char *tool, int status_fd,
 			  struct sbx_policy *eff);
-
-/* Print e the way sbx tools report: a usage error for SBX_EXIT_USAGE, a
- * fatal error otherwise, and exit with e->code. */
-_Noreturn void sbx_policy_die(const struct sbx_perr *e);
-
-/* Untrusted bytes for a message: printable ASCII as is, anything else as
- * \xNN, at most max input bytes (then "..."); out always terminated. */
-void sbx_policy_quote(char *out, size_t outsz, const char *s, size_t len, size_t max);
-
-/* Set e (returns -1), printf-style. */
-int sbx_perr_set(struct sbx_perr *e, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 #endif

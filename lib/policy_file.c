@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "exitcodes.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,14 +20,14 @@
  * at most SBX_POL_WAIT_MS in all: a pipe whose writer never closes its end
  * is refused instead of hanging the tool. A non-blocking pipe is waited on
  * rather than taken as empty. */
-static int read_all(int fd, const char *src, char **out, size_t *outlen, struct sbx_perr *e)
+static int read_all(int fd, const char *src, char **out, size_t *outlen, struct sbx_err *e)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
 	uint64_t deadline = sbx_now_ms() + SBX_POL_WAIT_MS;
 
 	if (!buf)
-		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s", strerror(ENOMEM));
+		return sbx_err_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s", strerror(ENOMEM));
 	for (;;) {
 		ssize_t n;
 
@@ -34,14 +35,14 @@ static int read_all(int fd, const char *src, char **out, size_t *outlen, struct 
 			char *nb;
 			if (cap > SBX_POL_MAX_BYTES) {
 				free(buf);
-				return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", src,
+				return sbx_err_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", src,
 						    SBX_POL_MAX_BYTES);
 			}
 			cap *= 2;
 			nb = realloc(buf, cap);
 			if (!nb) {
 				free(buf);
-				return sbx_perr_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s",
+				return sbx_err_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s",
 						    strerror(ENOMEM));
 			}
 			buf = nb;
@@ -52,7 +53,7 @@ static int read_all(int fd, const char *src, char **out, size_t *outlen, struct 
 			int pr = now >= deadline ? 0 : poll(&pfd, 1, (int)(deadline - now));
 			if (pr == 0) {
 				free(buf);
-				return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: no end of file after %u s "
+				return sbx_err_set(e, SBX_EXIT_USAGE, "%s: no end of file after %u s "
 						    "(the writer must close its end)", src,
 						    SBX_POL_WAIT_MS / 1000);
 			}
@@ -73,7 +74,7 @@ static int read_all(int fd, const char *src, char **out, size_t *outlen, struct 
 		{
 			int err = errno;
 			free(buf);
-			return sbx_perr_set(e, SBX_EXIT_SYS, "unable to read %s: %s", src, strerror(err));
+			return sbx_err_set(e, SBX_EXIT_SYS, "unable to read %s: %s", src, strerror(err));
 		}
 	}
 	*out = buf;
@@ -81,7 +82,7 @@ static int read_all(int fd, const char *src, char **out, size_t *outlen, struct 
 	return 0;
 }
 
-static int parse_fd(struct sbx_policy *p, int fd, struct sbx_perr *e)
+static int parse_fd(struct sbx_policy *p, int fd, struct sbx_err *e)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -94,7 +95,7 @@ static int parse_fd(struct sbx_policy *p, int fd, struct sbx_perr *e)
 	return rc;
 }
 
-int sbx_policy_load_fd(struct sbx_policy *p, int fd, struct sbx_perr *e)
+int sbx_policy_load_fd(struct sbx_policy *p, int fd, struct sbx_err *e)
 {
 	return parse_fd(p, fd, e);
 }
@@ -120,7 +121,7 @@ static const char *untrusted(const struct stat *st, int isdir, char *why, size_t
 	return NULL;
 }
 
-int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr *e)
+int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err *e)
 {
 	const char *src = p->source ? p->source : path;
 	char buf[PATH_MAX], whybuf[80], qp[1100], *comp, *next;
@@ -129,15 +130,15 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 	int dfd, fd, rc;
 
 	/* Messages name the path escaped: it may hold any byte. */
-	sbx_policy_quote(qp, sizeof qp, path, strlen(path), 1024);
+	sbx_quote(qp, sizeof qp, path, strlen(path), 1024, 0);
 	if (!*path)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '': empty", src);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path '': empty", src);
 	if (path[0] != '/')
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': not absolute", src, qp);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': not absolute", src, qp);
 	if (path[strlen(path) - 1] == '/')
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, qp);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, qp);
 	if (strlen(path) >= sizeof buf)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path: too long", src);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path: too long", src);
 	strcpy(buf, path);
 
 	/* Walk from / one component at a time, never following a link, and
@@ -145,18 +146,18 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 	 * one of them could swap the file. */
 	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to open /: %s", strerror(errno));
+		return sbx_err_set(e, SBX_EXIT_SYS, "unable to open /: %s", strerror(errno));
 	comp = buf + 1;
 	for (;;) {
 		if (fstat(dfd, &st) < 0) {
 			int err = errno;
 			close(dfd);
-			return sbx_perr_set(e, SBX_EXIT_SYS, "unable to stat a directory of %s: %s",
+			return sbx_err_set(e, SBX_EXIT_SYS, "unable to stat a directory of %s: %s",
 					    qp, strerror(err));
 		}
 		if ((why = untrusted(&st, 1, whybuf, sizeof whybuf))) {
 			close(dfd);
-			return sbx_perr_set(e, SBX_EXIT_POLICY,
+			return sbx_err_set(e, SBX_EXIT_POLICY,
 					    "%s: refused: a directory on its path is %s", src, why);
 		}
 		while (*comp == '/')
@@ -172,14 +173,14 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 			int link = fstatat(dfd, comp, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
 			close(dfd);
 			if (link) {
-				sbx_policy_quote(whybuf, sizeof whybuf, comp, strlen(comp), 64);
-				return sbx_perr_set(e, SBX_EXIT_POLICY,
+				sbx_quote(whybuf, sizeof whybuf, comp, strlen(comp), 64, 0);
+				return sbx_err_set(e, SBX_EXIT_POLICY,
 						    "%s: refused: a symbolic link on its path (%s)", src, whybuf);
 			}
 			if (err == ENOENT || err == ENOTDIR)
-				return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': %s", src,
+				return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': %s", src,
 						    qp, err == ENOENT ? "does not exist" : "not a directory on its way");
-			return sbx_perr_set(e, SBX_EXIT_SYS, "unable to open %s: %s", qp, strerror(err));
+			return sbx_err_set(e, SBX_EXIT_SYS, "unable to open %s: %s", qp, strerror(err));
 		}
 		close(dfd);
 		dfd = fd;
@@ -187,7 +188,7 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 	}
 	if (!*comp) {
 		close(dfd);
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, qp);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': a directory", src, qp);
 	}
 	/* O_NONBLOCK: a FIFO must not hang us before it is refused. */
 	fd = openat(dfd, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -195,22 +196,22 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_perr
 		int err = errno;
 		close(dfd);
 		if (err == ELOOP)
-			return sbx_perr_set(e, SBX_EXIT_POLICY, "%s: refused: a symbolic link", src);
+			return sbx_err_set(e, SBX_EXIT_POLICY, "%s: refused: a symbolic link", src);
 		if (err == ENOENT)
-			return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': does not exist",
+			return sbx_err_set(e, SBX_EXIT_USAGE, "%s: invalid path '%s': does not exist",
 					    src, qp);
-		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to open %s: %s", qp, strerror(err));
+		return sbx_err_set(e, SBX_EXIT_SYS, "unable to open %s: %s", qp, strerror(err));
 	}
 	close(dfd);
 	if (fstat(fd, &st) < 0) {
 		int err = errno;
 		close(fd);
-		return sbx_perr_set(e, SBX_EXIT_SYS, "unable to stat %s: %s", qp, strerror(err));
+		return sbx_err_set(e, SBX_EXIT_SYS, "unable to stat %s: %s", qp, strerror(err));
 	}
 	why = !S_ISREG(st.st_mode) ? "not a regular file" : untrusted(&st, 0, whybuf, sizeof whybuf);
 	if (why) {
 		close(fd);
-		return sbx_perr_set(e, SBX_EXIT_POLICY, "%s: refused: %s", src, why);
+		return sbx_err_set(e, SBX_EXIT_POLICY, "%s: refused: %s", src, why);
 	}
 	rc = parse_fd(p, fd, e);
 	close(fd);

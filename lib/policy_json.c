@@ -7,6 +7,7 @@
 
 #include "exitcodes.h"
 #include "json.h"
+#include "quote.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -36,7 +37,7 @@ static void path_key(char *path, size_t sz, const char *key, size_t klen)
 		snprintf(path + n, sz - n, ".%.*s", (int)klen, key);
 		return;
 	}
-	sbx_policy_quote(q, sizeof q, key, klen, 64);
+	sbx_quote(q, sizeof q, key, klen, 64, 0);
 	snprintf(path + n, sz - n, "[\"%s\"]", q);
 }
 
@@ -159,7 +160,7 @@ static void error_path(const char *buf, size_t len, size_t pos, char *path, size
 
 struct ld {
 	struct sbx_policy *p;
-	struct sbx_perr *e;
+	struct sbx_err *e;
 	const char *src;
 };
 
@@ -179,7 +180,7 @@ static const char *type_name(const json_t *v)
 
 static int bad(struct ld *l, const char *path, const char *msg)
 {
-	return sbx_perr_set(l->e, SBX_EXIT_USAGE, "%s: %s: %s", l->src, path, msg);
+	return sbx_err_set(l->e, SBX_EXIT_USAGE, "%s: %s: %s", l->src, path, msg);
 }
 
 static int want(struct ld *l, const char *path, const json_t *v, json_type t, const char *what)
@@ -220,7 +221,7 @@ static int get_enum(struct ld *l, const char *path, const json_t *v, const char 
 			origin(l, path, o, sizeof o);
 			return sbx_policy_set_int(l->p, f, i, o, l->e);
 		}
-	sbx_policy_quote(q, sizeof q, s, json_string_length(v), 64);
+	sbx_quote(q, sizeof q, s, json_string_length(v), 64, 0);
 	snprintf(o, sizeof o, "unknown value \"%s\" (%s)", q, list);
 	return bad(l, path, o);
 }
@@ -459,7 +460,7 @@ static int load_top(struct ld *l, const json_t *top)
 	return 0;
 }
 
-int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct sbx_perr *e)
+int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct sbx_err *e)
 {
 	struct ld l = { p, e, p->source ? p->source : "policy" };
 	json_error_t err;
@@ -468,10 +469,10 @@ int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct s
 	int rc;
 
 	if (len > SBX_POL_MAX_BYTES)
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", l.src,
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", l.src,
 				    SBX_POL_MAX_BYTES);
 	if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-		return sbx_perr_set(e, SBX_EXIT_USAGE,
+		return sbx_err_set(e, SBX_EXIT_USAGE,
 				    "%s: $: invalid JSON at line 1, column 1: a byte order mark is not allowed",
 				    l.src);
 	/* No JSON_DECODE_ANY (the top is an object or an array), no
@@ -479,8 +480,8 @@ int sbx_policy_parse(struct sbx_policy *p, const char *buf, size_t len, struct s
 	top = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
 	if (!top) {
 		error_path(buf, len, (size_t)(err.position < 0 ? 0 : err.position), path, sizeof path);
-		sbx_policy_quote(text, sizeof text, err.text, strlen(err.text), 160);
-		return sbx_perr_set(e, SBX_EXIT_USAGE, "%s: %s: invalid JSON at line %d, column %d: %s",
+		sbx_quote(text, sizeof text, err.text, strlen(err.text), 160, 0);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: %s: invalid JSON at line %d, column %d: %s",
 				    l.src, path, err.line, err.column, text);
 	}
 	rc = load_top(&l, top);

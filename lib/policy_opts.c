@@ -5,6 +5,7 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
+#include "quote.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +62,10 @@ int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd)
 	return 1;
 }
 
-static void ok(int rc, const struct sbx_perr *e)
+static void ok(int rc, const struct sbx_err *e)
 {
 	if (rc < 0)
-		sbx_policy_die(e);
+		sbx_err_die(e);
 }
 
 /* The origin of the first field of p in scope, or NULL. */
@@ -100,7 +101,7 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 {
 	struct sbx_policy base;
 	struct sbx_pol_clamped cl;
-	struct sbx_perr e;
+	struct sbx_err e;
 	char label[64];
 	int have_base = sbx_policy_opts_baseline(o);
 
@@ -136,7 +137,7 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 			 * any byte. */
 			char l[4200];
 			memcpy(l, "--baseline ", 11);
-			sbx_policy_quote(l + 11, sizeof l - 11, o->baseline, strlen(o->baseline), 4096);
+			sbx_quote(l + 11, sizeof l - 11, o->baseline, strlen(o->baseline), 4096, 0);
 			sbx_policy_init(&base, l);
 			ok(sbx_policy_load_file(&base, o->baseline, &e), &e);
 		} else {
@@ -154,7 +155,7 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 
 	if ((scope & SBX_PSCOPE_NS) && ws && eff->rw.set && !sbx_policy_within(&eff->rw, ws)) {
 		char qb[1100];
-		sbx_policy_quote(qb, sizeof qb, ws, strlen(ws), 256);
+		sbx_quote(qb, sizeof qb, ws, strlen(ws), 256, 0);
 		sbx_die(SBX_EXIT_POLICY, "policy refused: the workspace %s is not within the effective "
 			"writable roots (%s writes its workspace)", qb, tool);
 	}

@@ -1,6 +1,7 @@
 #include "quota_tree.h"
 #include "exitcodes.h"
 #include "quota.h"
+#include "quote.h"
 #include "walk.h"
 
 #include <errno.h>
@@ -22,7 +23,7 @@ static int say(struct sbx_qtree *t, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	sbx_err_vset(&t->err, code, 0, fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -50,7 +51,7 @@ static int visit(void *arg, const struct sbx_walk_entry *e)
 	int inherit, dir = S_ISDIR(st->stx_mode);
 
 	t->entries++;
-	sbx_walk_quote(e->path, e->pathlen, q, sizeof q);
+	sbx_quote(q, sizeof q, e->path, e->pathlen, SIZE_MAX, SBX_QUOTE_NAME);
 	if (S_ISLNK(st->stx_mode))
 		return say(t, SBX_EXIT_POLICY, "refusing workspace: '%s' is a symbolic link", q);
 	if (!dir && !S_ISREG(st->stx_mode))
@@ -100,7 +101,7 @@ int sbx_qtree_run(int rootfd, struct sbx_qtree *t)
 	int r;
 
 	t->entries = t->in_project = 0;
-	t->msg[0] = '\0';
+	t->err.msg[0] = '\0';
 	if (sbx_statx(rootfd, "", AT_EMPTY_PATH, SBX_STATX_TYPE | SBX_STATX_MNT_ID, &st) < 0)
 		return say(t, SBX_EXIT_SYS, "unable to stat the workspace: %s", strerror(errno));
 	c.dev_major = st.stx_dev_major;
@@ -110,7 +111,7 @@ int sbx_qtree_run(int rootfd, struct sbx_qtree *t)
 	r = sbx_walk(rootfd, 0, visit, &c, &err);
 	if (r == 0 || r == SBX_EXIT_POLICY || r == SBX_EXIT_SYS)
 		return r;
-	sbx_walk_quote(err.path, err.pathlen, q, sizeof q);
+	sbx_quote(q, sizeof q, err.path, err.pathlen, SIZE_MAX, SBX_QUOTE_NAME);
 	if (r == SBX_WALK_ETOODEEP)
 		return say(t, SBX_EXIT_POLICY,
 			   "refusing workspace: '%s' is nested deeper than %d directories",

@@ -9,6 +9,8 @@
 #ifndef SBX_QUOTA_TREE_H
 #define SBX_QUOTA_TREE_H
 
+#include "err.h"
+
 #include <stdint.h>
 
 enum sbx_qtree_mode {
@@ -23,14 +25,14 @@ struct sbx_qtree {
 	/* Results: entries below the root (the root itself not counted), and
 	 * of those the ones that carried projid when they were seen. */
 	uint64_t entries, in_project;
-	char msg[1200];    /* why it stopped: a whole message, without "fatal: " */
+	struct sbx_err err; /* why it stopped */
 };
 
 /* Walks the tree below rootfd. Returns 0; SBX_EXIT_POLICY when the tree is
- * refused (msg names the entry: "refusing workspace: 'a/b' is a symbolic
- * link"); SBX_EXIT_SYS when a call failed (msg: "unable to open 'a/b' in the
- * workspace: Permission denied"). Paths in msg are relative to the root and
- * escaped with sbx_walk_quote. */
+ * refused (err names the entry: "refusing workspace: 'a/b' is a symbolic
+ * link"); SBX_EXIT_SYS when a call failed (err: "unable to open 'a/b' in the
+ * workspace: Permission denied"). Paths in err are relative to the root and
+ * escaped with sbx_quote. */
 int sbx_qtree_run(int rootfd, struct sbx_qtree *t);
 
 #endif

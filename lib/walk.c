@@ -225,35 +225,3 @@ int sbx_walk(int rootfd, unsigned mask, sbx_walk_fn fn, void *ctx,
 	free(w.path);
 	return r;
 }
-
-char *sbx_walk_quote(const char *s, size_t n, char *out, size_t outsz)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0, room;
-
-	if (outsz < 4) {
-		if (outsz)
-			out[0] = '\0';
-		return out;
-	}
-	room = outsz - 4; /* always leaves space for "...\0" */
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		int esc = c < 0x20 || c >= 0x7f || c == '\\' || c == '\'';
-		if (o + (esc ? 4 : 1) > room) {
-			memcpy(out + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (esc) {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		} else {
-			out[o++] = (char)c;
-		}
-	}
-	out[o] = '\0';
-	return out;
-}

@@ -72,9 +72,5 @@ struct sbx_walk_err {
 int sbx_walk(int rootfd, unsigned mask, sbx_walk_fn fn, void *ctx,
 	     struct sbx_walk_err *err);
 
-/* A path made safe for a one-line message: bytes below 0x20, 0x7f and
- * above, the backslash and the single quote become \xHH. A result longer
- * than outsz ends in "...". Returns out. */
-char *sbx_walk_quote(const char *s, size_t n, char *out, size_t outsz);
 
 #endif

@@ -25,7 +25,8 @@ bad() {
 
 @test "--help prints the synopsis and exits 0" {
 	run -0 --separate-stderr sbx-ns --help
-	assert_output --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
+	assert_line --index 0 --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
+	assert_line --index 1 "       sbx-ns --version"
 	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] '
 	assert_equal "$stderr" ""
 }
@@ -181,8 +182,8 @@ bad() {
 
 @test "--net takes none, loopback, broker:PATH[,port=N] or host, once" {
 	bad "--net: invalid mode '': empty" --net "" -- true
-	bad "--net: invalid mode 'all' (none, loopback, broker:PATH[,port=N], host)" --net all -- true
-	bad "--net: invalid mode 'None' (none, loopback, broker:PATH[,port=N], host)" --net None -- true
+	bad "--net: invalid mode 'all' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net all -- true
+	bad "--net: invalid mode 'None' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net None -- true
 	bad "--net given twice" --net none --net none -- true
 	bad "--net given twice" --net loopback --net host -- true
 }

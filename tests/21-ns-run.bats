@@ -235,8 +235,9 @@ HOME=/tmp"
 	ws=$(ns_ws)
 	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- "$NS_ATT" sleep 60 4>"$ws/ready" 3>&- &
 	pid=$!
-	for _ in $(seq 100); do [ -s "$ws/ready" ] && break; sleep 0.05; done
-	sleep 0.1
+	wait_for '[ -s "$ws/ready" ]'
+	# The command runs: the signal has someone to reach.
+	wait_for 'pgrep -f "ns-attempt sleep 60" >/dev/null'
 	kill -TERM "$(pgrep -P "$pid" -x sbx-ns)"
 	local rc=0
 	wait "$pid" || rc=$?
@@ -248,10 +249,10 @@ HOME=/tmp"
 	ws=$(ns_ws)
 	bash -c "sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws --ro $NS_DIR/bin --ready-fd 4 -- $NS_ATT sleep 997 4>$ws/ready & wait" 3>&- &
 	parent=$!
-	for _ in $(seq 100); do [ -s "$ws/ready" ] && break; sleep 0.05; done
+	wait_for '[ -s "$ws/ready" ]'
 	run -0 pgrep -f "ns-attempt sleep 997"
 	kill -KILL "$parent"
-	for _ in $(seq 100); do pgrep -f "ns-attempt sleep 997" >/dev/null || break; sleep 0.05; done
+	wait_for '! pgrep -f "ns-attempt sleep 997" >/dev/null'
 	run -1 pgrep -f "ns-attempt sleep 997"
 	run -1 pgrep -f "sbx-ns --uid $SBX_TEST_UID --gid $SBX_TEST_GID --workspace $ws"
 }
@@ -283,7 +284,7 @@ var"
 	local ws
 	ws=$(ns_ws)
 	exec 6> >(true)
-	sleep 0.2
+	wait $! # the reader is gone
 	run -4 --separate-stderr ns_user --workspace "$ws" --status-fd 6 -- sh -c 'sleep 0.2; echo ran; exit 4'
 	exec 6>&-
 	assert_output "ran"

@@ -125,7 +125,7 @@ import socket, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind('\0$name'); s.listen(1); time.sleep(60)" 3>&- &
 	pid=$!
-	sleep 0.3
+	wait_for 'grep -q "@$name\$" /proc/net/unix'
 	ns_expect "$NS_WS" "connect-abstract: EPERM" connect-abstract "$name"
 	kill "$pid"
 }

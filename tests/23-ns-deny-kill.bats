@@ -38,11 +38,6 @@ ns_argv() {
 	fi
 }
 
-wait_for() {
-	for _ in $(seq 1500); do eval "$1" && return 0; sleep 0.02; done
-	return 1
-}
-
 # One kill: runner, point; the workspace afterwards holds exactly what it
 # held plus what the command wrote, its protected paths moved aside.
 kill_at() {
@@ -137,7 +132,7 @@ one_run() {
 	7)
 		"${NS_ARGV[@]}" --workspace "$ws" --ready-fd 4 -- sleep 1000 4>"$NS_DIR/res/ready.$i" 2>/dev/null 3>&- &
 		p=$!
-		for _ in $(seq 1500); do [ -s "$NS_DIR/res/ready.$i" ] && break; sleep 0.02; done
+		wait_for "[ -s \"\$NS_DIR/res/ready.$i\" ]" || true
 		kill -9 "$p"
 		wait "$p" 2>/dev/null
 		echo killed > "$NS_DIR/res/$i"

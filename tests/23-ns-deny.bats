@@ -163,7 +163,7 @@ sbx-ns: warning: deny-write: the command created the protected path .git/modules
 	# Made by root on the host while a run of the test user goes on.
 	ns_root --workspace "$ws" --ready-fd 4 -- sh -c 'while [ ! -e go ]; do sleep 0.02; done' 4>"$NS_DIR/ready-h" 3>&- 2>"$NS_DIR/err-h" &
 	local p=$!
-	for _ in $(seq 500); do [ -s "$NS_DIR/ready-h" ] && break; sleep 0.02; done
+	wait_for '[ -s "$NS_DIR/ready-h" ]' || { kill "$p"; false; }
 	echo root > "$ws/.env"
 	touch "$ws/go"
 	wait "$p"
@@ -233,11 +233,11 @@ link: EXDEV"
 	# and moves it aside; what B then writes at .env is moved aside by B.
 	ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c "echo A > .env; touch a-made; while [ ! -e a-go ]; do sleep 0.02; done" 2>"$NS_DIR/err-a" 3>&- &
 	pa=$!
-	for _ in $(seq 500); do [ -e "$ws/a-made" ] && break; sleep 0.02; done
+	wait_for '[ -e "$ws/a-made" ]' || { kill "$pa"; false; }
 	ns_root --workspace "$ws" --ro "$NS_DIR/bin" --ready-fd 4 -- sh -c "$a append .env; while [ ! -e b-go ]; do sleep 0.02; done; $a write .env" \
 		>"$NS_DIR/out-b" 2>"$NS_DIR/err-b" 4>"$NS_DIR/ready-b" 3>&- &
 	pb=$!
-	for _ in $(seq 500); do [ -s "$NS_DIR/ready-b" ] && break; sleep 0.02; done
+	wait_for '[ -s "$NS_DIR/ready-b" ]' || { kill "$pa" "$pb"; false; }
 	touch "$ws/a-go"
 	wait "$pa"
 	assert_equal "$(cat "$NS_DIR/err-a")" "sbx-ns: warning: deny-write: the command created the protected path .env; moved it to .env.sbx-denied"

@@ -57,11 +57,11 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$NS_DIR/run/b.sock" \
 
 @test "unknown modes are usage errors" {
 	bad "--net: invalid mode '': empty" --net "" -- true
-	bad "--net: invalid mode 'all' (none, loopback, broker:PATH[,port=N], host)" --net all -- true
-	bad "--net: invalid mode 'Loopback' (none, loopback, broker:PATH[,port=N], host)" --net Loopback -- true
-	bad "--net: invalid mode 'host ' (none, loopback, broker:PATH[,port=N], host)" --net "host " -- true
-	bad "--net: invalid mode 'brokers' (none, loopback, broker:PATH[,port=N], host)" --net brokers -- true
-	bad "--net: invalid mode 'broker/x' (none, loopback, broker:PATH[,port=N], host)" --net broker/x -- true
+	bad "--net: invalid mode 'all' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net all -- true
+	bad "--net: invalid mode 'Loopback' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net Loopback -- true
+	bad "--net: invalid mode 'host ' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net "host " -- true
+	bad "--net: invalid mode 'brokers' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net brokers -- true
+	bad "--net: invalid mode 'broker/x' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net broker/x -- true
 }
 
 @test "two modes are a usage error, whatever they are" {
@@ -93,7 +93,10 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$NS_DIR/run/b.sock" \
 	bad "--net: port: invalid number '': empty" --net "$b,port=" -- true
 	bad "--net: port: invalid number 'abc': not a number" --net "$b,port=abc" -- true
 	bad "--net: port: invalid number '80x': trailing garbage" --net "$b,port=80x" -- true
-	bad "--net: invalid mode 'broker,port=80,x' (none, loopback, broker:PATH[,port=N], host)" --net broker,port=80,x -- true
+	bad "--net: invalid mode 'broker,port=80,x' (none, loopback, broker:PATH[,transparent][,port=N], host)" --net broker,port=80,x -- true
+	bad "--net: port repeated in '$b,port=1,port=2'" --net "$b,port=1,port=2" -- true
+	bad "--net: transparent repeated in '$b,transparent,port=1,transparent'" --net "$b,transparent,port=1,transparent" -- true
+	bad "--net: invalid broker path '': empty" --net "broker:,transparent" -- true
 }
 
 @test "--broker-fd: only with --net broker, never with a path, missing, not a socket file, or a socket itself" {

@@ -18,7 +18,8 @@ setup_file() {
 	# with HOLD set, keep the channel open until stdin ends, then fetch
 	# through the first socket when FETCH is set. SOCKETS: tcp4 (listening
 	# on 127.0.0.1:PORT), tcp6, any4 (0.0.0.0), unbound (not listening),
-	# udp, unix (a listening Unix socket), pipe, none.
+	# udp, unix (a listening Unix socket), pipe, none; for transparent
+	# mode udp53 and tcp53 (127.0.0.1:53) and anyN (0.0.0.0:N, listening).
 	cat > "$NET_DIR/handoff.py" <<-'PY'
 	import array, ast, os, socket, sys
 	line = ast.literal_eval('b"' + sys.argv[1] + '"')
@@ -29,6 +30,11 @@ setup_file() {
 	        r, w = os.pipe(); keep.append(w); return r
 	    if kind == "udp":
 	        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	    elif kind == "udp53":
+	        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
+	    elif kind == "tcp53" or (kind.startswith("any") and kind != "any4"):
+	        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	        s.bind(("127.0.0.1", 53) if kind == "tcp53" else ("0.0.0.0", int(kind[3:]))); s.listen(8)
 	    elif kind == "unix":
 	        s = socket.socket(socket.AF_UNIX); s.bind(""); s.listen(1)
 	    elif kind == "tcp6":
@@ -105,6 +111,28 @@ hello"
 	tcp4 pipe|listener 2: not a socket
 	tcp4 tcp6 pipe|more file descriptors than a sandbox has listeners
 	EOF
+}
+
+@test "a transparent handoff: the proxy listeners, the DNS sockets and the captured ports, each checked in order" {
+	local kinds want
+	run -0 handoff PORT=4110 'SBX-HANDOFF 1 TRANSPARENT\n' tcp4 tcp6 udp53 tcp53 any80 any443
+	assert_output "SBX-HANDOFF OK"
+	run -0 grep -c '"state":"attached","listeners":"127.0.0.1:4110 \[::1\]:4110 dns 127.0.0.1:53/udp 127.0.0.1:53/tcp captured 80 443"' "$NET_DIR/main.err"
+	while IFS='|' read -r kinds want; do
+		run -0 handoff PORT=4111 'SBX-HANDOFF 1 TRANSPARENT\n' $kinds
+		assert_output "SBX-HANDOFF REFUSED $want"
+	done <<-'EOF'
+	tcp4 tcp6 udp53 tcp53 any80|fewer file descriptors than a transparent sandbox has sockets
+	tcp4 tcp6 udp53 tcp53 any80 any443 any22|more file descriptors than a sandbox has listeners
+	tcp4 tcp6 tcp53 udp53 any80 any443|listener 3: not a UDP socket over IPv4
+	tcp4 tcp6 udp tcp53 any80 any443|listener 3: not on 127.0.0.1:53
+	tcp4 tcp6 udp53 any53 any80 any443|listener 4: not on 127.0.0.1:53
+	tcp4 tcp6 udp53 tcp53 any443 any80|listener 5: not the wildcard listener of the next captured port
+	tcp4 tcp6 udp53 tcp53 any80 any8443|listener 6: not the wildcard listener of the next captured port
+	any4 tcp6 udp53 tcp53 any80 any443|listener 1: not on a loopback address
+	EOF
+	run -0 handoff PORT=4111 'SBX-HANDOFF 1\n' tcp4 tcp6 udp53
+	assert_output "SBX-HANDOFF REFUSED more file descriptors than a sandbox has listeners"
 }
 
 @test "descriptors with anything but the handoff line are refused; the line alone is an HTTP request" {

@@ -63,13 +63,17 @@ tier() {
 		as=(setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups --reset-env --
 			env PATH=/usr/bin:/bin)
 	fi
+	# NS_REQ=none: no request on fd 4 (the options say it all).
+	local req=(--policy-fd 4)
+	[ "${NS_REQ:-}" != none ] || req=()
 	ip netns exec "${TIER_NS:-$NH}" "${as[@]}" "$PY" -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_PATH); os.dup2(fd, 7)
-fd = os.open(sys.argv[2], os.O_RDONLY); os.dup2(fd, 4)
+if sys.argv[2] != "none":
+    fd = os.open(sys.argv[2], os.O_RDONLY); os.dup2(fd, 4)
 os.execvp(sys.argv[3], sys.argv[3:])' "$sock" "${NS_REQ:-$NS_DIR/conf/broker.json}" \
 		"${wrap[@]}" "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" "${id[@]}" \
-		--baseline "$NS_DIR/conf/base.json" --policy-fd 4 --broker-fd 7 "$@"
+		--baseline "$NS_DIR/conf/base.json" "${req[@]}" --broker-fd 7 "$@"
 }
 
 @test "through the broker's loopback port: an allowlisted fetch works, a forbidden one gets 403, the variables point there" {
@@ -187,6 +191,9 @@ while True:
 	# No private loopback without a network namespace.
 	NS_REQ=$NS_DIR/conf/loopback.json run -106 --separate-stderr tier user "$BSOCK" -- --workspace "$ws" -- true
 	assert_equal "$stderr" "$pre --net loopback needs a network namespace (only none and broker are kept without one)"
+	# Nor a transparent broker mode: its DNS and captured ports live in one.
+	NS_REQ=none run -106 --separate-stderr tier user "$BSOCK" -- --workspace "$ws" --net broker,transparent -- true
+	assert_equal "$stderr" "$pre --net broker:PATH,transparent needs a network namespace (its DNS and captured ports live in the sandbox's own)"
 }
 
 @test "--net broker:PATH,port=N: the tier's port is N, the variables name it, and the other broker's port is closed" {

@@ -153,12 +153,6 @@ assert d["mounts"][4]["ino"] == st.st_ino and "create" not in d["mounts"][4], d[
 	assert_equal "${#lines[@]}" 2
 }
 
-@test "sbx-ns --help is the man page's synopsis, --dry-run included" {
-	run -0 --separate-stderr sbx-ns --help
-	assert_output "usage: $(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-ns.1" | sed '1,2d;$d')"
-	assert_output --partial ' [--print-policy | --dry-run] '
-}
-
 @test "sbx-check grant --plan: a grant for a plan runs that plan; a tampered plan's grant is refused" {
 	local key="$NS_DIR/key.$BATS_TEST_NUMBER" run_=(--workspace "$ws" --setenv A=1 --timeout 9)
 	head -c 32 /dev/urandom >"$key"
@@ -233,13 +227,6 @@ assert d["mounts"][4]["ino"] == st.st_ino and "create" not in d["mounts"][4], d[
 	bad "--plan: '$d/link' is a symlink" --plan "$d/link"
 	bad "--plan: '$d' is not a regular file" --plan "$d"
 	bad "--plan-fd: invalid fd '0': 0, 1 and 2 are stdio" --plan-fd 0
-}
-
-@test "sbx-check --help is its man page's synopsis, grant --plan included" {
-	run -0 --separate-stderr sbx-check --help
-	assert_equal "$(sed 's/^usage: //; s/^ *//' <<<"$output")" \
-		"$(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-check.1" | sed '1,2d;$d')"
-	assert_output --partial 'sbx-check grant --key FILE (--plan FILE | --plan-fd FD) '
 }
 
 @test "the plan of a broker run: port, proxy URL, the broker filter and the proxy variables; its grant runs it" {

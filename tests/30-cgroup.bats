@@ -43,7 +43,8 @@ bad() {
        sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]
        sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]
        sbx-cgroup --delegate DIR --user USER [--status-fd FD]
-       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]"
+       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]
+       sbx-cgroup --version"
 	local synopsis
 	synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SBX_ROOT/man/sbx-cgroup.1" | grep '^sbx-cgroup ')
 	assert_equal "$synopsis" "$(sed 's/^usage: //; s/^ *//' <<<"$output")"
@@ -319,19 +320,12 @@ bad() {
 		-- sh -c 'sleep 1000 & setsid sleep 1000 & wait' 7>"$BATS_TEST_TMPDIR/st" &
 	local sbx=$!
 	# sbx-ns, its init, the shell and two sleeps
-	for i in $(seq 100); do
-		n=$(grep -c . "$SCRATCH/chain/cgroup.procs" 2>/dev/null) || n=0
-		[ "$n" -ge 5 ] && break
-		sleep 0.1
-	done
-	[ "$n" -ge 5 ] || fail "the sandbox did not start: $n processes"
+	wait_for '[ "$(grep -c . "$SCRATCH/chain/cgroup.procs" 2>/dev/null)" -ge 5 ]' ||
+		fail "the sandbox did not start: $(grep -c . "$SCRATCH/chain/cgroup.procs") processes"
 	kill -KILL "$sbx"
 	wait "$sbx" || rc=$?
 	assert_equal "$rc" 137
-	for i in $(seq 100); do
-		grep -qx 'populated 0' "$SCRATCH/chain/cgroup.events" && break
-		sleep 0.1
-	done
+	wait_for 'grep -qx "populated 0" "$SCRATCH/chain/cgroup.events"' || :
 	run -0 grep populated "$SCRATCH/chain/cgroup.events"
 	assert_output "populated 0"
 	# nobody was left to remove it: that is what --destroy or rmdir is for

@@ -60,15 +60,16 @@ extra=()
 	assert_equal "$stderr" "sbx-quota: usage: unknown option --no-such-option"
 }
 
-@test "--help prints the three synopsis lines on stdout, before or after the subcommand" {
+@test "--help prints the three synopsis lines and --version on stdout, before or after the subcommand" {
 	run -0 --separate-stderr $Q --help
-	assert_equal "${#lines[@]}" 3
+	assert_equal "${#lines[@]}" 4
 	assert_equal "${lines[0]}" "usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--pass-fd N] [--status-fd FD] [--] [prog [args...]]"
 	assert_equal "${lines[1]}" "       sbx-quota prepare --workspace DIR --project ID --disk SIZE [--inodes N] [--replace]"
 	assert_equal "${lines[2]}" "       sbx-quota report --workspace DIR [--json]"
+	assert_equal "${lines[3]}" "       sbx-quota --version"
 	assert_equal "$stderr" ""
 	run -0 $Q report --help
-	assert_equal "${#lines[@]}" 3
+	assert_equal "${#lines[@]}" 4
 }
 
 @test "verify needs --workspace and --disk" {
@@ -215,7 +216,7 @@ extra=()
 
 @test "a refusal is written to --status-fd as the exit line" {
 	run -101 --separate-stderr bash -c 'exec 5>&1; exec sbx-quota verify --workspace "$1" --disk 8M --status-fd 5' sh "$ws"
-	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":101,\"error\":\"hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented\"}"
+	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":101,\"stage\":\"setup\",\"error\":\"hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented\"}"
 }
 
 @test "report on the host's XFS shows the project id and that quota control is unavailable" {

@@ -361,6 +361,26 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 @test "--allow-port too large" { usage "--allow-port: invalid number '65536': too large" "${H[@]}" --allow-port 65536; }
 @test "--allow-port overflow" { usage "--allow-port: invalid number '184467440737095516160': overflow" "${H[@]}" --allow-port 184467440737095516160; }
 @test "--allow-port garbage" { usage "--allow-port: invalid number '80x': trailing garbage" "${H[@]}" --allow-port 80x; }
+@test "--allow-tcp bad values: empty, no port, bad port, wildcard, 80, 443, control characters, repeated" {
+	local arg want
+	while IFS='|' read -r arg want; do
+		usage "--allow-tcp: $want" "${H[@]}" --allow-tcp "$arg"
+	done <<-'EOF'
+	|invalid NAME:PORT '': empty
+	git.test|invalid NAME:PORT 'git.test': no port
+	git.test:|port: invalid number '': empty
+	git.test:0|port: invalid number '0': zero not allowed
+	git.test:65536|port: invalid number '65536': too large
+	git.test:22x|port: invalid number '22x': trailing garbage
+	:22|invalid name in ':22': empty name
+	*.git.test:22|invalid NAME:PORT '*.git.test:22': a wildcard (opaque streams go to one exact name)
+	10.0.0.1:22|invalid name in '10.0.0.1:22': IP literals not allowed
+	git.test:80|port 80 refused in 'git.test:80': 80 and 443 keep their HTTP and TLS checks
+	git.test:443|port 443 refused in 'git.test:443': 80 and 443 keep their HTTP and TLS checks
+	EOF
+	usage "--allow-tcp: invalid NAME:PORT: control character" "${H[@]}" --allow-tcp $'git\x01.test:22'
+	usage "--allow-tcp: 'GIT.test.:22' given twice" "${H[@]}" --allow-tcp git.test:22 --allow-tcp GIT.test.:22
+}
 @test "--allow-port repeated" { usage "--allow-port: 443 given twice" "${H[@]}" --allow-port 443 --allow-port 443; }
 @test "--max-wall-time zero" { usage "--max-wall-time: invalid duration '0': zero not allowed" --max-wall-time 0; }
 @test "--max-wall-time negative" { usage "--max-wall-time: invalid duration '-5': negative" --max-wall-time -5; }
@@ -439,7 +459,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 	# as_user is a function: $! would be a subshell, so the broker
 	# tells its own pid.
 	as_user sh -c 'echo $$ > "$1/pid"; exec sbx-broker --allow-host a.test --listen "$1/s" --max-wall-time 5 </dev/null >/dev/null 2>"$1/err"' sh "$D" &
-	for i in $(seq 100); do [ -S "$D/s" ] && break; sleep 0.05; done
+	wait_for '[ -S "$D/s" ]'
 	BPID=$(cat "$D/pid")
 	run -0 "$PY3" -c '
 import socket, sys

@@ -183,7 +183,7 @@ PY
 #   raw SOCK            stdin as one write; prints "STATUS REASON-HEADER" or "STATUS BODY"
 #   tls SOCK HOST:PORT CASE   CONNECT, then a ClientHello shaped by CASE
 #   hold SOCK           connect, say "held", keep the connection until killed
-import os, socket, struct, sys, time
+import os, socket, struct, subprocess, sys, time
 HELLO = bytes.fromhex(os.environ.get("SBX_HELLO_HEX", ""))
 
 def connect(path):
@@ -286,10 +286,17 @@ def main():
         s.shutdown(socket.SHUT_WR)
         print(summary(read_all(s)))
     elif cmd == "late":
-        # The head, then more bytes while the broker is still dialling.
+        # The head, then more bytes once the broker is dialling: its
+        # connect to ADDR (in network namespace NETNS) is in SYN-SENT.
         s = connect(path)
         s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (sys.argv[3], sys.argv[3])).encode())
-        time.sleep(0.3)
+        ss = ["ip", "netns", "exec", sys.argv[4], "ss", "-Htn", "state", "syn-sent", "dst", sys.argv[5]]
+        for _ in range(1500):
+            if subprocess.run(ss, capture_output=True).stdout.strip():
+                break
+            time.sleep(0.02)
+        else:
+            raise SystemExit("the broker never dialled " + sys.argv[5])
         s.sendall(b"\x16\x03\x01")
         print(summary(read_all(s)))
     elif cmd == "hold":
@@ -434,6 +441,10 @@ setup_file() {
 	start_broker up407 - --mode proxy --upstream http://127.0.0.1:8889 --allow-private-networks
 	start_broker upextra - --mode proxy --upstream http://127.0.0.1:8890 --allow-private-networks
 	start_broker cap - --allow-host origin.test --allow-private-networks --max-connections 1
+	# Its CLOCK_MONOTONIC is the second $T/clock.now says (see
+	# tests/progs/clock-set.c): a test moves it instead of sleeping.
+	echo 0 > "$T/clock.now"
+	BROKER_WRAP="$SBX_TESTBIN/clock-set $T/clock.now" start_broker clock - --allow-host moved.test --allow-private-networks
 	start_broker ports 31286 --allow-host origin.test --allow-private-networks --allow-port 8080
 	start_broker deny 31287 --allow-host origin.test --allow-host mapped-origin.test --allow-host aws6.test \
 		--allow-private-networks --deny-address 198.18.0.2/32 --deny-address fd00::/8
@@ -463,22 +474,11 @@ setup() {
 # Wait until every connection an origin accepted has closed, so that a
 # late byte from one test can never be counted against the next.
 settle() {
-	local i
-	for i in $(seq 1 200); do
-		awk '$1 == "ACCEPT" { n++ } $1 == "CLOSE" { n-- } END { exit n != 0 }' "$T"/*.log && return 0
-		sleep 0.05
-	done
+	wait_for "awk '\$1 == \"ACCEPT\" { n++ } \$1 == \"CLOSE\" { n-- } END { exit n != 0 }' \"\$T\"/*.log" || :
 }
 
 wait_port() {
-	local i
-	for i in $(seq 1 200); do
-		ip netns exec "$1" "$PY" -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()' \
-			"$2" "$3" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "nothing listens on $2:$3 in $1" >&2
-	return 1
+	wait_for "ip netns exec $1 \"\$PY\" -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()' $2 $3 2>/dev/null"
 }
 
 # Readiness arrives on a fifo opened read-write here, so that neither side
@@ -498,7 +498,8 @@ start_origin() {
 
 # start_broker NAME TCP-PORT|- ARGS...: the broker on $T/NAME.sock, its
 # log in $T/NAME.log, and a TCP forwarder on 127.0.0.1:PORT in "b" for
-# clients that cannot speak to a Unix socket.
+# clients that cannot speak to a Unix socket. $BROKER_WRAP, when set, is
+# the program the broker runs under.
 start_broker() {
 	local name=$1 port=$2 fd rc=0
 	shift 2
@@ -506,7 +507,7 @@ start_broker() {
 	exec {fd}<>"$T/$name.ready"
 	ip netns exec "$NB" unshare -m --propagation private sh -c \
 		'mount --bind "$0/hosts" /etc/hosts && mount --bind "$0/resolv.conf" /etc/resolv.conf && exec "$@"' \
-		"$T" "$SBX_BIN/sbx-broker" --listen "$T/$name.sock" --ready-fd 3 --log-fd 4 "$@" \
+		"$T" ${BROKER_WRAP:-} "$SBX_BIN/sbx-broker" --listen "$T/$name.sock" --ready-fd 3 --log-fd 4 "$@" \
 		3>"$T/$name.ready" 4>>"$T/$name.log" </dev/null 2>>"$T/$name.err" &
 	echo $! >> "$T/pids"
 	echo $! > "$T/$name.pid"
@@ -757,16 +758,23 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT mixed.test:443 HTTP/1.1\r\n\r\n'
 }
 
-@test "a checked answer is not used after its second: a name moved to loopback is refused" {
-	run -0 raw main 'GET http://moved.test/hello HTTP/1.1\r\nHost: moved.test\r\n\r\n'
+@test "a checked answer serves the rest of its second and no later: a name moved to loopback is refused from the next" {
+	local get='GET http://moved.test/hello HTTP/1.1\r\nHost: moved.test\r\n\r\n'
+	echo 7 > "$T/clock.now"
+	run -0 raw clock "$get"
 	assert_output --partial "200"
 	# In place: the brokers see this file through a bind mount of its inode.
 	sed 's/^198\.18\.0\.2 moved\.test$/127.0.0.1 moved.test/' "$T/hosts" > "$T/hosts.new"
 	cat "$T/hosts.new" > "$T/hosts"
-	sleep 1.1
-	setup # a new mark: the first request reached the origin
-	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" \
-		'GET http://moved.test/hello HTTP/1.1\r\nHost: moved.test\r\n\r\n'
+	# The same second: the answer checked in it is used again.
+	setup
+	run -0 raw clock "$get"
+	assert_output --partial "200"
+	[ "$(since_mark origin | grep -c '^ACCEPT')" = 1 ]
+	# The next second: the name is resolved and checked again.
+	echo 8 > "$T/clock.now"
+	setup
+	refused clock "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" "$get"
 }
 
 @test "documentation and link-local addresses stay refused with --allow-private-networks" {
@@ -1060,7 +1068,7 @@ print(s.recv(200).split(b"\r\n")[1].decode())' "$T/main.sock"
 @test "bytes from the client while the origin's connect is still pending do not end the dial" {
 	# 198.18.0.77 is on the link but nobody has it: the connect stays
 	# pending until --max-wall-time (1 s) ends it.
-	run -0 "$PY" "$T/client.py" late "$T/small.sock" void.test:443
+	run -0 "$PY" "$T/client.py" late "$T/small.sock" void.test:443 "$NB" 198.18.0.77
 	assert_output "504 --max-wall-time exceeded"
 	run -0 last_log small decision reason
 	assert_output "allowed --max-wall-time exceeded"

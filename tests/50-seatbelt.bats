@@ -15,7 +15,7 @@ setup() {
 @test "--help prints the synopsis of the man page" {
 	run -0 --separate-stderr sbx-seatbelt --help
 	assert_equal "$stderr" ""
-	assert_output "usage: $(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-seatbelt.1" | sed '1,2d;$d')"
+	assert_output "usage: $(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-seatbelt.1" | sed '1,2d;$d;4,$s/^/       /')"
 }
 
 @test "a missing workspace, program or option value is a usage error" {

@@ -198,7 +198,7 @@ gone() {
 @test "a cancelling signal to the supervisor kills the tree and exits 128+N" {
 	"$T/meter-run" --status-fd 3 -- sh -c 'sleep 31.7 & sleep 31.7' 3>"$status_file" &
 	sup=$!
-	for _ in $(seq 100); do [ "$(running sleep 31.7)" = 2 ] && break; sleep 0.05; done
+	wait_for '[ "$(running sleep 31.7)" = 2 ]'
 	kill -TERM "$sup"
 	rc=0
 	wait "$sup" || rc=$?

@@ -1,5 +1,9 @@
 # Shared by every bats file: `load helpers`.
 # SBX_ROOT is the repository, SBX_BIN the directory of the binaries under test.
+# What only some suites share lives beside it: 29-ns-helpers.bash (the sbx-ns
+# suites: a scratch tree, sbx-ns as root and as the test user, a repo-shaped
+# workspace) and 28-ns-net-helpers.bash (their network namespaces, origins
+# and brokers). tests/vm/helpers/ is the VM's.
 
 SBX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${SBX_BIN:=$SBX_ROOT/bin}"
@@ -43,4 +47,18 @@ sbx_scratch() {
 	d=$(mktemp -d /var/tmp/sbx-test.XXXXXX)
 	chmod 0755 "$d"
 	echo "$d"
+}
+
+# Wait for an event the test cannot be told of directly: run the command (a
+# string, evaluated, so that [ ], pipes and && work) every 20 ms until it
+# succeeds, for at most 30 s, then fail naming it. Never a fixed sleep: a
+# test waits for what it needs, and no longer.
+wait_for() {
+	local i
+	for ((i = 0; i < 1500; i++)); do
+		eval "$1" && return 0
+		sleep 0.02
+	done
+	echo "wait_for: not true after 30 s: $1" >&2
+	return 1
 }

@@ -15,6 +15,7 @@
 
 #define BROKER_MAX_PORTS 64
 #define BROKER_MAX_ADDRS 16
+#define BROKER_MAX_TCP 16
 
 /* One pinned answer: --resolve NAME=ADDR (pins.c). */
 struct broker_pin {
@@ -32,6 +33,11 @@ struct broker_cfg {
 	size_t nhosts;
 	unsigned ports[BROKER_MAX_PORTS];
 	size_t nports;
+	struct {                   /* --allow-tcp NAME:PORT */
+		char name[SBX_HOST_MAX + 1];
+		unsigned port;
+	} tcp[BROKER_MAX_TCP];
+	size_t ntcp;
 	struct sockaddr_storage upstream;
 	socklen_t upstream_len;
 	int allow_private;
@@ -130,6 +136,35 @@ void broker_add_resolve(struct broker_cfg *cfg, const char *arg);
 void broker_add_resolve_file(struct broker_cfg *cfg, const char *path);
 /* The pinned addresses of host (at most max): 0 when it is not pinned. */
 size_t broker_pinned(const struct broker_cfg *cfg, const char *host, struct sockaddr_storage *out, size_t max);
+
+/* Transparent mode (transparent.c). */
+void broker_add_allow_tcp(struct broker_cfg *cfg, const char *arg);
+/* 1 if --allow-tcp names host:port. */
+int broker_opaque(const struct broker_cfg *cfg, const char *host, unsigned port);
+/* The ports a transparent sandbox captures (at most SBX_CAPTURE_MAX). */
+size_t broker_capture_ports(const struct broker_cfg *cfg, unsigned *out);
+/* The answer to SBX_PROBE_PORTS; 0 if it does not fit. */
+size_t broker_ports_line(const struct broker_cfg *cfg, char *buf, size_t sz);
+/* A sandbox's synthetic names. */
+struct broker_synth;
+void broker_synth_free(struct broker_synth *t);
+/* The name behind a synthetic address (host order), or NULL. */
+const char *broker_synth_name(const struct broker_synth *t, uint32_t addr);
+struct broker_dns_result {
+	const char *decision;      /* "allowed" or "refused" */
+	char reason[200];
+	char name[SBX_HOST_MAX + 1];
+	char addr[16];             /* the synthetic address given, if any */
+	int log;                   /* worth a line: a refusal or a new name */
+};
+/* Answer one query (msg[0..len)) of a sandbox into out (at least
+ * SBX_DNS_ANSWER_MAX bytes): the answer's length, 0 to send nothing. */
+size_t broker_dns(const struct broker_cfg *cfg, struct broker_synth **t, const unsigned char *msg,
+		  size_t len, unsigned char *out, struct broker_dns_result *res);
+
+/* The allowlist (loop.c). */
+int broker_host_allowed(const struct broker_cfg *cfg, const char *host);
+int broker_port_allowed(const struct broker_cfg *cfg, unsigned port);
 
 /* Run until SIGTERM or SIGINT; returns the exit code. */
 int broker_loop(const struct broker_cfg *cfg);

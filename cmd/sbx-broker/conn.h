@@ -9,6 +9,7 @@
  *   dial.c     dialling the checked address (or the upstream proxy)
  *   relay.c    the ClientHello check and bytes moved both ways
  *   handoff.c  sandboxes' listeners handed over by sbx-ns
+ *   capture.c  transparent sandboxes: DNS and captured connections
  *
  * A connection walks through the states below; every step that waits for
  * the network returns to the loop, and every event on either socket runs
@@ -17,6 +18,7 @@
 #define SBX_BROKER_CONN_H
 
 #include "broker.h"
+#include "handoff.h"
 #include "http1.h"
 
 #include <stddef.h>
@@ -28,7 +30,7 @@
 #define PIPE_BYTES (256 * 1024)
 #define RESOLVER_THREADS 4
 
-enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN, K_SB_LISTEN, K_SB_CHANNEL };
+enum kind { K_LISTEN = 1, K_SIGNAL, K_RESOLVER, K_CLIENT, K_ORIGIN, K_SB_LISTEN, K_SB_CHANNEL, K_SB_DNS };
 
 struct handle {
 	enum kind kind;
@@ -42,15 +44,19 @@ struct handle {
  * on stays open for as long as the sandbox lives; its end closes the
  * listeners and every connection accepted from them. */
 #define SB_MAX 64                /* sandboxes at once */
-#define SB_FDS 2                 /* listeners per sandbox: 127.0.0.1 and ::1 */
-#define HANDOFF_HELLO "SBX-HANDOFF 1\n"
-#define HANDOFF_OK "SBX-HANDOFF OK\n"
+#define SB_FDS SBX_HANDOFF_FDS   /* 127.0.0.1 and ::1; transparent: DNS and captured ports too */
+
+/* What a sandbox's socket is for (lib/handoff.h). */
+enum role { R_PROXY = 0, R_DNS_UDP, R_DNS_TCP, R_CAPTURE };
 
 struct sandbox {
 	struct handle hch, hl[SB_FDS];
 	int ch, lfd[SB_FDS];
 	size_t nl;
-	char where[96];              /* the listeners' addresses, for the log */
+	unsigned char role[SB_FDS];
+	struct broker_synth *synth;  /* transparent: its names' addresses */
+	uint64_t dns_sec, dns_lines, dns_unlogged; /* transparent: DNS lines this second */
+	char where[160];             /* the listeners' addresses, for the log */
 	uint64_t unreported;         /* decision lines the channel had no room for */
 	char *out;                   /* decision lines not yet sent */
 	size_t outlen;
@@ -69,6 +75,7 @@ enum state {
 	S_HELLO,     /* after 200: reading and checking the ClientHello */
 	S_TUNNEL,    /* checked: bytes flow both ways unchanged */
 	S_HTTP,      /* one plain HTTP request and its response */
+	S_DNS,       /* transparent: DNS queries over TCP */
 };
 
 /* One direction of a connection: a small queue of bytes the broker itself
@@ -113,6 +120,8 @@ struct conn {
 	int quiet;                  /* sbx-ns's probe: not a request, not logged */
 	struct conn *next_dead;
 	struct sandbox *sb;         /* accepted on a sandbox's listener */
+	int captured, opaque;       /* transparent: on a captured port; --allow-tcp */
+	unsigned nq;                /* S_DNS: queries answered */
 	char addr[64];
 	struct dir up, down;
 	int status;
@@ -165,6 +174,8 @@ void log_conn(struct loop *L, struct conn *c);
 
 /* http.c */
 int read_head(struct loop *L, struct conn *c);
+/* The name is allowed: resolve it and check every address, then dial. */
+int resolve_start(struct loop *L, struct conn *c);
 int established(struct loop *L, struct conn *c);
 int http(struct loop *L, struct conn *c);
 
@@ -177,12 +188,19 @@ int read_upstream(struct loop *L, struct conn *c);
 void dir_init(struct dir *d, int src, int dst, uint64_t limit);
 int pump(struct conn *c, struct dir *d, const char *limit_name);
 int read_hello(struct loop *L, struct conn *c);
+int hello_passed(struct loop *L, struct conn *c);
 int tunnel(struct loop *L, struct conn *c);
 
 /* handoff.c */
 int first_read(struct loop *L, struct conn *c);
 void sandbox_end(struct loop *L, struct sandbox *sb, const char *why);
 void on_channel(struct loop *L, struct sandbox *sb);
+
+/* capture.c */
+void on_dns(struct loop *L, struct sandbox *sb, int fd);
+void dns_log_flush(struct loop *L, struct sandbox *sb);
+int dns_tcp(struct loop *L, struct conn *c);
+int capture_start(struct loop *L, struct conn *c);
 
 /* loop.c: run the current step until it would block. -1: c is gone. */
 int run(struct loop *L, struct conn *c);

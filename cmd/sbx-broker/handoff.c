@@ -1,6 +1,8 @@
 /* Sandboxes handed over by sbx-ns: the listeners of a sandbox come over
- * the broker's own socket with SBX-HANDOFF 1, and the connection they
- * came on becomes the sandbox's channel. */
+ * the broker's own socket with SBX_HANDOFF_HELLO (in transparent mode
+ * SBX_HANDOFF_TRANSPARENT, with the DNS sockets and the captured ports'
+ * listeners; lib/handoff.h), and the connection they came on becomes the
+ * sandbox's channel. */
 #include "conn.h"
 #include "json.h"
 
@@ -51,6 +53,39 @@ static const char *check_listener(int fd, char *where, size_t wsz)
 	return NULL;
 }
 
+/* A transparent sandbox's other sockets: the DNS socket (UDP) and
+ * listener (TCP) on 127.0.0.1:53, and a captured port's listener on
+ * 0.0.0.0:port. NULL, or why not. */
+static const char *check_role(int fd, enum role role, unsigned port, char *where, size_t wsz)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	int v[4];
+	const int opt[4] = { SO_DOMAIN, SO_TYPE, SO_PROTOCOL, SO_ACCEPTCONN };
+	int udp = role == R_DNS_UDP;
+	uint32_t want = role == R_CAPTURE ? INADDR_ANY : INADDR_LOOPBACK;
+
+	if (role == R_PROXY)
+		return check_listener(fd, where, wsz);
+	for (int i = 0; i < 4; i++) {
+		socklen_t vl = sizeof v[i];
+		if (getsockopt(fd, SOL_SOCKET, opt[i], &v[i], &vl) < 0)
+			return "not a socket";
+	}
+	if (v[0] != AF_INET || v[1] != (udp ? SOCK_DGRAM : SOCK_STREAM) ||
+	    v[2] != (udp ? IPPROTO_UDP : IPPROTO_TCP))
+		return udp ? "not a UDP socket over IPv4" : "not a TCP socket over IPv4";
+	if (!udp && !v[3])
+		return "not listening";
+	if (getsockname(fd, (struct sockaddr *)&a, &len) < 0 || a.sin_family != AF_INET)
+		return "no address";
+	if (ntohl(a.sin_addr.s_addr) != want || ntohs(a.sin_port) != port)
+		return role == R_CAPTURE ? "not the wildcard listener of the next captured port" :
+		       "not on 127.0.0.1:53";
+	snprintf(where, wsz, role == R_CAPTURE ? "%u" : udp ? "dns 127.0.0.1:53/udp" : "127.0.0.1:53/tcp", port);
+	return NULL;
+}
+
 static void sandbox_log(struct loop *L, const struct sandbox *sb, const char *event, const char *why)
 {
 	struct sbx_json j;
@@ -79,6 +114,9 @@ void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 		epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->lfd[i], NULL);
 		close(sb->lfd[i]);
 	}
+	broker_synth_free(sb->synth);
+	sb->synth = NULL;
+	dns_log_flush(L, sb);
 	/* Its connections' lines go out before the channel closes: sbx-ns
 	 * reads the channel to its end. */
 	for (c = L->head; c; c = next) {
@@ -117,7 +155,7 @@ void on_channel(struct loop *L, struct sandbox *sb)
 static void handoff_refused(int fd, const char *why)
 {
 	char line[256];
-	int n = snprintf(line, sizeof line, "SBX-HANDOFF REFUSED %s\n", why);
+	int n = snprintf(line, sizeof line, "%s%s\n", SBX_HANDOFF_REFUSED, why);
 
 	if (n > 0 && (size_t)n < sizeof line)
 		(void)!send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -132,12 +170,23 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 	const char *why = NULL;
 	struct sandbox *sb = NULL;
 	struct epoll_event e;
+	unsigned ports[SBX_CAPTURE_MAX];
+	size_t nports = 0, most = 2;
+	int transparent = c->inlen == sizeof SBX_HANDOFF_TRANSPARENT - 1 &&
+			  !memcmp(c->in, SBX_HANDOFF_TRANSPARENT, c->inlen);
 
 	c->decision = "refused";
 	snprintf(c->method, sizeof c->method, "HANDOFF");
-	if (truncated || nfds > SB_FDS)
+	if (transparent) {
+		nports = broker_capture_ports(L->cfg, ports);
+		most = 4 + nports;
+	}
+	if (truncated || nfds > most)
 		why = "more file descriptors than a sandbox has listeners";
-	else if (c->inlen != sizeof HANDOFF_HELLO - 1 || memcmp(c->in, HANDOFF_HELLO, c->inlen))
+	else if (transparent && nfds != most)
+		why = "fewer file descriptors than a transparent sandbox has sockets";
+	else if (!transparent &&
+		 (c->inlen != sizeof SBX_HANDOFF_HELLO - 1 || memcmp(c->in, SBX_HANDOFF_HELLO, c->inlen)))
 		why = "file descriptors without a handoff";
 	else if (L->nsbs >= SB_MAX)
 		why = "too many sandboxes";
@@ -145,7 +194,12 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 		why = "out of memory";
 	for (size_t i = 0; !why && i < nfds; i++) {
 		char w[48];
-		why = check_listener(fds[i], w, sizeof w);
+		enum role role = i < 2 ? R_PROXY : i == 2 ? R_DNS_UDP : i == 3 ? R_DNS_TCP : R_CAPTURE;
+		why = check_role(fds[i], role, role == R_CAPTURE ? ports[i - 4] : SBX_DNS_PORT, w, sizeof w);
+		if (!why && role == R_CAPTURE && i == 4)
+			snprintf(sb->where + strlen(sb->where), sizeof sb->where - strlen(sb->where), " captured");
+		if (!why)
+			sb->role[i] = (unsigned char)role;
 		if (!why)
 			snprintf(sb->where + strlen(sb->where), sizeof sb->where - strlen(sb->where), "%s%s",
 				 i ? " " : "", w);
@@ -170,7 +224,7 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 		why = "unable to watch the channel";
 	for (size_t i = 0; i < nfds; i++) {
 		sb->lfd[i] = fds[i];
-		sb->hl[i] = (struct handle){ K_SB_LISTEN, NULL, sb };
+		sb->hl[i] = (struct handle){ sb->role[i] == R_DNS_UDP ? K_SB_DNS : K_SB_LISTEN, NULL, sb };
 		if (!why && (fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK) < 0 ||
 			     ep_add(L, fds[i], &sb->hl[i], EPOLLIN) < 0))
 			why = "unable to watch a listener";
@@ -188,7 +242,7 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 		sandbox_end(L, sb, why);
 		return -1;
 	}
-	if (send(sb->ch, HANDOFF_OK, sizeof HANDOFF_OK - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+	if (send(sb->ch, SBX_HANDOFF_OK, sizeof SBX_HANDOFF_OK - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		set_reason(c, "sbx-ns went away");
 		conn_close(L, c);
 		sandbox_end(L, sb, "sbx-ns went away");

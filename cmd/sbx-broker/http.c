@@ -11,26 +11,36 @@
 #include <sys/socket.h>
 
 /* sbx-ns checks that the broker answers before it builds a sandbox: it
- * connects to the broker's own socket, writes this line and closes. It
- * is neither a request nor a refusal, and is not logged. */
-#define PROBE "SBX-PROBE 1\n"
+ * connects to the broker's own socket, writes SBX_PROBE and closes. It
+ * is neither a request nor a refusal, and is not logged. In transparent
+ * mode the probe (SBX_PROBE_PORTS) asks for the ports to capture, and the
+ * answer comes before the close. */
 
 /* 1: the probe's first bytes, wait for the rest; -1: a probe, c is gone;
  * 0: not a probe. */
 static int probe(struct loop *L, struct conn *c, int r)
 {
-	size_t n = sizeof PROBE - 1;
+	size_t n = sizeof SBX_PROBE - 1;
 
-	if (c->sb || !c->inlen || c->inlen > n || memcmp(c->in, PROBE, c->inlen))
+	/* Both probe lines have the same length and differ in their last
+	 * digit only. */
+	if (c->sb || !c->inlen || c->inlen > n ||
+	    (memcmp(c->in, SBX_PROBE, c->inlen) && memcmp(c->in, SBX_PROBE_PORTS, c->inlen)))
 		return 0;
 	if (c->inlen < n)
 		return r > 0 ? 1 : 0;
+	if (!memcmp(c->in, SBX_PROBE_PORTS, n)) {
+		char line[SBX_CAPTURE_MAX * 6 + 16];
+		size_t len = broker_ports_line(L->cfg, line, sizeof line);
+		if (len)
+			(void)!send(c->cfd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
 	c->quiet = 1;
 	conn_close(L, c);
 	return -1;
 }
 
-static int port_allowed(const struct broker_cfg *cfg, unsigned port)
+int broker_port_allowed(const struct broker_cfg *cfg, unsigned port)
 {
 	for (size_t i = 0; i < cfg->nports; i++)
 		if (cfg->ports[i] == port)
@@ -38,7 +48,7 @@ static int port_allowed(const struct broker_cfg *cfg, unsigned port)
 	return 0;
 }
 
-static int host_allowed(const struct broker_cfg *cfg, const char *host)
+int broker_host_allowed(const struct broker_cfg *cfg, const char *host)
 {
 	if (!cfg->nhosts)
 		return cfg->proxy; /* proxy mode may leave the names open */
@@ -102,6 +112,15 @@ static int forward_request(struct loop *L, struct conn *c, const struct sbx_http
 	return 0;
 }
 
+/* A proxy request names its destination; a captured one (port 80) is in
+ * origin form and its Host must be the name connected to. */
+static int parse_head(const struct conn *c, struct sbx_http_head *h)
+{
+	if (c->captured)
+		return sbx_http_parse_origin(c->in, c->inlen, HEAD_MAX, c->host, h);
+	return sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+}
+
 int read_head(struct loop *L, struct conn *c)
 {
 	struct sbx_http_head hh, *h = &hh;
@@ -117,7 +136,7 @@ int read_head(struct loop *L, struct conn *c)
 			return -1; /* a handoff: c is gone */
 		if (r > 0 && !c->inlen)
 			return 0;
-		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+		p = parse_head(c, h);
 		parsed = c->inlen;
 	}
 	/* Read on until the socket is empty, except after a whole CONNECT
@@ -129,7 +148,7 @@ int read_head(struct loop *L, struct conn *c)
 	/* A whole head reads the same with more bytes after it: it is parsed
 	 * again only when the buffer it points into moved. */
 	if (c->inlen != parsed && (p != SBX_HTTP_DONE || c->incap != cap))
-		p = sbx_http_parse_request(c->in, c->inlen, HEAD_MAX, h);
+		p = parse_head(c, h);
 	switch (probe(L, c, r)) {
 	case -1: return -1;
 	case 1: return 0;
@@ -161,11 +180,11 @@ int read_head(struct loop *L, struct conn *c)
 	c->head_len = h->head_len;
 	c->is_connect = h->is_connect;
 	c->decision = "refused";
-	if (!port_allowed(L->cfg, h->port)) {
+	if (!broker_port_allowed(L->cfg, h->port)) {
 		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
 		return -1;
 	}
-	if (!host_allowed(L->cfg, h->host)) {
+	if (!broker_host_allowed(L->cfg, h->host)) {
 		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
 		return -1;
 	}
@@ -182,6 +201,11 @@ int read_head(struct loop *L, struct conn *c)
 		if (forward_request(L, c, h) < 0)
 			return -1;
 	}
+	return resolve_start(L, c);
+}
+
+int resolve_start(struct loop *L, struct conn *c)
+{
 	c->rq = req_new(L);
 	if (!c->rq) {
 		refuse(L, c, 502, "out of memory");
@@ -213,6 +237,13 @@ int established(struct loop *L, struct conn *c)
 	c->decision = "allowed";
 	dir_init(&c->up, c->cfd, c->ofd, L->cfg->max_req);
 	dir_init(&c->down, c->ofd, c->cfd, L->cfg->max_resp);
+	if (c->opaque) {
+		/* --allow-tcp: checked name, checked address, bytes as they are. */
+		c->st = S_TUNNEL;
+		return run(L, c);
+	}
+	if (c->is_connect && c->captured)
+		return hello_passed(L, c); /* checked before dialling; no CONNECT to answer */
 	if (c->is_connect) {
 		/* The head is done with (read_head parsed it); keep any bytes
 		 * the client sent after it without waiting for our answer. */

@@ -31,6 +31,7 @@ int run(struct loop *L, struct conn *c)
 	case S_HELLO: return read_hello(L, c);
 	case S_TUNNEL: return tunnel(L, c);
 	case S_HTTP: return http(L, c);
+	case S_DNS: return dns_tcp(L, c);
 	}
 	return 0;
 }
@@ -79,7 +80,7 @@ static void on_resolved(struct loop *L)
 	}
 }
 
-static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
+static void on_accept(struct loop *L, int lfd, struct sandbox *sb, enum role role)
 {
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -130,7 +131,8 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 		c->start_ms = sbx_now_ms();
 		c->deadline_ms = c->start_ms + L->cfg->wall_ms;
 		c->decision = "refused";
-		c->st = S_HEAD;
+		c->st = role == R_DNS_TCP ? S_DNS : S_HEAD;
+		c->quiet = role == R_DNS_TCP; /* each query has its own line */
 		/* Every connection has the same wall time, so appending keeps
 		 * the list sorted by deadline. */
 		c->prev = L->tail;
@@ -145,7 +147,10 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb)
 			conn_close(L, c);
 			continue;
 		}
-		run(L, c);
+		if (role == R_CAPTURE)
+			capture_start(L, c);
+		else
+			run(L, c);
 	}
 }
 
@@ -243,11 +248,15 @@ int broker_loop(const struct broker_cfg *cfg)
 			struct handle *h = evs[i].data.ptr;
 			switch (h->kind) {
 			case K_LISTEN:
-				on_accept(&L, h == &L.ht ? L.tfd : L.lfd, NULL);
+				on_accept(&L, h == &L.ht ? L.tfd : L.lfd, NULL, R_PROXY);
 				break;
 			case K_SB_LISTEN:
 				if (!h->sb->dead)
-					on_accept(&L, h->sb->lfd[h - h->sb->hl], h->sb);
+					on_accept(&L, h->sb->lfd[h - h->sb->hl], h->sb, h->sb->role[h - h->sb->hl]);
+				break;
+			case K_SB_DNS:
+				if (!h->sb->dead)
+					on_dns(&L, h->sb, h->sb->lfd[h - h->sb->hl]);
 				break;
 			case K_SB_CHANNEL:
 				if (!h->sb->dead)

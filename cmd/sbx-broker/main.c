@@ -27,18 +27,20 @@
 	"usage: sbx-broker (--listen PATH [--socket-mode MODE] [--socket-group GROUP] | --listen-fd FD)\n" \
 	"                  [--listen-tcp ADDR:PORT]\n" \
 	"                  [--mode allowlist|proxy]\n" \
-	"                  [--allow-host NAME]... [--allow-port N]... [--upstream http://HOST:PORT]\n" \
+	"                  [--allow-host NAME]... [--allow-port N]... [--allow-tcp NAME:PORT]...\n" \
+	"                  [--upstream http://HOST:PORT]\n" \
 	"                  [--allow-private-networks] [--deny-address CIDR]...\n" \
 	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
 	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
-	"                  [--log-fd FD] [--ready-fd FD]\n"
+	"                  [--log-fd FD] [--ready-fd FD]\n" \
+	"       sbx-broker --version\n"
 
 enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
-	O_TCP,
+	O_TCP, O_ALLOW_TCP,
 };
 
 static const struct sbx_opt options[] = {
@@ -50,6 +52,7 @@ static const struct sbx_opt options[] = {
 	{ "mode", SBX_ARG, SBX_ONCE, O_MODE },
 	{ "allow-host", SBX_ARG, SBX_MANY, O_HOST },
 	{ "allow-port", SBX_ARG, SBX_MANY, O_PORT },
+	{ "allow-tcp", SBX_ARG, SBX_MANY, O_ALLOW_TCP },
 	{ "upstream", SBX_ARG, SBX_ONCE, O_UPSTREAM },
 	{ "allow-private-networks", SBX_NOARG, SBX_ONCE, O_PRIVATE },
 	{ "deny-address", SBX_ARG, SBX_MANY, O_DENY },
@@ -243,6 +246,7 @@ int main(int argc, char **argv)
 			break;
 		case O_HOST: add_host(&cfg, arg); break;
 		case O_PORT: add_port(&cfg, arg); break;
+		case O_ALLOW_TCP: broker_add_allow_tcp(&cfg, arg); break;
 		case O_UPSTREAM: upstream = arg; break;
 		case O_PRIVATE: cfg.allow_private = 1; break;
 		case O_DENY: add_deny(&cfg, arg); break;
@@ -278,7 +282,7 @@ int main(int argc, char **argv)
 		sbx_die_usage("--mode proxy needs --upstream");
 	if (!cfg.proxy && upstream)
 		sbx_die_usage("--upstream needs --mode proxy");
-	if (!cfg.proxy && !cfg.nhosts)
+	if (!cfg.proxy && !cfg.nhosts && !cfg.ntcp)
 		sbx_die_usage("--mode allowlist needs at least one --allow-host");
 	for (size_t i = 0; i < cfg.npins && cfg.nhosts; i++)
 		if (!host_listed(&cfg, cfg.pins[i].name))

@@ -212,12 +212,22 @@ int read_hello(struct loop *L, struct conn *c)
 	}
 	if (strcmp(th.sni, c->host)) {
 		char why[600];
-		snprintf(why, sizeof why, "server name %s does not match CONNECT host %s", th.sni, c->host);
+		snprintf(why, sizeof why, "server name %s does not match %s %s", th.sni,
+			 c->captured ? "the name connected to," : "CONNECT host", c->host);
 		tls_refuse(L, c, SBX_TLS_ALERT_NAME, why);
 		return -1;
 	}
-	/* Checked: from here on every byte passes unchanged, starting with
-	 * the hello itself. */
+	/* A captured connection's hello is checked before the name is
+	 * resolved: the origin is not even dialled for a refused one. */
+	if (c->captured && c->ofd < 0)
+		return resolve_start(L, c);
+	return hello_passed(L, c);
+}
+
+/* Checked: from here on every byte passes unchanged, starting with the
+ * hello itself. */
+int hello_passed(struct loop *L, struct conn *c)
+{
 	c->up.buf = c->in;
 	c->up.len = c->inlen;
 	c->up.count = c->inlen;

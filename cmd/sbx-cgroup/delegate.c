@@ -45,10 +45,10 @@ static void lookup_user(const char *s, uid_t *uid, gid_t *gid)
 }
 
 /* A failure of --delegate, with what to do about it, on one line. */
-static _Noreturn void die_fix(const struct fail *f, const char *fix)
+static _Noreturn void die_fix(struct sbx_err *f, const char *fix)
 {
-	sbx_die(f->code, "%s%s%s; to fix: %s", f->msg, f->eno ? ": " : "",
-		f->eno ? strerror(f->eno) : "", fix);
+	f->fix = fix;
+	sbx_err_die(f);
 }
 
 static void report(const struct opts *o, const char *path, uid_t uid)
@@ -73,7 +73,7 @@ int mode_delegate(const struct opts *o)
 	const char *why, *bad;
 	char *name;
 	struct cg parent, cg;
-	struct fail f;
+	struct sbx_err f;
 	uid_t uid;
 	gid_t gid;
 	size_t len = strlen(o->delegate);
@@ -104,27 +104,27 @@ int mode_delegate(const struct opts *o)
 		if (errno == EEXIST)
 			sbx_die(SBX_EXIT_POLICY, "refusing to delegate %s/%s: it exists already; to fix: "
 				"pick another name, or rmdir it once nothing runs in it", parent.path, name);
-		failf(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", parent.path, name);
+		sbx_err_errno(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", parent.path, name);
 		die_fix(&f, "give --delegate a path inside the cgroup2 mount, on a cgroup2 mounted read-write");
 	}
 	if (cg_open_child(&parent, name, &cg, O_PATH) < 0) {
-		failf(&f, SBX_EXIT_SYS, errno, "unable to open %s", cg.path);
+		sbx_err_errno(&f, SBX_EXIT_SYS, errno, "unable to open %s", cg.path);
 		goto undo;
 	}
 	if (cg_enable_controllers(&cg, &every, &f) < 0)
 		goto undo;
 	if (fchownat(cg.fd, "", uid, gid, AT_EMPTY_PATH) < 0) {
-		failf(&f, SBX_EXIT_SYS, errno, "unable to chown %s", cg.path);
+		sbx_err_errno(&f, SBX_EXIT_SYS, errno, "unable to chown %s", cg.path);
 		goto undo;
 	}
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		if (fchownat(cg.fd, files[i], uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
-			failf(&f, SBX_EXIT_SYS, errno, "unable to chown %s/%s", cg.path, files[i]);
+			sbx_err_errno(&f, SBX_EXIT_SYS, errno, "unable to chown %s/%s", cg.path, files[i]);
 			goto undo;
 		}
 	}
 	if ((bad = sbx_cg_not_delegated(cg.fd, uid))) {
-		failf(&f, SBX_EXIT_POLICY, 0, "verification failed: %s/%s is not owned by uid %u",
+		sbx_err_set(&f, SBX_EXIT_POLICY, "verification failed: %s/%s is not owned by uid %u",
 		      cg.path, bad, (unsigned)uid);
 		goto undo;
 	}

@@ -25,7 +25,8 @@ static const char usage_text[] =
 	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]\n"
 	"       sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
 	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n"
-	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n";
+	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
+	"       sbx-cgroup --version\n";
 
 /* Option ids double as bits in a mask of what was given, so that each
  * mode can say which options it takes. New options (e.g. a sampled mode)
@@ -156,7 +157,7 @@ static void only(unsigned given, unsigned allowed, const char *mode)
 static void apply_policy(struct opts *o)
 {
 	struct sbx_policy req, eff;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	if (!sbx_policy_opts_used(&o->pol, o->status_fd))
 		return;
@@ -170,7 +171,7 @@ static void apply_policy(struct opts *o)
 	    (o->lim.memory && sbx_policy_set_u64(&req, &req.memory, o->lim.memory, "--memory", &e) < 0) ||
 	    (o->lim.pids && sbx_policy_set_u64(&req, &req.pids, o->lim.pids, "--pids", &e) < 0) ||
 	    (o->sampled && sbx_policy_set_int(&req, &req.hard, 0, "--sampled", &e) < 0))
-		sbx_policy_die(&e);
+		sbx_err_die(&e);
 	sbx_policy_effective(&o->pol, &req, SBX_PSCOPE_CGROUP, NULL, TOOL, o->status_fd, &eff);
 	/* A clamp cannot turn --sampled into a cgroup run (that needs --root
 	 * and --name): it refuses instead. */

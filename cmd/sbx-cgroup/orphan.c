@@ -75,7 +75,7 @@ static int supervised(long pid, unsigned long long start, unsigned long long ns)
 	return alive;
 }
 
-int cg_reap_orphan(const struct cg *holder, const char *name, struct fail *f)
+int cg_reap_orphan(const struct cg *holder, const char *name, struct sbx_err *f)
 {
 	struct cg old;
 	char val[96];
@@ -85,7 +85,7 @@ int cg_reap_orphan(const struct cg *holder, const char *name, struct fail *f)
 	int end;
 
 	if (cg_open_child(holder, name, &old, O_RDONLY) < 0)
-		return failf(f, SBX_EXIT_POLICY, 0, "refusing to reuse %s/%s: it exists already",
+		return sbx_err_set(f, SBX_EXIT_POLICY, "refusing to reuse %s/%s: it exists already",
 			     holder->path, name);
 	n = fgetxattr(old.fd, SUPERVISOR_XATTR, val, sizeof val - 1);
 	if (n > 0)
@@ -93,23 +93,23 @@ int cg_reap_orphan(const struct cg *holder, const char *name, struct fail *f)
 	if (n <= 0 || sscanf(val, "%ld %llu %llu%n", &pid, &start, &ns, &end) != 3 ||
 	    (size_t)end != (size_t)n || pid <= 0) {
 		close(old.fd);
-		return failf(f, SBX_EXIT_POLICY, 0,
+		return sbx_err_set(f, SBX_EXIT_POLICY,
 			     "refusing to reuse %s: it exists already", old.path);
 	}
 	if (supervised(pid, start, ns)) {
 		close(old.fd);
-		return failf(f, SBX_EXIT_POLICY, 0,
+		return sbx_err_set(f, SBX_EXIT_POLICY,
 			     "refusing to reuse %s: it exists already, supervised by pid %ld", old.path, pid);
 	}
 	if (cg_kill(&old) < 0 || cg_wait_empty(&old, EMPTY_WAIT_MS) < 0) {
 		int e = errno;
 		close(old.fd);
-		return failf(f, SBX_EXIT_SYS, e, "unable to empty %s, left by a supervisor that is gone (pid %ld)",
+		return sbx_err_errno(f, SBX_EXIT_SYS, e, "unable to empty %s, left by a supervisor that is gone (pid %ld)",
 			     old.path, pid);
 	}
 	close(old.fd);
 	if (cg_remove(holder, name) < 0)
-		return failf(f, SBX_EXIT_SYS, errno,
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno,
 			     "unable to remove %s, left by a supervisor that is gone (pid %ld)", old.path, pid);
 	sbx_note("removed %s, left by a supervisor that is gone (pid %ld): killed what still ran in it",
 		 old.path, pid);

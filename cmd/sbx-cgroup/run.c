@@ -69,13 +69,13 @@ static void status_start(const struct opts *o, const struct cg *child, pid_t pid
 /* A failure to place the command: when the kernel refused because this
  * process sits outside the subtree its user may manage (the usual mistake
  * of a delegated user), say that and what to do. */
-static int place_fail(struct fail *f, int e, const char *what, const struct cg *child)
+static int place_fail(struct sbx_err *f, int e, const char *what, const struct cg *child)
 {
 	char own[4200], anc[4200];
 
 	if ((e == EACCES || e == EPERM) &&
 	    sbx_cg_placement(child->path, own, sizeof own, anc, sizeof anc) == 1)
-		return failf(f, SBX_EXIT_SYS, 0,
+		return sbx_err_set(f, SBX_EXIT_SYS,
 			     "unable to %s %s: %s: this process's cgroup %s is outside the subtree uid %u "
 			     "may manage, and placing a process needs write access to %s/cgroup.procs "
 			     "(their common ancestor); to fix: start sbx-cgroup from inside that subtree "
@@ -83,14 +83,14 @@ static int place_fail(struct fail *f, int e, const char *what, const struct cg *
 			     "the shell's pid into a leaf cgroup of it that uid %u owns)",
 			     what, child->path, strerror(e), own, (unsigned)getuid(), anc,
 			     (unsigned)getuid());
-	return failf(f, SBX_EXIT_SYS, e, "unable to %s %s", what, child->path);
+	return sbx_err_errno(f, SBX_EXIT_SYS, e, "unable to %s %s", what, child->path);
 }
 
 /* Start the command in the child cgroup: clone3(CLONE_INTO_CGROUP), or on
  * kernels without it fork a child that waits on a pipe until the parent
  * has written it into cgroup.procs. */
 static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t *oldmask,
-		   int *pidfd, const char **how, struct fail *f)
+		   int *pidfd, const char **how, struct sbx_err *f)
 {
 	struct clone_args_v2 ca;
 	pid_t self = getpid(), pid;
@@ -115,10 +115,10 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 
 	*how = "fork";
 	if (pipe2(gate, O_CLOEXEC) < 0)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to create a pipe");
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to create a pipe");
 	pid = fork();
 	if (pid < 0)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to fork");
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to fork");
 	if (pid == 0) {
 		close(gate[1]);
 		child_exec(o, oldmask, self, gate[0]);
@@ -138,7 +138,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(gate[1]);
-		return failf(f, SBX_EXIT_SYS, e, "unable to release the command");
+		return sbx_err_errno(f, SBX_EXIT_SYS, e, "unable to release the command");
 	}
 	close(gate[1]);
 	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -359,12 +359,12 @@ static void tell(const struct opts *o, const struct outcome *out, int code)
 
 /* Undo what setup made when the command never started. */
 static _Noreturn void abandon(const struct cg *holder, const char *name, const struct cg *root,
-			      const char *parent, int parent_created, const struct fail *f)
+			      const char *parent, int parent_created, const struct sbx_err *f)
 {
 	cg_remove(holder, name);
 	if (parent_created)
 		cg_remove(root, parent);
-	fail_die(f);
+	sbx_err_die(f);
 }
 
 int mode_run(const struct opts *o)
@@ -372,7 +372,7 @@ int mode_run(const struct opts *o)
 	struct cg root, parent, child;
 	const struct cg *holder = &root;
 	struct outcome out;
-	struct fail f;
+	struct sbx_err f;
 	sigset_t mask, oldmask;
 	int parent_created = 0, sigfd, pidfd, code, made;
 	const char *how = "";
@@ -396,11 +396,11 @@ int mode_run(const struct opts *o)
 	cg_open_root(&root, o->root, "--root");
 	if (o->parent) {
 		if (cg_prepare_parent(&root, o->parent, &o->lim, &parent, &parent_created, &f) < 0)
-			fail_die(&f);
+			sbx_err_die(&f);
 		holder = &parent;
 	} else if (cg_need_controllers(&root, &o->lim, &f) < 0 ||
 		   cg_enable_controllers(&root, &o->lim, &f) < 0) {
-		fail_die(&f);
+		sbx_err_die(&f);
 	}
 
 	/* A cgroup of the same name whose supervisor is gone is reaped; one
@@ -409,17 +409,17 @@ int mode_run(const struct opts *o)
 	if (!made && errno == EEXIST) {
 		if (cg_reap_orphan(holder, o->name, &f) == 0 &&
 		    !(made = mkdirat(holder->fd, o->name, 0755) == 0))
-			failf(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", holder->path, o->name);
+			sbx_err_errno(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", holder->path, o->name);
 	} else if (!made) {
-		failf(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", holder->path, o->name);
+		sbx_err_errno(&f, SBX_EXIT_SYS, errno, "unable to create %s/%s", holder->path, o->name);
 	}
 	if (!made) {
 		if (parent_created)
 			cg_remove(&root, o->parent);
-		fail_die(&f);
+		sbx_err_die(&f);
 	}
 	if (cg_open_child(holder, o->name, &child, O_RDONLY) < 0) {
-		failf(&f, SBX_EXIT_SYS, errno, "unable to open %s", child.path);
+		sbx_err_errno(&f, SBX_EXIT_SYS, errno, "unable to open %s", child.path);
 		abandon(holder, o->name, &root, o->parent, parent_created, &f);
 	}
 	cg_mark_supervised(&child);

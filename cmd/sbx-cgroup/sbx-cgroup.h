@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
 #include "policy.h"
 
 #define TOOL "sbx-cgroup"
@@ -40,25 +41,15 @@ struct cg {
 	char path[PATH_MAX];  /* --root based, for messages and status lines */
 };
 
-/* Why a step failed, for the caller to clean up before it dies. */
-struct fail {
-	int code;             /* exit code */
-	int eno;              /* errno to append, or 0 */
-	char msg[2048];
-};
-int failf(struct fail *f, int code, int eno, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-_Noreturn void fail_die(const struct fail *f);
-
 /* setup.c */
 void cg_open_root(struct cg *root, const char *path, const char *opt);
 int cg_open_child(const struct cg *parent, const char *name, struct cg *out, int flags);
-int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct fail *f);
-int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct fail *f);
-int cg_write_limits(const struct cg *cg, const struct limits *lim, struct fail *f);
-int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct fail *f);
+int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
+int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
+int cg_write_limits(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
+int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
 int cg_prepare_parent(const struct cg *root, const char *name, const struct limits *lim,
-		      struct cg *out, int *created, struct fail *f);
+		      struct cg *out, int *created, struct sbx_err *f);
 int cg_populated(const struct cg *cg);
 int cg_kill(const struct cg *cg);
 int cg_wait_empty(const struct cg *cg, unsigned ms);
@@ -68,7 +59,7 @@ int mode_destroy(const struct opts *o);
 
 /* orphan.c */
 void cg_mark_supervised(const struct cg *cg);
-int cg_reap_orphan(const struct cg *holder, const char *name, struct fail *f);
+int cg_reap_orphan(const struct cg *holder, const char *name, struct sbx_err *f);
 
 /* run.c */
 int mode_run(const struct opts *o);

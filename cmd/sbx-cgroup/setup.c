@@ -26,27 +26,6 @@
 #define MAX_DEPTH 64
 #define RMDIR_TRIES 300        /* x 10 ms: a just-emptied cgroup can stay busy briefly */
 
-int failf(struct fail *f, int code, int eno, const char *fmt, ...)
-{
-	va_list ap;
-
-	f->code = code;
-	f->eno = eno;
-	va_start(ap, fmt);
-	vsnprintf(f->msg, sizeof f->msg, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-void fail_die(const struct fail *f)
-{
-	if (f->eno) {
-		errno = f->eno;
-		sbx_die_errno(f->code, "%s", f->msg);
-	}
-	sbx_die(f->code, "%s", f->msg);
-}
-
 void cg_open_root(struct cg *root, const char *path, const char *opt)
 {
 	size_t len = strlen(path);
@@ -94,7 +73,7 @@ static size_t needed(const struct limits *lim, const char *out[3])
 	return n;
 }
 
-int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct fail *f)
+int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct sbx_err *f)
 {
 	const char *want[3];
 	size_t n = needed(lim, want);
@@ -103,16 +82,16 @@ int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct fa
 	if (!n)
 		return 0;
 	if (sbx_cg_read(cg->fd, "cgroup.controllers", have, sizeof have) < 0)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.controllers", cg->path);
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.controllers", cg->path);
 	for (size_t i = 0; i < n; i++)
 		if (!sbx_cg_list_has(have, want[i]))
-			return failf(f, SBX_EXIT_UNSUPPORTED, 0,
+			return sbx_err_set(f, SBX_EXIT_UNSUPPORTED,
 				     "hard limits unsupported: controller %s is not available in %s",
 				     want[i], cg->path);
 	return 0;
 }
 
-int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct fail *f)
+int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct sbx_err *f)
 {
 	const char *want[3];
 	size_t n = needed(lim, want), i;
@@ -122,7 +101,7 @@ int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct 
 	if (!n)
 		return 0;
 	if (sbx_cg_read(cg->fd, "cgroup.subtree_control", have, sizeof have) < 0)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.subtree_control",
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.subtree_control",
 			     cg->path);
 	for (i = 0; i < n; i++) {
 		if (sbx_cg_list_has(have, want[i]))
@@ -135,11 +114,11 @@ int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct 
 	if (sbx_cg_write(cg->fd, "cgroup.subtree_control", add) < 0)
 		e = errno;
 	if (sbx_cg_read(cg->fd, "cgroup.subtree_control", have, sizeof have) < 0)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.subtree_control",
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to read %s/cgroup.subtree_control",
 			     cg->path);
 	for (i = 0; i < n; i++)
 		if (!sbx_cg_list_has(have, want[i]))
-			return failf(f, SBX_EXIT_UNSUPPORTED, e,
+			return sbx_err_errno(f, SBX_EXIT_UNSUPPORTED, e,
 				     "hard limits unsupported: unable to enable controller %s in %s/cgroup.subtree_control",
 				     want[i], cg->path);
 	return 0;
@@ -157,30 +136,30 @@ static int swap_present(void)
 	return !nl || nl[1] != '\0';
 }
 
-static int write_file(const struct cg *cg, const char *file, const char *val, struct fail *f)
+static int write_file(const struct cg *cg, const char *file, const char *val, struct sbx_err *f)
 {
 	if (sbx_cg_write(cg->fd, file, val) < 0)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to write %s to %s/%s", val, cg->path, file);
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to write %s to %s/%s", val, cg->path, file);
 	return 0;
 }
 
 static int read_file(const struct cg *cg, const char *file, char *buf, size_t size,
-		     struct fail *f)
+		     struct sbx_err *f)
 {
 	if (sbx_cg_read(cg->fd, file, buf, size) < 0)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/%s", cg->path, file);
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to read %s/%s", cg->path, file);
 	return 0;
 }
 
 static int readback(const struct cg *cg, const char *file, const char *want,
-		    const char *wrote, struct fail *f)
+		    const char *wrote, struct sbx_err *f)
 {
 	char got[128];
 
 	if (read_file(cg, file, got, sizeof got, f) < 0)
 		return -1;
 	if (strcmp(got, want))
-		return failf(f, SBX_EXIT_POLICY, 0,
+		return sbx_err_set(f, SBX_EXIT_POLICY,
 			     "verification failed: %s/%s reads '%s' after writing '%s'",
 			     cg->path, file, got, wrote);
 	return 0;
@@ -188,29 +167,29 @@ static int readback(const struct cg *cg, const char *file, const char *want,
 
 /* No swap ever: memory.swap.max is 0. Without the file (swap accounting
  * off) that holds only if the host has no swap at all. */
-static int no_swap(const struct cg *cg, int write, struct fail *f)
+static int no_swap(const struct cg *cg, int write, struct sbx_err *f)
 {
 	char got[64];
 
 	if (write && sbx_cg_write(cg->fd, "memory.swap.max", "0") < 0 && errno != ENOENT)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to write 0 to %s/memory.swap.max",
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to write 0 to %s/memory.swap.max",
 			     cg->path);
 	if (sbx_cg_read(cg->fd, "memory.swap.max", got, sizeof got) < 0) {
 		if (errno != ENOENT)
-			return failf(f, SBX_EXIT_SYS, errno, "unable to read %s/memory.swap.max",
+			return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to read %s/memory.swap.max",
 				     cg->path);
 		if (swap_present())
-			return failf(f, SBX_EXIT_UNSUPPORTED, 0,
+			return sbx_err_set(f, SBX_EXIT_UNSUPPORTED,
 				     "hard limits unsupported: %s/memory.swap.max is missing and the host has swap",
 				     cg->path);
 		return 0;
 	}
 	if (strcmp(got, "0")) {
 		if (write)
-			return failf(f, SBX_EXIT_POLICY, 0,
+			return sbx_err_set(f, SBX_EXIT_POLICY,
 				     "verification failed: %s/memory.swap.max reads '%s' after writing '0'",
 				     cg->path, got);
-		return failf(f, SBX_EXIT_POLICY, 0,
+		return sbx_err_set(f, SBX_EXIT_POLICY,
 			     "refusing looser limits: %s/memory.swap.max is '%s', requested '0'",
 			     cg->path, got);
 	}
@@ -227,7 +206,7 @@ static unsigned long long page_floor(unsigned long long v)
 	return v - v % (unsigned long long)page;
 }
 
-int cg_write_limits(const struct cg *cg, const struct limits *lim, struct fail *f)
+int cg_write_limits(const struct cg *cg, const struct limits *lim, struct sbx_err *f)
 {
 	char val[64], want[64];
 
@@ -253,9 +232,9 @@ int cg_write_limits(const struct cg *cg, const struct limits *lim, struct fail *
 }
 
 static int looser(const struct cg *cg, const char *file, const char *got, const char *want,
-		  struct fail *f)
+		  struct sbx_err *f)
 {
-	return failf(f, SBX_EXIT_POLICY, 0, "refusing looser limits: %s/%s is '%s', requested '%s'",
+	return sbx_err_set(f, SBX_EXIT_POLICY, "refusing looser limits: %s/%s is '%s', requested '%s'",
 		     cg->path, file, got, want);
 }
 
@@ -271,7 +250,7 @@ static int number(const char *s, unsigned long long *v)
 	return errno || (*end && *end != ' ') ? -1 : 0;
 }
 
-int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct fail *f)
+int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct sbx_err *f)
 {
 	char got[128], want[64];
 	unsigned long long v, period;
@@ -310,7 +289,7 @@ int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct fail 
  * exist, verified as equal or tighter when it does. Either way its children
  * get the controllers. */
 int cg_prepare_parent(const struct cg *root, const char *name, const struct limits *lim,
-		      struct cg *out, int *created, struct fail *f)
+		      struct cg *out, int *created, struct sbx_err *f)
 {
 	*created = 0;
 	if (cg_open_child(root, name, out, O_PATH) >= 0) {
@@ -320,17 +299,17 @@ int cg_prepare_parent(const struct cg *root, const char *name, const struct limi
 		return 0;
 	}
 	if (errno != ENOENT)
-		return failf(f, SBX_EXIT_SYS, errno, "unable to open %s", out->path);
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to open %s", out->path);
 	if (cg_need_controllers(root, lim, f) < 0 || cg_enable_controllers(root, lim, f) < 0)
 		return -1;
 	if (mkdirat(root->fd, name, 0755) < 0) {
 		if (errno == EEXIST) /* made meanwhile by another run: verify it */
 			return cg_prepare_parent(root, name, lim, out, created, f);
-		return failf(f, SBX_EXIT_SYS, errno, "unable to create %s", out->path);
+		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to create %s", out->path);
 	}
 	*created = 1;
 	if (cg_open_child(root, name, out, O_PATH) < 0) {
-		failf(f, SBX_EXIT_SYS, errno, "unable to open %s", out->path);
+		sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to open %s", out->path);
 		cg_remove(root, name);
 		return -1;
 	}
@@ -536,12 +515,12 @@ static void report(const struct opts *o, const char *path, int created, int code
 int mode_create(const struct opts *o)
 {
 	struct cg root, parent;
-	struct fail f;
+	struct sbx_err f;
 	int created;
 
 	cg_open_root(&root, o->root, "--root");
 	if (cg_prepare_parent(&root, o->parent, &o->lim, &parent, &created, &f) < 0)
-		fail_die(&f);
+		sbx_err_die(&f);
 	report(o, parent.path, created, SBX_EXIT_OK);
 	return SBX_EXIT_OK;
 }

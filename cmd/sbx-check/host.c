@@ -377,7 +377,7 @@ static void quota(struct chk_report *r, const struct chk_opts *o)
 static void baseline(struct chk_report *r, const struct chk_opts *o)
 {
 	struct sbx_policy p;
-	struct sbx_perr e;
+	struct sbx_err e;
 	struct chk_item *it;
 	char label[64];
 

@@ -34,6 +34,7 @@
 #include "exitcodes.h"
 #include "json.h"
 #include "policy.h"
+#include "quote.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -119,9 +120,9 @@ static void report(const struct deny_scope *s, const char *rel, const char *to, 
 	const char *who = s->earlier ? "an earlier run's command (killed)" : "the command";
 	struct sbx_json j;
 
-	sbx_policy_quote(q, sizeof q, rel, strlen(rel), PATH_MAX);
+	sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
 	if (to) {
-		sbx_policy_quote(qt, sizeof qt, to, strlen(to), PATH_MAX);
+		sbx_quote(qt, sizeof qt, to, strlen(to), PATH_MAX, 0);
 		sbx_warn("deny-write: %s created the protected path %s; moved it to %s%s", who, q, qt,
 			 cleared ? " and cleared its execute bits" : "");
 	} else {
@@ -308,7 +309,7 @@ static void inert(const struct deny_scope *s, const char *rel)
 	if (rc < 0) {
 		char q[PATH_MAX * 4 + 8];
 		e = errno;
-		sbx_policy_quote(q, sizeof q, rel, strlen(rel), PATH_MAX);
+		sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
 		errno = e;
 		sbx_warn_errno("deny-write: unable to move the protected path %s aside", q);
 		goto out;

@@ -121,10 +121,22 @@ int ns_landlock(const struct ns_run *r)
 			continue;
 		allow(rfd, all, op->dest, op->ro ? read : all);
 	}
-	if (abi >= 4 && r->net == NET_BROKER) {
-		struct ll_port pr = { .allowed = LL_NET_CONNECT_TCP, .port = r->port };
+	if (r->resolv)
+		allow(rfd, all, r->resolv, LL_READ_FILE);
+	/* Broker mode: the proxy port; transparent mode also DNS over TCP
+	 * and the captured ports (their listeners are the broker's). */
+	for (size_t i = 0; abi >= 4 && r->net == NET_BROKER && i < 1 + (r->transparent ? 1 + r->ncap : 0); i++) {
+		unsigned port = i == 0 ? r->port : i == 1 ? SBX_DNS_PORT : r->cap_ports[i - 2];
+		struct ll_port pr = { .allowed = LL_NET_CONNECT_TCP, .port = port };
 		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for port %u", r->port);
+			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for port %u", port);
+	}
+	/* Transparent mode: an ephemeral port may be bound before a connect
+	 * (dig and other resolvers do); listen() stays denied by seccomp. */
+	if (abi >= 4 && r->net == NET_BROKER && r->transparent) {
+		struct ll_port pr = { .allowed = LL_NET_BIND_TCP, .port = 0 };
+		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for ephemeral ports");
 	}
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to apply the Landlock ruleset");

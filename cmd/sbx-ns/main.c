@@ -45,11 +45,12 @@ static const char usage[] =
 	"[--ro-fd FD]... [--rw-fd FD]... [--bind SRC DEST]... [--ro-bind SRC DEST]... "
 	"[--bind-fd FD DEST]... [--ro-bind-fd FD DEST]... [--runtime PATHS] [--tmp-in-workspace] "
 	"[--deny-write GLOB]... [--home DIR] [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
-	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,port=N]|host] [--broker-fd FD] "
+	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,transparent][,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
-	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n";
+	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
+	"       sbx-ns --version\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,

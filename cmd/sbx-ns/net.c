@@ -22,11 +22,14 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "fdpass.h"
+#include "handoff.h"
 #include "parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <poll.h>
 #include <netinet/in.h>
@@ -42,11 +45,12 @@
 
 #define HANDOFF_WAIT_MS 10000
 
-static const char modes[] = "none, loopback, broker:PATH[,port=N], host";
+static const char modes[] = "none, loopback, broker:PATH[,transparent][,port=N], host";
 
 void ns_parse_net(struct ns_run *r, const char *s)
 {
-	const char *rest, *comma;
+	const char *rest, *end;
+	int have_port = 0;
 
 	r->port = NS_BROKER_PORT;
 	if (!*s)
@@ -67,15 +71,33 @@ void ns_parse_net(struct ns_run *r, const char *s)
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
 	r->net = NET_BROKER;
 	rest = s + 6;
-	/* The port is the last ",port=N"; a path may hold commas itself. */
-	comma = strrchr(rest, ',');
-	if (comma && strncmp(comma, ",port=", 6))
-		comma = NULL;
-	if (comma)
-		r->port = (unsigned)sbx_opt_u64("--net: port", comma + 6, 1, 65535);
+	/* The options are last (",port=N", ",transparent", each once); a
+	 * path may hold commas itself. */
+	end = rest + strlen(rest);
+	for (;;) {
+		const char *comma = memrchr(rest, ',', (size_t)(end - rest));
+		if (!comma)
+			break;
+		if (end - comma == 12 && !strncmp(comma, ",transparent", 12)) {
+			if (r->transparent)
+				sbx_die_usage("--net: transparent repeated in '%s'", s);
+			r->transparent = 1;
+		} else if (!strncmp(comma, ",port=", 6)) {
+			char *v = strndup(comma + 6, (size_t)(end - comma - 6));
+			if (!v)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			if (have_port)
+				sbx_die_usage("--net: port repeated in '%s'", s);
+			r->port = (unsigned)sbx_opt_u64("--net: port", v, 1, 65535);
+			have_port = 1;
+			free(v);
+		} else {
+			break;
+		}
+		end = comma;
+	}
 	if (*rest == ':') {
-		size_t n = comma ? (size_t)(comma - rest - 1) : strlen(rest + 1);
-		char *p = strndup(rest + 1, n);
+		char *p = strndup(rest + 1, (size_t)(end - rest - 1));
 		if (!p)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 		if (!*p)
@@ -83,7 +105,7 @@ void ns_parse_net(struct ns_run *r, const char *s)
 		if (*p != '/')
 			sbx_die_usage("--net: invalid broker path '%s': relative", p);
 		r->broker_path = p;
-	} else if (*rest && !comma) {
+	} else if (rest != end) {
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
 	}
 }
@@ -146,6 +168,40 @@ static void broker_unreachable(const char *path)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: permission denied on the broker socket %s "
 			"(sbx-broker --socket-mode and --socket-group open it to other users)", path);
 	sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
+}
+
+/* The broker's answer to SBX_PROBE_PORTS: "SBX-PORTS N...\n", each port
+ * once, at most SBX_CAPTURE_MAX, none of them 53 (the sandbox's DNS) or
+ * the proxy port (their listeners would collide). */
+static void capture_ports(struct ns_run *r, const char *path, const char *ans, size_t n)
+{
+	const size_t pl = sizeof SBX_PORTS - 1;
+	const char *p = ans + pl;
+
+	if (n < pl + 1 || memcmp(ans, SBX_PORTS, pl) || ans[n - 1] != '\n' || strlen(ans) != n)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not say which ports to capture "
+			"(--net broker:PATH,transparent needs an sbx-broker that has transparent mode)", path);
+	r->ncap = 0;
+	while (*p == ' ') {
+		char *e;
+		unsigned long v = strtoul(p + 1, &e, 10);
+		if (e == p + 1 || v < 1 || v > 65535 || r->ncap == SBX_CAPTURE_MAX || (*e != ' ' && *e != '\n'))
+			break;
+		for (size_t i = 0; i < r->ncap; i++)
+			if (r->cap_ports[i] == v)
+				v = 0;
+		if (!v)
+			break;
+		if (v == SBX_DNS_PORT || v == r->port)
+			sbx_die_usage("--net: port %lu is captured for the broker and is also the sandbox's %s "
+				      "port%s", v, v == r->port ? "proxy" : "DNS",
+				      v == r->port ? "; move the proxy with ,port=N" : "");
+		r->cap_ports[r->ncap++] = (unsigned)v;
+		p = e;
+	}
+	if (*p != '\n' || !r->ncap)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s gave an invalid list of ports "
+			"to capture", path);
 }
 
 /* The outer, after the mounts are planned: the broker's socket exists, is
@@ -219,7 +275,8 @@ void ns_check_net(struct ns_run *r)
 			break;
 	}
 	/* The probe line tells the broker this is a check, not a request
-	 * to log as refused. */
+	 * to log as refused; in transparent mode it asks for the ports to
+	 * capture. */
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0)
 		broker_unreachable(path);
@@ -230,17 +287,34 @@ void ns_check_net(struct ns_run *r)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to learn who serves %s", path);
 		r->broker_uid = cr.uid;
 	}
-	(void)!send(s, "SBX-PROBE 1\n", 12, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (r->transparent)
+		(void)!send(s, SBX_PROBE_PORTS, sizeof SBX_PROBE_PORTS - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	else
+		(void)!send(s, SBX_PROBE, sizeof SBX_PROBE - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	/* The broker closes at once; whatever else is there is let finish
 	 * its answer rather than have it written to a closed socket. */
 	shutdown(s, SHUT_WR);
-	for (;;) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
-		char junk[512];
-		if (poll(&p, 1, HANDOFF_WAIT_MS) <= 0 || read(s, junk, sizeof junk) <= 0)
-			break;
+	{
+		char ans[1024];
+		size_t got = 0;
+		for (;;) {
+			struct pollfd p = { .fd = s, .events = POLLIN };
+			char junk[512];
+			int full = got == sizeof ans - 1;
+			ssize_t k;
+			if (poll(&p, 1, HANDOFF_WAIT_MS) <= 0)
+				break;
+			k = read(s, full ? junk : ans + got, full ? sizeof junk : sizeof ans - 1 - got);
+			if (k <= 0)
+				break;
+			if (!full)
+				got += (size_t)k;
+		}
+		ans[got] = '\0';
+		close(s);
+		if (r->transparent)
+			capture_ports(r, path, ans, got);
 	}
-	close(s);
 	r->broker_real = strdup(path);
 	if (!r->broker_real)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
@@ -272,34 +346,96 @@ static void lo_up(void)
 	close(s);
 }
 
-static int listener(int family, unsigned port)
+/* A socket of the sandbox's namespace for the broker: TCP listening (or
+ * UDP, bound) on addr:port. */
+static int sandbox_socket(int family, int type, uint32_t addr4, unsigned port)
 {
 	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+				  .sin_addr.s_addr = htonl(addr4) };
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
 				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-	const char *name = family == AF_INET ? "127.0.0.1" : "[::1]";
-	int one = 1, s = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	char name[32];
+	int one = 1, s = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
+	if (family == AF_INET6)
+		snprintf(name, sizeof name, "[::1]");
+	else
+		snprintf(name, sizeof name, "%u.%u.%u.%u", addr4 >> 24, addr4 >> 16 & 255, addr4 >> 8 & 255,
+			 addr4 & 255);
 	if (s < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create the proxy socket on %s:%u", name, port);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the broker's socket on %s:%u", name, port);
 	if (family == AF_INET6 && setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set IPV6_V6ONLY on [::1]:%u", port);
 	if (family == AF_INET ? bind(s, (struct sockaddr *)&a4, sizeof a4)
 			      : bind(s, (struct sockaddr *)&a6, sizeof a6))
-		sbx_die_errno(SBX_EXIT_SYS, "unable to bind the proxy socket to %s:%u", name, port);
-	if (listen(s, 128) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to bind the broker's socket to %s:%u", name, port);
+	if (type == SOCK_STREAM && listen(s, 128) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to listen on %s:%u", name, port);
 	return s;
 }
 
+/* The synthetic range is local in the sandbox's namespace: a connection
+ * to any of its addresses lands on lo, where the captured ports' wildcard
+ * listeners take it (rtnetlink, as "ip route add local 240.0.0.0/4 dev
+ * lo" would). */
+static void synth_route(void)
+{
+	struct {
+		struct nlmsghdr n;
+		struct rtmsg rt;
+		char attrs[64];
+	} req;
+	struct {
+		struct nlmsghdr n;
+		struct nlmsgerr e;
+	} ack;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct rtattr *a;
+	uint32_t dst = htonl(SBX_SYNTH_NET);
+	int oif = (int)if_nametoindex("lo");
+	int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	memset(&req, 0, sizeof req);
+	req.n.nlmsg_len = NLMSG_LENGTH(sizeof req.rt);
+	req.n.nlmsg_type = RTM_NEWROUTE;
+	req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
+	req.n.nlmsg_seq = 1;
+	req.rt.rtm_family = AF_INET;
+	req.rt.rtm_dst_len = SBX_SYNTH_PREFIX;
+	req.rt.rtm_table = RT_TABLE_LOCAL;
+	req.rt.rtm_protocol = RTPROT_STATIC;
+	req.rt.rtm_scope = RT_SCOPE_HOST;
+	req.rt.rtm_type = RTN_LOCAL;
+	a = (struct rtattr *)((char *)&req + NLMSG_ALIGN(req.n.nlmsg_len));
+	a->rta_type = RTA_DST;
+	a->rta_len = RTA_LENGTH(sizeof dst);
+	memcpy(RTA_DATA(a), &dst, sizeof dst);
+	req.n.nlmsg_len = NLMSG_ALIGN(req.n.nlmsg_len) + RTA_ALIGN(a->rta_len);
+	a = (struct rtattr *)((char *)&req + req.n.nlmsg_len);
+	a->rta_type = RTA_OIF;
+	a->rta_len = RTA_LENGTH(sizeof oif);
+	memcpy(RTA_DATA(a), &oif, sizeof oif);
+	req.n.nlmsg_len += RTA_ALIGN(a->rta_len);
+	if (s < 0 || !oif || sendto(s, &req, req.n.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0 ||
+	    recv(s, &ack, sizeof ack, 0) < (ssize_t)sizeof ack)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to route 240.0.0.0/4 to lo");
+	if (ack.n.nlmsg_type != NLMSG_ERROR || ack.e.error) {
+		errno = ack.n.nlmsg_type == NLMSG_ERROR ? -ack.e.error : EPROTO;
+		sbx_die_errno(SBX_EXIT_SYS, "unable to route 240.0.0.0/4 to lo");
+	}
+	close(s);
+}
+
 /* pid 1, with its capabilities in the sandbox's namespaces: lo up, and in
- * broker mode the listening sockets, handed out; the command is not forked
- * before the outer says the broker took them. */
+ * broker mode the listening sockets, handed out (in transparent mode also
+ * the route of the synthetic range, the DNS sockets and a listener per
+ * captured port); the command is not forked before the outer says the
+ * broker took them. */
 void ns_net_inside(struct ns_run *r)
 {
 	char c;
-	int fds[2];
+	int fds[SBX_HANDOFF_FDS];
+	size_t n = 0;
 
 	if (r->net == NET_NONE || r->net == NET_HOST)
 		return;
@@ -309,12 +445,19 @@ void ns_net_inside(struct ns_run *r)
 	close(r->net_chan[0]);
 	if (r->broker_fd >= 0)
 		close(r->broker_fd);
-	fds[0] = listener(AF_INET, r->port);
-	fds[1] = listener(AF_INET6, r->port);
-	if (sbx_send_fds(r->net_chan[1], "L", 1, fds, 2) != 1)
+	fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, r->port);
+	fds[n++] = sandbox_socket(AF_INET6, SOCK_STREAM, 0, r->port);
+	if (r->transparent) {
+		synth_route();
+		fds[n++] = sandbox_socket(AF_INET, SOCK_DGRAM, INADDR_LOOPBACK, SBX_DNS_PORT);
+		fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, SBX_DNS_PORT);
+		for (size_t i = 0; i < r->ncap; i++)
+			fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_ANY, r->cap_ports[i]);
+	}
+	if (sbx_send_fds(r->net_chan[1], "L", 1, fds, n) != 1)
 		_exit(SBX_EXIT_LOST);
-	close(fds[0]);
-	close(fds[1]);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
 	if (read(r->net_chan[1], &c, 1) != 1 || c != 'g')
 		_exit(SBX_EXIT_LOST);
 	close(r->net_chan[1]);
@@ -342,14 +485,14 @@ static const char *handoff_answer(int s, char *buf, size_t sz)
 		n += (size_t)r;
 	}
 	buf[n] = '\0';
-	if (!strcmp(buf, "SBX-HANDOFF OK\n"))
+	if (!strcmp(buf, SBX_HANDOFF_OK))
 		return NULL;
 	buf[strcspn(buf, "\n")] = '\0';
 	for (char *q = buf; *q; q++)
 		if (*q < 0x20 || *q > 0x7e)
 			*q = '?';
-	if (!strncmp(buf, "SBX-HANDOFF REFUSED ", 20))
-		return buf + 20;
+	if (!strncmp(buf, SBX_HANDOFF_REFUSED, sizeof SBX_HANDOFF_REFUSED - 1))
+		return buf + sizeof SBX_HANDOFF_REFUSED - 1;
 	return "not an sbx-broker answer";
 }
 
@@ -364,8 +507,8 @@ static const char *handoff_answer(int s, char *buf, size_t sz)
 void ns_net_outer(struct ns_run *r, pid_t pid)
 {
 	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
-	static const char hello[] = "SBX-HANDOFF 1\n";
-	char cbuf[CMSG_SPACE(2 * sizeof(int))], c, answer[256];
+	const char *hello = r->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
+	char cbuf[CMSG_SPACE(SBX_HANDOFF_FDS * sizeof(int))], c, answer[256];
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			    .msg_controllen = sizeof cbuf };
@@ -373,23 +516,27 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	struct ucred cr;
 	socklen_t crlen = sizeof cr;
 	const char *why;
-	int fds[2], s;
+	int fds[SBX_HANDOFF_FDS], s;
+	size_t n = r->transparent ? 4 + r->ncap : 2;
 
 	if (r->net != NET_BROKER)
 		return;
 	close(r->net_chan[1]);
 	if (recvmsg(r->net_chan[0], &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L' ||
 	    !(cm = CMSG_FIRSTHDR(&m)) || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof fds)) {
+	    cm->cmsg_len != CMSG_LEN(n * sizeof(int))) {
 		close(r->net_chan[0]);
 		return; /* pid 1 died and said why */
 	}
-	memcpy(fds, CMSG_DATA(cm), sizeof fds);
-	for (int i = 0; i < 2; i++)
+	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
+	for (size_t i = 0; i < n; i++) {
+		if (r->transparent && i == 2)
+			continue; /* the DNS socket is UDP: nothing to reset */
 		if (setsockopt(fds[i], SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive) < 0) {
 			kill(pid, SIGKILL);
 			sbx_die_errno(SBX_EXIT_SYS, "unable to set SO_LINGER on the sandbox's listeners");
 		}
+	}
 	s = broker_connect(r->broker_fd, 0);
 	if (s < 0) {
 		int e = errno;
@@ -397,12 +544,12 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		errno = e;
 		broker_unreachable(r->broker_real);
 	}
-	if (sbx_send_fds(s, hello, sizeof hello - 1, fds, 2) != (ssize_t)(sizeof hello - 1))
+	if (sbx_send_fds(s, hello, strlen(hello), fds, n) != (ssize_t)strlen(hello))
 		why = strerror(errno);
 	else
 		why = handoff_answer(s, answer, sizeof answer);
-	close(fds[0]);
-	close(fds[1]);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
 	if (why) {
 		kill(pid, SIGKILL);
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not take the sandbox's listeners: %s",
@@ -433,7 +580,7 @@ const char *ns_net_name(const struct ns_run *r)
 {
 	switch (r->net) {
 	case NET_LOOPBACK: return "loopback";
-	case NET_BROKER: return "broker";
+	case NET_BROKER: return r->transparent ? "broker, transparent" : "broker";
 	case NET_HOST: return "host (unrestricted)";
 	default: return "none";
 	}

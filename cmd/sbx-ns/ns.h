@@ -15,6 +15,7 @@
 
 #include "allowexec.h"
 #include "grant.h"
+#include "handoff.h"
 #include "mount.h"
 #include "policy.h"
 #include "protect.h"
@@ -112,6 +113,10 @@ struct ns_run {
 	int broker_fd;           /* O_PATH on the broker's socket (--broker-fd, or opened from PATH) */
 	int have_broker_fd;
 	unsigned port;           /* the bridge's port inside */
+	int transparent;         /* broker:PATH,transparent: DNS and captured ports too */
+	unsigned cap_ports[SBX_CAPTURE_MAX]; /* transparent: the ports the broker asked for */
+	size_t ncap;
+	char *resolv;            /* transparent: where the sandbox's resolv.conf is bound */
 	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
 	char *broker_real;       /* broker: where the checked socket lies, for messages */
 	int broker_chan;         /* broker: the connection the listeners went over, kept for life */

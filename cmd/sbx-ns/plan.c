@@ -151,6 +151,13 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 		sbx_json_str(&j, "proxy", proxy);
 		if (r->broker_real)
 			sbx_json_str(&j, "broker", r->broker_real);
+		if (r->transparent) {
+			/* DNS answered by the broker, these ports captured */
+			sbx_json_open_arr(&j, "capture_ports");
+			for (size_t i = 0; i < r->ncap; i++)
+				sbx_json_uint(&j, NULL, r->cap_ports[i]);
+			sbx_json_close_arr(&j);
+		}
 	}
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "seccomp");

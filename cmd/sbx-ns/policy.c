@@ -10,6 +10,7 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "json.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -110,7 +111,7 @@ static void check_binds(const struct ns_run *r)
 			    : sbx_policy_within(&r->eff.rw, op->src);
 		if (ok)
 			continue;
-		sbx_policy_quote(q, sizeof q, op->src, strlen(op->src), 256);
+		sbx_quote(q, sizeof q, op->src, strlen(op->src), 256, 0);
 		sbx_die(SBX_EXIT_POLICY, "policy refused: %s: %s is not within the effective %s roots",
 			op->opt, q, op->ro ? "readable" : "writable");
 	}
@@ -130,7 +131,7 @@ static void check_runtime(const struct ns_run *r)
 	for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save))
 		if (!sbx_policy_within(&r->eff.ro, p) && !sbx_policy_within(&r->eff.rw, p)) {
 			char q[1100];
-			sbx_policy_quote(q, sizeof q, p, strlen(p), 256);
+			sbx_quote(q, sizeof q, p, strlen(p), 256, 0);
 			sbx_die(SBX_EXIT_POLICY, "policy refused: --runtime: %s is not within the "
 				"effective readable roots", q);
 		}
@@ -162,7 +163,7 @@ void ns_policy_check_fds(const struct ns_run *r)
 void ns_apply_policy(struct ns_run *r, int net_given)
 {
 	struct sbx_policy req;
-	struct sbx_perr e;
+	struct sbx_err e;
 	const char *ws = r->ops[r->ws].src;
 
 	if (!sbx_policy_opts_baseline(&r->pol) && r->pol.policy_fd < 0 && !r->print_policy)
@@ -177,15 +178,15 @@ void ns_apply_policy(struct ns_run *r, int net_given)
 		if ((op->kind == MNT_RO || op->kind == MNT_RW) &&
 		    sbx_policy_add_root(&req, op->kind == MNT_RO ? &req.ro : &req.rw, op->src,
 					op->opt, &e) < 0)
-			sbx_policy_die(&e);
+			sbx_err_die(&e);
 	}
 	for (size_t i = 0; i < r->ndeny; i++)
 		if (sbx_policy_add_glob(&req, r->deny[i], "--deny-write", &e) < 0)
-			sbx_policy_die(&e);
+			sbx_err_die(&e);
 	/* enum net_mode and the policy's network modes share their order
 	 * and values (none < loopback < broker < host). */
 	if (net_given && sbx_policy_set_int(&req, &req.net, (int)r->net, "--net", &e) < 0)
-		sbx_policy_die(&e);
+		sbx_err_die(&e);
 	sbx_policy_effective(&r->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, r->status_fd, &r->eff);
 	sbx_policy_free(&req);
 	r->pol_on = 1;
@@ -206,6 +207,7 @@ void ns_apply_policy(struct ns_run *r, int net_given)
 		r->have_broker_fd = 0;
 		r->broker_fd = -1;
 		r->broker_path = NULL;
+		r->transparent = 0;
 	} else if (!r->port) {
 		r->port = NS_BROKER_PORT;
 	}

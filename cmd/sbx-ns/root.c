@@ -242,6 +242,72 @@ static void build_deny(const struct ns_run *r)
 	}
 }
 
+/* Where the sandbox's resolv.conf goes: /etc/resolv.conf, or, when that
+ * is a symlink (as systemd-resolved makes it), the path the link names,
+ * taken lexically from /etc (the link is never followed by a mount). */
+static void resolv_dest(char *dest, size_t sz)
+{
+	char to[PATH_MAX], path[2 * PATH_MAX], *save = NULL, *c;
+	size_t len = 0;
+	ssize_t n = readlink("etc/resolv.conf", to, sizeof to - 1);
+
+	if (n < 0) {
+		snprintf(dest, sz, "/etc/resolv.conf");
+		return;
+	}
+	to[n] = '\0';
+	snprintf(path, sizeof path, "%s%s", to[0] == '/' ? "" : "/etc/", to);
+	dest[0] = '\0';
+	for (c = strtok_r(path, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (!strcmp(c, "..")) {
+			while (len && dest[--len] != '/')
+				;
+			dest[len] = '\0';
+			continue;
+		}
+		if (len + 1 + strlen(c) >= sz)
+			sbx_die(SBX_EXIT_POLICY, "refusing to run: /etc/resolv.conf links to a path too long (%s)", to);
+		len += (size_t)snprintf(dest + len, sz - len, "/%s", c);
+	}
+	if (!len)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: /etc/resolv.conf links to the root (%s)", to);
+}
+
+/* Transparent broker mode: the resolver is the broker, on the sandbox's
+ * own 127.0.0.1:53. The file is made on the root's tmpfs, bound over
+ * /etc/resolv.conf or over what that symlink names (made on the tmpfs
+ * when no bind brings it; a symlink on the way is refused by mount_point)
+ * and its name removed: only the bound copy remains. */
+static void build_resolv(struct ns_run *r, const struct owned *o)
+{
+	static const char conf[] = "nameserver 127.0.0.1\n";
+	const char *tmp = ".sbx-resolv.conf";
+	char dest[PATH_MAX];
+	int fd, target;
+
+	if (!r->transparent)
+		return;
+	resolv_dest(dest, sizeof dest);
+	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, conf, sizeof conf - 1) != (ssize_t)(sizeof conf - 1) || close(fd) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the sandbox's resolv.conf");
+	fd = open(tmp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open the sandbox's resolv.conf");
+	target = mount_point(o, dest, 0);
+	bind_fd(r, fd, target, dest + 1, SBX_MNT_RDONLY | SBX_MNT_NOSUID | SBX_MNT_NODEV, 0,
+		"the sandbox's resolv.conf");
+	close(target);
+	close(fd);
+	if (unlink(tmp) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to remove %s from the new root", tmp);
+	r->resolv = strdup(dest); /* Landlock lets the command read it */
+	if (!r->resolv)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+}
+
 /* Without --home: the command's HOME, a directory of the sandbox's /tmp
  * (with --tmp-in-workspace, of the workspace's .sbx-tmp/tmp, kept between
  * runs: then it must already be a directory of the command's, never a
@@ -332,6 +398,7 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 		verify(rel, op->src, op->dev, op->ino);
 	}
 	free(src);
+	build_resolv(r, &o);
 	build_deny(r);
 	build_home(r);
 

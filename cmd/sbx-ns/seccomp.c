@@ -21,7 +21,13 @@ static const char *choose(const struct ns_run *r, struct sock_fprog *prog)
 {
 	switch (r->net) {
 	case NET_LOOPBACK: *prog = PROG(ns_filter_open); return "open";
-	case NET_BROKER: *prog = PROG(ns_filter_broker); return "broker";
+	case NET_BROKER:
+		if (r->transparent) {
+			*prog = PROG(ns_filter_transparent);
+			return "transparent";
+		}
+		*prog = PROG(ns_filter_broker);
+		return "broker";
 	case NET_HOST: *prog = PROG(ns_filter_host); return "host";
 	default: *prog = PROG(ns_filter_offline); return "offline";
 	}

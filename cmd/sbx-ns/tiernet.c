@@ -104,6 +104,11 @@ int ns_tier_net(const struct ns_run *r, char *why, size_t sz)
 			 "without one)", r->net == NET_LOOPBACK ? "loopback" : "host");
 		return SBX_EXIT_NOISOLATION;
 	}
+	if (r->transparent) {
+		snprintf(why, sz, "--net broker:PATH,transparent needs a network namespace (its DNS and "
+			 "captured ports live in the sandbox's own)");
+		return SBX_EXIT_NOISOLATION;
+	}
 	if (r->landlock_abi < 4) {
 		snprintf(why, sz, "--net broker needs Landlock ABI 4 (TCP rules) to allow the broker's port "
 			 "alone, and this kernel has ABI %d", r->landlock_abi);

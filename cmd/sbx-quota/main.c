@@ -19,10 +19,10 @@
 #include "quota.h"
 #include "quota_tree.h"
 #include "walk.h"
+#include "quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -41,7 +41,8 @@
 static const char usage_text[] =
 	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
 	"       sbx-quota prepare --workspace DIR --project ID --disk SIZE [--inodes N] [--replace]\n"
-	"       sbx-quota report --workspace DIR [--json]\n";
+	"       sbx-quota report --workspace DIR [--json]\n"
+	"       sbx-quota --version\n";
 
 enum { O_WORKSPACE = 1, O_DISK, O_INODES, O_MAXFILE, O_PASSFD, O_STATUSFD,
        O_PROJECT, O_REPLACE, O_JSON, O_HELP, O_BASELINE, O_BASELINE_FD, O_POLICY_FD,
@@ -71,7 +72,6 @@ struct ws {
 	uint32_t born_nsec;
 	uint32_t projid;
 	int inherit;
-	int status_fd;
 };
 
 static noreturn void usage_ok(void);
@@ -115,27 +115,6 @@ int main(int argc, char **argv)
 	sbx_die_usage("unknown subcommand '%s' (verify, prepare or report)", verb);
 }
 
-/* A failure once the status fd is known: the outcome goes there too. */
-static noreturn void fail(const struct ws *w, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static noreturn void fail(const struct ws *w, int code, const char *fmt, ...)
-{
-	char msg[1500];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (w->status_fd >= 0) {
-		struct sbx_json j;
-		sbx_json_begin(&j, TOOL, "exit");
-		sbx_json_int(&j, "code", code);
-		sbx_json_str(&j, "error", msg);
-		sbx_json_write(&j, w->status_fd);
-	}
-	sbx_die(code, "%s", msg);
-}
-
 static noreturn void usage_ok(void)
 {
 	if (sbx_write_all(1, usage_text, sizeof usage_text - 1) < 0)
@@ -175,14 +154,14 @@ static const char *parse_path(const char *opt, const char *s)
 static void apply_policy(struct opts *o)
 {
 	struct sbx_policy req, eff;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	if (!sbx_policy_opts_used(&o->pol, o->status_fd))
 		return;
 	sbx_policy_init(&req, "argv");
 	if ((o->disk && sbx_policy_set_u64(&req, &req.disk, o->disk, "--disk", &e) < 0) ||
 	    (o->inodes && sbx_policy_set_u64(&req, &req.inodes, o->inodes, "--inodes", &e) < 0))
-		sbx_policy_die(&e);
+		sbx_err_die(&e);
 	sbx_policy_effective(&o->pol, &req, SBX_PSCOPE_QUOTA, NULL, TOOL, o->status_fd, &eff);
 	o->disk = eff.disk.set ? eff.disk.v : 0;
 	o->inodes = eff.inodes.set ? eff.inodes.v : 0;
@@ -272,12 +251,11 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 }
 
 /* Open the workspace once; everything after works on this fd. */
-static void ws_open(struct ws *w, const char *path, int status_fd)
+static void ws_open(struct ws *w, const char *path)
 {
 	memset(w, 0, sizeof *w);
 	w->path = path;
-	w->status_fd = status_fd;
-	sbx_walk_quote(path, strlen(path), w->name, sizeof w->name);
+	sbx_quote(w->name, sizeof w->name, path, strlen(path), SIZE_MAX, SBX_QUOTE_NAME);
 	w->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (w->fd < 0) {
 		struct stat sb;
@@ -286,13 +264,13 @@ static void ws_open(struct ws *w, const char *path, int status_fd)
 			sbx_die_usage("--workspace: invalid path '%s': a symbolic link", w->name);
 		if (errno == ENOTDIR)
 			sbx_die_usage("--workspace: invalid path '%s': not a directory", w->name);
-		fail(w, SBX_EXIT_SYS, "unable to open workspace %s: %s", w->name, strerror(errno));
+		sbx_die(SBX_EXIT_SYS, "unable to open workspace %s: %s", w->name, strerror(errno));
 	}
 	if (sbx_statx(w->fd, "", AT_EMPTY_PATH, SBX_STATX_TYPE | SBX_STATX_MNT_ID | SBX_STATX_BTIME,
 		      &w->stx) < 0)
-		fail(w, SBX_EXIT_SYS, "unable to stat workspace %s: %s", w->name, strerror(errno));
+		sbx_die(SBX_EXIT_SYS, "unable to stat workspace %s: %s", w->name, strerror(errno));
 	if (fstatfs(w->fd, &w->sfs) < 0)
-		fail(w, SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
+		sbx_die(SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
 	w->dev = makedev(w->stx.stx_dev_major, w->stx.stx_dev_minor);
 	if (w->stx.stx_mask & SBX_STATX_BTIME) {
 		w->born_sec = w->stx.stx_btime.tv_sec;
@@ -308,9 +286,9 @@ static void require_xfs_or_ext4(const struct ws *w)
 	if (w->kind != SBX_QFS_OTHER)
 		return;
 	if (w->fsname)
-		fail(w, SBX_EXIT_UNSUPPORTED,
+		sbx_die(SBX_EXIT_UNSUPPORTED,
 		     "hard limits unsupported: %s is on %s, not XFS or ext4", w->name, w->fsname);
-	fail(w, SBX_EXIT_UNSUPPORTED,
+	sbx_die(SBX_EXIT_UNSUPPORTED,
 	     "hard limits unsupported: %s is on a filesystem with magic 0x%lx, not XFS or ext4",
 	     w->name, (unsigned long)w->sfs.f_type);
 }
@@ -329,18 +307,18 @@ static void require_enforced(const struct ws *w)
 
 	if (sbx_quota_state(w->fd, w->mnt_id, w->dev, &qs) < 0) {
 		if (quota_absent(errno))
-			fail(w, SBX_EXIT_UNSUPPORTED,
+			sbx_die(SBX_EXIT_UNSUPPORTED,
 			     "hard limits unsupported: %s (%s): the kernel offers no quota control for it: %s",
 			     w->name, w->fsname, strerror(errno));
-		fail(w, SBX_EXIT_SYS, "unable to read the quota state of %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to read the quota state of %s: %s",
 		     w->name, strerror(errno));
 	}
 	if (!qs.accounting)
-		fail(w, SBX_EXIT_UNSUPPORTED,
+		sbx_die(SBX_EXIT_UNSUPPORTED,
 		     "hard limits unsupported: %s (%s): project quota accounting is off (mount option prjquota)",
 		     w->name, w->fsname);
 	if (!qs.enforcing)
-		fail(w, SBX_EXIT_UNSUPPORTED,
+		sbx_die(SBX_EXIT_UNSUPPORTED,
 		     "hard limits unsupported: %s (%s): project quota enforcement is off",
 		     w->name, w->fsname);
 }
@@ -348,7 +326,7 @@ static void require_enforced(const struct ws *w)
 static void read_root_attr(struct ws *w)
 {
 	if (sbx_quota_getattr(w->fd, &w->projid, &w->inherit) < 0)
-		fail(w, SBX_EXIT_SYS, "unable to read the project id of workspace %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to read the project id of workspace %s: %s",
 		     w->name, strerror(errno));
 }
 
@@ -361,10 +339,10 @@ static const char *read_limits(const struct ws *w, uint32_t projid, struct sbx_q
 	if (sbx_quota_get(w->fd, w->mnt_id, w->dev, projid, q) == 0)
 		return "quotactl";
 	if (errno != EPERM && errno != EACCES)
-		fail(w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
 		     projid, w->name, strerror(errno));
 	if (sbx_quota_statfs(w->fd, q) < 0)
-		fail(w, SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
+		sbx_die(SBX_EXIT_SYS, "unable to statfs workspace %s: %s", w->name, strerror(errno));
 	return "statfs";
 }
 
@@ -487,7 +465,7 @@ static const char *assurance(const struct ws *w, const struct opts *o, const cha
 			 w->name, w->projid, why);
 		return "statfs";
 	}
-	fail(w, SBX_EXIT_POLICY,
+	sbx_die(SBX_EXIT_POLICY,
 	     "refusing workspace %s: statfs shows the soft limit of project %u when one is set, "
 	     "its hard limits need CAP_SYS_ADMIN to read, and %s; to fix: run sbx-quota prepare "
 	     "on it as root, or set accept_statfs_quota in the baseline", w->name, w->projid, why);
@@ -506,13 +484,13 @@ static void settle_use(const struct ws *w, uint32_t projid, const char *src, uin
 
 	for (int i = 0; i < 50 && q->iused > want; i++) {
 		if (syncfs(w->fd) < 0)
-			fail(w, SBX_EXIT_SYS, "unable to sync the filesystem of workspace %s: %s",
+			sbx_die(SBX_EXIT_SYS, "unable to sync the filesystem of workspace %s: %s",
 			     w->name, strerror(errno));
 		if (i)
 			nanosleep(&ts, NULL);
 		if (!strcmp(src, "statfs") ? sbx_quota_statfs(w->fd, &now) < 0 :
 		    sbx_quota_get(w->fd, w->mnt_id, w->dev, projid, &now) < 0)
-			fail(w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+			sbx_die(SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
 			     projid, w->name, strerror(errno));
 		/* Only the use: the limits were checked already. */
 		q->bused = now.bused;
@@ -529,7 +507,7 @@ static void drop_quota_exemption(const struct ws *w)
 	int nnp;
 
 	if (sbx_cap_drop(CAP_SYS_RESOURCE, &step, &nnp) < 0)
-		fail(w, SBX_EXIT_SYS, "unable to drop CAP_SYS_RESOURCE (which exempts from quotas) before exec: %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to drop CAP_SYS_RESOURCE (which exempts from quotas) before exec: %s: %s",
 		     step, strerror(errno));
 }
 
@@ -546,20 +524,20 @@ static void check_limits(const struct ws *w, const struct opts *o, const char *s
 	unsigned long long per4k = o->disk / 4096;
 
 	if (!q->bhard)
-		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u has no %s",
+		sbx_die(SBX_EXIT_POLICY, "refusing workspace %s: project %u has no %s",
 		     w->name, w->projid, b);
 	if (q->bhard > o->disk)
-		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u %s %llu exceeds --disk %llu",
+		sbx_die(SBX_EXIT_POLICY, "refusing workspace %s: project %u %s %llu exceeds --disk %llu",
 		     w->name, w->projid, b, (unsigned long long)q->bhard, (unsigned long long)o->disk);
 	if (!q->ihard)
-		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u has no %s",
+		sbx_die(SBX_EXIT_POLICY, "refusing workspace %s: project %u has no %s",
 		     w->name, w->projid, i);
 	if (q->ihard > per4k)
-		fail(w, SBX_EXIT_POLICY,
+		sbx_die(SBX_EXIT_POLICY,
 		     "refusing workspace %s: project %u %s %llu exceeds --disk / 4096 = %llu",
 		     w->name, w->projid, i, (unsigned long long)q->ihard, per4k);
 	if (o->inodes && q->ihard > o->inodes)
-		fail(w, SBX_EXIT_POLICY, "refusing workspace %s: project %u %s %llu exceeds --inodes %llu",
+		sbx_die(SBX_EXIT_POLICY, "refusing workspace %s: project %u %s %llu exceeds --inodes %llu",
 		     w->name, w->projid, i, (unsigned long long)q->ihard, (unsigned long long)o->inodes);
 }
 
@@ -571,21 +549,21 @@ static int verify(const struct opts *o)
 	const char *src, *how;
 	int r;
 
-	ws_open(&w, o->workspace, o->status_fd);
+	ws_open(&w, o->workspace);
 	require_xfs_or_ext4(&w);
 	require_enforced(&w);
 	read_root_attr(&w);
 	if (!w.projid)
-		fail(&w, SBX_EXIT_POLICY, "refusing workspace %s: it has no project id", w.name);
+		sbx_die(SBX_EXIT_POLICY, "refusing workspace %s: it has no project id", w.name);
 	if (!w.inherit)
-		fail(&w, SBX_EXIT_POLICY, "refusing workspace %s: its root lacks PROJINHERIT", w.name);
+		sbx_die(SBX_EXIT_POLICY, "refusing workspace %s: its root lacks PROJINHERIT", w.name);
 	src = read_limits(&w, w.projid, &q);
 	check_limits(&w, o, src, &q);
 
 	t.projid = w.projid;
 	r = sbx_qtree_run(w.fd, &t);
 	if (r)
-		fail(&w, r, "%s", t.msg);
+		sbx_err_die(&t.err);
 	how = assurance(&w, o, src, &q);
 	if (!strcmp(how, "record"))   /* the hard limits behind what statfs showed */
 		check_limits(&w, o, how, &q);
@@ -594,26 +572,26 @@ static int verify(const struct opts *o)
 	 * id; the tree holds entries + 1 (its root). More charged than held
 	 * means some other tree uses the project and shares its limits. */
 	if (q.iused > t.entries + 1)
-		fail(&w, SBX_EXIT_POLICY,
+		sbx_die(SBX_EXIT_POLICY,
 		     "refusing workspace %s: project %u is shared: %llu inodes are charged to it, the workspace has %llu",
 		     w.name, w.projid, (unsigned long long)q.iused, (unsigned long long)(t.entries + 1));
 
 	if (o->max_file) {
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_FSIZE, &rl) < 0)
-			fail(&w, SBX_EXIT_SYS, "unable to read RLIMIT_FSIZE: %s", strerror(errno));
+			sbx_die(SBX_EXIT_SYS, "unable to read RLIMIT_FSIZE: %s", strerror(errno));
 		/* Never loosen an inherited limit: take the smaller. */
 		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > o->max_file)
 			rl.rlim_max = o->max_file;
 		rl.rlim_cur = rl.rlim_max;
 		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
-			fail(&w, SBX_EXIT_SYS, "unable to set RLIMIT_FSIZE: %s", strerror(errno));
+			sbx_die(SBX_EXIT_SYS, "unable to set RLIMIT_FSIZE: %s", strerror(errno));
 	}
 	if (o->pass_fd >= 0) {
 		/* The workspace may already be open as that very fd (open(2)
 		 * takes the lowest free one): then only close-on-exec goes. */
 		if (w.fd == o->pass_fd ? sbx_fd_cloexec(w.fd, 0) < 0 : dup2(w.fd, o->pass_fd) < 0)
-			fail(&w, SBX_EXIT_SYS, "unable to pass the workspace as fd %d: %s",
+			sbx_die(SBX_EXIT_SYS, "unable to pass the workspace as fd %d: %s",
 			     o->pass_fd, strerror(errno));
 	}
 	if (o->status_fd >= 0) {
@@ -655,12 +633,12 @@ static int prepare(const struct opts *o)
 	uint64_t bsize, bhard, ihard, held;
 	int r;
 
-	ws_open(&w, o->workspace, -1);
+	ws_open(&w, o->workspace);
 	require_xfs_or_ext4(&w);
 	require_enforced(&w);
 	read_root_attr(&w);
 	if (sbx_quota_get(w.fd, w.mnt_id, w.dev, id, &q) < 0)
-		fail(&w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
 		     id, w.name, strerror(errno));
 
 	/* Limits the filesystem can hold exactly: XFS rounds a block limit up
@@ -678,26 +656,26 @@ static int prepare(const struct opts *o)
 	t.projid = id;
 	r = sbx_qtree_run(w.fd, &t);
 	if (r)
-		fail(&w, r, "%s", t.msg);
+		sbx_err_die(&t.err);
 	held = t.in_project + (w.projid == id);
 	settle_use(&w, id, "quotactl", held, &q);
 	if (q.iused > held)
-		fail(&w, SBX_EXIT_POLICY,
+		sbx_die(SBX_EXIT_POLICY,
 		     "refusing to prepare %s: project %u is in use by %llu inodes outside the workspace",
 		     w.name, id, (unsigned long long)(q.iused - held));
 	if (!o->replace && q.bhard && bhard > q.bhard)
-		fail(&w, SBX_EXIT_POLICY,
+		sbx_die(SBX_EXIT_POLICY,
 		     "refusing to prepare %s: project %u has a block hard limit of %llu; raising it to %llu needs --replace",
 		     w.name, id, (unsigned long long)q.bhard, (unsigned long long)bhard);
 	if (!o->replace && q.ihard && ihard > q.ihard)
-		fail(&w, SBX_EXIT_POLICY,
+		sbx_die(SBX_EXIT_POLICY,
 		     "refusing to prepare %s: project %u has an inode hard limit of %llu; raising it to %llu needs --replace",
 		     w.name, id, (unsigned long long)q.ihard, (unsigned long long)ihard);
 
 	/* An old record must not outlive a failure below. */
 	sbx_quota_record_path(path, sizeof path, w.stx.stx_dev_major, w.stx.stx_dev_minor, w.stx.stx_ino);
 	if (sbx_quota_record_remove(w.stx.stx_dev_major, w.stx.stx_dev_minor, w.stx.stx_ino) < 0)
-		fail(&w, SBX_EXIT_SYS, "unable to remove the old record %s of workspace %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to remove the old record %s of workspace %s: %s",
 		     path, w.name, strerror(errno));
 	/* Limits before ids: every inode is limited the moment it joins.
 	 * The soft limits sit one block and one inode below (see
@@ -709,21 +687,21 @@ static int prepare(const struct opts *o)
 	set.ihard = ihard;
 	set.isoft = ihard - 1;
 	if (sbx_quota_set(w.fd, w.mnt_id, w.dev, id, &set) < 0)
-		fail(&w, SBX_EXIT_SYS, "unable to set the limits of project %u on %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to set the limits of project %u on %s: %s",
 		     id, w.name, strerror(errno));
 	if (sbx_quota_setattr(w.fd, id, 1) < 0)
-		fail(&w, SBX_EXIT_SYS, "unable to set the project id of workspace %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to set the project id of workspace %s: %s",
 		     w.name, strerror(errno));
 	t.mode = SBX_QTREE_APPLY;
 	r = sbx_qtree_run(w.fd, &t);
 	if (r)
-		fail(&w, r, "%s", t.msg);
+		sbx_err_die(&t.err);
 	if (sbx_quota_get(w.fd, w.mnt_id, w.dev, id, &back) < 0)
-		fail(&w, SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
 		     id, w.name, strerror(errno));
 	if (back.bhard != set.bhard || back.ihard != set.ihard || back.bsoft != set.bsoft ||
 	    back.isoft != set.isoft)
-		fail(&w, SBX_EXIT_SYS,
+		sbx_die(SBX_EXIT_SYS,
 		     "unable to set the limits of project %u on %s: read back %llu bytes (soft %llu), %llu inodes (soft %llu)",
 		     id, w.name, (unsigned long long)back.bhard, (unsigned long long)back.bsoft,
 		     (unsigned long long)back.ihard, (unsigned long long)back.isoft);
@@ -737,7 +715,7 @@ static int prepare(const struct opts *o)
 	rec.ihard = set.ihard;
 	rec.isoft = set.isoft;
 	if (sbx_quota_record_write(w.stx.stx_dev_major, w.stx.stx_dev_minor, &rec, &step) < 0)
-		fail(&w, SBX_EXIT_SYS, "unable to record the limits of workspace %s in %s: %s: %s",
+		sbx_die(SBX_EXIT_SYS, "unable to record the limits of workspace %s in %s: %s: %s",
 		     w.name, path, step, strerror(errno));
 	close(w.fd);
 	return SBX_EXIT_OK;
@@ -755,12 +733,12 @@ static int report(const struct opts *o)
 	char whybuf[512];
 	int have_q = 0;
 
-	ws_open(&w, o->workspace, -1);
+	ws_open(&w, o->workspace);
 	require_xfs_or_ext4(&w);
 	read_root_attr(&w);
 	if (sbx_quota_state(w.fd, w.mnt_id, w.dev, &qs) < 0) {
 		if (!quota_absent(errno))
-			fail(&w, SBX_EXIT_SYS, "unable to read the quota state of %s: %s",
+			sbx_die(SBX_EXIT_SYS, "unable to read the quota state of %s: %s",
 			     w.name, strerror(errno));
 		memset(&qs, 0, sizeof qs);
 		state = "unavailable";

@@ -5,7 +5,7 @@
 # tried there. On Linux the same target builds the Linux variant, which is
 # how the recipe itself is kept working.
 SEATBELT_MACOS_SRC := cmd/sbx-seatbelt/main.c \
-	$(addprefix lib/,clock.c die.c exec.c fd.c grow.c json.c opts.c parse.c status.c meter.c meter_tree.c meter_disk.c procstat.c sbpl.c)
+	$(addprefix lib/,clock.c die.c exec.c fd.c grow.c json.c opts.c parse.c quote.c status.c meter.c meter_tree.c meter_disk.c procstat.c sbpl.c)
 
 .PHONY: sbx-seatbelt-macos
 sbx-seatbelt-macos:

@@ -11,6 +11,7 @@
 #include "meter.h"
 #include "opts.h"
 #include "parse.h"
+#include "quote.h"
 #include "sbpl.h"
 
 #include <dirent.h>
@@ -18,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,8 @@
 static const char usage[] =
 	"usage: sbx-seatbelt --workspace DIR [--ro PATH]... [--net none|broker-port=N] "
 	"[--deny-write GLOB]... [--cpu PCT] [--memory SIZE] [--disk SIZE] "
-	"[--interval SECONDS] [--require-hard-limits] [--print-profile] [--status-fd FD] [--] prog [args...]\n";
+	"[--interval SECONDS] [--require-hard-limits] [--print-profile] [--status-fd FD] [--] prog [args...]\n"
+	"       sbx-seatbelt --version\n";
 
 enum {
 	O_WORKSPACE = 1, O_RO, O_NET, O_DENY, O_CPU, O_MEMORY, O_DISK, O_INTERVAL,
@@ -119,29 +122,6 @@ static void parse(struct opts *o, int argc, char **argv)
 	if (!o->sb.workspace)
 		sbx_die_usage("missing --workspace");
 	o->argv = argv + st.ind;
-}
-
-/* A refused value, fit for one line of stderr: control bytes (and, when
- * the value is not UTF-8, every byte above 0x7f) become \xNN, and a long
- * value is cut after SHOWN_MAX bytes with "...". */
-#define SHOWN_MAX 200
-static const char *shown(const char *v, int high, char *buf, size_t n)
-{
-	size_t k = 0;
-
-	for (; *v && k + 5 < n; v++) {
-		if (k >= SHOWN_MAX) {
-			snprintf(buf + k, n - k, "...");
-			return buf;
-		}
-		unsigned char c = (unsigned char)*v;
-		if (c < 0x20 || c == 0x7f || (high && c >= 0x80))
-			k += (size_t)snprintf(buf + k, n - k, "\\x%02x", c);
-		else
-			buf[k++] = (char)c;
-	}
-	buf[k] = '\0';
-	return buf;
 }
 
 /* The profile, preceded by the parameters and environment as comments: the
@@ -301,12 +281,12 @@ int main(int argc, char **argv)
 	sbx_opt_version(argc, argv);
 	parse(&o, argc, argv);
 	if ((why = sbx_sbpl_build(&o.sb, &s, &bad, &badval))) {
-		char b[1024];
+		char b[204]; /* a long value is cut after 200 bytes of it shown */
 		if (!bad)
 			sbx_die(SBX_EXIT_SYS, "unable to build the profile: %s", why);
 		sbx_die_usage("%s: invalid %s '%s': %s", bad,
 			      strcmp(bad, "--deny-write") ? "path" : "glob",
-			      shown(badval, !strcmp(why, "not valid UTF-8"), b, sizeof b), why);
+			      sbx_quote(b, sizeof b, badval, strlen(badval), SIZE_MAX, SBX_QUOTE_UTF8), why);
 	}
 	if (o.print && *o.argv)
 		sbx_die_usage("--print-profile runs nothing: no program allowed");

@@ -20,6 +20,7 @@ declare -A SRC=(
 	[http1]="lib/http1.c lib/hostpat.c lib/parse.c lib/die.c lib/status.c lib/json.c lib/grow.c lib/fd.c"
 	[tlshello]="lib/tlshello.c lib/hostpat.c"
 	[hostpat]="lib/hostpat.c"
+	[dns]="lib/dns.c"
 	[policy]="lib/policy.c lib/policy_json.c lib/policy_file.c lib/hostpat.c lib/json.c lib/grow.c lib/die.c lib/status.c lib/clock.c lib/fd.c lib/parse.c -ljansson"
 )
 

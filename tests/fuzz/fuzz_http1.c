@@ -1,4 +1,5 @@
-/* libFuzzer target: the HTTP/1.1 head parser, as request and as response,
+/* libFuzzer target: the HTTP/1.1 head parser, as a proxy request, as a
+ * captured connection's request and as a response,
  * with a head limit taken from the first input byte so that the "too
  * large" paths are reached as well. */
 #include "http1.h"
@@ -30,6 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < h.nfields; i++)
 			if (h.f[i].name < buf || h.f[i].value + h.f[i].vlen > buf + size - 1)
 				abort();
+	}
+	/* A captured connection's request: its host is the name given. */
+	if (sbx_http_parse_origin(buf, size - 1, max, "origin.test", &h) == SBX_HTTP_DONE) {
+		if (h.head_len > size - 1 || strcmp(h.host, "origin.test") || h.port != 80 || h.is_connect ||
+		    h.path < buf || h.path + h.plen > buf + size - 1 || h.path[0] != '/')
+			abort();
 	}
 	if (sbx_http_parse_response(buf, size - 1, max, &h) == SBX_HTTP_DONE) {
 		if (h.head_len > size - 1 || h.status < 100 || h.status > 999)

@@ -16,7 +16,7 @@ static const char fixed[] =
 
 static int load(struct sbx_policy *p, const char *buf, size_t len)
 {
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	sbx_policy_init(p, "fuzz");
 	if (sbx_policy_parse(p, buf, len, &e) < 0 || sbx_policy_resolve_roots(p, "/srv/ws", &e) < 0)
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sbx_policy in, fx, eff;
 	struct sbx_pol_clamped cl;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	if (load(&in, (const char *)data, size) < 0) {
 		sbx_policy_free(&in);

@@ -53,17 +53,17 @@ static const struct sbx_opt table[] = {
 	{ 0, 0, 0, 0 },
 };
 
-static void ok(int rc, const struct sbx_perr *e)
+static void ok(int rc, const struct sbx_err *e)
 {
 	if (rc < 0)
-		sbx_policy_die(e);
+		sbx_err_die(e);
 }
 
 int main(int argc, char **argv)
 {
 	struct sbx_policy req, eff;
 	struct sbx_policy_opts po;
-	struct sbx_perr e;
+	struct sbx_err e;
 	struct sbx_optstate st;
 	const char *arg, *ws = NULL;
 	int status_fd = -1;

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the project id of %s", argv[1]);
 	r = sbx_qtree_run(fd, &t);
 	if (r)
-		sbx_die(r, "%s", t.msg);
+		sbx_err_die(&t.err);
 	printf("%llu entries\n", (unsigned long long)t.entries + 1);
 	return 0;
 }

@@ -7,10 +7,9 @@
 static struct sbx_http_head H;
 
 /* "DONE", "INCOMPLETE", or "STATUS why". */
-static const char *req(const char *s)
+static const char *outcome(int r)
 {
 	static char out[200];
-	int r = sbx_http_parse_request(s, strlen(s), 32768, &H);
 	if (r == SBX_HTTP_DONE)
 		return "DONE";
 	if (r == SBX_HTTP_INCOMPLETE)
@@ -19,16 +18,14 @@ static const char *req(const char *s)
 	return out;
 }
 
+static const char *req(const char *s)
+{
+	return outcome(sbx_http_parse_request(s, strlen(s), 32768, &H));
+}
+
 static const char *resp(const char *s)
 {
-	static char out[200];
-	int r = sbx_http_parse_response(s, strlen(s), 65536, &H);
-	if (r == SBX_HTTP_DONE)
-		return "DONE";
-	if (r == SBX_HTTP_INCOMPLETE)
-		return "INCOMPLETE";
-	snprintf(out, sizeof out, "%d %s", H.status_out, H.why);
-	return out;
+	return outcome(sbx_http_parse_response(s, strlen(s), 65536, &H));
 }
 
 #define HOST "Host: origin.test\r\n"
@@ -199,4 +196,29 @@ TEST(http1_bad_request_line_before_the_head_ends)
 	CHECK_STR(h.why, "HTTP/0.9 or malformed request line");
 	CHECK(sbx_http_parse_request("GET http://a.test/ HTTP/1.1\r\n", 29, 32768, &h) == SBX_HTTP_INCOMPLETE);
 	CHECK(sbx_http_parse_request("GET http://a.test/ HTTP/1.1", 27, 32768, &h) == SBX_HTTP_INCOMPLETE);
+}
+
+/* A captured connection's request: origin form, Host equal to the name. */
+static const char *orig(const char *s)
+{
+	return outcome(sbx_http_parse_origin(s, strlen(s), 32768, "origin.test", &H));
+}
+
+TEST(http1_origin_form_for_a_captured_name)
+{
+	CHECK_STR(orig("GET /a?b HTTP/1.1\r\nHost: Origin.TEST.\r\n\r\n"), "DONE");
+	CHECK_STR(H.host, "origin.test");
+	CHECK(H.port == 80 && H.plen == 4 && !memcmp(H.path, "/a?b", 4) && !H.is_connect);
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test:80\r\n\r\n"), "DONE");
+	CHECK_STR(orig("GET / HTTP/1.1\r\n\r\n"), "400 Host missing");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: other.test\r\n\r\n"), "400 Host does not match the name connected to");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test:8080\r\n\r\n"), "400 Host does not match the name connected to");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test\r\nHost: origin.test\r\n\r\n"), "400 Host repeated");
+	CHECK_STR(orig("GET http://origin.test/ HTTP/1.1\r\nHost: origin.test\r\n\r\n"),
+		  "400 origin-form /path target required");
+	CHECK_STR(orig("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test\r\n\r\n"), "405 method not supported");
+	CHECK_STR(orig("GET /#x HTTP/1.1\r\nHost: origin.test\r\n\r\n"), "400 fragment in the request target");
+	CHECK_STR(orig("GET / HTTP/1.1\r\nHost: origin.test\r\nTransfer-Encoding: chunked\r\n\r\n"),
+		  "400 Transfer-Encoding on a request");
+	CHECK_STR(orig("\x16\x03\x01"), "400 TLS sent without CONNECT");
 }

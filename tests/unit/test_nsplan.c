@@ -144,4 +144,19 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 		free(s);
 		free(r.ops);
 	}
+	/* transparent: DNS by the broker, the ports it captures, its own filter */
+	base(&r, cmd, env);
+	op(&r, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
+	r.net = NET_BROKER;
+	r.transparent = 1;
+	r.port = 3128;
+	r.cap_ports[0] = 80;
+	r.cap_ports[1] = 443;
+	r.ncap = 2;
+	s = plan_of(&r);
+	CHECK(s && strstr(s, "\"net\":{\"mode\":\"broker, transparent\",\"port\":3128,"
+			  "\"proxy\":\"http://127.0.0.1:3128\",\"capture_ports\":[80,443]},"
+			  "\"seccomp\":{\"filter\":\"transparent\","));
+	free(s);
+	free(r.ops);
 }

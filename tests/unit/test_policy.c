@@ -12,7 +12,7 @@
 
 /* Parse text as a policy labelled src; returns the exit code (0 ok) and
  * leaves the message in e. */
-static int load(struct sbx_policy *p, const char *src, const char *text, struct sbx_perr *e)
+static int load(struct sbx_policy *p, const char *src, const char *text, struct sbx_err *e)
 {
 	sbx_policy_init(p, src);
 	e->code = 0;
@@ -26,9 +26,9 @@ static int load(struct sbx_policy *p, const char *src, const char *text, struct 
 
 static const char *load_err(const char *text)
 {
-	static char msg[sizeof ((struct sbx_perr *)0)->msg + 16];
+	static char msg[sizeof ((struct sbx_err *)0)->msg + 16];
 	struct sbx_policy p;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	if (!load(&p, "t", text, &e))
 		snprintf(msg, sizeof msg, "(loaded)");
@@ -46,7 +46,7 @@ static const char *merge(const char *base, const char *req, unsigned scope, int 
 	static char out[8192];
 	struct sbx_policy b, r, eff;
 	struct sbx_pol_clamped cl;
-	struct sbx_perr e;
+	struct sbx_err e;
 	char *j;
 
 	if (load(&r, "req", req, &e)) {
@@ -86,7 +86,7 @@ static const char *merge(const char *base, const char *req, unsigned scope, int 
 TEST(policy_spec_blocks_load)
 {
 	struct sbx_policy p;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	CHECK(!load(&p, "t", SB("\"mode\":\"native\",\"network\":{\"mode\":\"none\",\"allowlist\":[]},"
 				"\"readableRoots\":[\".\"],\"writableRoots\":[\".\"],"
@@ -117,7 +117,7 @@ TEST(policy_spec_blocks_load)
 TEST(policy_defaults_of_a_sandbox_block)
 {
 	struct sbx_policy p;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	CHECK(!load(&p, "t", SB(""), &e));
 	CHECK(p.mode.set && p.mode.v == SBX_PMODE_NATIVE);
@@ -247,7 +247,7 @@ TEST(policy_values_refused)
 TEST(policy_roots_are_lexically_normal)
 {
 	struct sbx_policy p;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	CHECK(!load(&p, "t", SB("\"readableRoots\":[\"./src/\",\"/opt//tools/.\",\".\",\"/srv/ws\"],"
 				"\"writableRoots\":[]"), &e));
@@ -477,7 +477,7 @@ TEST(policy_merge_roots_deny_fallback)
 TEST(policy_argv_request)
 {
 	struct sbx_policy b, r, eff;
-	struct sbx_perr e;
+	struct sbx_err e;
 	struct sbx_pol_clamped cl;
 
 	CHECK(!load(&b, "--baseline-fd 3", "{\"sandbox\":{\"writableRoots\":[\".\"]},\"memory_mb\":100}", &e));
@@ -512,7 +512,7 @@ TEST(policy_argv_request)
 TEST(policy_effective_json_loads_again)
 {
 	struct sbx_policy p, q;
-	struct sbx_perr e;
+	struct sbx_err e;
 	char *a, *b;
 
 	CHECK(!load(&p, "t", "{\"sandbox\":{\"network\":{\"mode\":\"allowlist\",\"allowlist\":[\"*.a.org\"]},"
@@ -532,9 +532,9 @@ TEST(policy_effective_json_loads_again)
 
 static const char *file_err(const char *path)
 {
-	static char msg[sizeof ((struct sbx_perr *)0)->msg + 16];
+	static char msg[sizeof ((struct sbx_err *)0)->msg + 16];
 	struct sbx_policy p;
-	struct sbx_perr e;
+	struct sbx_err e;
 
 	sbx_policy_init(&p, "--baseline");
 	if (sbx_policy_load_file(&p, path, &e) == 0)
@@ -633,7 +633,7 @@ TEST(policy_unsafe_notice_and_status)
 TEST(policy_lists_are_bounded_and_messages_escaped)
 {
 	struct sbx_policy p, b, eff;
-	struct sbx_perr e;
+	struct sbx_err e;
 	char path[64];
 
 	sbx_policy_init(&p, "argv");

@@ -120,14 +120,3 @@ TEST(walk_refuses_a_tree_deeper_than_its_limit)
 	close(fd);
 	rmtree(dir);
 }
-
-TEST(quote_escapes_control_bytes_quotes_backslashes_and_cuts_long_names)
-{
-	char out[32];
-	CHECK_STR(sbx_walk_quote("a/b c", 5, out, sizeof out), "a/b c");
-	CHECK_STR(sbx_walk_quote("x\ny", 3, out, sizeof out), "x\\x0ay");
-	CHECK_STR(sbx_walk_quote("'\\\x7f\xff", 4, out, sizeof out), "\\x27\\x5c\\x7f\\xff");
-	CHECK_STR(sbx_walk_quote("abcdefghijklmnopqrstuvwxyz0123456789", 36, out, sizeof out),
-		  "abcdefghijklmnopqrstuvwxyz01...");
-	CHECK_STR(sbx_walk_quote("\n\n\n\n\n\n\n\n", 8, out, 16), "\\x0a\\x0a\\x0a...");
-}

@@ -46,6 +46,7 @@ int main(void)
 	emit("ns_filter_offline", ns_filter_rules(NS_FILTER_OFFLINE));
 	emit("ns_filter_open", ns_filter_rules(NS_FILTER_OPEN));
 	emit("ns_filter_broker", ns_filter_rules(NS_FILTER_BROKER));
+	emit("ns_filter_transparent", ns_filter_rules(NS_FILTER_TRANSPARENT));
 	emit("ns_filter_host", ns_filter_rules(NS_FILTER_HOST));
 	return fflush(stdout) == 0 ? 0 : SBX_EXIT_SYS;
 }

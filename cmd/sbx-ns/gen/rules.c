@@ -12,7 +12,8 @@
  * PER_LINUX (the query included), and per network mode (rules.h): in
  * offline mode socket() of every family; in broker mode every socket() but
  * a TCP one over IPv4 or IPv6, listen(), and sends with MSG_FASTOPEN (a
- * connect that Landlock's connect rule does not see); in host mode listen().
+ * connect that Landlock's connect rule does not see) (transparent broker
+ * mode: UDP sockets too, for the sandbox's DNS); in host mode listen().
  * socketpair() stays allowed in broker mode: its sockets reach nothing.
  * clone3 fails with ENOSYS so that libc falls back to clone, whose flags
  * the filter can read. Any other architecture (int 0x80, x32 numbers) kills
@@ -64,11 +65,13 @@ static void deny_ioctl(scmp_filter_ctx ctx, uint64_t cmd)
 
 /* Broker mode: deny socket() unless family is AF_INET or AF_INET6, type
  * without SOCK_NONBLOCK|SOCK_CLOEXEC is SOCK_STREAM, and protocol is 0 or
- * IPPROTO_TCP (not SCTP or MPTCP, which are stream sockets too). Written as
- * denials because the default action is allow; every comparison is on all
- * 64 bits, so a value the kernel would truncate to an allowed one is
- * refused, never the reverse. */
-static void tcp_only(scmp_filter_ctx ctx)
+ * IPPROTO_TCP (not SCTP or MPTCP, which are stream sockets too); with
+ * udp (transparent mode, for the sandbox's DNS) also SOCK_DGRAM with 0 or
+ * IPPROTO_UDP (not ICMP or UDP-Lite). Written as denials because the
+ * default action is allow; every comparison is on all 64 bits, so a value
+ * the kernel would truncate to an allowed one is refused, never the
+ * reverse. */
+static void tcp_only(scmp_filter_ctx ctx, int udp)
 {
 	int nr = SCMP_SYS(socket);
 	struct scmp_arg_cmp a;
@@ -81,22 +84,33 @@ static void tcp_only(scmp_filter_ctx ctx)
 	}
 	a = (struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_GE, .datum_a = 11 };
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
-	/* type: bit 0 set (SOCK_STREAM is 1), no other bit but the two flags */
-	a = (struct scmp_arg_cmp){ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 1, .datum_b = 0 };
-	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
-	for (int bit = 1; bit < 64; bit++) {
+	/* type: SOCK_STREAM (1), or with udp SOCK_DGRAM (2): bits 0 and 1
+	 * not both set nor both clear; no other bit but the two flags */
+	if (udp) {
+		a = (struct scmp_arg_cmp){ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 3, .datum_b = 0 };
+		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+		a = (struct scmp_arg_cmp){ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 3, .datum_b = 3 };
+		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	} else {
+		a = (struct scmp_arg_cmp){ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 1, .datum_b = 0 };
+		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
+	}
+	for (int bit = udp ? 2 : 1; bit < 64; bit++) {
 		uint64_t m = 1ULL << bit;
 		if (m == 0x800 || m == 0x80000) /* SOCK_NONBLOCK, SOCK_CLOEXEC */
 			continue;
 		a = (struct scmp_arg_cmp){ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = m, .datum_b = m };
 		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
 	}
-	a = (struct scmp_arg_cmp){ .arg = 2, .op = SCMP_CMP_GE, .datum_a = 7 };
-	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
-	for (uint64_t p = 1; p < 6; p++) {
+	/* protocol: 0, 6 (TCP), with udp 17 (UDP) */
+	for (uint64_t p = 1; p < (udp ? 18 : 7); p++) {
+		if (p == 6 || p == 17)
+			continue;
 		a = (struct scmp_arg_cmp){ .arg = 2, .op = SCMP_CMP_EQ, .datum_a = p };
 		rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
 	}
+	a = (struct scmp_arg_cmp){ .arg = 2, .op = SCMP_CMP_GE, .datum_a = udp ? 18 : 7 };
+	rule(ctx, SCMP_ACT_ERRNO(EPERM), nr, "socket", 1, &a);
 	/* TCP Fast Open: sendto/sendmsg/sendmmsg with MSG_FASTOPEN connect an
 	 * unconnected socket without connect(2), past Landlock's connect rule
 	 * (measured on 6.18: the Landlock tier reached a port it denies). */
@@ -148,9 +162,9 @@ scmp_filter_ctx ns_filter_rules(enum ns_filter mode)
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), "personality", 1, &pers);
 	if (mode == NS_FILTER_OFFLINE)
 		DENY(socket);
-	if (mode == NS_FILTER_BROKER)
-		tcp_only(ctx);
-	if (mode == NS_FILTER_BROKER || mode == NS_FILTER_HOST)
+	if (mode == NS_FILTER_BROKER || mode == NS_FILTER_TRANSPARENT)
+		tcp_only(ctx, mode == NS_FILTER_TRANSPARENT);
+	if (mode == NS_FILTER_BROKER || mode == NS_FILTER_TRANSPARENT || mode == NS_FILTER_HOST)
 		DENY(listen);
 	return ctx;
 }

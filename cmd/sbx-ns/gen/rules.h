@@ -9,7 +9,7 @@
  *   OPEN     nothing more (--net loopback: the namespace is private)
  *   BROKER   socket() only for AF_INET/AF_INET6 TCP, listen() denied
  *   HOST     listen() denied */
-enum ns_filter { NS_FILTER_OFFLINE, NS_FILTER_OPEN, NS_FILTER_BROKER, NS_FILTER_HOST };
+enum ns_filter { NS_FILTER_OFFLINE, NS_FILTER_OPEN, NS_FILTER_BROKER, NS_FILTER_TRANSPARENT, NS_FILTER_HOST };
 
 scmp_filter_ctx ns_filter_rules(enum ns_filter mode);
 

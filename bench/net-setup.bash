@@ -1,0 +1,48 @@
+# Sourced by bench/sbx-ns-net.sh and bench/sbx-ns-transparent.sh after
+# their checks: a scratch directory $W, two network namespaces "h" ($NH:
+# sbx-ns, the broker with an /etc/hosts naming origin.test, the host-side
+# clients) and "o" ($NO: the origin on 198.18.9.2, bench/net.c) joined by
+# a veth pair, no default route anywhere; sbx-broker on $W/broker.sock,
+# ready; $W/ws a workspace for uid 65534; $W/net the client. Everything
+# is removed at exit (the pids in the array pids are killed first).
+# $1: a short tag for the names.
+W=$(mktemp -d "/var/tmp/sbx-$1-bench.XXXXXX")
+chmod 0755 "$W"
+NH=sbx$1$$h NO=sbx$1$$o
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || :; done
+	wait 2>/dev/null || :
+	for ns in "$NH" "$NO"; do
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || :; done
+		ip netns del "$ns" 2>/dev/null || :
+	done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+ip netns add "$NH"
+ip netns add "$NO"
+ip link add "v$1$$h" type veth peer name "v$1$$o"
+ip link set "v$1$$h" netns "$NH"
+ip link set "v$1$$o" netns "$NO"
+ip -n "$NH" addr add 198.18.9.1/24 dev "v$1$$h"
+ip -n "$NO" addr add 198.18.9.2/24 dev "v$1$$o"
+for ns in "$NH" "$NO"; do ip -n "$ns" link set lo up; done
+ip -n "$NH" link set "v$1$$h" up
+ip -n "$NO" link set "v$1$$o" up
+echo "198.18.9.2 origin.test" > "$W/hosts"
+mkdir "$W/ws"
+chown 65534:65534 "$W/ws"
+
+cc -O2 -pthread -o "$W/net" "$(dirname "$0")/net.c"
+chmod 0755 "$W/net"
+ip netns exec "$NO" "$W/net" origin 198.18.9.2 </dev/null >/dev/null 2>&1 &
+pids+=($!)
+mkfifo "$W/ready"
+exec {rfd}<>"$W/ready"
+ip netns exec "$NH" unshare -m --propagation private sh -c \
+	'mount --bind "$0/hosts" /etc/hosts && exec "$@"' "$W" "$SBX_BIN/sbx-broker" --listen "$W/broker.sock" \
+	--allow-host origin.test --allow-private-networks --max-response-bytes 1T --max-wall-time 3600 \
+	--max-connections 20000 --ready-fd 3 3>"$W/ready" </dev/null >/dev/null 2>"$W/broker.err" &
+pids+=($!)
+read -r -t 10 -u "$rfd" _
