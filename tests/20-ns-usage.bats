@@ -27,7 +27,7 @@ bad() {
 	run -0 --separate-stderr sbx-ns --help
 	assert_line --index 0 --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
 	assert_line --index 1 "       sbx-ns --version"
-	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy] '
+	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] '
 	assert_equal "$stderr" ""
 }
 

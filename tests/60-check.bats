@@ -65,13 +65,14 @@ teardown() {
 
 # --- bad input ------------------------------------------------------------------------
 
-@test "sbx-check --help prints the five synopses and --version, and exits 0" {
+@test "sbx-check --help prints the six synopses and --version, and exits 0" {
 	run -0 --separate-stderr sbx-check --help
 	assert_output "usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--baseline FILE] [--json]
        sbx-check tools [--manifest FILE] [--json] [PATH...]
        sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]
        sbx-check proof --tier full|landlock [--ns PATH] [--json]
        sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] [--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--] prog [args...]
+       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [--stdin-sha256 HEX | --stdin-file FILE]
        sbx-check --version"
 	assert_equal "$stderr" ""
 }

@@ -8,6 +8,7 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "grant.h"
+#include "grant_plan.h"
 #include "opts.h"
 #include "parse.h"
 
@@ -21,10 +22,7 @@
 
 int chk_grant(int argc, char **argv);
 
-enum { G_KEY = 1, G_CWD, G_TIMEOUT, G_STDIN_SHA, G_STDIN_FILE, G_ENV };
-
-/* One week, as sbx-cgroup's --timeout at most. */
-#define GRANT_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
+enum { G_KEY = 1, G_CWD, G_TIMEOUT, G_STDIN_SHA, G_STDIN_FILE, G_ENV, G_PLAN, G_PLAN_FD };
 
 static size_t name_len(const char *s)
 {
@@ -32,26 +30,26 @@ static size_t name_len(const char *s)
 }
 
 /* NAME=VALUE as sbx-ns's --setenv takes it; a name given twice is refused. */
-static void check_env(const char *arg, char **env, size_t n)
+void grant_check_env(const char *opt, const char *arg, char **env, size_t n)
 {
 	const char *eq = strchr(arg, '=');
 	size_t len;
 
 	if (!eq)
-		sbx_die_usage("--env: invalid variable '%s': missing '='", arg);
+		sbx_die_usage("%s: invalid variable '%s': missing '='", opt, arg);
 	len = (size_t)(eq - arg);
 	if (!len)
-		sbx_die_usage("--env: invalid variable '%s': empty name", arg);
+		sbx_die_usage("%s: invalid variable '%s': empty name", opt, arg);
 	for (size_t i = 0; i < len; i++) {
 		char c = arg[i];
 		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
 			 (i && c >= '0' && c <= '9');
 		if (!ok)
-			sbx_die_usage("--env: invalid variable '%s': bad name", arg);
+			sbx_die_usage("%s: invalid variable '%s': bad name", opt, arg);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (name_len(env[i]) == len && !strncmp(env[i], arg, len))
-			sbx_die_usage("--env: variable %.*s given twice", (int)len, arg);
+			sbx_die_usage("%s: variable %.*s given twice", opt, (int)len, arg);
 }
 
 static void parse_sha(const char *arg, unsigned char out[SBX_SHA256_LEN])
@@ -79,26 +77,33 @@ static void parse_sha(const char *arg, unsigned char out[SBX_SHA256_LEN])
 }
 
 /* The stdin the command will get, hashed from a regular file. */
-static void hash_file(const char *arg, unsigned char out[SBX_SHA256_LEN])
+int grant_open_file(const char *opt, const char *arg)
 {
 	struct stat st;
 	int fd;
 
 	if (!*arg)
-		sbx_die_usage("--stdin-file: empty path");
+		sbx_die_usage("%s: empty path", opt);
 	if (arg[0] != '/')
-		sbx_die_usage("--stdin-file: not an absolute path '%s'", arg);
+		sbx_die_usage("%s: not an absolute path '%s'", opt, arg);
 	fd = open(arg, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
-		sbx_die_usage("--stdin-file: '%s' is a symlink", arg);
+		sbx_die_usage("%s: '%s' is a symlink", opt, arg);
 	if (fd < 0 && errno == ENOENT)
-		sbx_die_usage("--stdin-file: unable to find '%s': %s", arg, strerror(errno));
+		sbx_die_usage("%s: unable to find '%s': %s", opt, arg, strerror(errno));
 	if (fd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", arg);
 	if (fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", arg);
 	if (!S_ISREG(st.st_mode))
-		sbx_die_usage("--stdin-file: '%s' is not a regular file", arg);
+		sbx_die_usage("%s: '%s' is not a regular file", opt, arg);
+	return fd;
+}
+
+static void hash_file(const char *arg, unsigned char out[SBX_SHA256_LEN])
+{
+	int fd = grant_open_file("--stdin-file", arg);
+
 	if (sbx_sha256_fd(fd, out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", arg);
 	close(fd);
@@ -107,14 +112,14 @@ static void hash_file(const char *arg, unsigned char out[SBX_SHA256_LEN])
 /* The grant binds bytes: the directory must be written the one way the
  * verifier will write it (absolute, no "." or "..", no doubled or
  * trailing slash). It need not exist here: it is the sandbox's view. */
-static const char *check_cwd(const char *arg)
+const char *grant_check_cwd(const char *opt, const char *arg)
 {
 	const char *bad = sbx_path_shape(arg, strlen(arg));
 
 	if (bad)
-		sbx_die_usage("--cwd: invalid directory '%s': %s", arg, bad);
+		sbx_die_usage("%s: invalid directory '%s': %s", opt, arg, bad);
 	if (strstr(arg, "//") || (strlen(arg) > 1 && arg[strlen(arg) - 1] == '/'))
-		sbx_die_usage("--cwd: invalid directory '%s': not canonical", arg);
+		sbx_die_usage("%s: invalid directory '%s': not canonical", opt, arg);
 	return arg;
 }
 
@@ -127,6 +132,8 @@ int chk_grant(int argc, char **argv)
 		{ "stdin-sha256", SBX_ARG, SBX_ONCE, G_STDIN_SHA },
 		{ "stdin-file", SBX_ARG, SBX_ONCE, G_STDIN_FILE },
 		{ "env", SBX_ARG, SBX_MANY, G_ENV },
+		{ "plan", SBX_ARG, SBX_ONCE, G_PLAN },
+		{ "plan-fd", SBX_ARG, SBX_ONCE, G_PLAN_FD },
 		{ 0 },
 	};
 	struct sbx_grant_input in = { 0 };
@@ -134,7 +141,7 @@ int chk_grant(int argc, char **argv)
 	struct sbx_grant g;
 	struct sbx_optstate st;
 	char cwd[PATH_MAX], out[SBX_GRANT_MAX];
-	const char *arg, *keypath = NULL, *dir = NULL;
+	const char *arg, *keypath = NULL, *dir = NULL, *plan = NULL, *plan_opt = NULL, *manual = NULL;
 	char **env = NULL;
 	size_t nenv = 0;
 	int id, have_stdin = 0;
@@ -154,8 +161,18 @@ int chk_grant(int argc, char **argv)
 				sbx_die_usage("--key: not an absolute path '%s'", arg);
 			keypath = arg;
 			break;
-		case G_CWD: dir = check_cwd(arg); break;
-		case G_TIMEOUT: in.timeout_ms = sbx_opt_seconds("--timeout", arg, GRANT_MAX_TIMEOUT_MS); break;
+		case G_CWD: dir = grant_check_cwd("--cwd", arg); manual = "--cwd"; break;
+		case G_TIMEOUT:
+			in.timeout_ms = sbx_opt_seconds("--timeout", arg, GRANT_MAX_TIMEOUT_MS);
+			manual = "--timeout";
+			break;
+		case G_PLAN:
+		case G_PLAN_FD:
+			if (plan)
+				sbx_die_usage("--plan and --plan-fd are exclusive");
+			plan = arg;
+			plan_opt = id == G_PLAN ? "--plan" : "--plan-fd";
+			break;
 		case G_STDIN_SHA:
 		case G_STDIN_FILE:
 			if (have_stdin)
@@ -167,7 +184,8 @@ int chk_grant(int argc, char **argv)
 				hash_file(arg, in.stdin_sha);
 			break;
 		case G_ENV:
-			check_env(arg, env, nenv);
+			grant_check_env("--env", arg, env, nenv);
+			manual = "--env";
 			env = realloc(env, (nenv + 2) * sizeof *env);
 			if (!env)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
@@ -178,17 +196,26 @@ int chk_grant(int argc, char **argv)
 	}
 	if (!keypath)
 		sbx_die_usage("grant: missing --key");
-	if (st.ind >= argc)
-		sbx_die_usage("missing program");
-	if (!*argv[st.ind])
-		sbx_die_usage("empty program name");
-	if (!dir) {
-		if (!getcwd(cwd, sizeof cwd))
-			sbx_die_errno(SBX_EXIT_SYS, "unable to find the current directory");
-		dir = cwd;
+	if (plan && manual)
+		sbx_die_usage("%s and %s are exclusive (the plan gives argv, cwd, env and timeout)",
+			      plan_opt, manual);
+	if (plan && st.ind < argc)
+		sbx_die_usage("%s: the program comes from the plan", plan_opt);
+	if (plan) {
+		grant_plan_load(plan_opt, plan, &in, &env);
+	} else {
+		if (st.ind >= argc)
+			sbx_die_usage("missing program");
+		if (!*argv[st.ind])
+			sbx_die_usage("empty program name");
+		if (!dir) {
+			if (!getcwd(cwd, sizeof cwd))
+				sbx_die_errno(SBX_EXIT_SYS, "unable to find the current directory");
+			dir = cwd;
+		}
+		in.argv = argv + st.ind;
+		in.cwd = dir;
 	}
-	in.argv = argv + st.ind;
-	in.cwd = dir;
 	in.envp = env;
 
 	key = malloc(sizeof *key);

@@ -20,6 +20,8 @@ static const char usage[] =
 	"       sbx-check proof --tier full|landlock [--ns PATH] [--json]\n"
 	"       sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] "
 	"[--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--] prog [args...]\n"
+	"       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) "
+	"[--stdin-sha256 HEX | --stdin-file FILE]\n"
 	"       sbx-check --version\n";
 
 int chk_grant(int argc, char **argv); /* grant.c */

@@ -16,3 +16,9 @@ $(NS_BPF): $(NS_GEN)
 
 $(NS_OBJ)/seccomp.o: $(NS_BPF)
 $(NS_OBJ)/seccomp.o: CFLAGS += -I$(NS_OBJ)
+
+# The plan (plan.c) is unit-tested without namespaces: the unit binary
+# links every object of sbx-ns but main.o (tests/unit/test_nsplan.c).
+NS_UNIT_OBJ := $(filter-out $(NS_OBJ)/main.o,$(patsubst %.c,$(OBJDIR)/%.o,$(wildcard cmd/sbx-ns/*.c)))
+$(UNIT_BIN): $(NS_UNIT_OBJ)
+$(OBJDIR)/tests/unit/test_nsplan.o: CFLAGS += -Icmd/sbx-ns

@@ -444,9 +444,13 @@ void ns_plan_deny(struct ns_run *r)
 /* --tmp-in-workspace: /tmp and /dev/shm are directories of the workspace's
  * filesystem (so its project quota covers them): .sbx-tmp/tmp and
  * .sbx-tmp/shm, created on first use, kept between runs. */
-static void scratch_dir(struct ns_run *r, int dirfd, const char *name, const char *path, struct stat *st)
+static int scratch_dir(struct ns_run *r, int dirfd, const char *name, const char *path, struct stat *st)
 {
-	if (mkdirat(dirfd, name, 0700) == 0) {
+	/* --dry-run creates nothing: a missing directory is one to make. */
+	if (r->dry_run) {
+		if (dirfd < 0 || (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
+			return 1;
+	} else if (mkdirat(dirfd, name, 0700) == 0) {
 		if (r->root && fchownat(dirfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", path);
 	} else if (errno != EEXIST) {
@@ -459,6 +463,7 @@ static void scratch_dir(struct ns_run *r, int dirfd, const char *name, const cha
 	if (st->st_uid != r->uid)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for /tmp: owned by uid %u, not %u",
 			path, (unsigned)st->st_uid, (unsigned)r->uid);
+	return 0;
 }
 
 void ns_plan_scratch(struct ns_run *r)
@@ -467,21 +472,22 @@ void ns_plan_scratch(struct ns_run *r)
 	static const char *const dest[] = { "/tmp", "/dev/shm" };
 	char path[PATH_MAX];
 	struct stat st;
-	int wsfd, base;
+	int wsfd, base, made;
 
 	if (!r->tmp_in_ws)
 		return;
 	wsfd = ns_workspace_fd(r);
 	snprintf(path, sizeof path, "%s/.sbx-tmp", r->ops[r->ws].src);
-	scratch_dir(r, wsfd, ".sbx-tmp", path, &st);
-	base = openat(wsfd, ".sbx-tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (base < 0)
+	made = scratch_dir(r, wsfd, ".sbx-tmp", path, &st);
+	base = made ? -1 : openat(wsfd, ".sbx-tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!made && base < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", path);
 	for (int i = 0; i < 2; i++) {
 		struct mount_op *op;
 		snprintf(path, sizeof path, "%s/.sbx-tmp/%s", r->ops[r->ws].src, sub[i]);
-		scratch_dir(r, base, sub[i], path, &st);
+		int create = scratch_dir(r, base, sub[i], path, &st);
 		op = ns_push_op(r);
+		op->create = create;
 		op->kind = MNT_SCRATCH;
 		op->opt = "--tmp-in-workspace";
 		op->src = strdup(path);
@@ -492,5 +498,6 @@ void ns_plan_scratch(struct ns_run *r)
 		if (!op->src)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	}
-	close(base);
+	if (base >= 0)
+		close(base);
 }

@@ -48,7 +48,7 @@ static const char usage[] =
 	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,transparent][,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
-	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy] "
+	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
 	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
 	"       sbx-ns --version\n";
 
@@ -59,6 +59,7 @@ enum {
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
+	O_DRY_RUN,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -101,6 +102,7 @@ static const struct sbx_opt options[] = {
 	{ "policy-fd",        SBX_ARG,   SBX_ONCE, O_POLICY_FD },
 	{ "clamp",            SBX_NOARG, SBX_ONCE, O_CLAMP },
 	{ "print-policy",     SBX_NOARG, SBX_ONCE, O_PRINT_POLICY },
+	{ "dry-run",          SBX_NOARG, SBX_ONCE, O_DRY_RUN },
 	{ 0, 0, 0, 0 }
 };
 
@@ -220,6 +222,7 @@ static int parse(struct ns_run *r, int argc, char **argv)
 		case O_POLICY_FD: sbx_policy_opt_policy_fd(&r->pol, arg); break;
 		case O_CLAMP: r->pol.clamp = 1; break;
 		case O_PRINT_POLICY: r->print_policy = 1; break;
+		case O_DRY_RUN: r->dry_run = 1; break;
 		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
 		case O_STATUS_FD: r->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
@@ -249,6 +252,8 @@ static int parse(struct ns_run *r, int argc, char **argv)
 	/* --print-policy shows what would run; a program is optional. */
 	if (st.ind >= argc && !r->print_policy)
 		sbx_die_usage("missing program");
+	if (r->print_policy && r->dry_run)
+		sbx_die_usage("--print-policy and --dry-run are exclusive");
 	if (st.ind < argc && !*argv[st.ind])
 		sbx_die_usage("empty program name");
 	r->cmd = argv + st.ind;
@@ -317,6 +322,7 @@ static void check_policy(struct ns_run *r)
 		if (mfd < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
 		sbx_grant_enforce(r->grant_fd, r->grant_key, &in);
+		r->grant_checked = 1;
 		sbx_grant_key_wipe(r->grant_key);
 		free(r->grant_key);
 		r->grant_key = NULL;
@@ -620,8 +626,13 @@ int main(int argc, char **argv)
 	ns_check_ws_writable(&r);
 	ns_plan_hint(&r);
 	ns_plan_scratch(&r);
-	ns_deny_recover(&r);
+	/* --dry-run: no takeover of earlier runs' records (it changes the
+	 * host), and the plan is printed before anything is prepared. */
+	if (!r.dry_run)
+		ns_deny_recover(&r);
 	ns_plan_deny(&r);
+	if (r.dry_run)
+		ns_dry_run(&r);
 
 	ns_net_prepare(&r);
 	ns_notify_prepare(&r);

@@ -44,6 +44,7 @@ struct mount_op {
 	dev_t dev;         /* identity checked at every step */
 	ino_t ino;
 	int isdir;
+	int create;        /* --dry-run: a scratch directory the run would make */
 };
 
 /* Deny-write: what the outer found in the workspace, relative to it. */
@@ -131,6 +132,8 @@ struct ns_run {
 	uint64_t timeout_ms;   /* --timeout SEC: enforced here, bound by the grant; 0 none */
 	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
 	int print_policy;      /* --print-policy */
+	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
+	int grant_checked;     /* --dry-run: the grant was enforced */
 	struct sbx_policy eff; /* the effective policy (when pol_on) */
 	int pol_on;
 
@@ -236,6 +239,11 @@ void ns_check_ws_writable(const struct ns_run *r);
 void ns_plan_hint(struct ns_run *r);
 void ns_explain_exec(const struct ns_run *r);
 
+/* plan.c: --dry-run */
+struct sbx_json;
+void ns_plan_json(const struct ns_run *r, struct sbx_json *j);
+noreturn void ns_dry_run(struct ns_run *r);
+
 /* root.c: in the sandbox's pid 1, before the command exists */
 void ns_build_root(struct ns_run *r, int *hidepid);
 
@@ -261,8 +269,9 @@ int ns_net_fd(const struct ns_run *r);
 void ns_net_handle(struct ns_run *r);
 void ns_net_finish(struct ns_run *r);
 
-/* filter.c */
+/* seccomp.c */
 void ns_load_filter(const struct ns_run *r);
+const char *ns_filter_name(const struct ns_run *r);
 
 /* landlock.c */
 int ns_landlock(const struct ns_run *r);

@@ -16,24 +16,44 @@
 #define PROG(f) (struct sock_fprog){ .len = (unsigned short)(sizeof f / sizeof f[0]), \
 				  .filter = (struct sock_filter *)f }
 
+/* The filter of r's network mode, and its name (for --dry-run's plan). */
+static const char *choose(const struct ns_run *r, struct sock_fprog *prog)
+{
+	/* The Landlock tier runs only --net none or broker (tier.c refuses
+	 * the others), with SysV IPC and message queues denied too. */
+	if (r->tier_tmp) {
+		if (r->net == NET_BROKER) {
+			*prog = PROG(ns_filter_tier_broker);
+			return "tier-broker";
+		}
+		*prog = PROG(ns_filter_tier_offline);
+		return "tier-offline";
+	}
+	switch (r->net) {
+	case NET_LOOPBACK: *prog = PROG(ns_filter_open); return "open";
+	case NET_BROKER:
+		if (r->transparent) {
+			*prog = PROG(ns_filter_transparent);
+			return "transparent";
+		}
+		*prog = PROG(ns_filter_broker);
+		return "broker";
+	case NET_HOST: *prog = PROG(ns_filter_host); return "host";
+	default: *prog = PROG(ns_filter_offline); return "offline";
+	}
+}
+
+const char *ns_filter_name(const struct ns_run *r)
+{
+	struct sock_fprog prog;
+
+	return choose(r, &prog);
+}
+
 void ns_load_filter(const struct ns_run *r)
 {
 	struct sock_fprog prog;
 
-	/* The Landlock tier runs only --net none or broker (tier.c refuses
-	 * the others); anything else would get the offline filter. */
-	if (r->tier_tmp) {
-		prog = r->net == NET_BROKER ? PROG(ns_filter_tier_broker) : PROG(ns_filter_tier_offline);
-		ns_install_filter(r, &prog);
-		return;
-	}
-	switch (r->net) {
-	case NET_LOOPBACK: prog = PROG(ns_filter_open); break;
-	case NET_BROKER:
-		prog = r->transparent ? PROG(ns_filter_transparent) : PROG(ns_filter_broker);
-		break;
-	case NET_HOST: prog = PROG(ns_filter_host); break;
-	default: prog = PROG(ns_filter_offline); break;
-	}
+	choose(r, &prog);
 	ns_install_filter(r, &prog); /* notify.c: with the denial supervisor or without */
 }

@@ -1,0 +1,196 @@
+/* --dry-run: the run as sbx-ns would make it, as one JSON document on
+ * stdout, after every check the outer makes before the clone and before
+ * anything is created or recorded: the mounts in the order pid 1 makes
+ * them (with the identity each bind source was checked to have), the
+ * deny-write operations, the command's argv, environment and directory,
+ * its identity, the network, the filters and the limits. Nothing runs. */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+#include "fd.h"
+#include "json.h"
+#include "mount.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *kind_name(enum mount_kind k)
+{
+	switch (k) {
+	case MNT_RUNTIME: return "runtime";
+	case MNT_RO: return "ro";
+	case MNT_RW: return "rw";
+	case MNT_WORKSPACE: return "workspace";
+	case MNT_SCRATCH: return "scratch";
+	case MNT_SYMLINK: return "symlink";
+	case MNT_BIND: return "bind";
+	}
+	return "?";
+}
+
+/* A mount of the sandbox's own making (root.c), not from the host. */
+static void fixed(struct sbx_json *j, const char *type, const char *dest, const char *flags)
+{
+	sbx_json_open_obj(j, NULL);
+	sbx_json_str(j, "kind", type);
+	sbx_json_str(j, "destination", dest);
+	sbx_json_str(j, "flags", flags);
+	sbx_json_close_obj(j);
+}
+
+static void bind(struct sbx_json *j, const struct mount_op *op)
+{
+	sbx_json_open_obj(j, NULL);
+	sbx_json_str(j, "kind", kind_name(op->kind));
+	sbx_json_str(j, "option", op->opt);
+	sbx_json_str(j, "source", op->src);
+	sbx_json_str(j, "destination", op->dest);
+	if (op->kind == MNT_SYMLINK) {
+		sbx_json_close_obj(j);
+		return;
+	}
+	sbx_json_str(j, "flags", op->ro ? "ro,nosuid,nodev" : "rw,nosuid,nodev");
+	if (op->fd >= 0)
+		sbx_json_int(j, "fd", op->fd);
+	if (op->create) {
+		/* --tmp-in-workspace: made by the run, owned by the command's uid */
+		sbx_json_bool(j, "create", 1);
+	} else {
+		sbx_json_uint(j, "dev", (uint64_t)op->dev);
+		sbx_json_uint(j, "ino", (uint64_t)op->ino);
+	}
+	sbx_json_close_obj(j);
+}
+
+static void mounts(struct sbx_json *j, const struct ns_run *r)
+{
+	sbx_json_open_arr(j, "mounts");
+	fixed(j, "tmpfs", "/", "nosuid,nodev,mode=0755");
+	fixed(j, "proc", "/proc", "nosuid,nodev,noexec");
+	fixed(j, "tmpfs", "/dev", "nosuid,noexec,mode=0755");
+	fixed(j, "devpts", "/dev/pts", "nosuid,noexec,newinstance,ptmxmode=0666,mode=620");
+	if (!r->tmp_in_ws) {
+		fixed(j, "tmpfs", "/dev/shm", "nosuid,nodev,mode=1777");
+		fixed(j, "tmpfs", "/tmp", "nosuid,nodev,mode=1777");
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < r->nops; i++)
+			if ((r->ops[i].kind == MNT_SCRATCH) == (pass == 0))
+				bind(j, &r->ops[i]);
+	sbx_json_close_arr(j);
+}
+
+static void deny(struct sbx_json *j, const struct ns_run *r)
+{
+	size_t n;
+	const char *const *globs = ns_deny_globs(r, &n);
+	const char *ws = r->ops[r->ws].dest;
+
+	sbx_json_open_obj(j, "deny_write");
+	sbx_json_open_arr(j, "globs");
+	for (size_t i = 0; i < n; i++)
+		sbx_json_str(j, NULL, globs[i]);
+	sbx_json_close_arr(j);
+	/* In path order, as pid 1 binds them after the roots. */
+	sbx_json_open_arr(j, "operations");
+	for (size_t i = 0; i < r->ndops; i++) {
+		const struct deny_op *d = &r->dops[i];
+		char *path = NULL;
+
+		if (asprintf(&path, "%s%s%s", ws, strcmp(d->rel, ".") ? "/" : "",
+			     strcmp(d->rel, ".") ? d->rel : "") < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		sbx_json_open_obj(j, NULL);
+		sbx_json_str(j, "op", d->kind == DENY_PROTECT ? "read-only" : "pin");
+		sbx_json_str(j, "path", path);
+		sbx_json_uint(j, "dev", (uint64_t)d->dev);
+		sbx_json_uint(j, "ino", (uint64_t)d->ino);
+		sbx_json_close_obj(j);
+		free(path);
+	}
+	sbx_json_close_arr(j);
+	sbx_json_close_obj(j);
+}
+
+static void command(struct sbx_json *j, const struct ns_run *r)
+{
+	sbx_json_open_arr(j, "argv");
+	for (char **a = r->cmd; *a; a++)
+		sbx_json_str(j, NULL, *a);
+	sbx_json_close_arr(j);
+	sbx_json_str(j, "cwd", r->ops[r->ws].dest);
+	sbx_json_open_arr(j, "env");
+	for (char **e = r->env; *e; e++)
+		sbx_json_str(j, NULL, *e);
+	sbx_json_close_arr(j);
+	sbx_json_uint(j, "uid", r->uid);
+	sbx_json_uint(j, "gid", r->gid);
+	if (r->hint)
+		sbx_json_str(j, "hint", r->hint);
+}
+
+/* The plan of r as one JSON object, built in out (pure: reads r only;
+ * sbx_json_end gives the line). */
+void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
+{
+	struct sbx_json j;
+
+	sbx_json_begin(&j, NS_PROG, "plan");
+	command(&j, r);
+	mounts(&j, r);
+	deny(&j, r);
+	sbx_json_open_obj(&j, "net");
+	sbx_json_str(&j, "mode", ns_net_name(r));
+	if (r->net == NET_BROKER) {
+		char proxy[40];
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
+		sbx_json_uint(&j, "port", r->port);
+		sbx_json_str(&j, "proxy", proxy);
+		if (r->broker_real)
+			sbx_json_str(&j, "broker", r->broker_real);
+		if (r->transparent) {
+			/* DNS answered by the broker, these ports captured */
+			sbx_json_open_arr(&j, "capture_ports");
+			for (size_t i = 0; i < r->ncap; i++)
+				sbx_json_uint(&j, NULL, r->cap_ports[i]);
+			sbx_json_close_arr(&j);
+		}
+	}
+	sbx_json_close_obj(&j);
+	sbx_json_open_obj(&j, "seccomp");
+	sbx_json_str(&j, "filter", ns_filter_name(r));
+	sbx_json_str(&j, "denials", r->quiet_denials ? "errno" : "notify");
+	sbx_json_close_obj(&j);
+	sbx_json_open_obj(&j, "landlock");
+	sbx_json_int(&j, "abi", r->landlock_abi);
+	sbx_json_bool(&j, "required", r->require_landlock);
+	sbx_json_close_obj(&j);
+	sbx_json_str(&j, "mount_api", sbx_mnt_api_name(r->mnt_api));
+	sbx_json_uint(&j, "timeout_ms", r->timeout_ms);
+	sbx_json_bool(&j, "grant_checked", r->grant_checked);
+	sbx_json_bool(&j, "policy", r->pol_on);
+	*out = j;
+}
+
+noreturn void ns_dry_run(struct ns_run *r)
+{
+	struct sbx_json j;
+	const char *out;
+	size_t len;
+
+	ns_plan_json(r, &j);
+	out = sbx_json_end(&j, &len);
+	if (!out || sbx_write_all(1, out, len) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the plan");
+	sbx_json_free(&j);
+	if (r->status_fd >= 0) {
+		sbx_json_begin(&j, NS_PROG, "exit");
+		sbx_json_int(&j, "code", SBX_EXIT_OK);
+		sbx_json_bool(&j, "dry_run", 1);
+		sbx_json_write(&j, r->status_fd);
+	}
+	exit(SBX_EXIT_OK);
+}

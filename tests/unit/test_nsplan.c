@@ -1,0 +1,162 @@
+/* sbx-ns's plan (cmd/sbx-ns/plan.c) without namespaces: a run made by hand,
+ * its JSON compared byte for byte. */
+#include "unit.h"
+
+#include "json.h"
+#include "ns.h"
+
+#include <stdlib.h>
+
+static void op(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *src,
+	       const char *dest, dev_t dev, ino_t ino)
+{
+	struct mount_op *o = ns_push_op(r);
+
+	o->kind = kind;
+	o->ro = ro;
+	o->opt = opt;
+	o->src = (char *)src;
+	o->dest = (char *)dest;
+	o->dev = dev;
+	o->ino = ino;
+	o->isdir = 1;
+}
+
+static char *plan_of(const struct ns_run *r)
+{
+	struct sbx_json j;
+	const char *line;
+	size_t len;
+	char *s;
+
+	ns_plan_json(r, &j);
+	line = sbx_json_end(&j, &len);
+	s = line ? strndup(line, len) : NULL;
+	sbx_json_free(&j);
+	return s;
+}
+
+static void base(struct ns_run *r, char **cmd, char **env)
+{
+	memset(r, 0, sizeof *r);
+	r->wsfd = -1;
+	r->net = NET_NONE;
+	r->cmd = cmd;
+	r->env = env;
+	r->uid = 1000;
+	r->gid = 1001;
+}
+
+TEST(nsplan_every_writable_option_and_order)
+{
+	static char *cmd[] = { "make", "-j2", NULL };
+	static char *env[] = { "PATH=/usr/bin", "HOME=/tmp/home", "A=\x1b[31m", NULL };
+	struct deny_op d[] = { { DENY_PROTECT, ".env", 7, 70 }, { DENY_ANCESTOR, ".git", 7, 71 },
+			       { DENY_PROTECT, ".git/hooks", 7, 72 } };
+	struct ns_run r;
+	char *s;
+
+	base(&r, cmd, env);
+	r.ws = 0;
+	op(&r, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
+	op(&r, MNT_RW, 0, "--rw", "/data", "/data", 7, 3);
+	op(&r, MNT_RW, 0, "--home", "/h", "/h", 7, 4);
+	op(&r, MNT_BIND, 0, "--bind", "/s", "/shared", 7, 5);
+	op(&r, MNT_BIND, 1, "--ro-bind-fd", "/t", "/tools", 7, 6);
+	r.ops[4].fd = 5;
+	op(&r, MNT_RO, 1, "--baseline", "/opt", "/opt", 8, 9);
+	/* --tmp-in-workspace: listed first, whatever its place; one to make */
+	op(&r, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/tmp", "/tmp", 7, 10);
+	op(&r, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/shm", "/dev/shm", 0, 0);
+	r.ops[7].create = 1;
+	r.tmp_in_ws = 1;
+	r.deny = (const char **)(const char *[]){ ".env", ".git/hooks/**" };
+	r.ndeny = 2;
+	r.dops = d;
+	r.ndops = 3;
+	r.landlock_abi = 6;
+	r.timeout_ms = 1500;
+	s = plan_of(&r);
+	CHECK_STR(s,
+		"{\"tool\":\"sbx-ns\",\"event\":\"plan\",\"argv\":[\"make\",\"-j2\"],\"cwd\":\"/w\","
+		"\"env\":[\"PATH=/usr/bin\",\"HOME=/tmp/home\",\"A=\\u001b[31m\"],\"uid\":1000,\"gid\":1001,"
+		"\"mounts\":["
+		"{\"kind\":\"tmpfs\",\"destination\":\"/\",\"flags\":\"nosuid,nodev,mode=0755\"},"
+		"{\"kind\":\"proc\",\"destination\":\"/proc\",\"flags\":\"nosuid,nodev,noexec\"},"
+		"{\"kind\":\"tmpfs\",\"destination\":\"/dev\",\"flags\":\"nosuid,noexec,mode=0755\"},"
+		"{\"kind\":\"devpts\",\"destination\":\"/dev/pts\",\"flags\":\"nosuid,noexec,newinstance,ptmxmode=0666,mode=620\"},"
+		"{\"kind\":\"scratch\",\"option\":\"--tmp-in-workspace\",\"source\":\"/w/.sbx-tmp/tmp\",\"destination\":\"/tmp\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":10},"
+		"{\"kind\":\"scratch\",\"option\":\"--tmp-in-workspace\",\"source\":\"/w/.sbx-tmp/shm\",\"destination\":\"/dev/shm\",\"flags\":\"rw,nosuid,nodev\",\"create\":true},"
+		"{\"kind\":\"workspace\",\"option\":\"--workspace\",\"source\":\"/w\",\"destination\":\"/w\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":2},"
+		"{\"kind\":\"rw\",\"option\":\"--rw\",\"source\":\"/data\",\"destination\":\"/data\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":3},"
+		"{\"kind\":\"rw\",\"option\":\"--home\",\"source\":\"/h\",\"destination\":\"/h\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":4},"
+		"{\"kind\":\"bind\",\"option\":\"--bind\",\"source\":\"/s\",\"destination\":\"/shared\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":5},"
+		"{\"kind\":\"bind\",\"option\":\"--ro-bind-fd\",\"source\":\"/t\",\"destination\":\"/tools\",\"flags\":\"ro,nosuid,nodev\",\"fd\":5,\"dev\":7,\"ino\":6},"
+		"{\"kind\":\"ro\",\"option\":\"--baseline\",\"source\":\"/opt\",\"destination\":\"/opt\",\"flags\":\"ro,nosuid,nodev\",\"dev\":8,\"ino\":9}],"
+		"\"deny_write\":{\"globs\":[\".env\",\".git/hooks/**\"],\"operations\":["
+		"{\"op\":\"read-only\",\"path\":\"/w/.env\",\"dev\":7,\"ino\":70},"
+		"{\"op\":\"pin\",\"path\":\"/w/.git\",\"dev\":7,\"ino\":71},"
+		"{\"op\":\"read-only\",\"path\":\"/w/.git/hooks\",\"dev\":7,\"ino\":72}]},"
+		"\"net\":{\"mode\":\"none\"},\"seccomp\":{\"filter\":\"offline\",\"denials\":\"notify\"},"
+		"\"landlock\":{\"abi\":6,\"required\":false},\"mount_api\":\"classic\",\"timeout_ms\":1500,"
+		"\"grant_checked\":false,\"policy\":false}\n");
+	free(s);
+	free(r.ops);
+}
+
+TEST(nsplan_network_filters_and_the_whole_workspace)
+{
+	static char *cmd[] = { "curl", NULL };
+	static char *env[] = { "HTTP_PROXY=http://127.0.0.1:3130", NULL };
+	struct deny_op d[] = { { DENY_PROTECT, ".", 7, 2 } };
+	static const struct { enum net_mode m; const char *net, *filter; } want[] = {
+		{ NET_NONE, "{\"mode\":\"none\"}", "offline" },
+		{ NET_LOOPBACK, "{\"mode\":\"loopback\"}", "open" },
+		{ NET_BROKER, "{\"mode\":\"broker\",\"port\":3130,\"proxy\":\"http://127.0.0.1:3130\",\"broker\":\"/run/b.sock\"}", "broker" },
+		{ NET_HOST, "{\"mode\":\"host (unrestricted)\"}", "host" },
+	};
+	struct ns_run r;
+	char *s, exp[512];
+
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		base(&r, cmd, env);
+		op(&r, MNT_WORKSPACE, 0, "--workspace-fd", "/w", "/w", 7, 2);
+		r.ops[0].fd = 4;
+		r.dops = d;
+		r.ndops = 1;
+		r.net = want[i].m;
+		r.port = 3130;
+		r.broker_real = "/run/b.sock";
+		r.quiet_denials = 1;
+		r.require_landlock = 1;
+		r.grant_checked = 1;
+		s = plan_of(&r);
+		snprintf(exp, sizeof exp, "\"net\":%s,\"seccomp\":{\"filter\":\"%s\",\"denials\":\"errno\"},"
+			 "\"landlock\":{\"abi\":0,\"required\":true}", want[i].net, want[i].filter);
+		CHECK(s && strstr(s, exp));
+		CHECK(s && strstr(s, "\"operations\":[{\"op\":\"read-only\",\"path\":\"/w\",\"dev\":7,\"ino\":2}]"));
+		CHECK(s && strstr(s, "\"fd\":4,"));
+		CHECK(s && strstr(s, "\"grant_checked\":true"));
+		/* the sandbox's own /tmp and /dev/shm without --tmp-in-workspace */
+		CHECK(s && strstr(s, "{\"kind\":\"tmpfs\",\"destination\":\"/tmp\""));
+		if (s && !strstr(s, exp))
+			fprintf(stderr, "  %s\n  want %s\n", s, exp);
+		free(s);
+		free(r.ops);
+	}
+	/* transparent: DNS by the broker, the ports it captures, its own filter */
+	base(&r, cmd, env);
+	op(&r, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
+	r.net = NET_BROKER;
+	r.transparent = 1;
+	r.port = 3128;
+	r.cap_ports[0] = 80;
+	r.cap_ports[1] = 443;
+	r.ncap = 2;
+	s = plan_of(&r);
+	CHECK(s && strstr(s, "\"net\":{\"mode\":\"broker, transparent\",\"port\":3128,"
+			  "\"proxy\":\"http://127.0.0.1:3128\",\"capture_ports\":[80,443]},"
+			  "\"seccomp\":{\"filter\":\"transparent\","));
+	free(s);
+	free(r.ops);
+}
