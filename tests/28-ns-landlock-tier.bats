@@ -52,11 +52,12 @@ tier() {
 }
 
 @test "the tier runs the command, says so on stderr and in the status, and cleans its TMPDIR" {
-	local ws who
+	local ws who t
 	for who in root user; do
 		ws=$(ns_ws)
 		run -0 --separate-stderr ns_fd5 tier "$who" --baseline "$NS_BASE" --policy-fd 4 \
-			--workspace "$ws" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"'
+			--workspace "$ws" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"
+				echo "$HOME $XDG_CACHE_HOME $XDG_CONFIG_HOME" >home; w=$PWD; cd && echo h >.rc && cat .rc >"$w/home-written"'
 		assert_regex "$stderr" "^$warning\$"
 		assert_line --index 0 '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
 		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"landlock_lost\":\[[a-z\",-]*\],\"seccomp\":true,\"net\":\"none\",\"deny_write\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
@@ -64,6 +65,10 @@ tier() {
 		assert_equal "$(cat "$ws/id")" "$SBX_TEST_UID"
 		assert_regex "$(cat "$ws/tmpdir")" '^/tmp/sbx-landlock\.[A-Za-z0-9]{6}$'
 		assert_not_exist "$(cat "$ws/tmpdir")"
+		# HOME is an empty directory of its own in the private TMPDIR: the host has no /tmp/home.
+		t=$(cat "$ws/tmpdir")
+		assert_equal "$(cat "$ws/home")" "$t/home $t/home/.cache $t/home/.config"
+		assert_equal "$(cat "$ws/home-written")" "h"
 	done
 }
 

@@ -104,10 +104,23 @@ static void check(struct ns_run *r, int err)
 	}
 }
 
-/* TMPDIR: a fresh directory only the command's identity may use. */
+/* The defaults of the full sandbox's environment that name its private
+ * /tmp, and where they point in the tier's scratch directory instead;
+ * a value the caller gave (--setenv, --keep-env) is left alone. */
+static const struct {
+	const char *full, *name, *sub;
+} moved[] = {
+	{ "TMPDIR=/tmp", "TMPDIR", "" },
+	{ "HOME=" NS_HOME, "HOME", "/home" },
+	{ "XDG_CACHE_HOME=" NS_HOME "/.cache", "XDG_CACHE_HOME", "/home/.cache" },
+	{ "XDG_CONFIG_HOME=" NS_HOME "/.config", "XDG_CONFIG_HOME", "/home/.config" },
+};
+
+/* TMPDIR and HOME: a fresh directory only the command's identity may use,
+ * and an empty home in it (the host has no /tmp/home of the command's). */
 static void scratch(struct ns_run *r)
 {
-	char tmpl[] = "/tmp/sbx-landlock.XXXXXX";
+	char tmpl[] = "/tmp/sbx-landlock.XXXXXX", home[sizeof tmpl + 8];
 	char **e;
 
 	if (!mkdtemp(tmpl))
@@ -115,9 +128,14 @@ static void scratch(struct ns_run *r)
 	r->tier_tmp = strdup(tmpl);
 	if (!r->tier_tmp || (r->root && chown(tmpl, r->uid, r->gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", tmpl);
+	snprintf(home, sizeof home, "%s/home", tmpl);
+	if (mkdir(home, 0700) < 0 || (r->root && chown(home, r->uid, r->gid) < 0))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", home);
 	for (e = r->env; *e; e++)
-		if (!strcmp(*e, "TMPDIR=/tmp") && asprintf(e, "TMPDIR=%s", tmpl) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++)
+			if (!strcmp(*e, moved[i].full) &&
+			    asprintf(e, "%s=%s%s", moved[i].name, tmpl, moved[i].sub) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
 int ns_tier_deny_unenforced(const struct ns_run *r)
