@@ -28,7 +28,13 @@ msg = @printf '  %-7s %s\n' $(1) $(2)
 endif
 
 TOOLS    := $(notdir $(patsubst %/,%,$(wildcard cmd/*/)))
-LIB_SRC  := $(wildcard lib/*.c)
+# lib/ holds what every tool shares (messages, status, options, fds, JSON,
+# exec, mounts); each folder below it one domain that only some tools use
+# (policy, net: the broker's protocol parsers, quota, meter, cgroup,
+# seatbelt). Headers are included by name from all of them.
+LIB_DIRS := lib $(patsubst %/,%,$(wildcard lib/*/))
+LIB_INC  := $(addprefix -I,$(LIB_DIRS))
+LIB_SRC  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(OBJDIR)/%.o)
 LIBSBX   := $(OBJDIR)/libsbx.a
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -42,7 +48,7 @@ TEST_PROGS := $(PROG_SRC:tests/progs/%.c=$(TESTBIN)/%)
 WARN     := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2
 CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -ffunction-sections -fdata-sections \
-            -fstack-protector-strong -Ilib
+            -fstack-protector-strong $(LIB_INC)
 LDFLAGS  += -Wl,--gc-sections
 LDLIBS   := -lseccomp -lcap -ljansson -lnettle
 
@@ -83,7 +89,7 @@ deps: $(DEPS)/.stamp
 $(DEPS)/.stamp: deps/manifest deps/build.sh | packages
 	$(Q)deps/build.sh $(DEPS)
 
-$(OBJDIR)/%.o: %.c $(wildcard lib/*.h) $(DEPSTAMP) | packages
+$(OBJDIR)/%.o: %.c $(wildcard $(addsuffix /*.h,$(LIB_DIRS))) $(DEPSTAMP) | packages
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<

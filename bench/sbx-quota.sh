@@ -1,5 +1,5 @@
 #!/bin/bash
-# The tree walk of `sbx-quota verify` (lib/walk.c + lib/quota_tree.c: every entry opened
+# The tree walk of `sbx-quota verify` (lib/walk.c + lib/quota/quota_tree.c: every entry opened
 # relative to its parent, statx, FS_IOC_FSGETXATTR) on a 100k-entry tree, side by side
 # with `xfs_quota -x -c 'project -c'`, which checks the same thing (every inode's project
 # id) with nftw. On the host, on a loop-mounted XFS image: this kernel has no XFS quotas,

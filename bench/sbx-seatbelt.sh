@@ -1,5 +1,5 @@
 #!/bin/bash
-# The sampled meter of sbx-seatbelt (lib/meter.c), measured on Linux through
+# The sampled meter of sbx-seatbelt (lib/meter/meter.c), measured on Linux through
 # the test driver meter-run (sbx-seatbelt itself only runs on macOS), side
 # by side with cpulimit, the classic SIGSTOP/SIGCONT duty-cycle tool:
 #   1. throttling: the share of a core a busy loop gets at a 50% limit;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# sbx-cgroup --sampled: the meter of lib/meter.c instead of a cgroup, for
+# sbx-cgroup --sampled: the meter of lib/meter/meter.c instead of a cgroup, for
 # hosts like this one whose cgroup v2 tree has no controllers. It must say
 # everywhere that it is sampled, not hard.
 

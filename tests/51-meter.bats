@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Sampled metering (lib/meter.c) on real processes, driven by the test
+# Sampled metering (lib/meter/meter.c) on real processes, driven by the test
 # program meter-run: the same meter sbx-seatbelt uses on macOS and
 # `sbx-cgroup --sampled` uses on Linux. The figures asserted are ranges of
 # behaviour (a share of a core, a size left on disk), never tool timings.

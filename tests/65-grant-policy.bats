@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # The other process-policy steps a launcher takes before anything is set
 # up, driven through grant-verify (tests/progs) as sbx-ns calls them:
-# --command-path (lib/cmdpath.h), --allow-exec (lib/allowexec.h),
-# --protect against the writable roots (lib/protect.h). Bad input first.
+# --command-path (lib/cmdpath.h), --allow-exec (lib/policy/allowexec.h),
+# --protect against the writable roots (lib/policy/protect.h). Bad input first.
 
 bats_require_minimum_version 1.5.0
 load helpers

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Grants: `sbx-check grant` makes them; grant-verify (tests/progs) runs the
-# verifier's steps exactly as a launcher calls them (lib/grant.h): read
+# verifier's steps exactly as a launcher calls them (lib/policy/grant.h): read
 # stdin into a sealed copy, verify argv, cwd, environment, stdin digest and
 # timeout, then run the command on the verified bytes. Bad input first.
 

@@ -11,7 +11,7 @@
  *   an --allow-tcp name) is answered, for A, with the name's synthetic
  *   address in this sandbox; AAAA and any other type get NOERROR with no
  *   record (the name exists; IPv4 is how it is reached); any other name is
- *   NXDOMAIN, a malformed one FORMERR, REFUSED or nothing (lib/dns.c).
+ *   NXDOMAIN, a malformed one FORMERR, REFUSED or nothing (lib/net/dns.c).
  *   Nothing is ever forwarded and no real address is ever returned.
  * - Synthetic addresses: one per name per sandbox, kept for the sandbox's
  *   life, handed out from one counter over 240.0.0.0/4 for the broker's

@@ -71,7 +71,7 @@ static const unsigned allowed_create = BIT(O_ROOT) | BIT(O_PARENT) | LIMIT_BITS 
 static const unsigned allowed_destroy = BIT(O_ROOT) | BIT(O_PARENT) | BIT(O_STATUS) |
 	BIT(O_DESTROY);
 static const unsigned allowed_delegate = BIT(O_DELEGATE) | BIT(O_USER) | BIT(O_STATUS);
-/* No cgroup at all: the limits are sampled by lib/meter.c. */
+/* No cgroup at all: the limits are sampled by lib/meter/meter.c. */
 static const unsigned allowed_sampled = BIT(O_SAMPLED) | LIMIT_BITS | BIT(O_TIMEOUT) |
 	BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS);
 

@@ -1,5 +1,5 @@
 /* --sampled: no cgroup at all. The command runs under the sampled meter of
- * lib/meter.h (the one sbx-seatbelt uses on macOS): the mode a host whose
+ * lib/meter/meter.h (the one sbx-seatbelt uses on macOS): the mode a host whose
  * cgroup v2 tree has no controllers can really use. Every status line says
  * "sampled, not hard"; isolation (sbx-ns further down the chain) is
  * unchanged by it. */

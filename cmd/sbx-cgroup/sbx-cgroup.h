@@ -30,7 +30,7 @@ struct opts {
 	int pass[MAX_PASS_FDS];
 	size_t npass;
 	int create, destroy;
-	int sampled;          /* --sampled: no cgroup, lib/meter.c instead */
+	int sampled;          /* --sampled: no cgroup, lib/meter/meter.c instead */
 	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
 	char **argv;          /* the command, NULL-terminated */
 };

@@ -1,4 +1,4 @@
-/* sbx-check grant: make a grant (lib/grant.h) for one exact run, for hosts
+/* sbx-check grant: make a grant (lib/policy/grant.h) for one exact run, for hosts
  * and tests: the argv after the options, the working directory, the
  * environment as the command will receive it, the SHA-256 of its stdin and
  * its timeout, signed with the host's key. The grant goes to stdout. */

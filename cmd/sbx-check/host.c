@@ -43,7 +43,7 @@ static void kernel(struct chk_report *r)
 		return;
 	}
 	/* Before 5.14 there is no quotactl_fd: sbx-quota and the quota item
-	 * below ask the filesystem's block device instead (lib/quota.c). */
+	 * below ask the filesystem's block device instead (lib/quota/quota.c). */
 	chk_add(r, CLS_LIMITS, "kernel", CHK_OK,
 		"Linux %s (older than 5.14: quotas are set through the block device, no quotactl_fd)", rel);
 }

@@ -5,11 +5,12 @@
 # tried there. On Linux the same target builds the Linux variant, which is
 # how the recipe itself is kept working.
 SEATBELT_MACOS_SRC := cmd/sbx-seatbelt/main.c \
-	$(addprefix lib/,clock.c die.c exec.c fd.c grow.c json.c opts.c parse.c quote.c status.c meter.c meter_tree.c meter_disk.c procstat.c sbpl.c)
+	$(addprefix lib/,clock.c die.c exec.c fd.c grow.c json.c opts.c parse.c quote.c status.c procstat.c \
+	  meter/meter.c meter/meter_tree.c meter/meter_disk.c seatbelt/sbpl.c)
 
 .PHONY: sbx-seatbelt-macos
 sbx-seatbelt-macos:
 	$(call msg,CC,$(BINDIR)/sbx-seatbelt)
 	@mkdir -p $(BINDIR)
-	$(Q)cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -Ilib \
+	$(Q)cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE $(LIB_INC) \
 		-o $(BINDIR)/sbx-seatbelt $(SEATBELT_MACOS_SRC)

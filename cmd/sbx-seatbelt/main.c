@@ -1,5 +1,5 @@
 /* sbx-seatbelt: confine a command with macOS Seatbelt (sandbox-exec) and
- * meter it by sampling. The profile is generated here (lib/sbpl.h) and can
+ * meter it by sampling. The profile is generated here (lib/seatbelt/sbpl.h) and can
  * be printed on any OS; running it needs macOS, and elsewhere the tool
  * refuses with SBX_EXIT_NOISOLATION rather than run the command unconfined. */
 #include "die.h"

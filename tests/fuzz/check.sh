@@ -17,11 +17,11 @@ passed=0 failed=0
 # target: the lib files it is linked with (and libraries, after them).
 # The parsers are compiled directly with clang and glibc, never musl.
 declare -A SRC=(
-	[http1]="lib/http1.c lib/hostpat.c lib/parse.c lib/die.c lib/status.c lib/json.c lib/grow.c lib/fd.c"
-	[tlshello]="lib/tlshello.c lib/hostpat.c"
-	[hostpat]="lib/hostpat.c"
-	[dns]="lib/dns.c"
-	[policy]="lib/policy.c lib/policy_json.c lib/policy_file.c lib/hostpat.c lib/json.c lib/grow.c lib/die.c lib/status.c lib/clock.c lib/fd.c lib/parse.c -ljansson"
+	[http1]="lib/net/http1.c lib/net/hostpat.c lib/parse.c lib/die.c lib/quote.c lib/status.c lib/json.c lib/grow.c lib/fd.c"
+	[tlshello]="lib/net/tlshello.c lib/net/hostpat.c"
+	[hostpat]="lib/net/hostpat.c"
+	[dns]="lib/net/dns.c"
+	[policy]="lib/policy/policy.c lib/policy/policy_json.c lib/policy/policy_file.c lib/net/hostpat.c lib/json.c lib/grow.c lib/die.c lib/quote.c lib/err.c lib/status.c lib/clock.c lib/fd.c lib/parse.c -ljansson"
 )
 
 for f in tests/fuzz/fuzz_*.c; do
@@ -34,7 +34,7 @@ for f in tests/fuzz/fuzz_*.c; do
 	fi
 	bin=$out/fuzz_$t
 	# shellcheck disable=SC2086
-	if ! "$CC" -g -O1 -std=gnu11 -D_GNU_SOURCE -Ilib -fsanitize=fuzzer,address,undefined \
+	if ! "$CC" -g -O1 -std=gnu11 -D_GNU_SOURCE -Ilib -Ilib/net -Ilib/policy -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -o "$bin" "tests/fuzz/fuzz_$t.c" ${SRC[$t]} 2>"$out/$t.build.log"; then
 		echo "fuzz: $t: build failed (log: $out/$t.build.log)" >&2
 		failed=$((failed + 1))

@@ -2,7 +2,7 @@
  *           [--interval SECONDS] [--timeout SECONDS] [--status-fd FD]
  *           [--] prog [args...]
  *
- * Runs prog under the sampled meter (lib/meter.h) with nothing else around
+ * Runs prog under the sampled meter (lib/meter/meter.h) with nothing else around
  * it, so the host suite can drive the meter with real processes. It is also
  * the reference for a tool's sampled mode: block the cancelling signals
  * into a signalfd, prepare, fork, restore the mask in the child and exec,

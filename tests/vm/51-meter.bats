@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The sampled meter (lib/meter.c) under Debian's kernel, as root and as the
+# The sampled meter (lib/meter/meter.c) under Debian's kernel, as root and as the
 # unprivileged user: the essential cases of tests/51-meter.bats and of
 # `sbx-cgroup --sampled`. The figures asserted are ranges of behaviour,
 # never tool timings.
