@@ -203,8 +203,8 @@ time.sleep(60)' >"$ws.out" &
 		curl -sS http://origin.test/; echo "second $?"
 		python3 -c "import urllib.request as u; u.urlopen(\"http://origin.test/\")" 2>&1 | tail -n 1' >"$ws.out" 2>&1 &
 	pid=$!
-	for i in $(seq 1 200); do grep -q "GET /slow" "$NET_DIR/origin.log" 2>/dev/null && break; sleep 0.05; done
-	sleep 0.3
+	# Mid-transfer: the origin has sent its first chunks through the broker.
+	wait_for '[ -e "$NET_DIR/origin.log.slow" ]'
 	kill -9 "$(cat "$NET_DIR/doomed.pid")"
 	rc=0
 	wait "$pid" || rc=$?

@@ -62,7 +62,15 @@ setup_file() {
 	        c.sendall(b"x")
 	    else:
 	        c.close()
-	    import time; time.sleep(0.3)
+	    # Wait until the broker has closed the sandbox's listener (a connect
+	    # is refused), at most 5 s; FETCH then shows what a client gets.
+	    import time
+	    for _ in range(250):
+	        try:
+	            socket.create_connection(("127.0.0.1", port), 1).close()
+	        except OSError:
+	            break
+	        time.sleep(0.02)
 	if os.environ.get("FETCH"):
 	    try:
 	        s = socket.create_connection(("127.0.0.1", port), 2)

@@ -57,9 +57,13 @@ net_setup_file() {
 	            self.send_response(200)
 	            self.send_header("Content-Length", str(8 << 20))
 	            self.end_headers()
-	            for _ in range(128):
+	            for i in range(128):
 	                self.wfile.write(b"y" * 65536)
 	                self.wfile.flush()
+	                if i == 1:
+	                    # Two chunks are on their way: a test waits for this file
+	                    # (beside the request log, whose lines tests count).
+	                    open(sys.argv[3] + ".slow", "w").close()
 	                time.sleep(0.05)
 	            return
 	        body = b"hello\n"
