@@ -20,16 +20,8 @@ cleanup() {
 	rm -rf "$W"
 }
 trap cleanup EXIT
-ip netns add "$NH"
-ip netns add "$NO"
-ip link add "v$1$$h" type veth peer name "v$1$$o"
-ip link set "v$1$$h" netns "$NH"
-ip link set "v$1$$o" netns "$NO"
-ip -n "$NH" addr add 198.18.9.1/24 dev "v$1$$h"
-ip -n "$NO" addr add 198.18.9.2/24 dev "v$1$$o"
-for ns in "$NH" "$NO"; do ip -n "$ns" link set lo up; done
-ip -n "$NH" link set "v$1$$h" up
-ip -n "$NO" link set "v$1$$o" up
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/netns.bash"
+netns_pair "$NH" "$NO" "v$1$$h" "v$1$$o" 198.18.9.1/24 198.18.9.2/24
 echo "198.18.9.2 origin.test" > "$W/hosts"
 mkdir "$W/ws"
 chown 65534:65534 "$W/ws"

@@ -71,18 +71,10 @@ cleanup() {
 trap cleanup EXIT
 trap "exit 143" TERM
 trap "exit 130" INT
-ip netns add "$NB"
-ip netns add "$NO"
-ip link add "vbb$$" type veth peer name "vbo$$"
-ip link set "vbb$$" netns "$NB"
-ip link set "vbo$$" netns "$NO"
-ip -n "$NB" addr add 198.18.1.1/24 dev "vbb$$"
+. "$(dirname "$0")/../tests/netns.bash"
+netns_pair "$NB" "$NO" "vbb$$" "vbo$$" 198.18.1.1/24 198.18.1.2/24
 # Source addresses of the direct client's threads (see dial_from()).
 for i in $(seq 10 25); do ip -n "$NB" addr add "198.18.1.$i/24" dev "vbb$$"; done
-ip -n "$NO" addr add 198.18.1.2/24 dev "vbo$$"
-for ns in "$NB" "$NO"; do ip -n "$ns" link set lo up; done
-ip -n "$NB" link set "vbb$$" up
-ip -n "$NO" link set "vbo$$" up
 # Every measurement leaves its closed connections in TIME_WAIT on the
 # dialling side; without reuse a later run pays for an earlier one's ports
 # (or runs out of them). Both sysctls are per network namespace.

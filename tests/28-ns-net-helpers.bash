@@ -20,16 +20,7 @@ net_setup_file() {
 	chmod 0755 "$NET_DIR" "$NET_DIR/www"
 	export NET_DIR
 	: > "$NET_DIR/pids"
-	ip netns add "$NH"
-	ip netns add "$NO"
-	ip link add "vh$$" type veth peer name "vo$$"
-	ip link set "vh$$" netns "$NH"
-	ip link set "vo$$" netns "$NO"
-	ip -n "$NH" addr add 198.18.7.1/24 dev "vh$$"
-	ip -n "$NO" addr add 198.18.7.2/24 dev "vo$$"
-	for ns in "$NH" "$NO"; do ip -n "$ns" link set lo up; done
-	ip -n "$NH" link set "vh$$" up
-	ip -n "$NO" link set "vo$$" up
+	netns_pair "$NH" "$NO" "vh$$" "vo$$" 198.18.7.1/24 198.18.7.2/24
 
 	printf '198.18.7.2 origin.test\n198.18.7.2 other.test\n' > "$NET_DIR/hosts"
 	printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' > "$NET_DIR/resolv.conf"

@@ -359,17 +359,8 @@ setup_file() {
 	export NB="sbxbk$$b" NO="sbxbk$$o"
 	: > "$T/pids"
 	write_helpers
-	ip netns add "$NB"
-	ip netns add "$NO"
-	ip link add "vb$$" type veth peer name "vo$$"
-	ip link set "vb$$" netns "$NB"
-	ip link set "vo$$" netns "$NO"
-	ip -n "$NB" addr add 198.18.0.1/24 dev "vb$$"
-	ip -n "$NO" addr add 198.18.0.2/24 dev "vo$$"
+	netns_pair "$NB" "$NO" "vb$$" "vo$$" 198.18.0.1/24 198.18.0.2/24
 	ip -n "$NO" addr add 198.18.0.3/24 dev "vo$$"
-	for ns in "$NB" "$NO"; do ip -n "$ns" link set lo up; done
-	ip -n "$NB" link set "vb$$" up
-	ip -n "$NO" link set "vo$$" up
 
 	cat > "$T/hosts" <<-HOSTS
 	198.18.0.2 origin.test

@@ -3,7 +3,9 @@
 # What only some suites share lives beside it: 29-ns-helpers.bash (the sbx-ns
 # suites: a scratch tree, sbx-ns as root and as the test user, a repo-shaped
 # workspace) and 28-ns-net-helpers.bash (their network namespaces, origins
-# and brokers). tests/vm/helpers/ is the VM's.
+# and brokers). tests/vm/helpers/ is the VM's. netns.bash (two network
+# namespaces joined by a veth pair) is sourced here and by the benches.
+. "${BASH_SOURCE[0]%/*}/netns.bash"
 
 SBX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 : "${SBX_BIN:=$SBX_ROOT/bin}"
