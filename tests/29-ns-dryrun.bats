@@ -39,6 +39,8 @@ def ident(p):
     return {"dev": st.st_dev, "ino": st.st_ino}
 def fixed(kind, dest, flags):
     return {"kind": kind, "destination": dest, "flags": flags}
+def mkdir(dest, mode):
+    return {"kind": "dir", "destination": dest, "mode": mode}
 want = {
     "tool": "sbx-ns", "event": "plan",
     "argv": [att, "x"], "cwd": ws,
@@ -47,15 +49,31 @@ want = {
     "uid": int(uid), "gid": int(gid),
     "mounts": [
         fixed("tmpfs", "/", "nosuid,nodev,mode=0755"),
-        fixed("proc", "/proc", "nosuid,nodev,noexec"),
+        mkdir("/proc", "0555"), mkdir("/dev", "0755"), mkdir("/tmp", "1777"),
+        dict(fixed("proc", "/proc", "nosuid,nodev,noexec"), data=["hidepid=invisible", "hidepid=2", ""]),
         fixed("tmpfs", "/dev", "nosuid,noexec,mode=0755"),
+    ] + [{"kind": "device", "source": "/dev/" + n, "destination": "/dev/" + n, "flags": "bind"}
+         for n in ("null", "zero", "full", "random", "urandom", "tty")] + [
+        mkdir("/dev/pts", "0755"), mkdir("/dev/shm", "1777"),
         fixed("devpts", "/dev/pts", "nosuid,noexec,newinstance,ptmxmode=0666,mode=620"),
+    ] + [{"kind": "symlink", "source": t, "destination": "/dev/" + n}
+         for t, n in (("pts/ptmx", "ptmx"), ("/proc/self/fd", "fd"), ("/proc/self/fd/0", "stdin"),
+                      ("/proc/self/fd/1", "stdout"), ("/proc/self/fd/2", "stderr"))] + [
         fixed("tmpfs", "/dev/shm", "nosuid,nodev,mode=1777"),
         fixed("tmpfs", "/tmp", "nosuid,nodev,mode=1777"),
         dict({"kind": "workspace", "option": "--workspace", "source": ws, "destination": ws,
               "flags": "rw,nosuid,nodev"}, **ident(ws)),
         dict({"kind": "ro", "option": "--ro", "source": bindir, "destination": bindir,
               "flags": "ro,nosuid,nodev"}, **ident(bindir)),
+        dict({"kind": "deny-write", "destination": ws + "/.env", "op": "read-only",
+              "flags": "bind,ro,nosuid,nodev"}, **ident(ws + "/.env")),
+        dict({"kind": "deny-write", "destination": ws + "/.git", "op": "pin", "flags": "bind"},
+             **ident(ws + "/.git")),
+        dict({"kind": "deny-write", "destination": ws + "/.git/hooks", "op": "read-only",
+              "flags": "bind,ro,nosuid,nodev"}, **ident(ws + "/.git/hooks")),
+        {"kind": "home", "destination": "/tmp/home", "mode": "0700", "uid": int(uid), "gid": int(gid)},
+        {"kind": "remount", "destination": "/dev", "flags": "ro"},
+        {"kind": "remount", "destination": "/", "flags": "ro"},
     ],
     "deny_write": {
         "globs": [".env", ".env.*", ".git/config", ".git/config.worktree", ".git/hooks/**",
@@ -98,7 +116,8 @@ import json, sys
 d = json.load(sys.stdin)
 m = [x for x in d["mounts"] if x["kind"] == "scratch"]
 assert [(x["destination"], x.get("create")) for x in m] == [("/tmp", True), ("/dev/shm", True)], m
-assert d["mounts"][4] == m[0] and d["mounts"][5] == m[1], d["mounts"]
+# after /dev is made, before the other roots; no tmpfs of its own
+assert d["mounts"][19]["destination"] == "/dev/stderr" and d["mounts"][20:22] == m, d["mounts"]
 assert not any(x["destination"] in ("/tmp", "/dev/shm") and x["kind"] == "tmpfs" for x in d["mounts"])'
 	# A real run makes both; the next plan shows them with their identity.
 	run -0 --separate-stderr as_user env XDG_RUNTIME_DIR="$rt" sbx-ns --workspace "$ws" \
@@ -111,7 +130,7 @@ assert not any(x["destination"] in ("/tmp", "/dev/shm") and x["kind"] == "tmpfs"
 import json, os, sys
 d = json.load(sys.stdin)
 st = os.lstat(sys.argv[1] + "/.sbx-tmp/tmp")
-assert d["mounts"][4]["ino"] == st.st_ino and "create" not in d["mounts"][4], d["mounts"][4]' "$ws"
+assert d["mounts"][20]["ino"] == st.st_ino and "create" not in d["mounts"][20], d["mounts"][20]' "$ws"
 }
 
 @test "a dry run refuses as a real run: the --rw alias of the workspace, protected paths, a tampered grant, a linked .sbx-tmp" {

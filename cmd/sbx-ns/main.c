@@ -631,6 +631,7 @@ int main(int argc, char **argv)
 	if (!r.dry_run)
 		ns_deny_recover(&r);
 	ns_plan_deny(&r);
+	ns_plan_root(&r);
 	if (r.dry_run)
 		ns_dry_run(&r);
 

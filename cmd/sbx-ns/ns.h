@@ -81,6 +81,36 @@ struct deny_walk {
 
 struct ns_deny_rec;
 
+/* One step of building the sandbox's root, in the order pid 1 takes it
+ * (steps.c makes the list, root.c executes it, plan.c prints it). */
+enum step_kind {
+	STEP_ROOT = 1,  /* the new root: a tmpfs, made / by pivot_root */
+	STEP_DIR,       /* a directory of the sandbox's own (mode) */
+	STEP_TMPFS,     /* a tmpfs (flags, data[0]) */
+	STEP_PROC,      /* a fresh proc: the first of data[] the kernel takes */
+	STEP_DEVPTS,    /* a private devpts instance */
+	STEP_DEVICE,    /* a host device node (src) bound onto a file of /dev */
+	STEP_LINK,      /* a symlink of the sandbox's own (src: its target) */
+	STEP_BIND,      /* ops[idx]: a host path, or a runtime symlink */
+	STEP_RESOLV,    /* transparent broker: the resolver file, read-only */
+	STEP_DENY,      /* dops[idx] bound onto itself (read-only: protect) */
+	STEP_HOME,      /* the command's HOME without --home (mode) */
+	STEP_READONLY,  /* one of the sandbox's own mounts made read-only */
+};
+
+struct ns_step {
+	enum step_kind kind;
+	const char *dest;      /* absolute, inside the sandbox */
+	const char *src;       /* STEP_DEVICE, STEP_LINK */
+	unsigned long flags;   /* MS_* */
+	const char *data[3];   /* mount data (STEP_PROC: tried in order; NULL none) */
+	size_t ndata;
+	mode_t mode;           /* STEP_DIR, STEP_HOME */
+	int own;               /* a tmpfs where mount points may be made */
+	size_t idx;            /* STEP_BIND: in ops; STEP_DENY: in dops */
+	const char *what;      /* STEP_DIR: for the message */
+};
+
 /* --net: none (no interface up, no socket), loopback (a private lo),
  * broker (a private lo, a bridge to the broker's socket, a filter allowing
  * only TCP sockets), host (the host's network; listen() denied). */
@@ -145,6 +175,8 @@ struct ns_run {
 	int wsfd;              /* O_PATH on the workspace, the outer's own */
 	struct deny_op *dops;  /* the start set, in path order */
 	size_t ndops;
+	struct ns_step *steps; /* the root, step by step (steps.c) */
+	size_t nsteps, capsteps;
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
 	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
@@ -243,6 +275,9 @@ void ns_explain_exec(const struct ns_run *r);
 struct sbx_json;
 void ns_plan_json(const struct ns_run *r, struct sbx_json *j);
 noreturn void ns_dry_run(struct ns_run *r);
+
+/* steps.c: the root's steps, from the checked run */
+void ns_plan_root(struct ns_run *r);
 
 /* root.c: in the sandbox's pid 1, before the command exists */
 void ns_build_root(struct ns_run *r, int *hidepid);

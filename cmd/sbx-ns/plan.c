@@ -1,8 +1,8 @@
 /* --dry-run: the run as sbx-ns would make it, as one JSON document on
  * stdout, after every check the outer makes before the clone and before
- * anything is created or recorded: the mounts in the order pid 1 makes
- * them (with the identity each bind source was checked to have), the
- * deny-write operations, the command's argv, environment and directory,
+ * anything is created or recorded: the root's steps (steps.c), the very
+ * list pid 1 executes (root.c), with the identity each bind source was
+ * checked to have, the deny-write globs and operations, the command's argv, environment and directory,
  * its identity, the network, the filters and the limits. Nothing runs. */
 #include "ns.h"
 
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 static const char *kind_name(enum mount_kind k)
@@ -29,16 +30,6 @@ static const char *kind_name(enum mount_kind k)
 	case MNT_BIND: return "bind";
 	}
 	return "?";
-}
-
-/* A mount of the sandbox's own making (root.c), not from the host. */
-static void fixed(struct sbx_json *j, const char *type, const char *dest, const char *flags)
-{
-	sbx_json_open_obj(j, NULL);
-	sbx_json_str(j, "kind", type);
-	sbx_json_str(j, "destination", dest);
-	sbx_json_str(j, "flags", flags);
-	sbx_json_close_obj(j);
 }
 
 static void bind(struct sbx_json *j, const struct mount_op *op)
@@ -65,21 +56,92 @@ static void bind(struct sbx_json *j, const struct mount_op *op)
 	sbx_json_close_obj(j);
 }
 
+/* The flags of a step as mount(8) spells them, then its data. */
+static void flags(struct sbx_json *j, unsigned long f, const char *data)
+{
+	static const struct { unsigned long bit; const char *name; } names[] = {
+		{ MS_BIND, "bind" }, { MS_RDONLY, "ro" }, { MS_NOSUID, "nosuid" },
+		{ MS_NODEV, "nodev" }, { MS_NOEXEC, "noexec" },
+	};
+	char buf[256];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (f & names[i].bit)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? "," : "", names[i].name);
+	if (data)
+		snprintf(buf + n, sizeof buf - n, "%s%s", n ? "," : "", data);
+	sbx_json_str(j, "flags", buf);
+}
+
+static void mode(struct sbx_json *j, mode_t m)
+{
+	char buf[8];
+
+	snprintf(buf, sizeof buf, "%04o", (unsigned)m);
+	sbx_json_str(j, "mode", buf);
+}
+
+static const char *const step_names[] = {
+	[STEP_ROOT] = "tmpfs", [STEP_DIR] = "dir", [STEP_TMPFS] = "tmpfs", [STEP_PROC] = "proc",
+	[STEP_DEVPTS] = "devpts", [STEP_DEVICE] = "device", [STEP_LINK] = "symlink",
+	[STEP_RESOLV] = "resolv.conf", [STEP_DENY] = "deny-write", [STEP_HOME] = "home",
+	[STEP_READONLY] = "remount",
+};
+
+/* One step of the root (steps.c), as pid 1 takes it (root.c). */
+static void step(struct sbx_json *j, const struct ns_run *r, const struct ns_step *s)
+{
+	const struct deny_op *d;
+
+	if (s->kind == STEP_BIND) {
+		bind(j, &r->ops[s->idx]);
+		return;
+	}
+	sbx_json_open_obj(j, NULL);
+	sbx_json_str(j, "kind", step_names[s->kind]);
+	if (s->src)
+		sbx_json_str(j, "source", s->src);
+	sbx_json_str(j, "destination", s->dest);
+	switch (s->kind) {
+	case STEP_DIR:
+		mode(j, s->mode);
+		break;
+	case STEP_PROC:
+		/* tried in order, the first the kernel takes ("": none) */
+		flags(j, s->flags, NULL);
+		sbx_json_open_arr(j, "data");
+		for (size_t i = 0; i < s->ndata; i++)
+			sbx_json_str(j, NULL, s->data[i] ? s->data[i] : "");
+		sbx_json_close_arr(j);
+		break;
+	case STEP_LINK:
+		break;
+	case STEP_DENY:
+		d = &r->dops[s->idx];
+		sbx_json_str(j, "op", d->kind == DENY_PROTECT ? "read-only" : "pin");
+		flags(j, s->flags | MS_BIND, NULL);
+		sbx_json_uint(j, "dev", (uint64_t)d->dev);
+		sbx_json_uint(j, "ino", (uint64_t)d->ino);
+		break;
+	case STEP_HOME:
+		mode(j, s->mode);
+		sbx_json_uint(j, "uid", r->uid);
+		sbx_json_uint(j, "gid", r->gid);
+		break;
+	default:
+		flags(j, s->flags, s->ndata ? s->data[0] : NULL);
+		break;
+	}
+	sbx_json_close_obj(j);
+}
+
 static void mounts(struct sbx_json *j, const struct ns_run *r)
 {
 	sbx_json_open_arr(j, "mounts");
-	fixed(j, "tmpfs", "/", "nosuid,nodev,mode=0755");
-	fixed(j, "proc", "/proc", "nosuid,nodev,noexec");
-	fixed(j, "tmpfs", "/dev", "nosuid,noexec,mode=0755");
-	fixed(j, "devpts", "/dev/pts", "nosuid,noexec,newinstance,ptmxmode=0666,mode=620");
-	if (!r->tmp_in_ws) {
-		fixed(j, "tmpfs", "/dev/shm", "nosuid,nodev,mode=1777");
-		fixed(j, "tmpfs", "/tmp", "nosuid,nodev,mode=1777");
-	}
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < r->nops; i++)
-			if ((r->ops[i].kind == MNT_SCRATCH) == (pass == 0))
-				bind(j, &r->ops[i]);
+	for (size_t i = 0; i < r->nsteps; i++)
+		step(j, r, &r->steps[i]);
 	sbx_json_close_arr(j);
 }
 
@@ -87,29 +149,26 @@ static void deny(struct sbx_json *j, const struct ns_run *r)
 {
 	size_t n;
 	const char *const *globs = ns_deny_globs(r, &n);
-	const char *ws = r->ops[r->ws].dest;
 
 	sbx_json_open_obj(j, "deny_write");
 	sbx_json_open_arr(j, "globs");
 	for (size_t i = 0; i < n; i++)
 		sbx_json_str(j, NULL, globs[i]);
 	sbx_json_close_arr(j);
-	/* In path order, as pid 1 binds them after the roots. */
+	/* The deny-write steps of the root, in path order. */
 	sbx_json_open_arr(j, "operations");
-	for (size_t i = 0; i < r->ndops; i++) {
-		const struct deny_op *d = &r->dops[i];
-		char *path = NULL;
+	for (size_t i = 0; i < r->nsteps; i++) {
+		const struct ns_step *s = &r->steps[i];
+		const struct deny_op *d = &r->dops[s->idx];
 
-		if (asprintf(&path, "%s%s%s", ws, strcmp(d->rel, ".") ? "/" : "",
-			     strcmp(d->rel, ".") ? d->rel : "") < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		if (s->kind != STEP_DENY)
+			continue;
 		sbx_json_open_obj(j, NULL);
 		sbx_json_str(j, "op", d->kind == DENY_PROTECT ? "read-only" : "pin");
-		sbx_json_str(j, "path", path);
+		sbx_json_str(j, "path", s->dest);
 		sbx_json_uint(j, "dev", (uint64_t)d->dev);
 		sbx_json_uint(j, "ino", (uint64_t)d->ino);
 		sbx_json_close_obj(j);
-		free(path);
 	}
 	sbx_json_close_arr(j);
 	sbx_json_close_obj(j);

@@ -151,52 +151,38 @@ static void mount_or_die(const char *src, const char *target, const char *type,
 		sbx_die_errno(SBX_EXIT_SYS, "unable to mount %s on /%s", type ? type : src, target);
 }
 
-static void build_dev(const struct ns_run *r, struct owned *o)
+/* The attributes of the new mount API for the MS_* flags of a step. */
+static unsigned attr_of(unsigned long flags)
 {
-	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", "tty", NULL };
-	static const char *const links[][2] = {
-		{ "pts/ptmx", "dev/ptmx" }, { "/proc/self/fd", "dev/fd" },
-		{ "/proc/self/fd/0", "dev/stdin" }, { "/proc/self/fd/1", "dev/stdout" },
-		{ "/proc/self/fd/2", "dev/stderr" },
-	};
-	char src[32], dst[32];
-
-	mount_or_die("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755");
-	own(o, "dev");
-	for (const char *const *n = nodes; *n; n++) {
-		int f;
-		snprintf(src, sizeof src, "/dev/%s", *n);
-		snprintf(dst, sizeof dst, "dev/%s", *n);
-		f = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-		if (f < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to create /%s", dst);
-		close(f);
-		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s on /%s", src, dst);
-	}
-	if (mkdir("dev/pts", 0755) < 0 || mkdir("dev/shm", 01777) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create /dev/pts and /dev/shm");
-	mount_or_die("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		     "newinstance,ptmxmode=0666,mode=620");
-	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
-		if (symlink(links[i][0], links[i][1]) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to create /%s", links[i][1]);
-	if (!r->tmp_in_ws)
-		mount_or_die("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	return (flags & MS_RDONLY ? SBX_MNT_RDONLY : 0) | (flags & MS_NOSUID ? SBX_MNT_NOSUID : 0) |
+	       (flags & MS_NODEV ? SBX_MNT_NODEV : 0);
 }
 
-static void build_proc(const struct ns_run *r, int *hidepid)
+/* A host device node, bound onto a file made for it on /dev's tmpfs. */
+static void device(const struct ns_step *s)
 {
-	static const char *const opts[] = { "hidepid=invisible", "hidepid=2" };
+	int f = open(s->dest + 1, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+
+	if (f < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->dest);
+	close(f);
+	if (mount(s->src, s->dest + 1, NULL, s->flags, NULL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s on %s", s->src, s->dest);
+}
+
+static void build_proc(const struct ns_run *r, const struct ns_step *s, int *hidepid)
+{
 	char ctr[320];
 
+	/* The options tried first hide other users' processes. */
 	*hidepid = 1;
-	for (size_t i = 0; i < 2; i++)
-		if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts[i]) == 0)
+	for (size_t i = 0; i < s->ndata; i++) {
+		if (!s->data[i])
+			*hidepid = 0;
+		if (mount("proc", s->dest + 1, "proc", s->flags, s->data[i]) == 0)
 			return;
+	}
 	*hidepid = 0;
-	if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
-		return;
 	/* The kernel refuses a fresh proc while parts of the visible one are
 	 * covered: a container runtime's masked paths. */
 	if (errno == EPERM && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE) {
@@ -214,32 +200,23 @@ static void build_proc(const struct ns_run *r, int *hidepid)
 	sbx_die_errno(SBX_EXIT_SYS, "unable to mount proc on /proc");
 }
 
-/* Deny-write, in path order (ancestors before what lies below them). */
-static void build_deny(const struct ns_run *r)
+/* A deny-write path of the workspace bound onto itself, if it is still
+ * the object the outer found. */
+static void build_deny(const struct ns_run *r, const struct ns_step *s)
 {
-	const char *ws = r->ops[r->ws].dest + 1;
+	const struct deny_op *d = &r->dops[s->idx];
+	const char *rel = s->dest + 1;
+	struct stat st;
+	int fd;
 
-	for (size_t i = 0; i < r->ndops; i++) {
-		const struct deny_op *d = &r->dops[i];
-		char rel[PATH_MAX], shown[PATH_MAX + 2];
-		struct stat st;
-		int fd;
-
-		if (!strcmp(d->rel, "."))
-			snprintf(rel, sizeof rel, "%s", ws);
-		else
-			snprintf(rel, sizeof rel, "%s/%s", ws, d->rel);
-		snprintf(shown, sizeof shown, "/%s", rel);
-		fd = openat2_(AT_FDCWD, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC,
-			      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			sbx_die_errno(SBX_EXIT_POLICY, "unable to protect %s (race)", shown);
-		if (st.st_dev != d->dev || st.st_ino != d->ino)
-			sbx_die(SBX_EXIT_POLICY, "unable to protect %s: it was replaced (race)", shown);
-		bind_fd(r, fd, fd, rel, d->kind == DENY_PROTECT ? SBX_MNT_RDONLY | SBX_MNT_NOSUID |
-			SBX_MNT_NODEV : 0, S_ISDIR(st.st_mode), shown);
-		close(fd);
-	}
+	fd = openat2_(AT_FDCWD, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		sbx_die_errno(SBX_EXIT_POLICY, "unable to protect %s (race)", s->dest);
+	if (st.st_dev != d->dev || st.st_ino != d->ino)
+		sbx_die(SBX_EXIT_POLICY, "unable to protect %s: it was replaced (race)", s->dest);
+	bind_fd(r, fd, fd, rel, attr_of(s->flags), S_ISDIR(st.st_mode), s->dest);
+	close(fd);
 }
 
 /* Where the sandbox's resolv.conf goes: /etc/resolv.conf, or, when that
@@ -280,15 +257,13 @@ static void resolv_dest(char *dest, size_t sz)
  * /etc/resolv.conf or over what that symlink names (made on the tmpfs
  * when no bind brings it; a symlink on the way is refused by mount_point)
  * and its name removed: only the bound copy remains. */
-static void build_resolv(struct ns_run *r, const struct owned *o)
+static void build_resolv(struct ns_run *r, const struct ns_step *s, const struct owned *o)
 {
 	static const char conf[] = "nameserver 127.0.0.1\n";
 	const char *tmp = ".sbx-resolv.conf";
 	char dest[PATH_MAX];
 	int fd, target;
 
-	if (!r->transparent)
-		return;
 	resolv_dest(dest, sizeof dest);
 	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, conf, sizeof conf - 1) != (ssize_t)(sizeof conf - 1) || close(fd) < 0)
@@ -297,8 +272,7 @@ static void build_resolv(struct ns_run *r, const struct owned *o)
 	if (fd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open the sandbox's resolv.conf");
 	target = mount_point(o, dest, 0);
-	bind_fd(r, fd, target, dest + 1, SBX_MNT_RDONLY | SBX_MNT_NOSUID | SBX_MNT_NODEV, 0,
-		"the sandbox's resolv.conf");
+	bind_fd(r, fd, target, dest + 1, attr_of(s->flags), 0, "the sandbox's resolv.conf");
 	close(target);
 	close(fd);
 	if (unlink(tmp) < 0)
@@ -312,27 +286,47 @@ static void build_resolv(struct ns_run *r, const struct owned *o)
  * (with --tmp-in-workspace, of the workspace's .sbx-tmp/tmp, kept between
  * runs: then it must already be a directory of the command's, never a
  * link). */
-static void build_home(const struct ns_run *r)
+static void build_home(const struct ns_run *r, const struct ns_step *s)
 {
-	const char *rel = NS_HOME + 1;
+	const char *rel = s->dest + 1;
 	struct stat st;
 
-	if (r->home)
-		return;
-	if (mkdir(rel, 0700) == 0) {
+	if (mkdir(rel, s->mode) == 0) {
 		if (chown(rel, r->uid, r->gid) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", NS_HOME);
+			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", s->dest);
 	} else if (errno != EEXIST) {
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", NS_HOME);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->dest);
 	}
 	if (lstat(rel, &st) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", NS_HOME);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", s->dest);
 	if (!S_ISDIR(st.st_mode) || st.st_uid != r->uid)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s as HOME: not a directory of uid %u "
 			"(it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)",
-			NS_HOME, (unsigned)r->uid);
+			s->dest, (unsigned)r->uid);
 }
 
+/* One bind of the plan's roots: the source opened at the start, mounted
+ * and proven to be the object checked; a runtime symlink made again. */
+static void build_bind(const struct ns_run *r, const struct mount_op *op, int src, const struct owned *o)
+{
+	char rel[PATH_MAX];
+	int target;
+
+	if (op->kind == MNT_SYMLINK) {
+		if (symlink(op->src, op->dest + 1) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to create symlink %s", op->dest);
+		return;
+	}
+	target = mount_point(o, op->dest, op->isdir);
+	snprintf(rel, sizeof rel, "%s", op->dest + 1);
+	bind_fd(r, src, target, rel, (op->ro ? SBX_MNT_RDONLY : 0) | SBX_MNT_NOSUID |
+		SBX_MNT_NODEV, 1, op->src);
+	close(target);
+	close(src);
+	verify(rel, op->src, op->dev, op->ino);
+}
+
+/* The steps of the plan (steps.c), in order. */
 void ns_build_root(struct ns_run *r, int *hidepid)
 {
 	struct owned o = { .n = 0 };
@@ -359,52 +353,58 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 			sbx_die(SBX_EXIT_POLICY, "unable to bind %s: it was replaced (race)", op->src);
 	}
 
-	/* The new root: a tmpfs over the old /tmp (private to this mount
-	 * namespace), made the root by pivot_root at the end. */
-	mount_or_die("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
-	if (chdir("/tmp") < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the new root");
-	own(&o, ".");
-	if (mkdir("proc", 0555) < 0 || mkdir("dev", 0755) < 0 || mkdir("tmp", 01777) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create the directories of the new root");
-	build_proc(r, hidepid);
-	build_dev(r, &o);
-	if (!r->tmp_in_ws) {
-		mount_or_die("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
-		own(&o, "tmp");
-	}
+	for (size_t i = 0; i < r->nsteps; i++) {
+		const struct ns_step *s = &r->steps[i];
 
-	/* /tmp and /dev/shm from the workspace first (--tmp-in-workspace),
-	 * then the binds in argv order. */
-	for (int pass = 0; pass < 2; pass++)
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct mount_op *op = &r->ops[i];
-		char rel[PATH_MAX];
-		int target;
-
-		if ((op->kind == MNT_SCRATCH) != (pass == 0))
-			continue;
-		if (op->kind == MNT_SYMLINK) {
-			if (symlink(op->src, op->dest + 1) < 0)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to create symlink %s", op->dest);
-			continue;
+		switch (s->kind) {
+		case STEP_ROOT:
+			/* A tmpfs over the old /tmp (private to this mount
+			 * namespace), made the root by pivot_root at the end. */
+			mount_or_die("tmpfs", "/tmp", "tmpfs", s->flags, s->data[0]);
+			if (chdir("/tmp") < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to enter the new root");
+			own(&o, ".");
+			break;
+		case STEP_DIR:
+			if (mkdir(s->dest + 1, s->mode) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->what);
+			break;
+		case STEP_TMPFS:
+		case STEP_DEVPTS:
+			mount_or_die(s->kind == STEP_TMPFS ? "tmpfs" : "devpts", s->dest + 1,
+				     s->kind == STEP_TMPFS ? "tmpfs" : "devpts", s->flags, s->data[0]);
+			if (s->own)
+				own(&o, s->dest + 1);
+			break;
+		case STEP_PROC:
+			build_proc(r, s, hidepid);
+			break;
+		case STEP_DEVICE:
+			device(s);
+			break;
+		case STEP_LINK:
+			if (symlink(s->src, s->dest + 1) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->dest);
+			break;
+		case STEP_BIND:
+			build_bind(r, &r->ops[s->idx], src[s->idx], &o);
+			break;
+		case STEP_RESOLV:
+			build_resolv(r, s, &o);
+			break;
+		case STEP_DENY:
+			build_deny(r, s);
+			break;
+		case STEP_HOME:
+			build_home(r, s);
+			break;
+		case STEP_READONLY:
+			set_flags(r, strcmp(s->dest, "/") ? s->dest + 1 : ".", attr_of(s->flags), s->dest);
+			break;
 		}
-		target = mount_point(&o, op->dest, op->isdir);
-		snprintf(rel, sizeof rel, "%s", op->dest + 1);
-		bind_fd(r, src[i], target, rel, (op->ro ? SBX_MNT_RDONLY : 0) | SBX_MNT_NOSUID |
-			SBX_MNT_NODEV, 1, op->src);
-		close(target);
-		close(src[i]);
-		verify(rel, op->src, op->dev, op->ino);
 	}
 	free(src);
-	build_resolv(r, &o);
-	build_deny(r);
-	build_home(r);
 
-	/* Nothing more is created: /dev and the root itself read-only. */
-	set_flags(r, "dev", SBX_MNT_RDONLY, "/dev");
-	set_flags(r, ".", SBX_MNT_RDONLY, "/");
 	if (syscall(SYS_pivot_root, ".", ".") < 0) {
 		/* The initramfs rootfs can never be pivoted away from. */
 		if (errno == EINVAL)

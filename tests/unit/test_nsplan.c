@@ -22,13 +22,15 @@ static void op(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 	o->isdir = 1;
 }
 
-static char *plan_of(const struct ns_run *r)
+/* The root's steps made from r (steps.c), then the plan printed. */
+static char *plan_of(struct ns_run *r)
 {
 	struct sbx_json j;
 	const char *line;
 	size_t len;
 	char *s;
 
+	ns_plan_root(r);
 	ns_plan_json(r, &j);
 	line = sbx_json_end(&j, &len);
 	s = line ? strndup(line, len) : NULL;
@@ -82,9 +84,26 @@ TEST(nsplan_every_writable_option_and_order)
 		"\"env\":[\"PATH=/usr/bin\",\"HOME=/tmp/home\",\"A=\\u001b[31m\"],\"uid\":1000,\"gid\":1001,"
 		"\"mounts\":["
 		"{\"kind\":\"tmpfs\",\"destination\":\"/\",\"flags\":\"nosuid,nodev,mode=0755\"},"
-		"{\"kind\":\"proc\",\"destination\":\"/proc\",\"flags\":\"nosuid,nodev,noexec\"},"
+		"{\"kind\":\"dir\",\"destination\":\"/proc\",\"mode\":\"0555\"},"
+		"{\"kind\":\"dir\",\"destination\":\"/dev\",\"mode\":\"0755\"},"
+		"{\"kind\":\"dir\",\"destination\":\"/tmp\",\"mode\":\"1777\"},"
+		"{\"kind\":\"proc\",\"destination\":\"/proc\",\"flags\":\"nosuid,nodev,noexec\","
+		"\"data\":[\"hidepid=invisible\",\"hidepid=2\",\"\"]},"
 		"{\"kind\":\"tmpfs\",\"destination\":\"/dev\",\"flags\":\"nosuid,noexec,mode=0755\"},"
+		"{\"kind\":\"device\",\"source\":\"/dev/null\",\"destination\":\"/dev/null\",\"flags\":\"bind\"},"
+		"{\"kind\":\"device\",\"source\":\"/dev/zero\",\"destination\":\"/dev/zero\",\"flags\":\"bind\"},"
+		"{\"kind\":\"device\",\"source\":\"/dev/full\",\"destination\":\"/dev/full\",\"flags\":\"bind\"},"
+		"{\"kind\":\"device\",\"source\":\"/dev/random\",\"destination\":\"/dev/random\",\"flags\":\"bind\"},"
+		"{\"kind\":\"device\",\"source\":\"/dev/urandom\",\"destination\":\"/dev/urandom\",\"flags\":\"bind\"},"
+		"{\"kind\":\"device\",\"source\":\"/dev/tty\",\"destination\":\"/dev/tty\",\"flags\":\"bind\"},"
+		"{\"kind\":\"dir\",\"destination\":\"/dev/pts\",\"mode\":\"0755\"},"
+		"{\"kind\":\"dir\",\"destination\":\"/dev/shm\",\"mode\":\"1777\"},"
 		"{\"kind\":\"devpts\",\"destination\":\"/dev/pts\",\"flags\":\"nosuid,noexec,newinstance,ptmxmode=0666,mode=620\"},"
+		"{\"kind\":\"symlink\",\"source\":\"pts/ptmx\",\"destination\":\"/dev/ptmx\"},"
+		"{\"kind\":\"symlink\",\"source\":\"/proc/self/fd\",\"destination\":\"/dev/fd\"},"
+		"{\"kind\":\"symlink\",\"source\":\"/proc/self/fd/0\",\"destination\":\"/dev/stdin\"},"
+		"{\"kind\":\"symlink\",\"source\":\"/proc/self/fd/1\",\"destination\":\"/dev/stdout\"},"
+		"{\"kind\":\"symlink\",\"source\":\"/proc/self/fd/2\",\"destination\":\"/dev/stderr\"},"
 		"{\"kind\":\"scratch\",\"option\":\"--tmp-in-workspace\",\"source\":\"/w/.sbx-tmp/tmp\",\"destination\":\"/tmp\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":10},"
 		"{\"kind\":\"scratch\",\"option\":\"--tmp-in-workspace\",\"source\":\"/w/.sbx-tmp/shm\",\"destination\":\"/dev/shm\",\"flags\":\"rw,nosuid,nodev\",\"create\":true},"
 		"{\"kind\":\"workspace\",\"option\":\"--workspace\",\"source\":\"/w\",\"destination\":\"/w\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":2},"
@@ -92,7 +111,13 @@ TEST(nsplan_every_writable_option_and_order)
 		"{\"kind\":\"rw\",\"option\":\"--home\",\"source\":\"/h\",\"destination\":\"/h\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":4},"
 		"{\"kind\":\"bind\",\"option\":\"--bind\",\"source\":\"/s\",\"destination\":\"/shared\",\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":5},"
 		"{\"kind\":\"bind\",\"option\":\"--ro-bind-fd\",\"source\":\"/t\",\"destination\":\"/tools\",\"flags\":\"ro,nosuid,nodev\",\"fd\":5,\"dev\":7,\"ino\":6},"
-		"{\"kind\":\"ro\",\"option\":\"--baseline\",\"source\":\"/opt\",\"destination\":\"/opt\",\"flags\":\"ro,nosuid,nodev\",\"dev\":8,\"ino\":9}],"
+		"{\"kind\":\"ro\",\"option\":\"--baseline\",\"source\":\"/opt\",\"destination\":\"/opt\",\"flags\":\"ro,nosuid,nodev\",\"dev\":8,\"ino\":9},"
+		"{\"kind\":\"deny-write\",\"destination\":\"/w/.env\",\"op\":\"read-only\",\"flags\":\"bind,ro,nosuid,nodev\",\"dev\":7,\"ino\":70},"
+		"{\"kind\":\"deny-write\",\"destination\":\"/w/.git\",\"op\":\"pin\",\"flags\":\"bind\",\"dev\":7,\"ino\":71},"
+		"{\"kind\":\"deny-write\",\"destination\":\"/w/.git/hooks\",\"op\":\"read-only\",\"flags\":\"bind,ro,nosuid,nodev\",\"dev\":7,\"ino\":72},"
+		"{\"kind\":\"home\",\"destination\":\"/tmp/home\",\"mode\":\"0700\",\"uid\":1000,\"gid\":1001},"
+		"{\"kind\":\"remount\",\"destination\":\"/dev\",\"flags\":\"ro\"},"
+		"{\"kind\":\"remount\",\"destination\":\"/\",\"flags\":\"ro\"}],"
 		"\"deny_write\":{\"globs\":[\".env\",\".git/hooks/**\"],\"operations\":["
 		"{\"op\":\"read-only\",\"path\":\"/w/.env\",\"dev\":7,\"ino\":70},"
 		"{\"op\":\"pin\",\"path\":\"/w/.git\",\"dev\":7,\"ino\":71},"
@@ -130,6 +155,7 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 		r.quiet_denials = 1;
 		r.require_landlock = 1;
 		r.grant_checked = 1;
+		r.home = "/h";
 		s = plan_of(&r);
 		snprintf(exp, sizeof exp, "\"net\":%s,\"seccomp\":{\"filter\":\"%s\",\"denials\":\"errno\"},"
 			 "\"landlock\":{\"abi\":0,\"required\":true}", want[i].net, want[i].filter);
@@ -139,6 +165,9 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 		CHECK(s && strstr(s, "\"grant_checked\":true"));
 		/* the sandbox's own /tmp and /dev/shm without --tmp-in-workspace */
 		CHECK(s && strstr(s, "{\"kind\":\"tmpfs\",\"destination\":\"/tmp\""));
+		/* --home: the command's HOME is that root, nothing is made */
+		CHECK(s && !strstr(s, "\"kind\":\"home\""));
+		CHECK(s && !strstr(s, "resolv.conf"));
 		if (s && !strstr(s, exp))
 			fprintf(stderr, "  %s\n  want %s\n", s, exp);
 		free(s);
@@ -157,6 +186,10 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 	CHECK(s && strstr(s, "\"net\":{\"mode\":\"broker, transparent\",\"port\":3128,"
 			  "\"proxy\":\"http://127.0.0.1:3128\",\"capture_ports\":[80,443]},"
 			  "\"seccomp\":{\"filter\":\"transparent\","));
+	/* after the roots, before deny-write: the broker answers DNS */
+	CHECK(s && strstr(s, "\"flags\":\"rw,nosuid,nodev\",\"dev\":7,\"ino\":2},"
+			  "{\"kind\":\"resolv.conf\",\"destination\":\"/etc/resolv.conf\","
+			  "\"flags\":\"ro,nosuid,nodev\"},{\"kind\":\"home\","));
 	free(s);
 	free(r.ops);
 }

@@ -1,0 +1,141 @@
+/* The sandbox's root as one ordered list of steps, made by the outer
+ * process once everything is checked: the mounts and directories of the
+ * sandbox's own (/, /proc with its hidepid choice, /dev and its nodes,
+ * /tmp), the binds of host paths (--tmp-in-workspace's first, then argv
+ * order), the resolver of a transparent broker, the deny-write binds, the
+ * command's HOME and the final read-only remounts. pid 1 executes exactly
+ * this list (root.c) and --dry-run prints exactly this list (plan.c):
+ * nothing of the root is made that the plan does not show. Pure: it reads
+ * the run and allocates, nothing else. */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+
+static struct ns_step *push(struct ns_run *r, enum step_kind kind, const char *dest)
+{
+	struct ns_step *s;
+
+	if (r->nsteps == r->capsteps) {
+		size_t cap = r->capsteps ? r->capsteps * 2 : 32;
+		s = realloc(r->steps, cap * sizeof *s);
+		if (!s)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		r->steps = s;
+		r->capsteps = cap;
+	}
+	s = &r->steps[r->nsteps++];
+	memset(s, 0, sizeof *s);
+	s->kind = kind;
+	s->dest = dest;
+	return s;
+}
+
+static void dir(struct ns_run *r, const char *dest, mode_t mode, const char *what)
+{
+	struct ns_step *s = push(r, STEP_DIR, dest);
+
+	s->mode = mode;
+	s->what = what;
+}
+
+static void fs(struct ns_run *r, enum step_kind kind, const char *dest, unsigned long flags,
+	       const char *data, int own)
+{
+	struct ns_step *s = push(r, kind, dest);
+
+	s->flags = flags;
+	s->data[0] = data;
+	s->ndata = 1;
+	s->own = own;
+}
+
+static void node(struct ns_run *r, enum step_kind kind, const char *src, const char *dest)
+{
+	struct ns_step *s = push(r, kind, dest);
+
+	s->src = src;
+	if (kind == STEP_DEVICE)
+		s->flags = MS_BIND;
+}
+
+void ns_plan_root(struct ns_run *r)
+{
+	static const char *const nodes[][2] = {
+		{ "/dev/null", "/dev/null" }, { "/dev/zero", "/dev/zero" }, { "/dev/full", "/dev/full" },
+		{ "/dev/random", "/dev/random" }, { "/dev/urandom", "/dev/urandom" }, { "/dev/tty", "/dev/tty" },
+	};
+	static const char *const links[][2] = {
+		{ "pts/ptmx", "/dev/ptmx" }, { "/proc/self/fd", "/dev/fd" },
+		{ "/proc/self/fd/0", "/dev/stdin" }, { "/proc/self/fd/1", "/dev/stdout" },
+		{ "/proc/self/fd/2", "/dev/stderr" },
+	};
+	struct ns_step *s;
+
+	r->nsteps = 0;
+	/* A tmpfs made the root by pivot_root at the end. */
+	fs(r, STEP_ROOT, "/", MS_NOSUID | MS_NODEV, "mode=0755", 1);
+	dir(r, "/proc", 0555, "the directories of the new root");
+	dir(r, "/dev", 0755, "the directories of the new root");
+	dir(r, "/tmp", 01777, "the directories of the new root");
+	/* A fresh proc that hides other users' processes where the kernel
+	 * can (the first option it takes), else a plain one. */
+	s = push(r, STEP_PROC, "/proc");
+	s->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	s->data[0] = "hidepid=invisible";
+	s->data[1] = "hidepid=2";
+	s->data[2] = NULL;
+	s->ndata = 3;
+	fs(r, STEP_TMPFS, "/dev", MS_NOSUID | MS_NOEXEC, "mode=0755", 1);
+	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
+		node(r, STEP_DEVICE, nodes[i][0], nodes[i][1]);
+	dir(r, "/dev/pts", 0755, "/dev/pts and /dev/shm");
+	dir(r, "/dev/shm", 01777, "/dev/pts and /dev/shm");
+	fs(r, STEP_DEVPTS, "/dev/pts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620", 0);
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+		node(r, STEP_LINK, links[i][0], links[i][1]);
+	if (!r->tmp_in_ws) {
+		fs(r, STEP_TMPFS, "/dev/shm", MS_NOSUID | MS_NODEV, "mode=1777", 0);
+		fs(r, STEP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV, "mode=1777", 1);
+	}
+	/* /tmp and /dev/shm from the workspace first (--tmp-in-workspace),
+	 * then the binds in argv order. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < r->nops; i++)
+			if ((r->ops[i].kind == MNT_SCRATCH) == (pass == 0)) {
+				s = push(r, STEP_BIND, r->ops[i].dest);
+				s->idx = i;
+			}
+	if (r->transparent) {
+		/* or where /etc/resolv.conf links to, taken lexically */
+		s = push(r, STEP_RESOLV, "/etc/resolv.conf");
+		s->flags = MS_RDONLY | MS_NOSUID | MS_NODEV;
+	}
+	/* Deny-write, in path order (ancestors before what lies below). */
+	for (size_t i = 0; i < r->ndops; i++) {
+		const char *rel = r->dops[i].rel;
+		char *dest;
+
+		if (asprintf(&dest, "%s%s%s", r->ops[r->ws].dest, strcmp(rel, ".") ? "/" : "",
+			     strcmp(rel, ".") ? rel : "") < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		s = push(r, STEP_DENY, dest);
+		s->idx = i;
+		if (r->dops[i].kind == DENY_PROTECT)
+			s->flags = MS_RDONLY | MS_NOSUID | MS_NODEV;
+	}
+	if (!r->home) {
+		s = push(r, STEP_HOME, NS_HOME);
+		s->mode = 0700;
+	}
+	/* Nothing more is created: /dev and the root itself read-only. */
+	s = push(r, STEP_READONLY, "/dev");
+	s->flags = MS_RDONLY;
+	s = push(r, STEP_READONLY, "/");
+	s->flags = MS_RDONLY;
+}
