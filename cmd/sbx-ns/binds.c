@@ -118,17 +118,19 @@ static int holds_workspace(const struct mount_op *ws, const struct mount_op *dir
  * because the deny-write paths are protected only in the workspace's own
  * view. The workspace itself and its --tmp-in-workspace directory (made
  * by sbx-ns, mounted at /tmp) are the only writable views of it. */
-static void check_writable(const struct ns_run *r, const struct mount_op *op)
+static void check_writable(const struct ns_run *r)
 {
-	const struct mount_op *ws = &r->ops[r->ws];
+	const struct mount_op *ws = &r->ops[r->ws], *op;
 
-	if (op->ro || (op->kind != MNT_RW && op->kind != MNT_BIND))
-		return;
-	if (in_workspace(ws, op->src) || holds_workspace(ws, op))
-		sbx_die_usage("%s: invalid path '%s': overlaps the workspace %s (a writable "
-			      "second view of it; %s)", op->opt, op->src, ws->src,
-			      !strcmp(op->opt, "--home") ? "give a directory outside the workspace" :
-			      op->kind == MNT_BIND ? "use --ro-bind" : "use --ro");
+	for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
+		if (op->kind == MNT_WORKSPACE || op->kind == MNT_SCRATCH)
+			continue;
+		if (in_workspace(ws, op->src) || holds_workspace(ws, op))
+			sbx_die_usage("%s: invalid path '%s': overlaps the workspace %s (a writable "
+				      "second view of it; %s)", op->opt, op->src, ws->src,
+				      !strcmp(op->opt, "--home") ? "give a directory outside the workspace" :
+				      op->kind == MNT_BIND ? "use --ro-bind" : "use --ro");
+	}
 }
 
 /* A chosen destination inside another bind (or another bind inside it)
@@ -137,10 +139,10 @@ static void check_writable(const struct ns_run *r, const struct mount_op *op)
  * set is known, before ns_check_ops. */
 void ns_check_binds(const struct ns_run *r)
 {
+	check_writable(r);
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct mount_op *b = &r->ops[i];
 
-		check_writable(r, b);
 		if (b->kind != MNT_BIND)
 			continue;
 		if (r->tmp_in_ws && (sbx_path_within(b->dest, "/tmp") || sbx_path_within(b->dest, "/dev/shm")))

@@ -375,6 +375,7 @@ static int unhex(char *out, const char *s, size_t cap)
 static int state_dir(const struct ns_run *r, char *path, size_t cap)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const struct mount_op *op;
 	char real[PATH_MAX];
 	struct stat st;
 	int fd;
@@ -404,10 +405,10 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for the deny-write records: owned by uid %u "
 			"with mode %03o, not by uid %u with mode 0700 (remove it, or set XDG_RUNTIME_DIR)",
 			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->caller_uid);
-	for (size_t i = 0; i < r->nops; i++)
-		if (!r->ops[i].ro && r->ops[i].kind != MNT_SYMLINK && sbx_path_within(path, r->ops[i].src))
+	for (size_t it = 0; (op = ns_next_writable(r, &it)); )
+		if (sbx_path_within(path, op->src))
 			sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
-				"writable root %s (the command could forge it)", path, r->ops[i].src);
+				"writable root %s (the command could forge it)", path, op->src);
 	return fd;
 }
 

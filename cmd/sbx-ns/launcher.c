@@ -52,10 +52,8 @@ void ns_check_launcher(const struct ns_run *r)
 			break;
 		*(slash == dir ? slash + 1 : slash) = '\0';
 		if (stat(dir, &ds) == 0) {
-			for (size_t i = 0; i < r->nops; i++) {
-				const struct mount_op *op = &r->ops[i];
-				if (op->ro || op->kind == MNT_SYMLINK)
-					continue;
+			const struct mount_op *op;
+			for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
 				if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(exe, op->src))
 					sbx_die(SBX_EXIT_POLICY, "refusing to run: the executable %s lies "
 						"inside the writable root %s", exe, op->src);

@@ -293,17 +293,16 @@ static void check_policy(struct ns_run *r)
 {
 	struct sbx_protect_root *roots = calloc(r->nops + 1, sizeof *roots);
 	const char **opts = calloc(r->nops + 1, sizeof *opts);
+	const struct mount_op *op;
 	size_t n = 0;
 
 	if (!roots || !opts)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	for (size_t i = 0; i < r->nops; i++) {
-		if (r->ops[i].ro || r->ops[i].kind == MNT_SYMLINK)
-			continue;
-		roots[n].path = r->ops[i].src;
-		roots[n].dev = r->ops[i].dev;
-		roots[n].ino = r->ops[i].ino;
-		opts[n++] = r->ops[i].opt;
+	for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
+		roots[n].path = op->src;
+		roots[n].dev = op->dev;
+		roots[n].ino = op->ino;
+		opts[n++] = op->opt;
 	}
 	sbx_protect_check(&r->prot, roots, opts, n);
 	free(roots);

@@ -211,6 +211,7 @@ void ns_check_net(struct ns_run *r)
 {
 	char link[64], path[PATH_MAX], dir[PATH_MAX], *slash;
 	struct stat st, ds;
+	const struct mount_op *op;
 	ssize_t n;
 	int s;
 
@@ -263,10 +264,7 @@ void ns_check_net(struct ns_run *r)
 		*(slash == dir ? slash + 1 : slash) = '\0';
 		if (stat(dir, &ds) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", dir);
-		for (size_t i = 0; i < r->nops; i++) {
-			const struct mount_op *op = &r->ops[i];
-			if (op->ro || op->kind == MNT_SYMLINK)
-				continue;
+		for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
 			if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(path, op->src))
 				sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker socket %s lies "
 					"inside the writable root %s", path, op->src);

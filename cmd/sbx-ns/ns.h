@@ -208,6 +208,7 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 void ns_add_runtime(struct ns_run *r);
 void ns_check_ops(struct ns_run *r);
 struct mount_op *ns_push_op(struct ns_run *r);
+const struct mount_op *ns_next_writable(const struct ns_run *r, size_t *it);
 
 /* binds.c */
 void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char *src,

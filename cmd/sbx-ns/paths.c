@@ -42,6 +42,28 @@ struct mount_op *ns_push_op(struct ns_run *r)
 	return op;
 }
 
+/* The plan's writable entries: every mount the command can write through,
+ * whatever option made it (--workspace, --workspace-fd, --rw, --rw-fd,
+ * --home, --bind, --bind-fd, a policy's writable roots,
+ * --tmp-in-workspace's directories): each one pid 1 binds without
+ * read-only (root.c). Every check that concerns writable things (the
+ * workspace's second views, protected paths, the launcher, the broker's
+ * socket, the deny-write records) iterates them through this one call,
+ * so an option that makes a writable mount cannot pass one by:
+ *
+ *	for (size_t it = 0; (op = ns_next_writable(r, &it)); )
+ */
+const struct mount_op *ns_next_writable(const struct ns_run *r, size_t *it)
+{
+	while (*it < r->nops) {
+		const struct mount_op *op = &r->ops[(*it)++];
+
+		if (!op->ro && op->kind != MNT_SYMLINK)
+			return op;
+	}
+	return NULL;
+}
+
 static char *xstrdup(const char *s)
 {
 	char *d = strdup(s);

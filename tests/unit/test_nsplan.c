@@ -5,7 +5,11 @@
 #include "json.h"
 #include "ns.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void op(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *src,
 	       const char *dest, dev_t dev, ino_t ino)
@@ -36,6 +40,16 @@ static char *plan_of(struct ns_run *r)
 	s = line ? strndup(line, len) : NULL;
 	sbx_json_free(&j);
 	return s;
+}
+
+/* A run as main() starts it, before parsing. */
+static void base_run(struct ns_run *r)
+{
+	memset(r, 0, sizeof *r);
+	r->status_fd = r->ready_fd = r->wsfd = r->grant_fd = r->broker_fd = -1;
+	r->net = NET_NONE;
+	r->uid = getuid();
+	r->gid = getgid();
 }
 
 static void base(struct ns_run *r, char **cmd, char **env)
@@ -192,4 +206,88 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 			  "\"flags\":\"ro,nosuid,nodev\"},{\"kind\":\"home\","));
 	free(s);
 	free(r.ops);
+}
+
+/* A directory made for one test, canonical (no symlink on the way). */
+static char *dir_in(const char *base, const char *name)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", base, name) < 0 || mkdir(p, 0700) < 0)
+		return NULL;
+	return p;
+}
+
+static const char *fd_arg(const char *path, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%d", open(path, O_PATH | O_DIRECTORY | O_CLOEXEC));
+	return buf;
+}
+
+/* Every option that makes a writable mount, made by the functions argv
+ * and the policy use: the iterator every writable-root check runs on
+ * returns each one, in order, and nothing read-only. */
+TEST(nsplan_every_writable_option_is_a_writable_entry)
+{
+	static const char *const want[] = {
+		"--workspace", "--rw", "--rw-fd", "--home", "--bind", "--bind-fd", "--baseline",
+		"--policy-fd", "--tmp-in-workspace", "--tmp-in-workspace", NULL,
+	};
+	char tmpl[] = "/var/tmp/sbx-unit-nsplan.XXXXXX", fd1[16], fd2[16], fd3[16], fd4[16];
+	const char *base = mkdtemp(tmpl);
+	char *d[12];
+	const struct mount_op *op;
+	struct ns_run r;
+	size_t k = 0;
+
+	CHECK(base != NULL);
+	if (!base)
+		return;
+	for (int i = 0; i < 12; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "d%d", i);
+		d[i] = dir_in(base, name);
+		CHECK(d[i] != NULL);
+		if (!d[i])
+			return;
+	}
+	base_run(&r);
+	ns_add_path(&r, MNT_WORKSPACE, 0, "--workspace", d[0]);
+	ns_add_path(&r, MNT_RW, 0, "--rw", d[1]);
+	ns_add_fd(&r, MNT_RW, 0, "--rw-fd", fd_arg(d[2], fd1, sizeof fd1));
+	ns_add_path(&r, MNT_RW, 0, "--home", d[3]);
+	ns_add_bind(&r, 0, 0, "--bind", d[4], "/shared");
+	ns_add_bind(&r, 0, 1, "--bind-fd", fd_arg(d[5], fd2, sizeof fd2), "/shared2");
+	/* a policy's writable roots (policy.c's add_missing) */
+	ns_add_path(&r, MNT_RW, 0, "--baseline", d[6]);
+	ns_add_path(&r, MNT_RW, 0, "--policy-fd", d[7]);
+	/* and what is never writable */
+	ns_add_path(&r, MNT_RO, 1, "--ro", d[8]);
+	ns_add_fd(&r, MNT_RO, 1, "--ro-fd", fd_arg(d[9], fd3, sizeof fd3));
+	ns_add_bind(&r, 1, 0, "--ro-bind", d[10], "/tools");
+	ns_add_bind(&r, 1, 1, "--ro-bind-fd", fd_arg(d[11], fd4, sizeof fd4), "/tools2");
+	ns_add_runtime(&r); /* the default set, read-only, and its symlinks */
+	/* --tmp-in-workspace as a dry run plans it: to be made */
+	r.tmp_in_ws = 1;
+	r.dry_run = 1;
+	ns_plan_scratch(&r);
+	for (size_t it = 0; (op = ns_next_writable(&r, &it)); k++) {
+		CHECK(want[k] != NULL);
+		if (!want[k])
+			break;
+		CHECK_STR(op->opt, want[k]);
+		CHECK(!op->ro && op->kind != MNT_SYMLINK);
+	}
+	CHECK(want[k] == NULL);
+	/* --workspace-fd */
+	base_run(&r);
+	ns_add_fd(&r, MNT_WORKSPACE, 0, "--workspace-fd", fd_arg(d[0], fd1, sizeof fd1));
+	ns_add_path(&r, MNT_RO, 1, "--ro", d[8]);
+	k = 0;
+	for (size_t it = 0; (op = ns_next_writable(&r, &it)); k++)
+		CHECK_STR(op->opt, "--workspace-fd");
+	CHECK(k == 1);
+	for (int i = 11; i >= 0; i--)
+		rmdir(d[i]);
+	rmdir(base);
 }
