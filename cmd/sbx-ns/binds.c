@@ -62,7 +62,7 @@ void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char
 		ns_add_fd(r, ro ? MNT_RO : MNT_RW, ro, opt, src);
 	else
 		ns_add_path(r, ro ? MNT_RO : MNT_RW, ro, opt, src);
-	op = &r->ops[r->nops - 1];
+	op = &r->p.ops[r->p.nops - 1];
 	op->kind = MNT_BIND;
 	op->dest = strdup(dest);
 	if (!op->dest)
@@ -120,7 +120,7 @@ static int holds_workspace(const struct mount_op *ws, const struct mount_op *dir
  * by sbx-ns, mounted at /tmp) are the only writable views of it. */
 static void check_writable(const struct ns_run *r)
 {
-	const struct mount_op *ws = &r->ops[r->ws], *op;
+	const struct mount_op *ws = &r->p.ops[r->p.ws], *op;
 
 	for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
 		if (op->kind == MNT_WORKSPACE || op->kind == MNT_SCRATCH)
@@ -140,16 +140,16 @@ static void check_writable(const struct ns_run *r)
 void ns_check_binds(const struct ns_run *r)
 {
 	check_writable(r);
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct mount_op *b = &r->ops[i];
+	for (size_t i = 0; i < r->p.nops; i++) {
+		const struct mount_op *b = &r->p.ops[i];
 
 		if (b->kind != MNT_BIND)
 			continue;
-		if (r->tmp_in_ws && (sbx_path_within(b->dest, "/tmp") || sbx_path_within(b->dest, "/dev/shm")))
+		if (r->a->tmp_in_ws && (sbx_path_within(b->dest, "/tmp") || sbx_path_within(b->dest, "/dev/shm")))
 			sbx_die_usage("%s: invalid destination '%s': /tmp is the workspace's with "
 				      "--tmp-in-workspace", b->opt, b->dest);
-		for (size_t j = 0; j < r->nops; j++) {
-			const struct mount_op *o = &r->ops[j];
+		for (size_t j = 0; j < r->p.nops; j++) {
+			const struct mount_op *o = &r->p.ops[j];
 			if (j == i || !strcmp(o->dest, b->dest))
 				continue;
 			if (sbx_path_within(b->dest, o->dest))
@@ -164,25 +164,25 @@ void ns_check_binds(const struct ns_run *r)
 
 void ns_drop_ro_in_ws(struct ns_run *r)
 {
-	size_t k = 0, wsi = r->ws;
-	const struct mount_op ws = r->ops[r->ws];
+	size_t k = 0, wsi = r->p.ws;
+	const struct mount_op ws = r->p.ops[r->p.ws];
 
-	for (size_t i = 0; i < r->nops; i++) {
-		struct mount_op *op = &r->ops[i];
+	for (size_t i = 0; i < r->p.nops; i++) {
+		struct mount_op *op = &r->p.ops[i];
 		if (op->kind == MNT_RO && in_workspace(&ws, op->src)) {
 			struct sbx_json j;
-			if (r->status_fd >= 0) {
+			if (r->a->status_fd >= 0) {
 				sbx_json_begin(&j, NS_PROG, "warning");
 				sbx_json_str(&j, "option", op->opt);
 				sbx_json_str(&j, "path", op->src);
 				sbx_json_str(&j, "reason", "inside the workspace: ignored");
-				sbx_json_write(&j, r->status_fd);
+				sbx_json_write(&j, r->a->status_fd);
 			}
 			if (i < wsi)
-				r->ws--;
+				r->p.ws--;
 			continue;
 		}
-		r->ops[k++] = *op;
+		r->p.ops[k++] = *op;
 	}
-	r->nops = k;
+	r->p.nops = k;
 }

@@ -45,9 +45,9 @@ const char *const *ns_deny_globs(const struct ns_run *r, size_t *n)
 {
 	const char *const *d = sbx_policy_default_deny;
 
-	if (r->deny) {
-		*n = r->ndeny;
-		return r->deny;
+	if (r->p.deny) {
+		*n = r->p.ndeny;
+		return r->p.deny;
 	}
 	for (*n = 0; d[*n]; (*n)++)
 		;
@@ -396,12 +396,12 @@ static int cmp_dop(const void *a, const void *b)
 
 int ns_workspace_fd(struct ns_run *r)
 {
-	const struct mount_op *ws = &r->ops[r->ws];
+	const struct mount_op *ws = &r->p.ops[r->p.ws];
 	struct stat st;
 	int fd;
 
-	if (r->wsfd >= 0)
-		return r->wsfd;
+	if (r->p.wsfd >= 0)
+		return r->p.wsfd;
 	fd = ws->fd >= 0 ? fcntl(ws->fd, F_DUPFD_CLOEXEC, 3) :
 			   open(ws->src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
@@ -410,7 +410,7 @@ int ns_workspace_fd(struct ns_run *r)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open workspace %s", ws->src);
 	if (st.st_dev != ws->dev || st.st_ino != ws->ino)
 		sbx_die(SBX_EXIT_POLICY, "unable to open workspace %s: it was replaced (race)", ws->src);
-	r->wsfd = fd;
+	r->p.wsfd = fd;
 	return fd;
 }
 
@@ -437,8 +437,8 @@ void ns_plan_deny(struct ns_run *r)
 		}
 	}
 	qsort(w.found.v, w.found.n, sizeof *w.found.v, cmp_dop);
-	r->dops = w.found.v;
-	r->ndops = w.found.n;
+	r->p.dops = w.found.v;
+	r->p.ndops = w.found.n;
 }
 
 /* --tmp-in-workspace: /tmp and /dev/shm are directories of the workspace's
@@ -447,11 +447,11 @@ void ns_plan_deny(struct ns_run *r)
 static int scratch_dir(struct ns_run *r, int dirfd, const char *name, const char *path, struct stat *st)
 {
 	/* --dry-run creates nothing: a missing directory is one to make. */
-	if (r->dry_run) {
+	if (r->a->dry_run) {
 		if (dirfd < 0 || (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
 			return 1;
 	} else if (mkdirat(dirfd, name, 0700) == 0) {
-		if (r->root && fchownat(dirfd, name, r->uid, r->gid, AT_SYMLINK_NOFOLLOW) < 0)
+		if (r->p.root && fchownat(dirfd, name, r->p.uid, r->p.gid, AT_SYMLINK_NOFOLLOW) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", path);
 	} else if (errno != EEXIST) {
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", path);
@@ -460,9 +460,9 @@ static int scratch_dir(struct ns_run *r, int dirfd, const char *name, const char
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", path);
 	if (!S_ISDIR(st->st_mode))
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for /tmp: not a directory", path);
-	if (st->st_uid != r->uid)
+	if (st->st_uid != r->p.uid)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for /tmp: owned by uid %u, not %u",
-			path, (unsigned)st->st_uid, (unsigned)r->uid);
+			path, (unsigned)st->st_uid, (unsigned)r->p.uid);
 	return 0;
 }
 
@@ -474,17 +474,17 @@ void ns_plan_scratch(struct ns_run *r)
 	struct stat st;
 	int wsfd, base, made;
 
-	if (!r->tmp_in_ws)
+	if (!r->a->tmp_in_ws)
 		return;
 	wsfd = ns_workspace_fd(r);
-	snprintf(path, sizeof path, "%s/.sbx-tmp", r->ops[r->ws].src);
+	snprintf(path, sizeof path, "%s/.sbx-tmp", r->p.ops[r->p.ws].src);
 	made = scratch_dir(r, wsfd, ".sbx-tmp", path, &st);
 	base = made ? -1 : openat(wsfd, ".sbx-tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (!made && base < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", path);
 	for (int i = 0; i < 2; i++) {
 		struct mount_op *op;
-		snprintf(path, sizeof path, "%s/.sbx-tmp/%s", r->ops[r->ws].src, sub[i]);
+		snprintf(path, sizeof path, "%s/.sbx-tmp/%s", r->p.ops[r->p.ws].src, sub[i]);
 		int create = scratch_dir(r, base, sub[i], path, &st);
 		op = ns_push_op(r);
 		op->create = create;

@@ -382,29 +382,29 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 
 	/* Root: /run/sbx-ns; where there is no writable /run (an initramfs,
 	 * a container with /run read-only), /tmp/sbx-ns-0. */
-	if (r->root && (mkdir("/run/sbx-ns", 0700) == 0 || errno == EEXIST)) {
+	if (r->p.root && (mkdir("/run/sbx-ns", 0700) == 0 || errno == EEXIST)) {
 		snprintf(path, cap, "/run/sbx-ns");
-	} else if (r->root) {
+	} else if (r->p.root) {
 		snprintf(path, cap, "/tmp/sbx-ns-0");
 	} else if (xdg && xdg[0] == '/' && realpath(xdg, real) && stat(real, &st) == 0 &&
-		   S_ISDIR(st.st_mode) && st.st_uid == r->caller_uid && !(st.st_mode & 077)) {
+		   S_ISDIR(st.st_mode) && st.st_uid == r->p.caller_uid && !(st.st_mode & 077)) {
 		if ((size_t)snprintf(path, cap, "%.4000s/sbx-ns", real) >= cap)
 			sbx_die(SBX_EXIT_SYS, "unable to use XDG_RUNTIME_DIR: too long");
 	} else {
-		snprintf(path, cap, "/tmp/sbx-ns-%u", (unsigned)r->caller_uid);
+		snprintf(path, cap, "/tmp/sbx-ns-%u", (unsigned)r->p.caller_uid);
 	}
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		sbx_die(SBX_EXIT_SYS, "unable to create %s for the deny-write records: %s; to fix: a "
 			"writable %s, or XDG_RUNTIME_DIR naming a directory of the caller's with mode 0700 "
 			"(in a container: a tmpfs or emptyDir volume at /tmp)", path, strerror(errno),
-			r->root ? "/run" : "/tmp");
+			r->p.root ? "/run" : "/tmp");
 	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s for the deny-write records", path);
-	if (st.st_uid != r->caller_uid || (st.st_mode & 077))
+	if (st.st_uid != r->p.caller_uid || (st.st_mode & 077))
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for the deny-write records: owned by uid %u "
 			"with mode %03o, not by uid %u with mode 0700 (remove it, or set XDG_RUNTIME_DIR)",
-			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->caller_uid);
+			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->p.caller_uid);
 	for (size_t it = 0; (op = ns_next_writable(r, &it)); )
 		if (sbx_path_within(path, op->src))
 			sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
@@ -414,8 +414,8 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 
 static void prefix_of(const struct ns_run *r, char *out, size_t cap)
 {
-	snprintf(out, cap, "ws-%llx-%llx-", (unsigned long long)r->ops[r->ws].dev,
-		 (unsigned long long)r->ops[r->ws].ino);
+	snprintf(out, cap, "ws-%llx-%llx-", (unsigned long long)r->p.ops[r->p.ws].dev,
+		 (unsigned long long)r->p.ops[r->p.ws].ino);
 }
 
 /* State and start time (clock ticks since boot) of a process, from
@@ -463,7 +463,7 @@ static char *read_all(int fd)
  * it was used (or is garbage), -1 if its run still lives. */
 static int take_over(struct ns_run *r, int fd)
 {
-	struct deny_scope s = { .wsfd = r->wsfd, .status_fd = r->status_fd, .earlier = 1 };
+	struct deny_scope s = { .wsfd = r->p.wsfd, .status_fd = r->a->status_fd, .earlier = 1 };
 	struct deny_list start = { 0 };
 	const char **globs = NULL;
 	size_t nglobs = 0;
@@ -510,7 +510,7 @@ static int take_over(struct ns_run *r, int fd)
 	}
 	/* A record cut short was written before the sandbox existed. */
 	if (ok > 0 && done > 0 && pid > 0) {
-		int64_t born = btime_ns(r->wsfd);
+		int64_t born = btime_ns(r->p.wsfd);
 
 		s.end_ns = ts_ns(&st.st_mtim) + SLACK_NS;
 		/* A record names its workspace by device and inode: a directory
@@ -543,13 +543,13 @@ void ns_deny_recover(struct ns_run *r)
 	DIR *d;
 
 	ns_workspace_fd(r);
-	r->rec = calloc(1, sizeof *r->rec);
-	if (!r->rec)
+	r->x.rec = calloc(1, sizeof *r->x.rec);
+	if (!r->x.rec)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	r->rec->fd = -1;
-	r->rec->owner = getpid();
-	dfd = r->rec->dirfd = state_dir(r, path, sizeof path);
-	snprintf(r->rec->dir, sizeof r->rec->dir, "%s", path);
+	r->x.rec->fd = -1;
+	r->x.rec->owner = getpid();
+	dfd = r->x.rec->dirfd = state_dir(r, path, sizeof path);
+	snprintf(r->x.rec->dir, sizeof r->x.rec->dir, "%s", path);
 	prefix_of(r, pre, sizeof pre);
 	plen = strlen(pre);
 	rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -574,13 +574,13 @@ void ns_deny_recover(struct ns_run *r)
 
 static void rec_write(struct ns_run *r, const char *s)
 {
-	if (write(r->rec->fd, s, strlen(s)) != (ssize_t)strlen(s))
+	if (write(r->x.rec->fd, s, strlen(s)) != (ssize_t)strlen(s))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the deny-write record");
 }
 
 static void rec_unlink(struct ns_run *r)
 {
-	struct ns_deny_rec *rec = r->rec;
+	struct ns_deny_rec *rec = r->x.rec;
 
 	if (!rec || rec->fd < 0 || getpid() != rec->owner)
 		return;
@@ -592,7 +592,7 @@ static void rec_unlink(struct ns_run *r)
 /* Just before the clone: this run's record, complete, locked, then named. */
 void ns_deny_record(struct ns_run *r)
 {
-	struct ns_deny_rec *rec = r->rec;
+	struct ns_deny_rec *rec = r->x.rec;
 	char proc[40], line[2 * PATH_MAX + 96], h[2 * PATH_MAX + 2], pre[64];
 	size_t n;
 	const char *const *globs = ns_deny_globs(r, &n);
@@ -606,7 +606,7 @@ void ns_deny_record(struct ns_run *r)
 	rec->fd = openat(rec->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (rec->fd < 0 || flock(rec->fd, LOCK_EX) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the deny-write record in %s", rec->dir);
-	snprintf(line, sizeof line, REC_MAGIC "\nuid %u\nstart %lld %ld\n", (unsigned)r->uid,
+	snprintf(line, sizeof line, REC_MAGIC "\nuid %u\nstart %lld %ld\n", (unsigned)r->p.uid,
 		 (long long)rec->start.tv_sec, rec->start.tv_nsec);
 	rec_write(r, line);
 	for (size_t i = 0; i < n; i++) {
@@ -614,11 +614,11 @@ void ns_deny_record(struct ns_run *r)
 		snprintf(line, sizeof line, "glob %s\n", h);
 		rec_write(r, line);
 	}
-	for (size_t i = 0; i < r->ndops; i++) {
-		hex(h, r->dops[i].rel);
+	for (size_t i = 0; i < r->p.ndops; i++) {
+		hex(h, r->p.dops[i].rel);
 		snprintf(line, sizeof line, "have %c %llx %llx %s\n",
-			 r->dops[i].kind == DENY_PROTECT ? 'P' : 'A', (unsigned long long)r->dops[i].dev,
-			 (unsigned long long)r->dops[i].ino, h);
+			 r->p.dops[i].kind == DENY_PROTECT ? 'P' : 'A', (unsigned long long)r->p.dops[i].dev,
+			 (unsigned long long)r->p.dops[i].ino, h);
 		rec_write(r, line);
 	}
 	rec_write(r, "end\n");
@@ -643,26 +643,26 @@ void ns_deny_heartbeat(struct ns_run *r)
 {
 	struct timespec now;
 
-	if (!r->rec || r->rec->fd < 0)
+	if (!r->x.rec || r->x.rec->fd < 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (now.tv_sec == r->rec->beat)
+	if (now.tv_sec == r->x.rec->beat)
 		return;
-	r->rec->beat = now.tv_sec;
-	futimens(r->rec->fd, NULL);
+	r->x.rec->beat = now.tv_sec;
+	futimens(r->x.rec->fd, NULL);
 }
 
 /* The sandbox is gone (its pid 1 reaped): before the exit is reported. */
 void ns_deny_end(struct ns_run *r)
 {
-	struct deny_scope s = { .wsfd = r->wsfd, .uid = r->uid, .status_fd = r->status_fd };
-	struct deny_list start = { .v = r->dops, .n = r->ndops };
+	struct deny_scope s = { .wsfd = r->p.wsfd, .uid = r->p.uid, .status_fd = r->a->status_fd };
+	struct deny_list start = { .v = r->p.dops, .n = r->p.ndops };
 	size_t n;
 	const char *const *globs = ns_deny_globs(r, &n);
 
-	if (!r->rec || r->rec->fd < 0)
+	if (!r->x.rec || r->x.rec->fd < 0)
 		return;
-	s.start_ns = ts_ns(&r->rec->start);
+	s.start_ns = ts_ns(&r->x.rec->start);
 	check(&s, globs, n, &start);
 	rec_unlink(r);
 }

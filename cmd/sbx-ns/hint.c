@@ -23,33 +23,33 @@
  * would fail on its first write; say so now (stderr and status). */
 void ns_check_ws_writable(const struct ns_run *r)
 {
-	const struct mount_op *ws = &r->ops[r->ws];
+	const struct mount_op *ws = &r->p.ops[r->p.ws];
 	char msg[PATH_MAX + 256];
 	struct sbx_json j;
 	struct stat st;
 	mode_t bit;
 	int n;
 
-	if (!r->root || (ws->fd >= 0 ? fstat(ws->fd, &st) : stat(ws->src, &st)) < 0)
+	if (!r->p.root || (ws->fd >= 0 ? fstat(ws->fd, &st) : stat(ws->src, &st)) < 0)
 		return;
-	bit = st.st_uid == r->uid ? S_IWUSR : st.st_gid == r->gid ? S_IWGRP : S_IWOTH;
+	bit = st.st_uid == r->p.uid ? S_IWUSR : st.st_gid == r->p.gid ? S_IWGRP : S_IWOTH;
 	if (st.st_mode & bit)
 		return;
 	n = snprintf(msg, sizeof msg, "uid %u cannot write to the workspace %s (owner uid %u, group %u, "
-		     "mode %04o): chown -R %u:%u %s", (unsigned)r->uid, ws->src, (unsigned)st.st_uid,
-		     (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777), (unsigned)r->uid,
-		     (unsigned)r->gid, ws->src);
+		     "mode %04o): chown -R %u:%u %s", (unsigned)r->p.uid, ws->src, (unsigned)st.st_uid,
+		     (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777), (unsigned)r->p.uid,
+		     (unsigned)r->p.gid, ws->src);
 	if (st.st_uid != 0 && n > 0 && (size_t)n < sizeof msg)
 		snprintf(msg + n, sizeof msg - (size_t)n, ", or run it as --uid %u --gid %u",
 			 (unsigned)st.st_uid, (unsigned)st.st_gid);
 	sbx_warn("%s", msg);
-	if (r->status_fd < 0)
+	if (r->a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "warning");
 	sbx_json_str(&j, "option", "--uid");
 	sbx_json_str(&j, "path", ws->src);
 	sbx_json_str(&j, "reason", msg);
-	sbx_json_write(&j, r->status_fd);
+	sbx_json_write(&j, r->a->status_fd);
 }
 
 /* In the outer, with the host's view: where the host would find the
@@ -58,11 +58,11 @@ void ns_plan_hint(struct ns_run *r)
 {
 	char path[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], *slash;
 
-	if (!r->cmd[0] || sbx_exec_find(r->cmd[0], r->search, path, sizeof path) < 0 ||
+	if (!r->a->cmd[0] || sbx_exec_find(r->a->cmd[0], r->p.search, path, sizeof path) < 0 ||
 	    access(path, X_OK) < 0)
 		return;
-	for (size_t i = 0; i < r->nops; i++)
-		if (sbx_path_within(path, r->ops[i].dest))
+	for (size_t i = 0; i < r->p.nops; i++)
+		if (sbx_path_within(path, r->p.ops[i].dest))
 			return;
 	snprintf(dir, sizeof dir, "%s", path);
 	slash = strrchr(dir, '/');
@@ -71,9 +71,9 @@ void ns_plan_hint(struct ns_run *r)
 	/* --ro takes canonical paths only (/bin may be a link to usr/bin). */
 	if (realpath(dir, real))
 		snprintf(dir, sizeof dir, "%s", real);
-	if (asprintf(&r->hint, "%s exists on the host but is not visible in the sandbox "
+	if (asprintf(&r->p.hint, "%s exists on the host but is not visible in the sandbox "
 		     "(show it with --ro %s)", path, dir) < 0)
-		r->hint = NULL;
+		r->p.hint = NULL;
 }
 
 /* The ELF interpreter of path into out, or 0 if it has none. */
@@ -107,12 +107,12 @@ void ns_explain_exec(const struct ns_run *r)
 {
 	char path[PATH_MAX], interp[PATH_MAX];
 
-	if (sbx_exec_find(r->cmd[0], r->search, path, sizeof path) < 0 || access(path, F_OK) < 0) {
-		if (errno == ENOENT && r->hint)
-			sbx_die(SBX_EXIT_NOTFOUND, "unable to find %s: %s", r->cmd[0], r->hint);
+	if (sbx_exec_find(r->a->cmd[0], r->p.search, path, sizeof path) < 0 || access(path, F_OK) < 0) {
+		if (errno == ENOENT && r->p.hint)
+			sbx_die(SBX_EXIT_NOTFOUND, "unable to find %s: %s", r->a->cmd[0], r->p.hint);
 		return;
 	}
 	if (access(path, X_OK) == 0 && interp_of(path, interp, sizeof interp) && access(interp, F_OK) < 0)
 		sbx_die(SBX_EXIT_NOTFOUND, "unable to exec %s: its program loader %s is not in the sandbox "
-			"(%s)", path, interp, r->runtime ? "add it to --runtime" : "it is missing on the host");
+			"(%s)", path, interp, r->a->runtime ? "add it to --runtime" : "it is missing on the host");
 }

@@ -60,26 +60,26 @@ static const char *given(const struct ns_run *r, const char *name)
 {
 	size_t len = strlen(name);
 
-	for (size_t i = 0; i < r->nsetenv; i++)
-		if (!strncmp(r->setenv[i], name, len) && r->setenv[i][len] == '=')
-			return r->setenv[i] + len + 1;
-	for (size_t i = 0; i < r->nkeepenv; i++)
-		if (!strcmp(r->keepenv[i], name) && getenv(name))
+	for (size_t i = 0; i < r->a->nsetenv; i++)
+		if (!strncmp(r->a->setenv[i], name, len) && r->a->setenv[i][len] == '=')
+			return r->a->setenv[i] + len + 1;
+	for (size_t i = 0; i < r->a->nkeepenv; i++)
+		if (!strcmp(r->a->keepenv[i], name) && getenv(name))
 			return getenv(name);
 	return NULL;
 }
 
 char **ns_build_env(const struct ns_run *r, const char **path)
 {
-	size_t n = 5 + r->nsetenv + r->nkeepenv + 5 + 1, k = 0;
+	size_t n = 5 + r->a->nsetenv + r->a->nkeepenv + 5 + 1, k = 0;
 	char **env = calloc(n, sizeof *env);
-	const char *home = given(r, "HOME") ? given(r, "HOME") : r->home ? r->home : NS_HOME;
+	const char *home = given(r, "HOME") ? given(r, "HOME") : r->a->home ? r->a->home : NS_HOME;
 	char *cache = NULL, *config = NULL;
 
 	if (!env || asprintf(&cache, "%s/.cache", home) < 0 || asprintf(&config, "%s/.config", home) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	const char *defaults[5][2] = {
-		{ "PATH", r->cmdpath ? r->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", home },
+		{ "PATH", r->a->cmdpath ? r->a->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", home },
 		{ "TMPDIR", "/tmp" }, { "XDG_CACHE_HOME", cache }, { "XDG_CONFIG_HOME", config },
 	};
 	for (int d = 0; d < 5; d++) {
@@ -91,16 +91,16 @@ char **ns_build_env(const struct ns_run *r, const char **path)
 	}
 	free(cache);
 	free(config);
-	for (size_t i = 0; i < r->nkeepenv; i++) {
-		const char *v = getenv(r->keepenv[i]);
-		if (v && asprintf(&env[k++], "%s=%s", r->keepenv[i], v) < 0)
+	for (size_t i = 0; i < r->a->nkeepenv; i++) {
+		const char *v = getenv(r->a->keepenv[i]);
+		if (v && asprintf(&env[k++], "%s=%s", r->a->keepenv[i], v) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	}
-	for (size_t i = 0; i < r->nsetenv; i++)
-		env[k++] = (char *)r->setenv[i];
+	for (size_t i = 0; i < r->a->nsetenv; i++)
+		env[k++] = (char *)r->a->setenv[i];
 	env[k] = NULL;
 	env = ns_net_env(r, env, &k);
-	*path = r->cmdpath ? r->cmdpath : "/usr/local/bin:/usr/bin:/bin";
+	*path = r->a->cmdpath ? r->a->cmdpath : "/usr/local/bin:/usr/bin:/bin";
 	for (size_t i = 0; i < k; i++)
 		if (!strncmp(env[i], "PATH=", 5))
 			*path = env[i] + 5;
@@ -123,44 +123,44 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
-	if (chdir(r->ops[r->ws].dest) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->ops[r->ws].dest);
+	if (chdir(r->p.ops[r->p.ws].dest) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p.ops[r->p.ws].dest);
 	rep.value = ns_landlock(r);
-	keep[nkeep++] = r->report_fd;
-	if (r->ready_fd >= 0)
-		keep[nkeep++] = r->ready_fd;
-	if (r->notify_sock[1] >= 0)
-		keep[nkeep++] = r->notify_sock[1];
+	keep[nkeep++] = r->x.report_fd;
+	if (r->a->ready_fd >= 0)
+		keep[nkeep++] = r->a->ready_fd;
+	if (r->x.notify_sock[1] >= 0)
+		keep[nkeep++] = r->x.notify_sock[1];
 	if (sbx_close_fds_except(keep, (size_t)nkeep) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set the parent-death signal");
 	if (getppid() != 1)
 		_exit(SBX_EXIT_LOST);
-	if (sigprocmask(SIG_SETMASK, &r->oldmask, NULL) < 0)
+	if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
 	ns_load_filter(r);
-	if (write(r->report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
+	if (write(r->x.report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
 		_exit(SBX_EXIT_LOST);
-	close(r->report_fd);
-	sbx_ready_fd(r->ready_fd);
+	close(r->x.report_fd);
+	sbx_ready_fd(r->a->ready_fd);
 	ns_explain_exec(r);
-	if (r->allow.n)
-		sbx_allowexec_exec(&r->allow, r->cmd, r->search, r->env);
-	sbx_exec(r->cmd, r->search, r->env);
+	if (r->a->allow.n)
+		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p.search, r->p.env);
+	sbx_exec(r->a->cmd, r->p.search, r->p.env);
 }
 
 static void drop_init(struct ns_run *r)
 {
 	if (ns_drop_bounding() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop the capability bounding set");
-	if (r->root) {
+	if (r->p.root) {
 		if (setgroups(0, NULL) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to clear supplementary groups");
-		if (setresgid(r->gid, r->gid, r->gid) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to set gid %u", (unsigned)r->gid);
-		if (setresuid(r->uid, r->uid, r->uid) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to set uid %u", (unsigned)r->uid);
+		if (setresgid(r->p.gid, r->p.gid, r->p.gid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set gid %u", (unsigned)r->p.gid);
+		if (setresuid(r->p.uid, r->p.uid, r->p.uid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set uid %u", (unsigned)r->p.uid);
 	}
 	if (ns_clear_caps() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
@@ -180,7 +180,7 @@ void ns_init_main(struct ns_run *r)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* Wait for the maps; EOF means the outer process is gone. */
-	if (read(r->sync_fd, &c, 1) != 1)
+	if (read(r->x.sync_fd, &c, 1) != 1)
 		_exit(SBX_EXIT_LOST);
 	ns_build_root(r, &hidepid);
 	/* Through the sandbox's own fresh /proc: a container's /proc/sys is
@@ -189,7 +189,7 @@ void ns_init_main(struct ns_run *r)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
 	ns_net_inside(r);
 	drop_init(r);
-	pf.fd = r->sync_fd;
+	pf.fd = r->x.sync_fd;
 	pf.events = POLLIN;
 	if (poll(&pf, 1, 0) != 0)
 		_exit(SBX_EXIT_LOST);
@@ -200,7 +200,7 @@ void ns_init_main(struct ns_run *r)
 	if (cmd == 0)
 		command(r, hidepid);
 
-	if (sbx_close_fds_except(&r->report_fd, 1) < 0)
+	if (sbx_close_fds_except(&r->x.report_fd, 1) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to close fds");
 	ns_wait_signals(&set);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -218,7 +218,7 @@ void ns_init_main(struct ns_run *r)
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (p == cmd) {
 				struct ns_report rep = { 'X', st, 0 };
-				if (write(r->report_fd, &rep, sizeof rep) < 0)
+				if (write(r->x.report_fd, &rep, sizeof rep) < 0)
 					_exit(SBX_EXIT_LOST);
 				_exit(sbx_wait_code(st) & 0xff);
 			}

@@ -37,7 +37,7 @@ void ns_check_launcher(const struct ns_run *r)
 			exe, (unsigned long)st.st_nlink);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the executable %s is writable by group or others", exe);
-	if (st.st_uid != 0 && st.st_uid != r->caller_uid)
+	if (st.st_uid != 0 && st.st_uid != r->p.caller_uid)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the executable %s is owned by uid %u, "
 			"neither root nor the caller", exe, (unsigned)st.st_uid);
 	/* Inside a writable root, by name or by identity: each directory

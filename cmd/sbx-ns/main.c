@@ -134,11 +134,11 @@ static void check_env_unique(const struct ns_run *r, const char *opt, const char
 {
 	size_t n = env_name_len(arg), i;
 
-	for (i = 0; i < r->nsetenv; i++)
-		if (env_name_len(r->setenv[i]) == n && !strncmp(r->setenv[i], arg, n))
+	for (i = 0; i < r->a->nsetenv; i++)
+		if (env_name_len(r->a->setenv[i]) == n && !strncmp(r->a->setenv[i], arg, n))
 			sbx_die_usage("%s: variable %.*s given twice", opt, (int)n, arg);
-	for (i = 0; i < r->nkeepenv; i++)
-		if (env_name_len(r->keepenv[i]) == n && !strncmp(r->keepenv[i], arg, n))
+	for (i = 0; i < r->a->nkeepenv; i++)
+		if (env_name_len(r->a->keepenv[i]) == n && !strncmp(r->a->keepenv[i], arg, n))
 			sbx_die_usage("%s: variable %.*s given twice", opt, (int)n, arg);
 }
 
@@ -151,9 +151,11 @@ static const char **push_str(const char **v, size_t *n, const char *s)
 	return v;
 }
 
-/* Returns whether --net was given (an argv request that names no network
- * asks for none). */
-static int parse(struct ns_run *r, int argc, char **argv)
+/* Fills a (everyone after reads it through r->a, a pointer to const)
+ * and, from the options that name objects, the plan's first entries in
+ * r->p. Returns whether --net was given (an argv request that names no
+ * network asks for none). */
+static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 {
 	struct sbx_optstate st;
 	const char *arg;
@@ -170,7 +172,7 @@ static int parse(struct ns_run *r, int argc, char **argv)
 			if (have_ws)
 				sbx_die_usage("--workspace and --workspace-fd are exclusive");
 			have_ws = 1;
-			r->ws = r->nops;
+			r->p.ws = r->p.nops;
 			if (id == O_WORKSPACE)
 				ns_add_path(r, MNT_WORKSPACE, 0, "--workspace", arg);
 			else
@@ -181,63 +183,63 @@ static int parse(struct ns_run *r, int argc, char **argv)
 		case O_HOME:
 			/* A writable root like --rw, and the command's HOME. */
 			ns_add_path(r, MNT_RW, 0, "--home", arg);
-			r->home = r->ops[r->nops - 1].dest;
+			a->home = r->p.ops[r->p.nops - 1].dest;
 			break;
 		case O_RO_FD: ns_add_fd(r, MNT_RO, 1, "--ro-fd", arg); break;
 		case O_RW_FD: ns_add_fd(r, MNT_RW, 0, "--rw-fd", arg); break;
 		case O_RUNTIME:
 			if (!*arg)
 				sbx_die_usage("--runtime: empty (use --runtime none for no system paths)");
-			r->runtime = arg;
+			a->runtime = arg;
 			break;
-		case O_TMP_IN_WS: r->tmp_in_ws = 1; break;
+		case O_TMP_IN_WS: a->tmp_in_ws = 1; break;
 		case O_DENY_WRITE:
 			ns_check_glob(arg);
-			r->deny = push_str(r->deny, &r->ndeny, arg);
+			r->p.deny = push_str(r->p.deny, &r->p.ndeny, arg);
 			break;
-		case O_REQUIRE_LANDLOCK: r->require_landlock = 1; break;
+		case O_REQUIRE_LANDLOCK: a->require_landlock = 1; break;
 		case O_UID:
-			r->uid = (uid_t)sbx_opt_u64("--uid", arg, 1, 4294967294ULL);
-			r->have_uid = 1;
+			r->p.uid = (uid_t)sbx_opt_u64("--uid", arg, 1, 4294967294ULL);
+			a->have_uid = 1;
 			break;
 		case O_GID:
-			r->gid = (gid_t)sbx_opt_u64("--gid", arg, 1, 4294967294ULL);
-			r->have_gid = 1;
+			r->p.gid = (gid_t)sbx_opt_u64("--gid", arg, 1, 4294967294ULL);
+			a->have_gid = 1;
 			break;
 		case O_SETENV:
 			if (!strchr(arg, '='))
 				sbx_die_usage("--setenv: invalid variable '%s': missing '='", arg);
 			check_env_name("--setenv", arg, arg, env_name_len(arg));
 			check_env_unique(r, "--setenv", arg);
-			r->setenv = push_str(r->setenv, &r->nsetenv, arg);
+			a->setenv = push_str(a->setenv, &a->nsetenv, arg);
 			break;
 		case O_KEEP_ENV:
 			check_env_name("--keep-env", arg, arg, strlen(arg));
 			check_env_unique(r, "--keep-env", arg);
-			r->keepenv = push_str(r->keepenv, &r->nkeepenv, arg);
+			a->keepenv = push_str(a->keepenv, &a->nkeepenv, arg);
 			break;
 		case O_NET: ns_parse_net(r, arg); net_given = 1; break;
-		case O_BASELINE: sbx_policy_opt_baseline(&r->pol, arg); break;
-		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&r->pol, arg); break;
-		case O_POLICY_FD: sbx_policy_opt_policy_fd(&r->pol, arg); break;
-		case O_CLAMP: r->pol.clamp = 1; break;
-		case O_PRINT_POLICY: r->print_policy = 1; break;
-		case O_DRY_RUN: r->dry_run = 1; break;
+		case O_BASELINE: sbx_policy_opt_baseline(&a->pol, arg); break;
+		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&a->pol, arg); break;
+		case O_POLICY_FD: sbx_policy_opt_policy_fd(&a->pol, arg); break;
+		case O_CLAMP: a->pol.clamp = 1; break;
+		case O_PRINT_POLICY: a->print_policy = 1; break;
+		case O_DRY_RUN: a->dry_run = 1; break;
 		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
-		case O_STATUS_FD: r->status_fd = sbx_status_opt(arg); break;
-		case O_READY_FD: r->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
-		case O_CMDPATH: r->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
-		case O_ALLOW_EXEC: sbx_allowexec_add(&r->allow, "--allow-exec", arg); break;
-		case O_PROTECT: sbx_protect_add(&r->prot, "--protect", arg); break;
-		case O_GRANT_FD: r->grant_fd = sbx_opt_fd("--grant-fd", arg); break;
+		case O_STATUS_FD: a->status_fd = sbx_status_opt(arg); break;
+		case O_READY_FD: a->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
+		case O_CMDPATH: a->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
+		case O_ALLOW_EXEC: sbx_allowexec_add(&a->allow, "--allow-exec", arg); break;
+		case O_PROTECT: sbx_protect_add(&a->prot, "--protect", arg); break;
+		case O_GRANT_FD: r->p.grant_fd = sbx_opt_fd("--grant-fd", arg); break;
 		case O_GRANT_KEY:
-			r->grant_key = malloc(sizeof *r->grant_key);
-			if (!r->grant_key)
+			r->p.grant_key = malloc(sizeof *r->p.grant_key);
+			if (!r->p.grant_key)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-			sbx_grant_key_load("--grant-key", arg, r->grant_key);
+			sbx_grant_key_load("--grant-key", arg, r->p.grant_key);
 			break;
-		case O_TIMEOUT: r->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
-		case O_QUIET_DENIALS: r->quiet_denials = 1; break;
+		case O_TIMEOUT: a->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
+		case O_QUIET_DENIALS: a->quiet_denials = 1; break;
 		case O_BIND:
 		case O_RO_BIND:
 		case O_BIND_FD:
@@ -250,38 +252,38 @@ static int parse(struct ns_run *r, int argc, char **argv)
 		}
 	}
 	/* --print-policy shows what would run; a program is optional. */
-	if (st.ind >= argc && !r->print_policy)
+	if (st.ind >= argc && !a->print_policy)
 		sbx_die_usage("missing program");
-	if (r->print_policy && r->dry_run)
+	if (a->print_policy && a->dry_run)
 		sbx_die_usage("--print-policy and --dry-run are exclusive");
 	if (st.ind < argc && !*argv[st.ind])
 		sbx_die_usage("empty program name");
-	r->cmd = argv + st.ind;
-	if (r->pol.clamp && !sbx_policy_opts_baseline(&r->pol))
+	a->cmd = argv + st.ind;
+	if (a->pol.clamp && !sbx_policy_opts_baseline(&a->pol))
 		sbx_die_usage("--clamp needs --baseline or --baseline-fd");
 	if (!have_ws)
 		sbx_die_usage("missing --workspace or --workspace-fd");
-	if ((r->grant_fd >= 0) != (r->grant_key != NULL))
+	if ((r->p.grant_fd >= 0) != (r->p.grant_key != NULL))
 		sbx_die_usage("--grant-fd and --grant-key go together");
-	if (r->grant_fd >= 0 && (r->grant_fd == r->status_fd || r->grant_fd == r->ready_fd ||
-				 r->grant_fd == r->broker_fd))
-		sbx_die_usage("--grant-fd: fd %d is also the status, ready or broker fd", r->grant_fd);
-	if (r->cmdpath) {
-		for (size_t i = 0; i < r->nsetenv; i++)
-			if (!strncmp(r->setenv[i], "PATH=", 5))
+	if (r->p.grant_fd >= 0 && (r->p.grant_fd == a->status_fd || r->p.grant_fd == a->ready_fd ||
+				 r->p.grant_fd == r->p.broker_fd))
+		sbx_die_usage("--grant-fd: fd %d is also the status, ready or broker fd", r->p.grant_fd);
+	if (a->cmdpath) {
+		for (size_t i = 0; i < a->nsetenv; i++)
+			if (!strncmp(a->setenv[i], "PATH=", 5))
 				sbx_die_usage("--setenv: PATH is set by --command-path");
-		for (size_t i = 0; i < r->nkeepenv; i++)
-			if (!strcmp(r->keepenv[i], "PATH"))
+		for (size_t i = 0; i < a->nkeepenv; i++)
+			if (!strcmp(a->keepenv[i], "PATH"))
 				sbx_die_usage("--keep-env: PATH is set by --command-path");
 	}
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].fd >= 0 && r->ops[i].fd == r->grant_fd)
-			sbx_die_usage("%s: fd %d is also the grant fd", r->ops[i].opt, r->ops[i].fd);
-	if (r->status_fd >= 0 && r->status_fd == r->ready_fd)
-		sbx_die_usage("--status-fd and --ready-fd are the same fd %d", r->status_fd);
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].fd >= 0 && (r->ops[i].fd == r->status_fd || r->ops[i].fd == r->ready_fd))
-			sbx_die_usage("%s: fd %d is also the status or ready fd", r->ops[i].opt, r->ops[i].fd);
+	for (size_t i = 0; i < r->p.nops; i++)
+		if (r->p.ops[i].fd >= 0 && r->p.ops[i].fd == r->p.grant_fd)
+			sbx_die_usage("%s: fd %d is also the grant fd", r->p.ops[i].opt, r->p.ops[i].fd);
+	if (a->status_fd >= 0 && a->status_fd == a->ready_fd)
+		sbx_die_usage("--status-fd and --ready-fd are the same fd %d", a->status_fd);
+	for (size_t i = 0; i < r->p.nops; i++)
+		if (r->p.ops[i].fd >= 0 && (r->p.ops[i].fd == a->status_fd || r->p.ops[i].fd == a->ready_fd))
+			sbx_die_usage("%s: fd %d is also the status or ready fd", r->p.ops[i].opt, r->p.ops[i].fd);
 	ns_policy_check_fds(r);
 	return net_given;
 }
@@ -291,8 +293,8 @@ static int parse(struct ns_run *r, int argc, char **argv)
  * grant must fit this exact run. */
 static void check_policy(struct ns_run *r)
 {
-	struct sbx_protect_root *roots = calloc(r->nops + 1, sizeof *roots);
-	const char **opts = calloc(r->nops + 1, sizeof *opts);
+	struct sbx_protect_root *roots = calloc(r->p.nops + 1, sizeof *roots);
+	const char **opts = calloc(r->p.nops + 1, sizeof *opts);
 	const struct mount_op *op;
 	size_t n = 0;
 
@@ -304,28 +306,28 @@ static void check_policy(struct ns_run *r)
 		roots[n].ino = op->ino;
 		opts[n++] = op->opt;
 	}
-	sbx_protect_check(&r->prot, roots, opts, n);
+	sbx_protect_check(&r->a->prot, roots, opts, n);
 	free(roots);
 	free(opts);
 
-	r->env = ns_build_env(r, &r->search);
-	if (r->allow.n)
-		sbx_allowexec_check(&r->allow, r->cmd[0], r->search, r->ops[r->ws].dest);
-	if (r->grant_key) {
+	r->p.env = ns_build_env(r, &r->p.search);
+	if (r->a->allow.n)
+		sbx_allowexec_check(&r->a->allow, r->a->cmd[0], r->p.search, r->p.ops[r->p.ws].dest);
+	if (r->p.grant_key) {
 		struct sbx_grant_input in = {
-			.argv = r->cmd, .cwd = r->ops[r->ws].dest, .envp = r->env,
-			.timeout_ms = r->timeout_ms,
+			.argv = r->a->cmd, .cwd = r->p.ops[r->p.ws].dest, .envp = r->p.env,
+			.timeout_ms = r->a->timeout_ms,
 		};
 		int mfd = sbx_grant_stdin(0, UINT64_MAX, in.stdin_sha);
 
 		if (mfd < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
-		sbx_grant_enforce(r->grant_fd, r->grant_key, &in);
-		r->grant_checked = 1;
-		sbx_grant_key_wipe(r->grant_key);
-		free(r->grant_key);
-		r->grant_key = NULL;
-		r->grant_fd = -1;
+		sbx_grant_enforce(r->p.grant_fd, r->p.grant_key, &in);
+		r->p.grant_checked = 1;
+		sbx_grant_key_wipe(r->p.grant_key);
+		free(r->p.grant_key);
+		r->p.grant_key = NULL;
+		r->p.grant_fd = -1;
 		if (dup2(mfd, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to pass stdin");
 		close(mfd);
@@ -337,20 +339,20 @@ static void check_policy(struct ns_run *r)
  * as itself and may not choose. */
 static void check_identity(struct ns_run *r)
 {
-	r->caller_uid = getuid();
-	r->caller_gid = getgid();
-	if (geteuid() != r->caller_uid || getegid() != r->caller_gid)
+	r->p.caller_uid = getuid();
+	r->p.caller_gid = getgid();
+	if (geteuid() != r->p.caller_uid || getegid() != r->p.caller_gid)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run set-user-ID or set-group-ID");
-	r->root = r->caller_uid == 0;
-	if (!r->root) {
-		if (r->have_uid || r->have_gid)
+	r->p.root = r->p.caller_uid == 0;
+	if (!r->p.root) {
+		if (r->a->have_uid || r->a->have_gid)
 			sbx_die_usage("%s: only root chooses the command's identity",
-				      r->have_uid ? "--uid" : "--gid");
-		r->uid = r->caller_uid;
-		r->gid = r->caller_gid;
+				      r->a->have_uid ? "--uid" : "--gid");
+		r->p.uid = r->p.caller_uid;
+		r->p.gid = r->p.caller_gid;
 		return;
 	}
-	if (!r->have_uid || !r->have_gid)
+	if (!r->a->have_uid || !r->a->have_gid)
 		sbx_die_usage("running as root needs --uid and --gid (the command never runs as root)");
 }
 
@@ -379,21 +381,21 @@ static void write_maps(const struct ns_run *r, pid_t pid)
 {
 	char path[64], map[128];
 
-	if (!r->root) {
+	if (!r->p.root) {
 		snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
 		if (sbx_write_file(path, "deny") < 0 && errno != ENOENT)
 			die_userns("write ", path);
-		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->p.uid, (unsigned)r->p.uid);
 	} else {
-		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->uid, (unsigned)r->uid);
+		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->p.uid, (unsigned)r->p.uid);
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
 	if (sbx_write_file(path, map) < 0)
 		die_userns("write ", path);
-	if (!r->root)
-		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
+	if (!r->p.root)
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->p.gid, (unsigned)r->p.gid);
 	else
-		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->gid, (unsigned)r->gid);
+		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->p.gid, (unsigned)r->p.gid);
 	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
 	if (sbx_write_file(path, map) < 0)
 		die_userns("write ", path);
@@ -406,7 +408,7 @@ static void status_namespaces(const struct ns_run *r, pid_t pid)
 	char path[64];
 	struct stat st;
 
-	if (r->status_fd < 0)
+	if (r->a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "namespaces");
 	sbx_json_int(&j, "pid", pid);
@@ -419,14 +421,14 @@ static void status_namespaces(const struct ns_run *r, pid_t pid)
 			sbx_json_null(&j, ns[i]);
 	}
 	sbx_json_close_obj(&j);
-	sbx_json_write(&j, r->status_fd);
+	sbx_json_write(&j, r->a->status_fd);
 }
 
 static void status_started(const struct ns_run *r, const struct ns_report *rep)
 {
 	struct sbx_json j;
 
-	if (r->status_fd < 0)
+	if (r->a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "started");
 	if (rep->value > 0)
@@ -435,19 +437,19 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 		sbx_json_str(&j, "landlock", "none");
 	sbx_json_bool(&j, "seccomp", 1);
 	sbx_json_str(&j, "net", ns_net_name(r));
-	if (r->net == NET_BROKER) {
+	if (r->p.net == NET_BROKER) {
 		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);
 		sbx_json_str(&j, "proxy", proxy);
 		sbx_json_str(&j, "bridge", "handed to the broker");
-		sbx_json_int(&j, "broker_pid", r->broker_pid);
+		sbx_json_int(&j, "broker_pid", r->x.broker_pid);
 	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
-	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->mnt_api));
+	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->p.mnt_api));
 	sbx_json_str(&j, "userns", "blocked");
-	sbx_json_uint(&j, "uid", r->uid);
-	sbx_json_uint(&j, "gid", r->gid);
-	sbx_json_write(&j, r->status_fd);
+	sbx_json_uint(&j, "uid", r->p.uid);
+	sbx_json_uint(&j, "gid", r->p.gid);
+	sbx_json_write(&j, r->a->status_fd);
 }
 
 /* The outcome: the command's code, 128+N for a signal; if the sandbox died
@@ -470,7 +472,7 @@ static int finish(const struct ns_run *r, int started, int have_exit, int cmd_st
 		if (WIFSIGNALED(init_status))
 			sig = WTERMSIG(init_status);
 	}
-	if (r->status_fd >= 0) {
+	if (r->a->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
 		sbx_json_int(&j, "code", code);
 		if (sig)
@@ -479,7 +481,7 @@ static int finish(const struct ns_run *r, int started, int have_exit, int cmd_st
 			sbx_json_str(&j, "stage", "setup");
 		if (timed_out)
 			sbx_json_bool(&j, "timeout", 1);
-		sbx_json_write(&j, r->status_fd);
+		sbx_json_write(&j, r->a->status_fd);
 	}
 	return code;
 }
@@ -494,7 +496,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	struct pollfd pf[4];
 	struct ns_report rep;
 	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
-	uint64_t deadline = r->timeout_ms ? sbx_now_ms() + r->timeout_ms : 0;
+	uint64_t deadline = r->a->timeout_ms ? sbx_now_ms() + r->a->timeout_ms : 0;
 
 	ns_wait_signals(&set);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -505,7 +507,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	for (;;) {
 		pf[0].fd = sfd;
 		pf[0].events = POLLIN;
-		pf[1].fd = report_open ? r->report_fd : -1;
+		pf[1].fd = report_open ? r->x.report_fd : -1;
 		pf[1].events = POLLIN;
 		int wait_ms = 1000, rc; /* the deny-write record's heartbeat */
 		ns_deny_heartbeat(r);
@@ -532,7 +534,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to poll");
 		}
 		if (pf[1].revents) {
-			ssize_t n = read(r->report_fd, &rep, sizeof rep);
+			ssize_t n = read(r->x.report_fd, &rep, sizeof rep);
 			if (n == (ssize_t)sizeof rep && rep.kind == 'S') {
 				started = 1;
 				status_started(r, &rep);
@@ -540,7 +542,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 				have_exit = 1;
 				cmd_status = rep.value;
 			} else if (n == (ssize_t)sizeof rep && rep.kind == 'F') {
-				r->tier_proc = rep.value;
+				r->x.tier_proc = rep.value;
 			} else if (n <= 0 && !(n < 0 && errno == EINTR)) {
 				report_open = 0;
 			}
@@ -562,7 +564,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	}
 	/* pid 1 wrote its report before exiting: drain it. */
 	while (report_open) {
-		ssize_t n = read(r->report_fd, &rep, sizeof rep);
+		ssize_t n = read(r->x.report_fd, &rep, sizeof rep);
 		if (n != (ssize_t)sizeof rep)
 			break;
 		if (rep.kind == 'S') {
@@ -572,7 +574,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			have_exit = 1;
 			cmd_status = rep.value;
 		} else if (rep.kind == 'F') {
-			r->tier_proc = rep.value;
+			r->x.tier_proc = rep.value;
 		}
 	}
 	close(sfd);
@@ -581,13 +583,14 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	ns_net_finish(r);
 	/* pid 1 found no fresh /proc and the baseline allows the tier: the
 	 * caller takes it (the command never ran). */
-	if (r->tier_proc && !started && !timed_out)
+	if (r->x.tier_proc && !started && !timed_out)
 		return -1;
 	return finish(r, started, have_exit, cmd_status, st, timed_out);
 }
 
 int main(int argc, char **argv)
 {
+	struct ns_args args;
 	struct ns_run r;
 	sigset_t block;
 	int syncp[2], repp[2], code, net_given;
@@ -595,12 +598,14 @@ int main(int argc, char **argv)
 
 	sbx_setprog(NS_PROG);
 	sbx_opt_version(argc, argv);
+	memset(&args, 0, sizeof args);
 	memset(&r, 0, sizeof r);
-	r.status_fd = r.ready_fd = r.wsfd = r.grant_fd = -1;
-	r.net = NET_NONE;
-	r.broker_fd = -1;
-	sbx_policy_opts_init(&r.pol);
-	net_given = parse(&r, argc, argv);
+	r.a = &args;
+	args.status_fd = args.ready_fd = r.p.wsfd = r.p.grant_fd = -1;
+	r.p.net = NET_NONE;
+	r.p.broker_fd = -1;
+	sbx_policy_opts_init(&args.pol);
+	net_given = parse(&args, &r, argc, argv);
 	check_identity(&r);
 
 	/* Killing whatever started sbx-ns kills the sandbox. */
@@ -616,10 +621,10 @@ int main(int argc, char **argv)
 	ns_check_ops(&r);
 	ns_check_launcher(&r);
 	ns_check_net(&r);
-	if (sbx_probe_landlock(&r.landlock_abi) != 0)
-		r.landlock_abi = 0;
-	r.mnt_api = sbx_mnt_probe();
-	if (r.require_landlock && r.landlock_abi <= 0)
+	if (sbx_probe_landlock(&r.p.landlock_abi) != 0)
+		r.p.landlock_abi = 0;
+	r.p.mnt_api = sbx_mnt_probe();
+	if (r.a->require_landlock && r.p.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
 	check_policy(&r);
 	ns_check_ws_writable(&r);
@@ -627,11 +632,11 @@ int main(int argc, char **argv)
 	ns_plan_scratch(&r);
 	/* --dry-run: no takeover of earlier runs' records (it changes the
 	 * host), and the plan is printed before anything is prepared. */
-	if (!r.dry_run)
+	if (!r.a->dry_run)
 		ns_deny_recover(&r);
 	ns_plan_deny(&r);
 	ns_plan_root(&r);
-	if (r.dry_run)
+	if (r.a->dry_run)
 		ns_dry_run(&r);
 
 	ns_net_prepare(&r);
@@ -645,7 +650,7 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGQUIT);
 	signal(SIGCHLD, SIG_DFL);
-	if (sigprocmask(SIG_BLOCK, &block, &r.oldmask) < 0)
+	if (sigprocmask(SIG_BLOCK, &block, &r.x.oldmask) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
 	ns_deny_record(&r);
 
@@ -653,14 +658,14 @@ int main(int argc, char **argv)
 	 * (fork semantics) so nothing in libc runs twice. */
 	pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
 			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD |
-			     (r.net == NET_HOST ? 0 : CLONE_NEWNET)),
+			     (r.p.net == NET_HOST ? 0 : CLONE_NEWNET)),
 			     0, 0, 0, 0);
 	if (pid < 0) {
 		/* Only here, where the namespaces the sandbox is made of cannot
 		 * be had, and only if the effective policy has both halves of
 		 * the unsafe fallback; anything else fails closed. */
 		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
-		if (r.pol_on && sbx_policy_unsafe_fallback(&r.eff) && nons)
+		if (r.p.pol_on && sbx_policy_unsafe_fallback(&r.p.eff) && nons)
 			ns_unsafe_fallback(&r, e);
 		if (ns_tier_allowed(&r) && nons)
 			ns_landlock_tier(&r, e);
@@ -671,14 +676,14 @@ int main(int argc, char **argv)
 		sbx_status_disown(); /* the outer reports pid 1's end */
 		close(syncp[1]);
 		close(repp[0]);
-		r.sync_fd = syncp[0];
-		r.report_fd = repp[1];
+		r.x.sync_fd = syncp[0];
+		r.x.report_fd = repp[1];
 		ns_notify_inside(&r);
 		ns_init_main(&r);
 	}
 	close(syncp[0]);
 	close(repp[1]);
-	r.report_fd = repp[0];
+	r.x.report_fd = repp[0];
 	ns_notify_outer(&r);
 	/* A status reader that goes away must not take the sandbox with it
 	 * (the sandbox was created before this, with the caller's disposition). */
@@ -693,11 +698,11 @@ int main(int argc, char **argv)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start the sandbox");
 	}
 	ns_net_outer(&r, pid);
-	if (r.ready_fd >= 0)
-		close(r.ready_fd);
+	if (r.a->ready_fd >= 0)
+		close(r.a->ready_fd);
 	code = wait_sandbox(&r, pid);
 	ns_net_end(&r);
 	if (code < 0)
-		ns_landlock_tier(&r, r.tier_proc);
+		ns_landlock_tier(&r, r.x.tier_proc);
 	return code;
 }

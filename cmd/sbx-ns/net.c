@@ -52,24 +52,24 @@ void ns_parse_net(struct ns_run *r, const char *s)
 	const char *rest, *end;
 	int have_port = 0;
 
-	r->port = NS_BROKER_PORT;
+	r->p.port = NS_BROKER_PORT;
 	if (!*s)
 		sbx_die_usage("--net: invalid mode '': empty");
 	if (!strcmp(s, "none")) {
-		r->net = NET_NONE;
+		r->p.net = NET_NONE;
 		return;
 	}
 	if (!strcmp(s, "loopback")) {
-		r->net = NET_LOOPBACK;
+		r->p.net = NET_LOOPBACK;
 		return;
 	}
 	if (!strcmp(s, "host")) {
-		r->net = NET_HOST;
+		r->p.net = NET_HOST;
 		return;
 	}
 	if (strncmp(s, "broker", 6) || (s[6] != ':' && s[6] != ',' && s[6] != '\0'))
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
-	r->net = NET_BROKER;
+	r->p.net = NET_BROKER;
 	rest = s + 6;
 	/* The options are last (",port=N", ",transparent", each once); a
 	 * path may hold commas itself. */
@@ -79,16 +79,16 @@ void ns_parse_net(struct ns_run *r, const char *s)
 		if (!comma)
 			break;
 		if (end - comma == 12 && !strncmp(comma, ",transparent", 12)) {
-			if (r->transparent)
+			if (r->p.transparent)
 				sbx_die_usage("--net: transparent repeated in '%s'", s);
-			r->transparent = 1;
+			r->p.transparent = 1;
 		} else if (!strncmp(comma, ",port=", 6)) {
 			char *v = strndup(comma + 6, (size_t)(end - comma - 6));
 			if (!v)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 			if (have_port)
 				sbx_die_usage("--net: port repeated in '%s'", s);
-			r->port = (unsigned)sbx_opt_u64("--net: port", v, 1, 65535);
+			r->p.port = (unsigned)sbx_opt_u64("--net: port", v, 1, 65535);
 			have_port = 1;
 			free(v);
 		} else {
@@ -104,7 +104,7 @@ void ns_parse_net(struct ns_run *r, const char *s)
 			sbx_die_usage("--net: invalid broker path '': empty");
 		if (*p != '/')
 			sbx_die_usage("--net: invalid broker path '%s': relative", p);
-		r->broker_path = p;
+		r->p.broker_path = p;
 	} else if (rest != end) {
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
 	}
@@ -119,16 +119,16 @@ void ns_opt_broker_fd(struct ns_run *r, const char *arg)
 	char link[64], path[PATH_MAX];
 	ssize_t n;
 
-	r->broker_fd = sbx_opt_fd("--broker-fd", arg);
-	r->have_broker_fd = 1;
-	if (fstat(r->broker_fd, &st) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat fd %d", r->broker_fd);
-	snprintf(link, sizeof link, "/proc/self/fd/%d", r->broker_fd);
+	r->p.broker_fd = sbx_opt_fd("--broker-fd", arg);
+	r->p.have_broker_fd = 1;
+	if (fstat(r->p.broker_fd, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat fd %d", r->p.broker_fd);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", r->p.broker_fd);
 	n = readlink(link, path, sizeof path - 1);
 	if (!S_ISSOCK(st.st_mode) || n <= 0 || path[0] != '/')
 		sbx_die_usage("--broker-fd: invalid fd '%s': not opened on a socket file", arg);
-	if (sbx_fd_cloexec(r->broker_fd, 1) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", r->broker_fd);
+	if (sbx_fd_cloexec(r->p.broker_fd, 1) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", r->p.broker_fd);
 }
 
 static const char *const proxy_vars[] = {
@@ -181,25 +181,25 @@ static void capture_ports(struct ns_run *r, const char *path, const char *ans, s
 	if (n < pl + 1 || memcmp(ans, SBX_PORTS, pl) || ans[n - 1] != '\n' || strlen(ans) != n)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not say which ports to capture "
 			"(--net broker:PATH,transparent needs an sbx-broker that has transparent mode)", path);
-	r->ncap = 0;
+	r->p.ncap = 0;
 	while (*p == ' ') {
 		char *e;
 		unsigned long v = strtoul(p + 1, &e, 10);
-		if (e == p + 1 || v < 1 || v > 65535 || r->ncap == SBX_CAPTURE_MAX || (*e != ' ' && *e != '\n'))
+		if (e == p + 1 || v < 1 || v > 65535 || r->p.ncap == SBX_CAPTURE_MAX || (*e != ' ' && *e != '\n'))
 			break;
-		for (size_t i = 0; i < r->ncap; i++)
-			if (r->cap_ports[i] == v)
+		for (size_t i = 0; i < r->p.ncap; i++)
+			if (r->p.cap_ports[i] == v)
 				v = 0;
 		if (!v)
 			break;
-		if (v == SBX_DNS_PORT || v == r->port)
+		if (v == SBX_DNS_PORT || v == r->p.port)
 			sbx_die_usage("--net: port %lu is captured for the broker and is also the sandbox's %s "
-				      "port%s", v, v == r->port ? "proxy" : "DNS",
-				      v == r->port ? "; move the proxy with ,port=N" : "");
-		r->cap_ports[r->ncap++] = (unsigned)v;
+				      "port%s", v, v == r->p.port ? "proxy" : "DNS",
+				      v == r->p.port ? "; move the proxy with ,port=N" : "");
+		r->p.cap_ports[r->p.ncap++] = (unsigned)v;
 		p = e;
 	}
-	if (*p != '\n' || !r->ncap)
+	if (*p != '\n' || !r->p.ncap)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s gave an invalid list of ports "
 			"to capture", path);
 }
@@ -215,41 +215,41 @@ void ns_check_net(struct ns_run *r)
 	ssize_t n;
 	int s;
 
-	for (size_t i = 0; i < r->nsetenv + r->nkeepenv; i++) {
-		const char *v = i < r->nsetenv ? r->setenv[i] : r->keepenv[i - r->nsetenv];
+	for (size_t i = 0; i < r->a->nsetenv + r->a->nkeepenv; i++) {
+		const char *v = i < r->a->nsetenv ? r->a->setenv[i] : r->a->keepenv[i - r->a->nsetenv];
 		const char *eq = strchr(v, '=');
 		size_t len = eq ? (size_t)(eq - v) : strlen(v);
-		if (r->net == NET_BROKER && ns_net_reserved_env(v, len))
+		if (r->p.net == NET_BROKER && ns_net_reserved_env(v, len))
 			sbx_die_usage("%s: variable %.*s is set by --net broker",
-				      i < r->nsetenv ? "--setenv" : "--keep-env", (int)len, v);
+				      i < r->a->nsetenv ? "--setenv" : "--keep-env", (int)len, v);
 	}
-	if (r->have_broker_fd && r->net != NET_BROKER)
+	if (r->p.have_broker_fd && r->p.net != NET_BROKER)
 		sbx_die_usage("--broker-fd needs --net broker");
-	if (r->net != NET_BROKER)
+	if (r->p.net != NET_BROKER)
 		return;
-	if (r->have_broker_fd && r->broker_path)
+	if (r->p.have_broker_fd && r->p.broker_path)
 		sbx_die_usage("--broker-fd and --net broker:PATH are exclusive");
-	if (!r->have_broker_fd && !r->broker_path)
+	if (!r->p.have_broker_fd && !r->p.broker_path)
 		sbx_die_usage("--net broker needs a PATH or --broker-fd");
-	if (r->have_broker_fd && (r->broker_fd == r->status_fd || r->broker_fd == r->ready_fd))
-		sbx_die_usage("--broker-fd: fd %d is also the status or ready fd", r->broker_fd);
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->have_broker_fd && r->ops[i].fd == r->broker_fd)
-			sbx_die_usage("--broker-fd: fd %d is also given to %s", r->broker_fd, r->ops[i].opt);
-	if (!r->have_broker_fd) {
+	if (r->p.have_broker_fd && (r->p.broker_fd == r->a->status_fd || r->p.broker_fd == r->a->ready_fd))
+		sbx_die_usage("--broker-fd: fd %d is also the status or ready fd", r->p.broker_fd);
+	for (size_t i = 0; i < r->p.nops; i++)
+		if (r->p.have_broker_fd && r->p.ops[i].fd == r->p.broker_fd)
+			sbx_die_usage("--broker-fd: fd %d is also given to %s", r->p.broker_fd, r->p.ops[i].opt);
+	if (!r->p.have_broker_fd) {
 		char canon[PATH_MAX];
-		r->broker_fd = open(r->broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (r->broker_fd < 0)
-			sbx_die_usage("--net: invalid broker path '%s': %s", r->broker_path, strerror(errno));
-		if (fstat(r->broker_fd, &st) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", r->broker_path);
+		r->p.broker_fd = open(r->p.broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (r->p.broker_fd < 0)
+			sbx_die_usage("--net: invalid broker path '%s': %s", r->p.broker_path, strerror(errno));
+		if (fstat(r->p.broker_fd, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", r->p.broker_path);
 		if (!S_ISSOCK(st.st_mode))
-			sbx_die_usage("--net: invalid broker path '%s': not a socket", r->broker_path);
-		if (!realpath(r->broker_path, canon) || strcmp(canon, r->broker_path))
+			sbx_die_usage("--net: invalid broker path '%s': not a socket", r->p.broker_path);
+		if (!realpath(r->p.broker_path, canon) || strcmp(canon, r->p.broker_path))
 			sbx_die_usage("--net: invalid broker path '%s': not canonical (a symlink, . or ..)",
-				      r->broker_path);
+				      r->p.broker_path);
 	}
-	snprintf(link, sizeof link, "/proc/self/fd/%d", r->broker_fd);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", r->p.broker_fd);
 	n = readlink(link, path, sizeof path - 1);
 	if (n < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", link);
@@ -275,7 +275,7 @@ void ns_check_net(struct ns_run *r)
 	/* The probe line tells the broker this is a check, not a request
 	 * to log as refused; in transparent mode it asks for the ports to
 	 * capture. */
-	s = broker_connect(r->broker_fd, 0);
+	s = broker_connect(r->p.broker_fd, 0);
 	if (s < 0)
 		broker_unreachable(path);
 	{
@@ -283,9 +283,9 @@ void ns_check_net(struct ns_run *r)
 		socklen_t crlen = sizeof cr;
 		if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to learn who serves %s", path);
-		r->broker_uid = cr.uid;
+		r->p.broker_uid = cr.uid;
 	}
-	if (r->transparent)
+	if (r->p.transparent)
 		(void)!send(s, SBX_PROBE_PORTS, sizeof SBX_PROBE_PORTS - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	else
 		(void)!send(s, SBX_PROBE, sizeof SBX_PROBE - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -310,22 +310,22 @@ void ns_check_net(struct ns_run *r)
 		}
 		ans[got] = '\0';
 		close(s);
-		if (r->transparent)
+		if (r->p.transparent)
 			capture_ports(r, path, ans, got);
 	}
-	r->broker_real = strdup(path);
-	if (!r->broker_real)
+	r->p.broker_real = strdup(path);
+	if (!r->p.broker_real)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
 /* The outer, just before the clone. */
 void ns_net_prepare(struct ns_run *r)
 {
-	r->net_chan[0] = r->net_chan[1] = -1;
-	r->broker_chan = -1;
-	if (r->net != NET_BROKER)
+	r->x.net_chan[0] = r->x.net_chan[1] = -1;
+	r->x.broker_chan = -1;
+	if (r->p.net != NET_BROKER)
 		return;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->net_chan) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->x.net_chan) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the channel for the listening sockets");
 }
 
@@ -435,30 +435,30 @@ void ns_net_inside(struct ns_run *r)
 	int fds[SBX_HANDOFF_FDS];
 	size_t n = 0;
 
-	if (r->net == NET_NONE || r->net == NET_HOST)
+	if (r->p.net == NET_NONE || r->p.net == NET_HOST)
 		return;
 	lo_up();
-	if (r->net != NET_BROKER)
+	if (r->p.net != NET_BROKER)
 		return;
-	close(r->net_chan[0]);
-	if (r->broker_fd >= 0)
-		close(r->broker_fd);
-	fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, r->port);
-	fds[n++] = sandbox_socket(AF_INET6, SOCK_STREAM, 0, r->port);
-	if (r->transparent) {
+	close(r->x.net_chan[0]);
+	if (r->p.broker_fd >= 0)
+		close(r->p.broker_fd);
+	fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, r->p.port);
+	fds[n++] = sandbox_socket(AF_INET6, SOCK_STREAM, 0, r->p.port);
+	if (r->p.transparent) {
 		synth_route();
 		fds[n++] = sandbox_socket(AF_INET, SOCK_DGRAM, INADDR_LOOPBACK, SBX_DNS_PORT);
 		fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, SBX_DNS_PORT);
-		for (size_t i = 0; i < r->ncap; i++)
-			fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_ANY, r->cap_ports[i]);
+		for (size_t i = 0; i < r->p.ncap; i++)
+			fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_ANY, r->p.cap_ports[i]);
 	}
-	if (sbx_send_fds(r->net_chan[1], "L", 1, fds, n) != 1)
+	if (sbx_send_fds(r->x.net_chan[1], "L", 1, fds, n) != 1)
 		_exit(SBX_EXIT_LOST);
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
-	if (read(r->net_chan[1], &c, 1) != 1 || c != 'g')
+	if (read(r->x.net_chan[1], &c, 1) != 1 || c != 'g')
 		_exit(SBX_EXIT_LOST);
-	close(r->net_chan[1]);
+	close(r->x.net_chan[1]);
 }
 
 /* Why the broker would not take the listeners: its answer's one line,
@@ -505,7 +505,7 @@ static const char *handoff_answer(int s, char *buf, size_t sz)
 void ns_net_outer(struct ns_run *r, pid_t pid)
 {
 	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
-	const char *hello = r->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
+	const char *hello = r->p.transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
 	char cbuf[CMSG_SPACE(SBX_HANDOFF_FDS * sizeof(int))], c, answer[256];
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
@@ -515,32 +515,32 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	socklen_t crlen = sizeof cr;
 	const char *why;
 	int fds[SBX_HANDOFF_FDS], s;
-	size_t n = r->transparent ? 4 + r->ncap : 2;
+	size_t n = r->p.transparent ? 4 + r->p.ncap : 2;
 
-	if (r->net != NET_BROKER)
+	if (r->p.net != NET_BROKER)
 		return;
-	close(r->net_chan[1]);
-	if (recvmsg(r->net_chan[0], &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L' ||
+	close(r->x.net_chan[1]);
+	if (recvmsg(r->x.net_chan[0], &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L' ||
 	    !(cm = CMSG_FIRSTHDR(&m)) || cm->cmsg_type != SCM_RIGHTS ||
 	    cm->cmsg_len != CMSG_LEN(n * sizeof(int))) {
-		close(r->net_chan[0]);
+		close(r->x.net_chan[0]);
 		return; /* pid 1 died and said why */
 	}
 	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
 	for (size_t i = 0; i < n; i++) {
-		if (r->transparent && i == 2)
+		if (r->p.transparent && i == 2)
 			continue; /* the DNS socket is UDP: nothing to reset */
 		if (setsockopt(fds[i], SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive) < 0) {
 			kill(pid, SIGKILL);
 			sbx_die_errno(SBX_EXIT_SYS, "unable to set SO_LINGER on the sandbox's listeners");
 		}
 	}
-	s = broker_connect(r->broker_fd, 0);
+	s = broker_connect(r->p.broker_fd, 0);
 	if (s < 0) {
 		int e = errno;
 		kill(pid, SIGKILL);
 		errno = e;
-		broker_unreachable(r->broker_real);
+		broker_unreachable(r->p.broker_real);
 	}
 	if (sbx_send_fds(s, hello, strlen(hello), fds, n) != (ssize_t)strlen(hello))
 		why = strerror(errno);
@@ -551,34 +551,34 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	if (why) {
 		kill(pid, SIGKILL);
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not take the sandbox's listeners: %s",
-			r->broker_real, why);
+			r->p.broker_real, why);
 	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
-		r->broker_pid = cr.pid;
-	r->broker_chan = s;
-	close(r->broker_fd);
-	r->broker_fd = -1;
+		r->x.broker_pid = cr.pid;
+	r->x.broker_chan = s;
+	close(r->p.broker_fd);
+	r->p.broker_fd = -1;
 	c = 'g';
-	if (write(r->net_chan[0], &c, 1) != 1) {
+	if (write(r->x.net_chan[0], &c, 1) != 1) {
 		/* pid 1 is gone: wait_sandbox reports it */
 	}
-	close(r->net_chan[0]);
+	close(r->x.net_chan[0]);
 }
 
 /* The sandbox is over: the broker closes its listeners and connections. */
 void ns_net_end(struct ns_run *r)
 {
-	if (r->broker_chan < 0)
+	if (r->x.broker_chan < 0)
 		return;
-	close(r->broker_chan);
-	r->broker_chan = -1;
+	close(r->x.broker_chan);
+	r->x.broker_chan = -1;
 }
 
 const char *ns_net_name(const struct ns_run *r)
 {
-	switch (r->net) {
+	switch (r->p.net) {
 	case NET_LOOPBACK: return "loopback";
-	case NET_BROKER: return r->transparent ? "broker, transparent" : "broker";
+	case NET_BROKER: return r->p.transparent ? "broker, transparent" : "broker";
 	case NET_HOST: return "host (unrestricted)";
 	default: return "none";
 	}
@@ -587,10 +587,10 @@ const char *ns_net_name(const struct ns_run *r)
 /* The proxy variables: a convenience for clients, not the boundary. */
 char **ns_net_env(const struct ns_run *r, char **env, size_t *k)
 {
-	if (r->net != NET_BROKER)
+	if (r->p.net != NET_BROKER)
 		return env;
 	for (size_t i = 0; i < 5; i++)
-		if (asprintf(&env[(*k)++], "%s=http://127.0.0.1:%u", proxy_vars[i], r->port) < 0)
+		if (asprintf(&env[(*k)++], "%s=http://127.0.0.1:%u", proxy_vars[i], r->p.port) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	env[*k] = NULL;
 	return env;

@@ -84,7 +84,7 @@ static void report(const struct ns_run *r, struct net_ent *e, uint64_t now, int 
 	sbx_json_uint(&j, "count", e->count);
 	sbx_json_uint(&j, "bytes_up", e->up);
 	sbx_json_uint(&j, "bytes_down", e->down);
-	sbx_json_write(&j, r->status_fd);
+	sbx_json_write(&j, r->a->status_fd);
 }
 
 static const char *jstr(json_t *o, const char *k)
@@ -160,14 +160,14 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 
 int ns_net_fd(const struct ns_run *r)
 {
-	return r->net == NET_BROKER ? r->broker_chan : -1;
+	return r->p.net == NET_BROKER ? r->x.broker_chan : -1;
 }
 
 /* The channel is readable (or ended): take every whole line. */
 void ns_net_handle(struct ns_run *r)
 {
 	for (;;) {
-		ssize_t n = recv(r->broker_chan, nl.buf + nl.len, sizeof nl.buf - nl.len, MSG_DONTWAIT);
+		ssize_t n = recv(r->x.broker_chan, nl.buf + nl.len, sizeof nl.buf - nl.len, MSG_DONTWAIT);
 		char *nlp;
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -175,8 +175,8 @@ void ns_net_handle(struct ns_run *r)
 			return;
 		if (n <= 0) {
 			/* The broker is gone, or has said everything. */
-			close(r->broker_chan);
-			r->broker_chan = -1;
+			close(r->x.broker_chan);
+			r->x.broker_chan = -1;
 			return;
 		}
 		nl.len += (size_t)n;
@@ -247,30 +247,30 @@ void ns_net_finish(struct ns_run *r)
 {
 	uint64_t until = sbx_now_ms() + NET_DRAIN_MS;
 
-	if (r->net != NET_BROKER)
+	if (r->p.net != NET_BROKER)
 		return;
-	if (r->broker_chan >= 0)
-		shutdown(r->broker_chan, SHUT_WR);
-	while (r->broker_chan >= 0) {
-		struct pollfd p = { .fd = r->broker_chan, .events = POLLIN };
+	if (r->x.broker_chan >= 0)
+		shutdown(r->x.broker_chan, SHUT_WR);
+	while (r->x.broker_chan >= 0) {
+		struct pollfd p = { .fd = r->x.broker_chan, .events = POLLIN };
 		uint64_t now = sbx_now_ms();
 		if (now >= until || (poll(&p, 1, (int)(until - now)) < 0 && errno != EINTR))
 			break;
 		ns_net_handle(r);
 	}
-	if (r->broker_chan >= 0) {
-		close(r->broker_chan);
-		r->broker_chan = -1;
+	if (r->x.broker_chan >= 0) {
+		close(r->x.broker_chan);
+		r->x.broker_chan = -1;
 	}
 	for (size_t i = 0; i < NET_KEYS + 2; i++)
 		if (nl.ent[i].count > nl.ent[i].reported)
 			report(r, &nl.ent[i], sbx_now_ms(), 1);
-	if (nl.unreported && r->status_fd >= 0) {
+	if (nl.unreported && r->a->status_fd >= 0) {
 		struct sbx_json j;
 		sbx_json_begin(&j, NS_PROG, "net");
 		sbx_json_str(&j, "decision", "unreported");
 		sbx_json_uint(&j, "count", nl.unreported);
-		sbx_json_write(&j, r->status_fd);
+		sbx_json_write(&j, r->a->status_fd);
 	}
 	note();
 }

@@ -63,45 +63,45 @@ struct ns_notify {
 int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *reported, uint64_t *last_ms,
 		  uint64_t now)
 {
-	struct pollfd pf = { .fd = r->status_fd, .events = POLLOUT };
+	struct pollfd pf = { .fd = r->a->status_fd, .events = POLLOUT };
 
-	if (!final && r->status_fd >= 0 && (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLOUT)))
+	if (!final && r->a->status_fd >= 0 && (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLOUT)))
 		return 0;
 	*reported = count;
 	*last_ms = now;
-	return r->status_fd >= 0;
+	return r->a->status_fd >= 0;
 }
 
 void ns_notify_prepare(struct ns_run *r)
 {
-	r->notify_sock[0] = r->notify_sock[1] = -1;
-	if (r->quiet_denials)
+	r->x.notify_sock[0] = r->x.notify_sock[1] = -1;
+	if (r->a->quiet_denials)
 		return;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->notify_sock) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->x.notify_sock) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the supervisor's socket pair");
 }
 
 /* In the outer process after the clone: keep its own end only. */
 void ns_notify_outer(struct ns_run *r)
 {
-	if (r->notify_sock[0] < 0)
+	if (r->x.notify_sock[0] < 0)
 		return;
-	close(r->notify_sock[1]);
-	r->notify_sock[1] = -1;
-	r->notify = calloc(1, sizeof *r->notify);
-	if (!r->notify)
+	close(r->x.notify_sock[1]);
+	r->x.notify_sock[1] = -1;
+	r->x.notify = calloc(1, sizeof *r->x.notify);
+	if (!r->x.notify)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	r->notify->sock = r->notify_sock[0];
-	r->notify->listener = -1;
+	r->x.notify->sock = r->x.notify_sock[0];
+	r->x.notify->listener = -1;
 }
 
 /* In the sandbox after the clone: keep the sending end only. */
 void ns_notify_inside(struct ns_run *r)
 {
-	if (r->notify_sock[0] < 0)
+	if (r->x.notify_sock[0] < 0)
 		return;
-	close(r->notify_sock[0]);
-	r->notify_sock[0] = -1;
+	close(r->x.notify_sock[0]);
+	r->x.notify_sock[0] = -1;
 }
 
 /* The command's process: install the filter (prog is the build-time
@@ -112,7 +112,7 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 	struct sock_fprog p = *prog;
 	int lfd;
 
-	if (r->notify_sock[1] < 0) {
+	if (r->x.notify_sock[1] < 0) {
 		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
 		return;
@@ -132,10 +132,10 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 	free(ins);
 	/* A denied call made before the outer took the listener waits for
 	 * it; if the outer is gone the call fails (ENOSYS) and we stop. */
-	if (sbx_send_fds(r->notify_sock[1], "L", 1, &lfd, 1) != 1)
+	if (sbx_send_fds(r->x.notify_sock[1], "L", 1, &lfd, 1) != 1)
 		_exit(SBX_EXIT_LOST);
 	close(lfd);
-	close(r->notify_sock[1]);
+	close(r->x.notify_sock[1]);
 }
 
 static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now, int final)
@@ -155,7 +155,7 @@ static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now
 	else
 		sbx_json_str(&j, "syscall", "other");
 	sbx_json_uint(&j, "count", e->count);
-	sbx_json_write(&j, r->status_fd);
+	sbx_json_write(&j, r->a->status_fd);
 	free(name);
 }
 
@@ -183,14 +183,14 @@ static void denied(const struct ns_run *r, struct ns_notify *n, int nr)
  * listener arrives, then the listener; -1 when there is none. */
 int ns_notify_fd(const struct ns_run *r)
 {
-	if (!r->notify)
+	if (!r->x.notify)
 		return -1;
-	return r->notify->listener >= 0 ? r->notify->listener : r->notify->sock;
+	return r->x.notify->listener >= 0 ? r->x.notify->listener : r->x.notify->sock;
 }
 
 static void take_listener(struct ns_run *r)
 {
-	struct ns_notify *n = r->notify;
+	struct ns_notify *n = r->x.notify;
 	char cbuf[CMSG_SPACE(sizeof(int))], b;
 	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
@@ -212,7 +212,7 @@ static void take_listener(struct ns_run *r)
 /* Called when ns_notify_fd() is readable (or hung up). */
 void ns_notify_handle(struct ns_run *r, short revents)
 {
-	struct ns_notify *n = r->notify;
+	struct ns_notify *n = r->x.notify;
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
 
@@ -242,7 +242,7 @@ void ns_notify_handle(struct ns_run *r, short revents)
 /* At the end, before the exit line: the totals not yet reported. */
 void ns_notify_end(struct ns_run *r)
 {
-	struct ns_notify *n = r->notify;
+	struct ns_notify *n = r->x.notify;
 
 	if (!n)
 		return;
@@ -254,5 +254,5 @@ void ns_notify_end(struct ns_run *r)
 	if (n->sock >= 0)
 		close(n->sock);
 	free(n);
-	r->notify = NULL;
+	r->x.notify = NULL;
 }

@@ -1,8 +1,19 @@
-/* sbx-ns: what the steps of one run share. The outer process fills a
- * struct ns_run from argv and from its checks of the host; the sandbox's
- * pid 1 and the command's process inherit it as a copy of memory (clone
- * without CLONE_VM), so the plan is made once, by the caller's identity,
- * before anything is created. */
+/* sbx-ns: what the steps of one run share, in three stages.
+ *
+ *   arguments (struct ns_args): the options as given; parse() fills them,
+ *     everything after reads them through a pointer to const;
+ *   plan (struct ns_plan): every decision, made by the outer with the
+ *     caller's identity before anything is created: the roots and their
+ *     checked identities, the writable entries every writable-root check
+ *     iterates (ns_next_writable), the deny-write operations, the root's
+ *     steps (steps.c), the environment, network, filters, grant; --dry-run
+ *     prints it (plan.c);
+ *   execution (struct ns_exec): channels, fds, pids and per-process state
+ *     of the outer, the sandbox's pid 1 (which executes the root's steps,
+ *     root.c) and the command's process.
+ *
+ * A struct ns_run holds the three; the sandbox's processes inherit it as a
+ * copy of memory (clone without CLONE_VM), so the plan is made once. */
 #ifndef SBX_NS_H
 #define SBX_NS_H
 
@@ -121,12 +132,12 @@ enum net_mode { NET_NONE = 1, NET_LOOPBACK, NET_BROKER, NET_HOST };
 /* The command's private HOME without --home: in the sandbox's own /tmp. */
 #define NS_HOME "/tmp/home"
 
-struct ns_run {
-	/* argv */
-	struct mount_op *ops;
-	size_t nops, capops;
-	const char **deny;     /* --deny-write globs (NULL: the defaults) */
-	size_t ndeny;
+/* Stage 1, the arguments: the options as given. parse() (main.c) fills
+ * them and nothing changes them afterwards: every later stage reads them
+ * through a pointer to const. The options that name objects (paths, fds,
+ * the network, the identity, the grant, the deny-write globs) are checked
+ * as they are parsed and become the plan's first entries instead. */
+struct ns_args {
 	const char **setenv;   /* NAME=VALUE */
 	size_t nsetenv;
 	const char **keepenv;  /* NAME */
@@ -136,6 +147,28 @@ struct ns_run {
 	int tmp_in_ws;
 	int require_landlock;
 	int have_uid, have_gid;
+	int status_fd, ready_fd;
+	char **cmd;            /* prog and its args */
+	const char *cmdpath;   /* --command-path DIRS: the lookup and PATH (NULL: as before) */
+	struct sbx_allowexec allow;  /* --allow-exec PATH... */
+	struct sbx_protect prot;     /* --protect PATH... */
+	uint64_t timeout_ms;   /* --timeout SEC: enforced here, bound by the grant; 0 none */
+	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
+	int print_policy;      /* --print-policy */
+	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
+	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
+};
+
+/* Stage 2, the plan: every decision of the run, made by the outer with
+ * the caller's identity before anything is created, from the arguments,
+ * the effective policy and the host (opening and checking only the
+ * objects it names). --dry-run prints it; execution follows it. */
+struct ns_plan {
+	struct mount_op *ops;  /* the roots, argv's then the policy's and the runtime set */
+	size_t nops, capops;
+	size_t ws;             /* index of the workspace in ops */
+	const char **deny;     /* deny-write globs (NULL: the defaults; the policy's union) */
+	size_t ndeny;
 	uid_t uid;             /* the command's identity */
 	gid_t gid;
 	enum net_mode net;
@@ -146,52 +179,51 @@ struct ns_run {
 	int transparent;         /* broker:PATH,transparent: DNS and captured ports too */
 	unsigned cap_ports[SBX_CAPTURE_MAX]; /* transparent: the ports the broker asked for */
 	size_t ncap;
-	char *resolv;            /* transparent: where the sandbox's resolv.conf is bound */
-	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
 	char *broker_real;       /* broker: where the checked socket lies, for messages */
-	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
-	pid_t broker_pid;        /* broker: its pid, from SO_PEERCRED */
 	uid_t broker_uid;        /* broker: its uid, from SO_PEERCRED on the probe */
-	int status_fd, ready_fd;
-	char **cmd;            /* prog and its args */
-	const char *cmdpath;   /* --command-path DIRS: the lookup and PATH (NULL: as before) */
-	struct sbx_allowexec allow;  /* --allow-exec PATH... */
-	struct sbx_protect prot;     /* --protect PATH... */
 	int grant_fd;          /* --grant-fd FD (consumed), else -1 */
 	struct sbx_grant_key *grant_key; /* --grant-key FILE, loaded while parsing */
-	uint64_t timeout_ms;   /* --timeout SEC: enforced here, bound by the grant; 0 none */
-	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
-	int print_policy;      /* --print-policy */
-	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
-	int grant_checked;     /* --dry-run: the grant was enforced */
+	int grant_checked;     /* the grant was enforced */
 	struct sbx_policy eff; /* the effective policy (when pol_on) */
 	int pol_on;
-
-	/* found by the outer */
 	int root;              /* the caller is root (maps 0 too, switches to uid/gid) */
 	uid_t caller_uid;
 	gid_t caller_gid;
-	size_t ws;             /* index of the workspace in ops */
 	int wsfd;              /* O_PATH on the workspace, the outer's own */
-	struct deny_op *dops;  /* the start set, in path order */
+	struct deny_op *dops;  /* the deny-write start set, in path order */
 	size_t ndops;
 	struct ns_step *steps; /* the root, step by step (steps.c) */
 	size_t nsteps, capsteps;
-	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	int landlock_abi;      /* 0: none */
+	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
+	char **env;            /* the command's environment */
+	const char *search;    /* where prog is looked up: PATH of env */
+	char *hint;            /* why prog would not be found inside (hint.c), or NULL */
+};
+
+/* Stage 3, execution: what the processes of the run hold (the outer, the
+ * sandbox's pid 1 and the command's process each have a copy). */
+struct ns_exec {
+	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
+	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
+	pid_t broker_pid;        /* broker: its pid, from SO_PEERCRED */
+	char *resolv;            /* transparent: where the sandbox's resolv.conf is bound */
+	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
 	int tier_deny_off;     /* the tier runs with deny-write globs unenforced (tierDenyWrite) */
 	int tier_proc;         /* the tier because no fresh /proc could be mounted (errno), not clone */
-	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
 	int report_fd;         /* sandbox -> outer: what happened inside */
-	char **env;            /* the command's environment, built by the outer */
-	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
 	int notify_sock[2];    /* [0] outer, [1] the command's process: the listener */
 	struct ns_notify *notify; /* the outer's supervisor state (notify.c) */
-	const char *search;    /* where prog is looked up: PATH of env */
-	char *hint;            /* why prog would not be found inside (hint.c), or NULL */
+};
+
+/* One run: the three stages side by side. */
+struct ns_run {
+	const struct ns_args *a;
+	struct ns_plan p;
+	struct ns_exec x;
 };
 
 /* Records on the report pipe, fixed size so one write(2) is atomic. */

@@ -28,15 +28,15 @@ struct mount_op *ns_push_op(struct ns_run *r)
 {
 	struct mount_op *op;
 
-	if (r->nops == r->capops) {
-		size_t cap = r->capops ? r->capops * 2 : 16;
-		op = realloc(r->ops, cap * sizeof *op);
+	if (r->p.nops == r->p.capops) {
+		size_t cap = r->p.capops ? r->p.capops * 2 : 16;
+		op = realloc(r->p.ops, cap * sizeof *op);
 		if (!op)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		r->ops = op;
-		r->capops = cap;
+		r->p.ops = op;
+		r->p.capops = cap;
 	}
-	op = &r->ops[r->nops++];
+	op = &r->p.ops[r->p.nops++];
 	memset(op, 0, sizeof *op);
 	op->fd = -1;
 	return op;
@@ -55,8 +55,8 @@ struct mount_op *ns_push_op(struct ns_run *r)
  */
 const struct mount_op *ns_next_writable(const struct ns_run *r, size_t *it)
 {
-	while (*it < r->nops) {
-		const struct mount_op *op = &r->ops[(*it)++];
+	while (*it < r->p.nops) {
+		const struct mount_op *op = &r->p.ops[(*it)++];
 
 		if (!op->ro && op->kind != MNT_SYMLINK)
 			return op;
@@ -165,8 +165,8 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 	ssize_t n;
 	int fd = sbx_opt_fd(opt, arg);
 
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].fd == fd)
+	for (size_t i = 0; i < r->p.nops; i++)
+		if (r->p.ops[i].fd == fd)
 			sbx_die_usage("%s: fd %d given twice", opt, fd);
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof path - 1);
@@ -194,22 +194,22 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
  * systems) is recreated as the same symlink. */
 void ns_add_runtime(struct ns_run *r)
 {
-	size_t first = r->nops, i, n;
+	size_t first = r->p.nops, i, n;
 	struct mount_op *op, tmp[64];
 	char list[4096], *save = NULL, *p;
 	const char *const *d;
 	struct stat st;
-	int given = r->runtime != NULL;
+	int given = r->a->runtime != NULL;
 
-	if (given && !strcmp(r->runtime, "none"))
+	if (given && !strcmp(r->a->runtime, "none"))
 		return;
 	if (given) {
-		if (strlen(r->runtime) >= sizeof list)
+		if (strlen(r->a->runtime) >= sizeof list)
 			sbx_die_usage("--runtime: too long");
-		if (strstr(r->runtime, "::") || r->runtime[0] == ':' ||
-		    r->runtime[strlen(r->runtime) - 1] == ':')
-			sbx_die_usage("--runtime: invalid list '%s': empty entry", r->runtime);
-		strcpy(list, r->runtime);
+		if (strstr(r->a->runtime, "::") || r->a->runtime[0] == ':' ||
+		    r->a->runtime[strlen(r->a->runtime) - 1] == ':')
+			sbx_die_usage("--runtime: invalid list '%s': empty entry", r->a->runtime);
+		strcpy(list, r->a->runtime);
 		for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
 			const char *why;
 			if (p[0] != '/')
@@ -231,8 +231,8 @@ void ns_add_runtime(struct ns_run *r)
 			fill(ns_push_op(r), MNT_RUNTIME, 1, "--runtime", *d, &st);
 		}
 	}
-	for (i = first; i < r->nops; i++) {
-		op = &r->ops[i];
+	for (i = first; i < r->p.nops; i++) {
+		op = &r->p.ops[i];
 		if (lstat(op->src, &st) == 0 && S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX];
 			ssize_t len = readlink(op->src, target, sizeof target - 1);
@@ -245,26 +245,26 @@ void ns_add_runtime(struct ns_run *r)
 		}
 	}
 	/* Move them in front of the caller's binds. */
-	n = r->nops - first;
+	n = r->p.nops - first;
 	if (n > sizeof tmp / sizeof tmp[0])
 		sbx_die_usage("--runtime: too many paths");
-	memcpy(tmp, r->ops + first, n * sizeof *tmp);
-	memmove(r->ops + n, r->ops, first * sizeof *tmp);
-	memcpy(r->ops, tmp, n * sizeof *tmp);
-	r->ws += n;
+	memcpy(tmp, r->p.ops + first, n * sizeof *tmp);
+	memmove(r->p.ops + n, r->p.ops, first * sizeof *tmp);
+	memcpy(r->p.ops, tmp, n * sizeof *tmp);
+	r->p.ws += n;
 }
 
 /* Binds apply in argv order, so two at one place, or one inside a later
  * one, would be silently hidden: refused instead. */
 void ns_check_ops(struct ns_run *r)
 {
-	for (size_t i = 0; i < r->nops; i++)
+	for (size_t i = 0; i < r->p.nops; i++)
 		for (size_t j = 0; j < i; j++) {
-			if (!strcmp(r->ops[i].dest, r->ops[j].dest))
-				sbx_die_usage("%s: %s is already bound (by %s)", r->ops[i].opt,
-					      r->ops[i].dest, r->ops[j].opt);
-			if (sbx_path_within(r->ops[j].dest, r->ops[i].dest))
+			if (!strcmp(r->p.ops[i].dest, r->p.ops[j].dest))
+				sbx_die_usage("%s: %s is already bound (by %s)", r->p.ops[i].opt,
+					      r->p.ops[i].dest, r->p.ops[j].opt);
+			if (sbx_path_within(r->p.ops[j].dest, r->p.ops[i].dest))
 				sbx_die_usage("%s: %s would hide %s (bound earlier by %s; give it later)",
-					      r->ops[i].opt, r->ops[i].dest, r->ops[j].dest, r->ops[j].opt);
+					      r->p.ops[i].opt, r->p.ops[i].dest, r->p.ops[j].dest, r->p.ops[j].opt);
 		}
 }

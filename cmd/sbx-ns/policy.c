@@ -34,8 +34,8 @@ static int listed(const struct sbx_pol_list *l, const char *src)
 
 static int bound(const struct ns_run *r, const char *src)
 {
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].kind != MNT_BIND && !strcmp(r->ops[i].src, src))
+	for (size_t i = 0; i < r->p.nops; i++)
+		if (r->p.ops[i].kind != MNT_BIND && !strcmp(r->p.ops[i].src, src))
 			return 1;
 	return 0;
 }
@@ -57,7 +57,7 @@ static void add_missing(struct ns_run *r, const struct sbx_pol_list *l, enum mou
 		struct stat st;
 
 		if (bound(r, p) || sbx_path_within(p, ws) ||
-		    (kind == MNT_RO && sbx_policy_within(&r->eff.rw, p)))
+		    (kind == MNT_RO && sbx_policy_within(&r->p.eff.rw, p)))
 			continue;
 		if (from_baseline(o) && lstat(p, &st) < 0 && errno == ENOENT)
 			continue;
@@ -70,25 +70,25 @@ static void add_missing(struct ns_run *r, const struct sbx_pol_list *l, enum mou
  * (--policy-fd, a clamp). */
 static void apply_roots(struct ns_run *r)
 {
-	const char *ws = r->ops[r->ws].src;
+	const char *ws = r->p.ops[r->p.ws].src;
 	size_t k = 0;
 
-	for (size_t i = 0; i < r->nops; i++) {
-		struct mount_op *op = &r->ops[i];
+	for (size_t i = 0; i < r->p.nops; i++) {
+		struct mount_op *op = &r->p.ops[i];
 		int keep = (op->kind != MNT_RO && op->kind != MNT_RW) ||
-			   listed(op->kind == MNT_RO ? &r->eff.ro : &r->eff.rw, op->src);
+			   listed(op->kind == MNT_RO ? &r->p.eff.ro : &r->p.eff.rw, op->src);
 		if (!keep) {
 			if (op->fd >= 0)
 				close(op->fd);
 			continue;
 		}
-		if (i == r->ws)
-			r->ws = k;
-		r->ops[k++] = *op;
+		if (i == r->p.ws)
+			r->p.ws = k;
+		r->p.ops[k++] = *op;
 	}
-	r->nops = k;
-	add_missing(r, &r->eff.rw, MNT_RW, ws);
-	add_missing(r, &r->eff.ro, MNT_RO, ws);
+	r->p.nops = k;
+	add_missing(r, &r->p.eff.rw, MNT_RW, ws);
+	add_missing(r, &r->p.eff.ro, MNT_RO, ws);
 }
 
 /* --bind/--ro-bind (and the fd forms) show a host path at another place:
@@ -100,15 +100,15 @@ static void apply_roots(struct ns_run *r)
  * bind: it is refused either way. */
 static void check_binds(const struct ns_run *r)
 {
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct mount_op *op = &r->ops[i];
+	for (size_t i = 0; i < r->p.nops; i++) {
+		const struct mount_op *op = &r->p.ops[i];
 		char q[1100];
 		int ok;
 
 		if (op->kind != MNT_BIND)
 			continue;
-		ok = op->ro ? sbx_policy_within(&r->eff.ro, op->src) || sbx_policy_within(&r->eff.rw, op->src)
-			    : sbx_policy_within(&r->eff.rw, op->src);
+		ok = op->ro ? sbx_policy_within(&r->p.eff.ro, op->src) || sbx_policy_within(&r->p.eff.rw, op->src)
+			    : sbx_policy_within(&r->p.eff.rw, op->src);
 		if (ok)
 			continue;
 		sbx_quote(q, sizeof q, op->src, strlen(op->src), 256, 0);
@@ -125,11 +125,11 @@ static void check_runtime(const struct ns_run *r)
 {
 	char list[4096], *save = NULL, *p;
 
-	if (!r->runtime || !strcmp(r->runtime, "none") || strlen(r->runtime) >= sizeof list)
+	if (!r->a->runtime || !strcmp(r->a->runtime, "none") || strlen(r->a->runtime) >= sizeof list)
 		return;
-	strcpy(list, r->runtime);
+	strcpy(list, r->a->runtime);
 	for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save))
-		if (!sbx_policy_within(&r->eff.ro, p) && !sbx_policy_within(&r->eff.rw, p)) {
+		if (!sbx_policy_within(&r->p.eff.ro, p) && !sbx_policy_within(&r->p.eff.rw, p)) {
 			char q[1100];
 			sbx_quote(q, sizeof q, p, strlen(p), 256, 0);
 			sbx_die(SBX_EXIT_POLICY, "policy refused: --runtime: %s is not within the "
@@ -140,22 +140,22 @@ static void check_runtime(const struct ns_run *r)
 /* A policy fd is consumed: no other option may name it (parse). */
 void ns_policy_check_fds(const struct ns_run *r)
 {
-	const int pfd[2] = { r->pol.baseline_fd, r->pol.policy_fd };
+	const int pfd[2] = { r->a->pol.baseline_fd, r->a->pol.policy_fd };
 
 	for (int k = 0; k < 2; k++) {
 		int fd = pfd[k];
 		if (fd < 0)
 			continue;
-		for (size_t i = 0; i < r->nops; i++)
-			if (r->ops[i].fd == fd)
-				sbx_die_usage("%s: fd %d is also a policy fd", r->ops[i].opt, fd);
-		if (r->status_fd == fd)
+		for (size_t i = 0; i < r->p.nops; i++)
+			if (r->p.ops[i].fd == fd)
+				sbx_die_usage("%s: fd %d is also a policy fd", r->p.ops[i].opt, fd);
+		if (r->a->status_fd == fd)
 			sbx_die_usage("--status-fd: fd %d is also a policy fd", fd);
-		if (r->ready_fd == fd)
+		if (r->a->ready_fd == fd)
 			sbx_die_usage("--ready-fd: fd %d is also a policy fd", fd);
-		if (r->have_broker_fd && r->broker_fd == fd)
+		if (r->p.have_broker_fd && r->p.broker_fd == fd)
 			sbx_die_usage("--broker-fd: fd %d is also a policy fd", fd);
-		if (r->grant_fd == fd)
+		if (r->p.grant_fd == fd)
 			sbx_die_usage("--grant-fd: fd %d is also a policy fd", fd);
 	}
 }
@@ -164,71 +164,71 @@ void ns_apply_policy(struct ns_run *r, int net_given)
 {
 	struct sbx_policy req;
 	struct sbx_err e;
-	const char *ws = r->ops[r->ws].src;
+	const char *ws = r->p.ops[r->p.ws].src;
 
-	if (!sbx_policy_opts_baseline(&r->pol) && r->pol.policy_fd < 0 && !r->print_policy)
+	if (!sbx_policy_opts_baseline(&r->a->pol) && r->a->pol.policy_fd < 0 && !r->a->print_policy)
 		return;
 	/* The request as argv makes it: --ro/--rw (and their fd forms) by
 	 * their canonical paths, --deny-write, --net. The workspace, the
 	 * defaults and --policy-fd are sbx_policy_effective's. Binds to a
 	 * destination are checked against the result (check_binds). */
 	sbx_policy_init(&req, "argv");
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct mount_op *op = &r->ops[i];
+	for (size_t i = 0; i < r->p.nops; i++) {
+		const struct mount_op *op = &r->p.ops[i];
 		if ((op->kind == MNT_RO || op->kind == MNT_RW) &&
 		    sbx_policy_add_root(&req, op->kind == MNT_RO ? &req.ro : &req.rw, op->src,
 					op->opt, &e) < 0)
 			sbx_err_die(&e);
 	}
-	for (size_t i = 0; i < r->ndeny; i++)
-		if (sbx_policy_add_glob(&req, r->deny[i], "--deny-write", &e) < 0)
+	for (size_t i = 0; i < r->p.ndeny; i++)
+		if (sbx_policy_add_glob(&req, r->p.deny[i], "--deny-write", &e) < 0)
 			sbx_err_die(&e);
 	/* enum net_mode and the policy's network modes share their order
 	 * and values (none < loopback < broker < host). */
-	if (net_given && sbx_policy_set_int(&req, &req.net, (int)r->net, "--net", &e) < 0)
+	if (net_given && sbx_policy_set_int(&req, &req.net, (int)r->p.net, "--net", &e) < 0)
 		sbx_err_die(&e);
-	sbx_policy_effective(&r->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, r->status_fd, &r->eff);
+	sbx_policy_effective(&r->a->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, r->a->status_fd, &r->p.eff);
 	sbx_policy_free(&req);
-	r->pol_on = 1;
+	r->p.pol_on = 1;
 
-	if (r->eff.mode.set && r->eff.mode.v == SBX_PMODE_OFF)
+	if (r->p.eff.mode.set && r->p.eff.mode.v == SBX_PMODE_OFF)
 		sbx_die(SBX_EXIT_POLICY, "policy refused: %s: mode \"off\" runs commands unconfined; "
-			"sbx-ns only confines", r->eff.mode.origin ? r->eff.mode.origin : "policy");
+			"sbx-ns only confines", r->p.eff.mode.origin ? r->p.eff.mode.origin : "policy");
 	/* The network: what the merge left. Narrowed below broker, the
 	 * broker's socket is not needed (and is closed); widened to broker
 	 * by a policy, the socket must come from --broker-fd or --net
 	 * broker:PATH (ns_check_net). The hosts a broker lets through are
 	 * the broker's own --allow-host list: --print-policy shows the
 	 * effective allowlist to start it with. */
-	r->net = (enum net_mode)r->eff.net.v;
-	if (r->net != NET_BROKER) {
-		if (r->have_broker_fd)
-			close(r->broker_fd);
-		r->have_broker_fd = 0;
-		r->broker_fd = -1;
-		r->broker_path = NULL;
-		r->transparent = 0;
-	} else if (!r->port) {
-		r->port = NS_BROKER_PORT;
+	r->p.net = (enum net_mode)r->p.eff.net.v;
+	if (r->p.net != NET_BROKER) {
+		if (r->p.have_broker_fd)
+			close(r->p.broker_fd);
+		r->p.have_broker_fd = 0;
+		r->p.broker_fd = -1;
+		r->p.broker_path = NULL;
+		r->p.transparent = 0;
+	} else if (!r->p.port) {
+		r->p.port = NS_BROKER_PORT;
 	}
 	/* deny-write: the union, replacing the defaults (they are in it) */
-	free(r->deny);
-	r->deny = calloc(r->eff.deny.n + 1, sizeof *r->deny);
-	if (!r->deny)
+	free(r->p.deny);
+	r->p.deny = calloc(r->p.eff.deny.n + 1, sizeof *r->p.deny);
+	if (!r->p.deny)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	for (size_t i = 0; i < r->eff.deny.n; i++) {
-		ns_check_glob(r->eff.deny.it[i].val);
-		r->deny[i] = r->eff.deny.it[i].val;
+	for (size_t i = 0; i < r->p.eff.deny.n; i++) {
+		ns_check_glob(r->p.eff.deny.it[i].val);
+		r->p.deny[i] = r->p.eff.deny.it[i].val;
 	}
-	r->ndeny = r->eff.deny.n;
+	r->p.ndeny = r->p.eff.deny.n;
 	apply_roots(r);
-	if (sbx_policy_opts_baseline(&r->pol)) {
+	if (sbx_policy_opts_baseline(&r->a->pol)) {
 		check_runtime(r);
 		check_binds(r);
 	}
 
-	if (r->print_policy) {
-		char *out = sbx_policy_to_json(&r->eff, SBX_PSCOPE_NS);
+	if (r->a->print_policy) {
+		char *out = sbx_policy_to_json(&r->p.eff, SBX_PSCOPE_NS);
 		if (!out || sbx_write_all(1, out, strlen(out)) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to write the policy");
 		exit(SBX_EXIT_OK);
@@ -245,8 +245,8 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 
 	ns_wait_signals(&set);
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(r->timeout_ms / 1000);
-	end.tv_nsec += (long)(r->timeout_ms % 1000) * 1000000L;
+	end.tv_sec += (time_t)(r->a->timeout_ms / 1000);
+	end.tv_nsec += (long)(r->a->timeout_ms % 1000) * 1000000L;
 	if (end.tv_nsec >= 1000000000L) {
 		end.tv_sec++;
 		end.tv_nsec -= 1000000000L;
@@ -257,7 +257,7 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 
 		if (waitpid(pid, st, WNOHANG) == pid)
 			return 0;
-		if (r->timeout_ms && !*timed_out) {
+		if (r->a->timeout_ms && !*timed_out) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			left.tv_sec = end.tv_sec - now.tv_sec;
 			left.tv_nsec = end.tv_nsec - now.tv_nsec;
@@ -297,30 +297,30 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 	pid_t pid;
 
 	ns_deny_forget(r);
-	if (r->ready_fd >= 0)
-		close(r->ready_fd);
+	if (r->a->ready_fd >= 0)
+		close(r->a->ready_fd);
 	pid = fork();
 	if (pid < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
 	if (pid == 0) {
-		if (r->status_fd >= 0)
-			close(r->status_fd);
+		if (r->a->status_fd >= 0)
+			close(r->a->status_fd);
 		if (sbx_close_fds_except(NULL, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
-		if (r->root && (setgroups(0, NULL) < 0 || setresgid(r->gid, r->gid, r->gid) < 0 ||
-				setresuid(r->uid, r->uid, r->uid) < 0))
-			sbx_die_errno(SBX_EXIT_SYS, "unable to switch to uid %u", (unsigned)r->uid);
+		if (r->p.root && (setgroups(0, NULL) < 0 || setresgid(r->p.gid, r->p.gid, r->p.gid) < 0 ||
+				setresuid(r->p.uid, r->p.uid, r->p.uid) < 0))
+			sbx_die_errno(SBX_EXIT_SYS, "unable to switch to uid %u", (unsigned)r->p.uid);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
-		if (chdir(r->ops[r->ws].src) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->ops[r->ws].src);
+		if (chdir(r->p.ops[r->p.ws].src) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p.ops[r->p.ws].src);
 		if (confine)
 			confine(r);
-		if (sigprocmask(SIG_SETMASK, &r->oldmask, NULL) < 0)
+		if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
-		if (r->allow.n)
-			sbx_allowexec_exec(&r->allow, r->cmd, r->search, r->env);
-		sbx_exec(r->cmd, r->search, r->env);
+		if (r->a->allow.n)
+			sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p.search, r->p.env);
+		sbx_exec(r->a->cmd, r->p.search, r->p.env);
 	}
 	if (wait_command(r, pid, &st, &timed_out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to wait for the command");
@@ -329,7 +329,7 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 	if (confine)
 		kill(-pid, SIGKILL);
 	code = timed_out ? SBX_EXIT_TIMEOUT : sbx_wait_code(st);
-	if (r->status_fd >= 0) {
+	if (r->a->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
 		sbx_json_int(&j, "code", code);
 		if (timed_out)
@@ -342,7 +342,7 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 			sbx_json_str(&j, "isolation", tier);
 		else
 			sbx_json_bool(&j, "unsafe_fallback", 1);
-		sbx_json_write(&j, r->status_fd);
+		sbx_json_write(&j, r->a->status_fd);
 	}
 	if (confine)
 		ns_tier_end(r);
@@ -353,6 +353,6 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
  * say so loudly, then run the command with nothing of the sandbox around it. */
 noreturn void ns_unsafe_fallback(struct ns_run *r, int err)
 {
-	sbx_policy_unsafe_notice(r->status_fd, NS_PROG, err);
+	sbx_policy_unsafe_notice(r->a->status_fd, NS_PROG, err);
 	ns_host_run(r, NULL, NULL);
 }

@@ -8,7 +8,7 @@
  * submounts, and attached to a mount point this process created on its own
  * tmpfs (by its fd): with the new mount API where the kernel has it, else
  * with the classic calls, the new mount proven to be that object again
- * (lib/mount.h). The outer process chose the interface once (r->mnt_api). */
+ * (lib/mount.h). The outer process chose the interface once (r->p.mnt_api). */
 #include "ns.h"
 
 #include "container.h"
@@ -114,7 +114,7 @@ static void bind_fd(const struct ns_run *r, int srcfd, int target, const char *r
 		    unsigned attr, int recursive, const char *what)
 {
 	const char *step = "mount";
-	int rc = sbx_mnt_bind(r->mnt_api, srcfd, target, AT_FDCWD, rel, attr, recursive, &step);
+	int rc = sbx_mnt_bind(r->p.mnt_api, srcfd, target, AT_FDCWD, rel, attr, recursive, &step);
 
 	if (rc == SBX_MNT_RACE)
 		sbx_die(SBX_EXIT_POLICY, "unable to bind %s: the mounted object is not the one checked (race)", what);
@@ -126,7 +126,7 @@ static void bind_fd(const struct ns_run *r, int srcfd, int target, const char *r
 static void set_flags(const struct ns_run *r, const char *rel, unsigned attr, const char *what)
 {
 	const char *step = "set mount flags of";
-	int rc = sbx_mnt_set(r->mnt_api, AT_FDCWD, rel, attr, &step);
+	int rc = sbx_mnt_set(r->p.mnt_api, AT_FDCWD, rel, attr, &step);
 
 	if (rc == SBX_MNT_RACE)
 		sbx_die(SBX_EXIT_SYS, "unable to make %s read-only: it is not a mount", what);
@@ -191,7 +191,7 @@ static void build_proc(const struct ns_run *r, const struct ns_step *s, int *hid
 		 * yet, and the command has not run. */
 		if (ns_tier_allowed(r)) {
 			struct ns_report rep = { 'F', EPERM, 0 };
-			if (write(r->report_fd, &rep, sizeof rep) == (ssize_t)sizeof rep)
+			if (write(r->x.report_fd, &rep, sizeof rep) == (ssize_t)sizeof rep)
 				_exit(SBX_EXIT_NOISOLATION);
 		}
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s",
@@ -204,7 +204,7 @@ static void build_proc(const struct ns_run *r, const struct ns_step *s, int *hid
  * the object the outer found. */
 static void build_deny(const struct ns_run *r, const struct ns_step *s)
 {
-	const struct deny_op *d = &r->dops[s->idx];
+	const struct deny_op *d = &r->p.dops[s->idx];
 	const char *rel = s->dest + 1;
 	struct stat st;
 	int fd;
@@ -277,8 +277,8 @@ static void build_resolv(struct ns_run *r, const struct ns_step *s, const struct
 	close(fd);
 	if (unlink(tmp) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to remove %s from the new root", tmp);
-	r->resolv = strdup(dest); /* Landlock lets the command read it */
-	if (!r->resolv)
+	r->x.resolv = strdup(dest); /* Landlock lets the command read it */
+	if (!r->x.resolv)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
@@ -292,17 +292,17 @@ static void build_home(const struct ns_run *r, const struct ns_step *s)
 	struct stat st;
 
 	if (mkdir(rel, s->mode) == 0) {
-		if (chown(rel, r->uid, r->gid) < 0)
+		if (chown(rel, r->p.uid, r->p.gid) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", s->dest);
 	} else if (errno != EEXIST) {
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->dest);
 	}
 	if (lstat(rel, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", s->dest);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != r->uid)
+	if (!S_ISDIR(st.st_mode) || st.st_uid != r->p.uid)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s as HOME: not a directory of uid %u "
 			"(it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)",
-			s->dest, (unsigned)r->uid);
+			s->dest, (unsigned)r->p.uid);
 }
 
 /* One bind of the plan's roots: the source opened at the start, mounted
@@ -330,13 +330,13 @@ static void build_bind(const struct ns_run *r, const struct mount_op *op, int sr
 void ns_build_root(struct ns_run *r, int *hidepid)
 {
 	struct owned o = { .n = 0 };
-	int *src = calloc(r->nops ? r->nops : 1, sizeof *src);
+	int *src = calloc(r->p.nops ? r->p.nops : 1, sizeof *src);
 
 	if (!src)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	/* Sources first, while the host tree is whole, each checked. */
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct mount_op *op = &r->ops[i];
+	for (size_t i = 0; i < r->p.nops; i++) {
+		const struct mount_op *op = &r->p.ops[i];
 		struct stat st;
 
 		src[i] = -1;
@@ -353,8 +353,8 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 			sbx_die(SBX_EXIT_POLICY, "unable to bind %s: it was replaced (race)", op->src);
 	}
 
-	for (size_t i = 0; i < r->nsteps; i++) {
-		const struct ns_step *s = &r->steps[i];
+	for (size_t i = 0; i < r->p.nsteps; i++) {
+		const struct ns_step *s = &r->p.steps[i];
 
 		switch (s->kind) {
 		case STEP_ROOT:
@@ -387,7 +387,7 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->dest);
 			break;
 		case STEP_BIND:
-			build_bind(r, &r->ops[s->idx], src[s->idx], &o);
+			build_bind(r, &r->p.ops[s->idx], src[s->idx], &o);
 			break;
 		case STEP_RESOLV:
 			build_resolv(r, s, &o);

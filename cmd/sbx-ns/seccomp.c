@@ -21,18 +21,18 @@ static const char *choose(const struct ns_run *r, struct sock_fprog *prog)
 {
 	/* The Landlock tier runs only --net none or broker (tier.c refuses
 	 * the others), with SysV IPC and message queues denied too. */
-	if (r->tier_tmp) {
-		if (r->net == NET_BROKER) {
+	if (r->x.tier_tmp) {
+		if (r->p.net == NET_BROKER) {
 			*prog = PROG(ns_filter_tier_broker);
 			return "tier-broker";
 		}
 		*prog = PROG(ns_filter_tier_offline);
 		return "tier-offline";
 	}
-	switch (r->net) {
+	switch (r->p.net) {
 	case NET_LOOPBACK: *prog = PROG(ns_filter_open); return "open";
 	case NET_BROKER:
-		if (r->transparent) {
+		if (r->p.transparent) {
 			*prog = PROG(ns_filter_transparent);
 			return "transparent";
 		}

@@ -21,15 +21,15 @@ static struct ns_step *push(struct ns_run *r, enum step_kind kind, const char *d
 {
 	struct ns_step *s;
 
-	if (r->nsteps == r->capsteps) {
-		size_t cap = r->capsteps ? r->capsteps * 2 : 32;
-		s = realloc(r->steps, cap * sizeof *s);
+	if (r->p.nsteps == r->p.capsteps) {
+		size_t cap = r->p.capsteps ? r->p.capsteps * 2 : 32;
+		s = realloc(r->p.steps, cap * sizeof *s);
 		if (!s)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		r->steps = s;
-		r->capsteps = cap;
+		r->p.steps = s;
+		r->p.capsteps = cap;
 	}
-	s = &r->steps[r->nsteps++];
+	s = &r->p.steps[r->p.nsteps++];
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
 	s->dest = dest;
@@ -77,7 +77,7 @@ void ns_plan_root(struct ns_run *r)
 	};
 	struct ns_step *s;
 
-	r->nsteps = 0;
+	r->p.nsteps = 0;
 	/* A tmpfs made the root by pivot_root at the end. */
 	fs(r, STEP_ROOT, "/", MS_NOSUID | MS_NODEV, "mode=0755", 1);
 	dir(r, "/proc", 0555, "the directories of the new root");
@@ -99,37 +99,37 @@ void ns_plan_root(struct ns_run *r)
 	fs(r, STEP_DEVPTS, "/dev/pts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620", 0);
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
 		node(r, STEP_LINK, links[i][0], links[i][1]);
-	if (!r->tmp_in_ws) {
+	if (!r->a->tmp_in_ws) {
 		fs(r, STEP_TMPFS, "/dev/shm", MS_NOSUID | MS_NODEV, "mode=1777", 0);
 		fs(r, STEP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV, "mode=1777", 1);
 	}
 	/* /tmp and /dev/shm from the workspace first (--tmp-in-workspace),
 	 * then the binds in argv order. */
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < r->nops; i++)
-			if ((r->ops[i].kind == MNT_SCRATCH) == (pass == 0)) {
-				s = push(r, STEP_BIND, r->ops[i].dest);
+		for (size_t i = 0; i < r->p.nops; i++)
+			if ((r->p.ops[i].kind == MNT_SCRATCH) == (pass == 0)) {
+				s = push(r, STEP_BIND, r->p.ops[i].dest);
 				s->idx = i;
 			}
-	if (r->transparent) {
+	if (r->p.transparent) {
 		/* or where /etc/resolv.conf links to, taken lexically */
 		s = push(r, STEP_RESOLV, "/etc/resolv.conf");
 		s->flags = MS_RDONLY | MS_NOSUID | MS_NODEV;
 	}
 	/* Deny-write, in path order (ancestors before what lies below). */
-	for (size_t i = 0; i < r->ndops; i++) {
-		const char *rel = r->dops[i].rel;
+	for (size_t i = 0; i < r->p.ndops; i++) {
+		const char *rel = r->p.dops[i].rel;
 		char *dest;
 
-		if (asprintf(&dest, "%s%s%s", r->ops[r->ws].dest, strcmp(rel, ".") ? "/" : "",
+		if (asprintf(&dest, "%s%s%s", r->p.ops[r->p.ws].dest, strcmp(rel, ".") ? "/" : "",
 			     strcmp(rel, ".") ? rel : "") < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 		s = push(r, STEP_DENY, dest);
 		s->idx = i;
-		if (r->dops[i].kind == DENY_PROTECT)
+		if (r->p.dops[i].kind == DENY_PROTECT)
 			s->flags = MS_RDONLY | MS_NOSUID | MS_NODEV;
 	}
-	if (!r->home) {
+	if (!r->a->home) {
 		s = push(r, STEP_HOME, NS_HOME);
 		s->mode = 0700;
 	}

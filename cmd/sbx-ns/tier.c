@@ -34,7 +34,7 @@
 
 int ns_tier_allowed(const struct ns_run *r)
 {
-	return r->pol_on && r->eff.fallback.set && r->eff.fallback.v == SBX_PFB_LANDLOCK;
+	return r->p.pol_on && r->p.eff.fallback.set && r->p.eff.fallback.v == SBX_PFB_LANDLOCK;
 }
 
 /* Where this runs, for the messages of the masked-/proc case. */
@@ -51,7 +51,7 @@ static const char *no_sandbox(const struct ns_run *r, int err, char *buf, size_t
 {
 	char ctr[320];
 
-	if (!r->tier_proc)
+	if (!r->x.tier_proc)
 		snprintf(buf, sz, "no user namespaces here (%s)", strerror(err));
 	else
 		snprintf(buf, sz, "no fresh /proc here (%s; %s)", strerror(err), ctr_name(ctr, sizeof ctr));
@@ -63,7 +63,7 @@ noreturn static void refuse(struct ns_run *r, int err, const char *why)
 	char ctr[320];
 
 	ns_deny_forget(r);
-	if (r->tier_proc)
+	if (r->x.tier_proc)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s; and unable to "
 			"use the landlock tier the baseline allows: %s", strerror(err), ctr_name(ctr, sizeof ctr),
 			sbx_fix_ctr_proc, why);
@@ -78,7 +78,7 @@ static void check(struct ns_run *r, int err)
 	size_t n;
 	int code;
 
-	if (r->landlock_abi <= 0)
+	if (r->p.landlock_abi <= 0)
 		refuse(r, err, "this kernel has no Landlock");
 	code = ns_tier_net(r, why, sizeof why);
 	if (code == SBX_EXIT_NOISOLATION)
@@ -87,14 +87,14 @@ static void check(struct ns_run *r, int err)
 		ns_deny_forget(r);
 		sbx_die(code, "%s", why);
 	}
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].kind == MNT_BIND || r->ops[i].kind == MNT_SCRATCH) {
-			snprintf(why, sizeof why, "%s needs a mount namespace", r->ops[i].opt);
+	for (size_t i = 0; i < r->p.nops; i++)
+		if (r->p.ops[i].kind == MNT_BIND || r->p.ops[i].kind == MNT_SCRATCH) {
+			snprintf(why, sizeof why, "%s needs a mount namespace", r->p.ops[i].opt);
 			refuse(r, err, why);
 		}
 	globs = ns_deny_globs(r, &n);
 	if (n && ns_tier_deny_unenforced(r)) {
-		r->tier_deny_off = 1;
+		r->x.tier_deny_off = 1;
 	} else if (n) {
 		snprintf(why, sizeof why, "the deny-write glob %s applies inside the writable workspace "
 			 "and Landlock cannot keep what it matches read-only (only an empty denyWrite in "
@@ -125,13 +125,13 @@ static void scratch(struct ns_run *r)
 
 	if (!mkdtemp(tmpl))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the landlock tier's TMPDIR under /tmp");
-	r->tier_tmp = strdup(tmpl);
-	if (!r->tier_tmp || (r->root && chown(tmpl, r->uid, r->gid) < 0))
+	r->x.tier_tmp = strdup(tmpl);
+	if (!r->x.tier_tmp || (r->p.root && chown(tmpl, r->p.uid, r->p.gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", tmpl);
 	snprintf(home, sizeof home, "%s/home", tmpl);
-	if (mkdir(home, 0700) < 0 || (r->root && chown(home, r->uid, r->gid) < 0))
+	if (mkdir(home, 0700) < 0 || (r->p.root && chown(home, r->p.uid, r->p.gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", home);
-	for (e = r->env; *e; e++)
+	for (e = r->p.env; *e; e++)
 		for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++)
 			if (!strcmp(*e, moved[i].full) &&
 			    asprintf(e, "%s=%s%s", moved[i].name, tmpl, moved[i].sub) < 0)
@@ -140,7 +140,7 @@ static void scratch(struct ns_run *r)
 
 int ns_tier_deny_unenforced(const struct ns_run *r)
 {
-	return r->pol_on && r->eff.tier_deny.set && r->eff.tier_deny.v == SBX_PTDW_UNENFORCED;
+	return r->p.pol_on && r->p.eff.tier_deny.set && r->p.eff.tier_deny.v == SBX_PTDW_UNENFORCED;
 }
 
 /* What an older Landlock ABI cannot restrict in this tier, newest first.
@@ -163,7 +163,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 	int n;
 
 	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
-		if (r->landlock_abi < lost[i].abi && w < sizeof why) {
+		if (r->p.landlock_abi < lost[i].abi && w < sizeof why) {
 			n = snprintf(why + w, sizeof why - w, "%s%s", w ? ", " : "", lost[i].text);
 			w += n > 0 ? (size_t)n : 0;
 		}
@@ -173,10 +173,10 @@ static void warn_and_report(const struct ns_run *r, int err)
 		     "Landlock ABI %d and seccomp, but no pid, mount or network namespace; other "
 		     "processes of the same user are visible; no fresh /proc%s%s\n", NS_PROG,
 		     no_sandbox(r, err, what, sizeof what),
-		     r->landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
+		     r->p.landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
 	if (n > 0)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-	if (r->tier_deny_off) {
+	if (r->x.tier_deny_off) {
 		size_t ng;
 		const char *const *g = ns_deny_globs(r, &ng);
 		n = snprintf(line, sizeof line, "%s: WARNING: deny-write is not enforced in the landlock tier "
@@ -186,38 +186,38 @@ static void warn_and_report(const struct ns_run *r, int err)
 		if (n > 0)
 			sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	}
-	if (r->status_fd < 0)
+	if (r->a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "started");
 	sbx_json_str(&j, "isolation", "landlock");
-	if (r->tier_proc) {
+	if (r->x.tier_proc) {
 		char reason[128];
 		snprintf(reason, sizeof reason, "no fresh /proc: %s", strerror(err));
 		sbx_json_str(&j, "reason", reason);
 	} else {
 		sbx_json_str(&j, "reason", strerror(err));
 	}
-	sbx_json_int(&j, "landlock", r->landlock_abi);
-	sbx_json_bool(&j, "landlock_net", r->landlock_abi >= 4);
-	sbx_json_bool(&j, "landlock_scoped", r->landlock_abi >= 6);
+	sbx_json_int(&j, "landlock", r->p.landlock_abi);
+	sbx_json_bool(&j, "landlock_net", r->p.landlock_abi >= 4);
+	sbx_json_bool(&j, "landlock_scoped", r->p.landlock_abi >= 6);
 	sbx_json_open_arr(&j, "landlock_lost");
 	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
-		if (r->landlock_abi < lost[i].abi)
+		if (r->p.landlock_abi < lost[i].abi)
 			sbx_json_str(&j, NULL, lost[i].key);
 	sbx_json_close_arr(&j);
 	sbx_json_bool(&j, "seccomp", 1);
 	sbx_json_str(&j, "net", ns_net_name(r));
-	if (r->net == NET_BROKER) {
+	if (r->p.net == NET_BROKER) {
 		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);
 		sbx_json_str(&j, "proxy", proxy);
 		sbx_json_str(&j, "bridge", "the host's loopback port");
 	}
-	sbx_json_str(&j, "deny_write", r->tier_deny_off ? "unenforced" : "none");
-	sbx_json_str(&j, "tmpdir", r->tier_tmp);
-	sbx_json_uint(&j, "uid", r->uid);
-	sbx_json_uint(&j, "gid", r->gid);
-	sbx_json_write(&j, r->status_fd);
+	sbx_json_str(&j, "deny_write", r->x.tier_deny_off ? "unenforced" : "none");
+	sbx_json_str(&j, "tmpdir", r->x.tier_tmp);
+	sbx_json_uint(&j, "uid", r->p.uid);
+	sbx_json_uint(&j, "gid", r->p.gid);
+	sbx_json_write(&j, r->a->status_fd);
 }
 
 /* In the command's process, after its identity is dropped. */
@@ -228,7 +228,7 @@ static void confine(struct ns_run *r)
 	if (ns_clear_caps() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
 	ns_landlock(r);
-	r->notify_sock[1] = -1;   /* plain EPERM: no supervisor outside a namespace */
+	r->x.notify_sock[1] = -1;   /* plain EPERM: no supervisor outside a namespace */
 	ns_load_filter(r);
 }
 
@@ -262,6 +262,6 @@ static void remove_at(int dfd, const char *name, int depth)
 
 void ns_tier_end(struct ns_run *r)
 {
-	if (r->tier_tmp)
-		remove_at(AT_FDCWD, r->tier_tmp, 0);
+	if (r->x.tier_tmp)
+		remove_at(AT_FDCWD, r->x.tier_tmp, 0);
 }

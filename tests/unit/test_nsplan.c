@@ -43,24 +43,28 @@ static char *plan_of(struct ns_run *r)
 }
 
 /* A run as main() starts it, before parsing. */
-static void base_run(struct ns_run *r)
+static void base_run(struct ns_run *r, struct ns_args *a)
 {
+	memset(a, 0, sizeof *a);
 	memset(r, 0, sizeof *r);
-	r->status_fd = r->ready_fd = r->wsfd = r->grant_fd = r->broker_fd = -1;
-	r->net = NET_NONE;
-	r->uid = getuid();
-	r->gid = getgid();
+	r->a = a;
+	a->status_fd = a->ready_fd = r->p.wsfd = r->p.grant_fd = r->p.broker_fd = -1;
+	r->p.net = NET_NONE;
+	r->p.uid = getuid();
+	r->p.gid = getgid();
 }
 
-static void base(struct ns_run *r, char **cmd, char **env)
+static void base(struct ns_run *r, struct ns_args *a, char **cmd, char **env)
 {
+	memset(a, 0, sizeof *a);
 	memset(r, 0, sizeof *r);
-	r->wsfd = -1;
-	r->net = NET_NONE;
-	r->cmd = cmd;
-	r->env = env;
-	r->uid = 1000;
-	r->gid = 1001;
+	r->a = a;
+	r->p.wsfd = -1;
+	r->p.net = NET_NONE;
+	a->cmd = cmd;
+	r->p.env = env;
+	r->p.uid = 1000;
+	r->p.gid = 1001;
 }
 
 TEST(nsplan_every_writable_option_and_order)
@@ -69,29 +73,30 @@ TEST(nsplan_every_writable_option_and_order)
 	static char *env[] = { "PATH=/usr/bin", "HOME=/tmp/home", "A=\x1b[31m", NULL };
 	struct deny_op d[] = { { DENY_PROTECT, ".env", 7, 70 }, { DENY_ANCESTOR, ".git", 7, 71 },
 			       { DENY_PROTECT, ".git/hooks", 7, 72 } };
+	struct ns_args args;
 	struct ns_run r;
 	char *s;
 
-	base(&r, cmd, env);
-	r.ws = 0;
+	base(&r, &args, cmd, env);
+	r.p.ws = 0;
 	op(&r, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
 	op(&r, MNT_RW, 0, "--rw", "/data", "/data", 7, 3);
 	op(&r, MNT_RW, 0, "--home", "/h", "/h", 7, 4);
 	op(&r, MNT_BIND, 0, "--bind", "/s", "/shared", 7, 5);
 	op(&r, MNT_BIND, 1, "--ro-bind-fd", "/t", "/tools", 7, 6);
-	r.ops[4].fd = 5;
+	r.p.ops[4].fd = 5;
 	op(&r, MNT_RO, 1, "--baseline", "/opt", "/opt", 8, 9);
 	/* --tmp-in-workspace: listed first, whatever its place; one to make */
 	op(&r, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/tmp", "/tmp", 7, 10);
 	op(&r, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/shm", "/dev/shm", 0, 0);
-	r.ops[7].create = 1;
-	r.tmp_in_ws = 1;
-	r.deny = (const char **)(const char *[]){ ".env", ".git/hooks/**" };
-	r.ndeny = 2;
-	r.dops = d;
-	r.ndops = 3;
-	r.landlock_abi = 6;
-	r.timeout_ms = 1500;
+	r.p.ops[7].create = 1;
+	args.tmp_in_ws = 1;
+	r.p.deny = (const char **)(const char *[]){ ".env", ".git/hooks/**" };
+	r.p.ndeny = 2;
+	r.p.dops = d;
+	r.p.ndops = 3;
+	r.p.landlock_abi = 6;
+	args.timeout_ms = 1500;
 	s = plan_of(&r);
 	CHECK_STR(s,
 		"{\"tool\":\"sbx-ns\",\"event\":\"plan\",\"argv\":[\"make\",\"-j2\"],\"cwd\":\"/w\","
@@ -140,7 +145,7 @@ TEST(nsplan_every_writable_option_and_order)
 		"\"landlock\":{\"abi\":6,\"required\":false},\"mount_api\":\"classic\",\"timeout_ms\":1500,"
 		"\"grant_checked\":false,\"policy\":false}\n");
 	free(s);
-	free(r.ops);
+	free(r.p.ops);
 }
 
 TEST(nsplan_network_filters_and_the_whole_workspace)
@@ -154,22 +159,23 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 		{ NET_BROKER, "{\"mode\":\"broker\",\"port\":3130,\"proxy\":\"http://127.0.0.1:3130\",\"broker\":\"/run/b.sock\"}", "broker" },
 		{ NET_HOST, "{\"mode\":\"host (unrestricted)\"}", "host" },
 	};
+	struct ns_args args;
 	struct ns_run r;
 	char *s, exp[512];
 
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-		base(&r, cmd, env);
+		base(&r, &args, cmd, env);
 		op(&r, MNT_WORKSPACE, 0, "--workspace-fd", "/w", "/w", 7, 2);
-		r.ops[0].fd = 4;
-		r.dops = d;
-		r.ndops = 1;
-		r.net = want[i].m;
-		r.port = 3130;
-		r.broker_real = "/run/b.sock";
-		r.quiet_denials = 1;
-		r.require_landlock = 1;
-		r.grant_checked = 1;
-		r.home = "/h";
+		r.p.ops[0].fd = 4;
+		r.p.dops = d;
+		r.p.ndops = 1;
+		r.p.net = want[i].m;
+		r.p.port = 3130;
+		r.p.broker_real = "/run/b.sock";
+		args.quiet_denials = 1;
+		args.require_landlock = 1;
+		r.p.grant_checked = 1;
+		args.home = "/h";
 		s = plan_of(&r);
 		snprintf(exp, sizeof exp, "\"net\":%s,\"seccomp\":{\"filter\":\"%s\",\"denials\":\"errno\"},"
 			 "\"landlock\":{\"abi\":0,\"required\":true}", want[i].net, want[i].filter);
@@ -185,17 +191,17 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 		if (s && !strstr(s, exp))
 			fprintf(stderr, "  %s\n  want %s\n", s, exp);
 		free(s);
-		free(r.ops);
+		free(r.p.ops);
 	}
 	/* transparent: DNS by the broker, the ports it captures, its own filter */
-	base(&r, cmd, env);
+	base(&r, &args, cmd, env);
 	op(&r, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
-	r.net = NET_BROKER;
-	r.transparent = 1;
-	r.port = 3128;
-	r.cap_ports[0] = 80;
-	r.cap_ports[1] = 443;
-	r.ncap = 2;
+	r.p.net = NET_BROKER;
+	r.p.transparent = 1;
+	r.p.port = 3128;
+	r.p.cap_ports[0] = 80;
+	r.p.cap_ports[1] = 443;
+	r.p.ncap = 2;
 	s = plan_of(&r);
 	CHECK(s && strstr(s, "\"net\":{\"mode\":\"broker, transparent\",\"port\":3128,"
 			  "\"proxy\":\"http://127.0.0.1:3128\",\"capture_ports\":[80,443]},"
@@ -205,7 +211,7 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 			  "{\"kind\":\"resolv.conf\",\"destination\":\"/etc/resolv.conf\","
 			  "\"flags\":\"ro,nosuid,nodev\"},{\"kind\":\"home\","));
 	free(s);
-	free(r.ops);
+	free(r.p.ops);
 }
 
 /* A directory made for one test, canonical (no symlink on the way). */
@@ -237,6 +243,7 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 	const char *base = mkdtemp(tmpl);
 	char *d[12];
 	const struct mount_op *op;
+	struct ns_args args;
 	struct ns_run r;
 	size_t k = 0;
 
@@ -251,7 +258,7 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 		if (!d[i])
 			return;
 	}
-	base_run(&r);
+	base_run(&r, &args);
 	ns_add_path(&r, MNT_WORKSPACE, 0, "--workspace", d[0]);
 	ns_add_path(&r, MNT_RW, 0, "--rw", d[1]);
 	ns_add_fd(&r, MNT_RW, 0, "--rw-fd", fd_arg(d[2], fd1, sizeof fd1));
@@ -268,8 +275,8 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 	ns_add_bind(&r, 1, 1, "--ro-bind-fd", fd_arg(d[11], fd4, sizeof fd4), "/tools2");
 	ns_add_runtime(&r); /* the default set, read-only, and its symlinks */
 	/* --tmp-in-workspace as a dry run plans it: to be made */
-	r.tmp_in_ws = 1;
-	r.dry_run = 1;
+	args.tmp_in_ws = 1;
+	args.dry_run = 1;
 	ns_plan_scratch(&r);
 	for (size_t it = 0; (op = ns_next_writable(&r, &it)); k++) {
 		CHECK(want[k] != NULL);
@@ -280,7 +287,7 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 	}
 	CHECK(want[k] == NULL);
 	/* --workspace-fd */
-	base_run(&r);
+	base_run(&r, &args);
 	ns_add_fd(&r, MNT_WORKSPACE, 0, "--workspace-fd", fd_arg(d[0], fd1, sizeof fd1));
 	ns_add_path(&r, MNT_RO, 1, "--ro", d[8]);
 	k = 0;
