@@ -46,7 +46,7 @@ static const char *dest_problem(const char *dest)
 	return NULL;
 }
 
-void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char *src,
+void ns_add_bind(struct ns_plan *p, int ro, int byfd, const char *opt, const char *src,
 		 const char *dest)
 {
 	const char *why;
@@ -59,10 +59,10 @@ void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char
 	if (why)
 		sbx_die_usage("%s: invalid destination '%s': %s", opt, dest, why);
 	if (byfd)
-		ns_add_fd(r, ro ? MNT_RO : MNT_RW, ro, opt, src);
+		ns_add_fd(p, ro ? MNT_RO : MNT_RW, ro, opt, src);
 	else
-		ns_add_path(r, ro ? MNT_RO : MNT_RW, ro, opt, src);
-	op = &r->p.ops[r->p.nops - 1];
+		ns_add_path(p, ro ? MNT_RO : MNT_RW, ro, opt, src);
+	op = &p->ops[p->nops - 1];
 	op->kind = MNT_BIND;
 	op->dest = strdup(dest);
 	if (!op->dest)
@@ -118,11 +118,11 @@ static int holds_workspace(const struct mount_op *ws, const struct mount_op *dir
  * because the deny-write paths are protected only in the workspace's own
  * view. The workspace itself and its --tmp-in-workspace directory (made
  * by sbx-ns, mounted at /tmp) are the only writable views of it. */
-static void check_writable(const struct ns_run *r)
+static void check_writable(const struct ns_plan *p)
 {
-	const struct mount_op *ws = &r->p.ops[r->p.ws], *op;
+	const struct mount_op *ws = &p->ops[p->ws], *op;
 
-	for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
+	for (size_t it = 0; (op = ns_next_writable(p, &it)); ) {
 		if (op->kind == MNT_WORKSPACE || op->kind == MNT_SCRATCH)
 			continue;
 		if (in_workspace(ws, op->src) || holds_workspace(ws, op))
@@ -137,19 +137,19 @@ static void check_writable(const struct ns_run *r)
  * would need its mount point made in a host directory: refused, so every
  * mount point is made on the sandbox's own tmpfs. Runs after the runtime
  * set is known, before ns_check_ops. */
-void ns_check_binds(const struct ns_run *r)
+void ns_check_binds(const struct ns_args *a, const struct ns_plan *p)
 {
-	check_writable(r);
-	for (size_t i = 0; i < r->p.nops; i++) {
-		const struct mount_op *b = &r->p.ops[i];
+	check_writable(p);
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *b = &p->ops[i];
 
 		if (b->kind != MNT_BIND)
 			continue;
-		if (r->a->tmp_in_ws && (sbx_path_within(b->dest, "/tmp") || sbx_path_within(b->dest, "/dev/shm")))
+		if (a->tmp_in_ws && (sbx_path_within(b->dest, "/tmp") || sbx_path_within(b->dest, "/dev/shm")))
 			sbx_die_usage("%s: invalid destination '%s': /tmp is the workspace's with "
 				      "--tmp-in-workspace", b->opt, b->dest);
-		for (size_t j = 0; j < r->p.nops; j++) {
-			const struct mount_op *o = &r->p.ops[j];
+		for (size_t j = 0; j < p->nops; j++) {
+			const struct mount_op *o = &p->ops[j];
 			if (j == i || !strcmp(o->dest, b->dest))
 				continue;
 			if (sbx_path_within(b->dest, o->dest))
@@ -162,27 +162,27 @@ void ns_check_binds(const struct ns_run *r)
 	}
 }
 
-void ns_drop_ro_in_ws(struct ns_run *r)
+void ns_drop_ro_in_ws(const struct ns_args *a, struct ns_plan *p)
 {
-	size_t k = 0, wsi = r->p.ws;
-	const struct mount_op ws = r->p.ops[r->p.ws];
+	size_t k = 0, wsi = p->ws;
+	const struct mount_op ws = p->ops[p->ws];
 
-	for (size_t i = 0; i < r->p.nops; i++) {
-		struct mount_op *op = &r->p.ops[i];
+	for (size_t i = 0; i < p->nops; i++) {
+		struct mount_op *op = &p->ops[i];
 		if (op->kind == MNT_RO && in_workspace(&ws, op->src)) {
 			struct sbx_json j;
-			if (r->a->status_fd >= 0) {
+			if (a->status_fd >= 0) {
 				sbx_json_begin(&j, NS_PROG, "warning");
 				sbx_json_str(&j, "option", op->opt);
 				sbx_json_str(&j, "path", op->src);
 				sbx_json_str(&j, "reason", "inside the workspace: ignored");
-				sbx_json_write(&j, r->a->status_fd);
+				sbx_json_write(&j, a->status_fd);
 			}
 			if (i < wsi)
-				r->p.ws--;
+				p->ws--;
 			continue;
 		}
-		r->p.ops[k++] = *op;
+		p->ops[k++] = *op;
 	}
-	r->p.nops = k;
+	p->nops = k;
 }

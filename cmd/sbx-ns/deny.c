@@ -41,13 +41,13 @@ void ns_check_glob(const char *glob)
 		sbx_die_usage("--deny-write: invalid glob '%s': %s", glob, why);
 }
 
-const char *const *ns_deny_globs(const struct ns_run *r, size_t *n)
+const char *const *ns_deny_globs(const struct ns_plan *p, size_t *n)
 {
 	const char *const *d = sbx_policy_default_deny;
 
-	if (r->p.deny) {
-		*n = r->p.ndeny;
-		return r->p.deny;
+	if (p->deny) {
+		*n = p->ndeny;
+		return p->deny;
 	}
 	for (*n = 0; d[*n]; (*n)++)
 		;
@@ -394,14 +394,14 @@ static int cmp_dop(const void *a, const void *b)
 	return c ? c : (int)x->kind - (int)y->kind;
 }
 
-int ns_workspace_fd(struct ns_run *r)
+int ns_workspace_fd(struct ns_plan *p)
 {
-	const struct mount_op *ws = &r->p.ops[r->p.ws];
+	const struct mount_op *ws = &p->ops[p->ws];
 	struct stat st;
 	int fd;
 
-	if (r->p.wsfd >= 0)
-		return r->p.wsfd;
+	if (p->wsfd >= 0)
+		return p->wsfd;
 	fd = ws->fd >= 0 ? fcntl(ws->fd, F_DUPFD_CLOEXEC, 3) :
 			   open(ws->src, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
@@ -410,17 +410,17 @@ int ns_workspace_fd(struct ns_run *r)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open workspace %s", ws->src);
 	if (st.st_dev != ws->dev || st.st_ino != ws->ino)
 		sbx_die(SBX_EXIT_POLICY, "unable to open workspace %s: it was replaced (race)", ws->src);
-	r->p.wsfd = fd;
+	p->wsfd = fd;
 	return fd;
 }
 
 /* The start set: every match, then every directory leading to one. */
-void ns_plan_deny(struct ns_run *r)
+void ns_plan_deny(struct ns_plan *p)
 {
 	struct deny_walk w = { .check = 0 };
 	size_t n, nprot;
-	const char *const *globs = ns_deny_globs(r, &n);
-	int wsfd = ns_workspace_fd(r);
+	const char *const *globs = ns_deny_globs(p, &n);
+	int wsfd = ns_workspace_fd(p);
 
 	ns_deny_walk(&w, wsfd, globs, n);
 	nprot = w.found.n;
@@ -437,21 +437,22 @@ void ns_plan_deny(struct ns_run *r)
 		}
 	}
 	qsort(w.found.v, w.found.n, sizeof *w.found.v, cmp_dop);
-	r->p.dops = w.found.v;
-	r->p.ndops = w.found.n;
+	p->dops = w.found.v;
+	p->ndops = w.found.n;
 }
 
 /* --tmp-in-workspace: /tmp and /dev/shm are directories of the workspace's
  * filesystem (so its project quota covers them): .sbx-tmp/tmp and
  * .sbx-tmp/shm, created on first use, kept between runs. */
-static int scratch_dir(struct ns_run *r, int dirfd, const char *name, const char *path, struct stat *st)
+static int scratch_dir(const struct ns_args *a, const struct ns_plan *p, int dirfd, const char *name,
+		       const char *path, struct stat *st)
 {
 	/* --dry-run creates nothing: a missing directory is one to make. */
-	if (r->a->dry_run) {
+	if (a->dry_run) {
 		if (dirfd < 0 || (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
 			return 1;
 	} else if (mkdirat(dirfd, name, 0700) == 0) {
-		if (r->p.root && fchownat(dirfd, name, r->p.uid, r->p.gid, AT_SYMLINK_NOFOLLOW) < 0)
+		if (p->root && fchownat(dirfd, name, p->uid, p->gid, AT_SYMLINK_NOFOLLOW) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", path);
 	} else if (errno != EEXIST) {
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", path);
@@ -460,13 +461,13 @@ static int scratch_dir(struct ns_run *r, int dirfd, const char *name, const char
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", path);
 	if (!S_ISDIR(st->st_mode))
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for /tmp: not a directory", path);
-	if (st->st_uid != r->p.uid)
+	if (st->st_uid != p->uid)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for /tmp: owned by uid %u, not %u",
-			path, (unsigned)st->st_uid, (unsigned)r->p.uid);
+			path, (unsigned)st->st_uid, (unsigned)p->uid);
 	return 0;
 }
 
-void ns_plan_scratch(struct ns_run *r)
+void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p)
 {
 	static const char *const sub[] = { "tmp", "shm" };
 	static const char *const dest[] = { "/tmp", "/dev/shm" };
@@ -474,19 +475,19 @@ void ns_plan_scratch(struct ns_run *r)
 	struct stat st;
 	int wsfd, base, made;
 
-	if (!r->a->tmp_in_ws)
+	if (!a->tmp_in_ws)
 		return;
-	wsfd = ns_workspace_fd(r);
-	snprintf(path, sizeof path, "%s/.sbx-tmp", r->p.ops[r->p.ws].src);
-	made = scratch_dir(r, wsfd, ".sbx-tmp", path, &st);
+	wsfd = ns_workspace_fd(p);
+	snprintf(path, sizeof path, "%s/.sbx-tmp", p->ops[p->ws].src);
+	made = scratch_dir(a, p, wsfd, ".sbx-tmp", path, &st);
 	base = made ? -1 : openat(wsfd, ".sbx-tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (!made && base < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", path);
 	for (int i = 0; i < 2; i++) {
 		struct mount_op *op;
-		snprintf(path, sizeof path, "%s/.sbx-tmp/%s", r->p.ops[r->p.ws].src, sub[i]);
-		int create = scratch_dir(r, base, sub[i], path, &st);
-		op = ns_push_op(r);
+		snprintf(path, sizeof path, "%s/.sbx-tmp/%s", p->ops[p->ws].src, sub[i]);
+		int create = scratch_dir(a, p, base, sub[i], path, &st);
+		op = ns_push_op(p);
 		op->create = create;
 		op->kind = MNT_SCRATCH;
 		op->opt = "--tmp-in-workspace";

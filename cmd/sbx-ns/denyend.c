@@ -405,7 +405,7 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for the deny-write records: owned by uid %u "
 			"with mode %03o, not by uid %u with mode 0700 (remove it, or set XDG_RUNTIME_DIR)",
 			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->p.caller_uid);
-	for (size_t it = 0; (op = ns_next_writable(r, &it)); )
+	for (size_t it = 0; (op = ns_next_writable(&r->p, &it)); )
 		if (sbx_path_within(path, op->src))
 			sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
 				"writable root %s (the command could forge it)", path, op->src);
@@ -542,7 +542,7 @@ void ns_deny_recover(struct ns_run *r)
 	int dfd, rfd;
 	DIR *d;
 
-	ns_workspace_fd(r);
+	ns_workspace_fd(&r->p);
 	r->x.rec = calloc(1, sizeof *r->x.rec);
 	if (!r->x.rec)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
@@ -595,7 +595,7 @@ void ns_deny_record(struct ns_run *r)
 	struct ns_deny_rec *rec = r->x.rec;
 	char proc[40], line[2 * PATH_MAX + 96], h[2 * PATH_MAX + 2], pre[64];
 	size_t n;
-	const char *const *globs = ns_deny_globs(r, &n);
+	const char *const *globs = ns_deny_globs(&r->p, &n);
 
 	clock_gettime(CLOCK_REALTIME_COARSE, &rec->start);
 	rec->beat = rec->start.tv_sec;
@@ -658,7 +658,7 @@ void ns_deny_end(struct ns_run *r)
 	struct deny_scope s = { .wsfd = r->p.wsfd, .uid = r->p.uid, .status_fd = r->a->status_fd };
 	struct deny_list start = { .v = r->p.dops, .n = r->p.ndops };
 	size_t n;
-	const char *const *globs = ns_deny_globs(r, &n);
+	const char *const *globs = ns_deny_globs(&r->p, &n);
 
 	if (!r->x.rec || r->x.rec->fd < 0)
 		return;

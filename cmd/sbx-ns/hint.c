@@ -21,48 +21,48 @@
 
 /* Root dropping to --uid N on a workspace N cannot write: the command
  * would fail on its first write; say so now (stderr and status). */
-void ns_check_ws_writable(const struct ns_run *r)
+void ns_check_ws_writable(const struct ns_args *a, const struct ns_plan *p)
 {
-	const struct mount_op *ws = &r->p.ops[r->p.ws];
+	const struct mount_op *ws = &p->ops[p->ws];
 	char msg[PATH_MAX + 256];
 	struct sbx_json j;
 	struct stat st;
 	mode_t bit;
 	int n;
 
-	if (!r->p.root || (ws->fd >= 0 ? fstat(ws->fd, &st) : stat(ws->src, &st)) < 0)
+	if (!p->root || (ws->fd >= 0 ? fstat(ws->fd, &st) : stat(ws->src, &st)) < 0)
 		return;
-	bit = st.st_uid == r->p.uid ? S_IWUSR : st.st_gid == r->p.gid ? S_IWGRP : S_IWOTH;
+	bit = st.st_uid == p->uid ? S_IWUSR : st.st_gid == p->gid ? S_IWGRP : S_IWOTH;
 	if (st.st_mode & bit)
 		return;
 	n = snprintf(msg, sizeof msg, "uid %u cannot write to the workspace %s (owner uid %u, group %u, "
-		     "mode %04o): chown -R %u:%u %s", (unsigned)r->p.uid, ws->src, (unsigned)st.st_uid,
-		     (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777), (unsigned)r->p.uid,
-		     (unsigned)r->p.gid, ws->src);
+		     "mode %04o): chown -R %u:%u %s", (unsigned)p->uid, ws->src, (unsigned)st.st_uid,
+		     (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777), (unsigned)p->uid,
+		     (unsigned)p->gid, ws->src);
 	if (st.st_uid != 0 && n > 0 && (size_t)n < sizeof msg)
 		snprintf(msg + n, sizeof msg - (size_t)n, ", or run it as --uid %u --gid %u",
 			 (unsigned)st.st_uid, (unsigned)st.st_gid);
 	sbx_warn("%s", msg);
-	if (r->a->status_fd < 0)
+	if (a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "warning");
 	sbx_json_str(&j, "option", "--uid");
 	sbx_json_str(&j, "path", ws->src);
 	sbx_json_str(&j, "reason", msg);
-	sbx_json_write(&j, r->a->status_fd);
+	sbx_json_write(&j, a->status_fd);
 }
 
 /* In the outer, with the host's view: where the host would find the
  * program, if no root of the sandbox shows that place. */
-void ns_plan_hint(struct ns_run *r)
+void ns_plan_hint(const struct ns_args *a, struct ns_plan *p)
 {
 	char path[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], *slash;
 
-	if (!r->a->cmd[0] || sbx_exec_find(r->a->cmd[0], r->p.search, path, sizeof path) < 0 ||
+	if (!a->cmd[0] || sbx_exec_find(a->cmd[0], p->search, path, sizeof path) < 0 ||
 	    access(path, X_OK) < 0)
 		return;
-	for (size_t i = 0; i < r->p.nops; i++)
-		if (sbx_path_within(path, r->p.ops[i].dest))
+	for (size_t i = 0; i < p->nops; i++)
+		if (sbx_path_within(path, p->ops[i].dest))
 			return;
 	snprintf(dir, sizeof dir, "%s", path);
 	slash = strrchr(dir, '/');
@@ -71,9 +71,9 @@ void ns_plan_hint(struct ns_run *r)
 	/* --ro takes canonical paths only (/bin may be a link to usr/bin). */
 	if (realpath(dir, real))
 		snprintf(dir, sizeof dir, "%s", real);
-	if (asprintf(&r->p.hint, "%s exists on the host but is not visible in the sandbox "
+	if (asprintf(&p->hint, "%s exists on the host but is not visible in the sandbox "
 		     "(show it with --ro %s)", path, dir) < 0)
-		r->p.hint = NULL;
+		p->hint = NULL;
 }
 
 /* The ELF interpreter of path into out, or 0 if it has none. */

@@ -56,34 +56,34 @@ static void nest_userns(void)
 /* Built by the outer process before anything is set up (a grant binds it);
  * the sandbox inherits it as memory. */
 /* The value NAME will have from --setenv or --keep-env, or NULL. */
-static const char *given(const struct ns_run *r, const char *name)
+static const char *given(const struct ns_args *a, const char *name)
 {
 	size_t len = strlen(name);
 
-	for (size_t i = 0; i < r->a->nsetenv; i++)
-		if (!strncmp(r->a->setenv[i], name, len) && r->a->setenv[i][len] == '=')
-			return r->a->setenv[i] + len + 1;
-	for (size_t i = 0; i < r->a->nkeepenv; i++)
-		if (!strcmp(r->a->keepenv[i], name) && getenv(name))
+	for (size_t i = 0; i < a->nsetenv; i++)
+		if (!strncmp(a->setenv[i], name, len) && a->setenv[i][len] == '=')
+			return a->setenv[i] + len + 1;
+	for (size_t i = 0; i < a->nkeepenv; i++)
+		if (!strcmp(a->keepenv[i], name) && getenv(name))
 			return getenv(name);
 	return NULL;
 }
 
-char **ns_build_env(const struct ns_run *r, const char **path)
+char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char **path)
 {
-	size_t n = 5 + r->a->nsetenv + r->a->nkeepenv + 5 + 1, k = 0;
+	size_t n = 5 + a->nsetenv + a->nkeepenv + 5 + 1, k = 0;
 	char **env = calloc(n, sizeof *env);
-	const char *home = given(r, "HOME") ? given(r, "HOME") : r->a->home ? r->a->home : NS_HOME;
+	const char *home = given(a, "HOME") ? given(a, "HOME") : a->home ? a->home : NS_HOME;
 	char *cache = NULL, *config = NULL;
 
 	if (!env || asprintf(&cache, "%s/.cache", home) < 0 || asprintf(&config, "%s/.config", home) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	const char *defaults[5][2] = {
-		{ "PATH", r->a->cmdpath ? r->a->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", home },
+		{ "PATH", a->cmdpath ? a->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", home },
 		{ "TMPDIR", "/tmp" }, { "XDG_CACHE_HOME", cache }, { "XDG_CONFIG_HOME", config },
 	};
 	for (int d = 0; d < 5; d++) {
-		if (given(r, defaults[d][0]))
+		if (given(a, defaults[d][0]))
 			continue;
 		if (asprintf(&env[k], "%s=%s", defaults[d][0], defaults[d][1]) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
@@ -91,16 +91,16 @@ char **ns_build_env(const struct ns_run *r, const char **path)
 	}
 	free(cache);
 	free(config);
-	for (size_t i = 0; i < r->a->nkeepenv; i++) {
-		const char *v = getenv(r->a->keepenv[i]);
-		if (v && asprintf(&env[k++], "%s=%s", r->a->keepenv[i], v) < 0)
+	for (size_t i = 0; i < a->nkeepenv; i++) {
+		const char *v = getenv(a->keepenv[i]);
+		if (v && asprintf(&env[k++], "%s=%s", a->keepenv[i], v) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	}
-	for (size_t i = 0; i < r->a->nsetenv; i++)
-		env[k++] = (char *)r->a->setenv[i];
+	for (size_t i = 0; i < a->nsetenv; i++)
+		env[k++] = (char *)a->setenv[i];
 	env[k] = NULL;
-	env = ns_net_env(r, env, &k);
-	*path = r->a->cmdpath ? r->a->cmdpath : "/usr/local/bin:/usr/bin:/bin";
+	env = ns_net_env(p, env, &k);
+	*path = a->cmdpath ? a->cmdpath : "/usr/local/bin:/usr/bin:/bin";
 	for (size_t i = 0; i < k; i++)
 		if (!strncmp(env[i], "PATH=", 5))
 			*path = env[i] + 5;
@@ -182,7 +182,7 @@ void ns_init_main(struct ns_run *r)
 	/* Wait for the maps; EOF means the outer process is gone. */
 	if (read(r->x.sync_fd, &c, 1) != 1)
 		_exit(SBX_EXIT_LOST);
-	ns_build_root(r, &hidepid);
+	ns_build_root(&r->p, &r->x, &hidepid);
 	/* Through the sandbox's own fresh /proc: a container's /proc/sys is
 	 * read-only, this one is not, and the limit is this namespace's. */
 	if (sbx_write_file("/proc/sys/user/max_user_namespaces", "1") < 0)

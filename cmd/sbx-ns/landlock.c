@@ -130,7 +130,8 @@ int ns_landlock(const struct ns_run *r)
 		allow(rfd, all, r->x.resolv, LL_READ_FILE);
 	/* Broker mode: the proxy port; transparent mode also DNS over TCP
 	 * and the captured ports (their listeners are the broker's). */
-	for (size_t i = 0; abi >= 4 && r->p.net == NET_BROKER && i < 1 + (r->p.transparent ? 1 + r->p.ncap : 0); i++) {
+	for (size_t i = 0; abi >= 4 && r->p.net == NET_BROKER &&
+	     i < 1 + (r->p.transparent ? 1 + r->p.ncap : 0); i++) {
 		unsigned port = i == 0 ? r->p.port : i == 1 ? SBX_DNS_PORT : r->p.cap_ports[i - 2];
 		struct ll_port pr = { .allowed = LL_NET_CONNECT_TCP, .port = port };
 		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)

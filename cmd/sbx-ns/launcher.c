@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void ns_check_launcher(const struct ns_run *r)
+void ns_check_launcher(const struct ns_plan *p)
 {
 	char exe[PATH_MAX], dir[PATH_MAX], *slash;
 	struct stat st, ds;
@@ -37,7 +37,7 @@ void ns_check_launcher(const struct ns_run *r)
 			exe, (unsigned long)st.st_nlink);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the executable %s is writable by group or others", exe);
-	if (st.st_uid != 0 && st.st_uid != r->p.caller_uid)
+	if (st.st_uid != 0 && st.st_uid != p->caller_uid)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the executable %s is owned by uid %u, "
 			"neither root nor the caller", exe, (unsigned)st.st_uid);
 	/* Inside a writable root, by name or by identity: each directory
@@ -53,7 +53,7 @@ void ns_check_launcher(const struct ns_run *r)
 		*(slash == dir ? slash + 1 : slash) = '\0';
 		if (stat(dir, &ds) == 0) {
 			const struct mount_op *op;
-			for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
+			for (size_t it = 0; (op = ns_next_writable(p, &it)); ) {
 				if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(exe, op->src))
 					sbx_die(SBX_EXIT_POLICY, "refusing to run: the executable %s lies "
 						"inside the writable root %s", exe, op->src);

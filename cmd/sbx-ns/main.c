@@ -130,15 +130,15 @@ static size_t env_name_len(const char *s)
 
 /* A name set twice (by --setenv or --keep-env) is a usage error, never
  * last-one-wins. */
-static void check_env_unique(const struct ns_run *r, const char *opt, const char *arg)
+static void check_env_unique(const struct ns_args *a, const char *opt, const char *arg)
 {
 	size_t n = env_name_len(arg), i;
 
-	for (i = 0; i < r->a->nsetenv; i++)
-		if (env_name_len(r->a->setenv[i]) == n && !strncmp(r->a->setenv[i], arg, n))
+	for (i = 0; i < a->nsetenv; i++)
+		if (env_name_len(a->setenv[i]) == n && !strncmp(a->setenv[i], arg, n))
 			sbx_die_usage("%s: variable %.*s given twice", opt, (int)n, arg);
-	for (i = 0; i < r->a->nkeepenv; i++)
-		if (env_name_len(r->a->keepenv[i]) == n && !strncmp(r->a->keepenv[i], arg, n))
+	for (i = 0; i < a->nkeepenv; i++)
+		if (env_name_len(a->keepenv[i]) == n && !strncmp(a->keepenv[i], arg, n))
 			sbx_die_usage("%s: variable %.*s given twice", opt, (int)n, arg);
 }
 
@@ -174,19 +174,19 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 			have_ws = 1;
 			r->p.ws = r->p.nops;
 			if (id == O_WORKSPACE)
-				ns_add_path(r, MNT_WORKSPACE, 0, "--workspace", arg);
+				ns_add_path(&r->p, MNT_WORKSPACE, 0, "--workspace", arg);
 			else
-				ns_add_fd(r, MNT_WORKSPACE, 0, "--workspace-fd", arg);
+				ns_add_fd(&r->p, MNT_WORKSPACE, 0, "--workspace-fd", arg);
 			break;
-		case O_RO: ns_add_path(r, MNT_RO, 1, "--ro", arg); break;
-		case O_RW: ns_add_path(r, MNT_RW, 0, "--rw", arg); break;
+		case O_RO: ns_add_path(&r->p, MNT_RO, 1, "--ro", arg); break;
+		case O_RW: ns_add_path(&r->p, MNT_RW, 0, "--rw", arg); break;
 		case O_HOME:
 			/* A writable root like --rw, and the command's HOME. */
-			ns_add_path(r, MNT_RW, 0, "--home", arg);
+			ns_add_path(&r->p, MNT_RW, 0, "--home", arg);
 			a->home = r->p.ops[r->p.nops - 1].dest;
 			break;
-		case O_RO_FD: ns_add_fd(r, MNT_RO, 1, "--ro-fd", arg); break;
-		case O_RW_FD: ns_add_fd(r, MNT_RW, 0, "--rw-fd", arg); break;
+		case O_RO_FD: ns_add_fd(&r->p, MNT_RO, 1, "--ro-fd", arg); break;
+		case O_RW_FD: ns_add_fd(&r->p, MNT_RW, 0, "--rw-fd", arg); break;
 		case O_RUNTIME:
 			if (!*arg)
 				sbx_die_usage("--runtime: empty (use --runtime none for no system paths)");
@@ -210,22 +210,22 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 			if (!strchr(arg, '='))
 				sbx_die_usage("--setenv: invalid variable '%s': missing '='", arg);
 			check_env_name("--setenv", arg, arg, env_name_len(arg));
-			check_env_unique(r, "--setenv", arg);
+			check_env_unique(a, "--setenv", arg);
 			a->setenv = push_str(a->setenv, &a->nsetenv, arg);
 			break;
 		case O_KEEP_ENV:
 			check_env_name("--keep-env", arg, arg, strlen(arg));
-			check_env_unique(r, "--keep-env", arg);
+			check_env_unique(a, "--keep-env", arg);
 			a->keepenv = push_str(a->keepenv, &a->nkeepenv, arg);
 			break;
-		case O_NET: ns_parse_net(r, arg); net_given = 1; break;
+		case O_NET: ns_parse_net(&r->p, arg); net_given = 1; break;
 		case O_BASELINE: sbx_policy_opt_baseline(&a->pol, arg); break;
 		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&a->pol, arg); break;
 		case O_POLICY_FD: sbx_policy_opt_policy_fd(&a->pol, arg); break;
 		case O_CLAMP: a->pol.clamp = 1; break;
 		case O_PRINT_POLICY: a->print_policy = 1; break;
 		case O_DRY_RUN: a->dry_run = 1; break;
-		case O_BROKER_FD: ns_opt_broker_fd(r, arg); break;
+		case O_BROKER_FD: ns_opt_broker_fd(&r->p, arg); break;
 		case O_STATUS_FD: a->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: a->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_CMDPATH: a->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
@@ -246,7 +246,7 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 		case O_RO_BIND_FD: {
 			static const char *const names[] = { "--bind", "--ro-bind", "--bind-fd", "--ro-bind-fd" };
 			int k = id - O_BIND;
-			ns_add_bind(r, k & 1, k >= 2, names[k], arg, st.ind < argc ? argv[st.ind++] : NULL);
+			ns_add_bind(&r->p, k & 1, k >= 2, names[k], arg, st.ind < argc ? argv[st.ind++] : NULL);
 			break;
 		}
 		}
@@ -284,50 +284,50 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 	for (size_t i = 0; i < r->p.nops; i++)
 		if (r->p.ops[i].fd >= 0 && (r->p.ops[i].fd == a->status_fd || r->p.ops[i].fd == a->ready_fd))
 			sbx_die_usage("%s: fd %d is also the status or ready fd", r->p.ops[i].opt, r->p.ops[i].fd);
-	ns_policy_check_fds(r);
+	ns_policy_check_fds(r->a, &r->p);
 	return net_given;
 }
 
 /* The process policy, before anything is created: no writable root may
  * expose a protected path, the program must be an allowed file, and a
  * grant must fit this exact run. */
-static void check_policy(struct ns_run *r)
+static void check_policy(const struct ns_args *a, struct ns_plan *p)
 {
-	struct sbx_protect_root *roots = calloc(r->p.nops + 1, sizeof *roots);
-	const char **opts = calloc(r->p.nops + 1, sizeof *opts);
+	struct sbx_protect_root *roots = calloc(p->nops + 1, sizeof *roots);
+	const char **opts = calloc(p->nops + 1, sizeof *opts);
 	const struct mount_op *op;
 	size_t n = 0;
 
 	if (!roots || !opts)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
+	for (size_t it = 0; (op = ns_next_writable(p, &it)); ) {
 		roots[n].path = op->src;
 		roots[n].dev = op->dev;
 		roots[n].ino = op->ino;
 		opts[n++] = op->opt;
 	}
-	sbx_protect_check(&r->a->prot, roots, opts, n);
+	sbx_protect_check(&a->prot, roots, opts, n);
 	free(roots);
 	free(opts);
 
-	r->p.env = ns_build_env(r, &r->p.search);
-	if (r->a->allow.n)
-		sbx_allowexec_check(&r->a->allow, r->a->cmd[0], r->p.search, r->p.ops[r->p.ws].dest);
-	if (r->p.grant_key) {
+	p->env = ns_build_env(a, p, &p->search);
+	if (a->allow.n)
+		sbx_allowexec_check(&a->allow, a->cmd[0], p->search, p->ops[p->ws].dest);
+	if (p->grant_key) {
 		struct sbx_grant_input in = {
-			.argv = r->a->cmd, .cwd = r->p.ops[r->p.ws].dest, .envp = r->p.env,
-			.timeout_ms = r->a->timeout_ms,
+			.argv = a->cmd, .cwd = p->ops[p->ws].dest, .envp = p->env,
+			.timeout_ms = a->timeout_ms,
 		};
 		int mfd = sbx_grant_stdin(0, UINT64_MAX, in.stdin_sha);
 
 		if (mfd < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
-		sbx_grant_enforce(r->p.grant_fd, r->p.grant_key, &in);
-		r->p.grant_checked = 1;
-		sbx_grant_key_wipe(r->p.grant_key);
-		free(r->p.grant_key);
-		r->p.grant_key = NULL;
-		r->p.grant_fd = -1;
+		sbx_grant_enforce(p->grant_fd, p->grant_key, &in);
+		p->grant_checked = 1;
+		sbx_grant_key_wipe(p->grant_key);
+		free(p->grant_key);
+		p->grant_key = NULL;
+		p->grant_fd = -1;
 		if (dup2(mfd, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to pass stdin");
 		close(mfd);
@@ -337,22 +337,22 @@ static void check_policy(struct ns_run *r)
 /* Who the command runs as. Root never runs it as root: it names the
  * identity (as the spec's execution uid/gid); an unprivileged caller runs it
  * as itself and may not choose. */
-static void check_identity(struct ns_run *r)
+static void check_identity(const struct ns_args *a, struct ns_plan *p)
 {
-	r->p.caller_uid = getuid();
-	r->p.caller_gid = getgid();
-	if (geteuid() != r->p.caller_uid || getegid() != r->p.caller_gid)
+	p->caller_uid = getuid();
+	p->caller_gid = getgid();
+	if (geteuid() != p->caller_uid || getegid() != p->caller_gid)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run set-user-ID or set-group-ID");
-	r->p.root = r->p.caller_uid == 0;
-	if (!r->p.root) {
-		if (r->a->have_uid || r->a->have_gid)
+	p->root = p->caller_uid == 0;
+	if (!p->root) {
+		if (a->have_uid || a->have_gid)
 			sbx_die_usage("%s: only root chooses the command's identity",
-				      r->a->have_uid ? "--uid" : "--gid");
-		r->p.uid = r->p.caller_uid;
-		r->p.gid = r->p.caller_gid;
+				      a->have_uid ? "--uid" : "--gid");
+		p->uid = p->caller_uid;
+		p->gid = p->caller_gid;
 		return;
 	}
-	if (!r->a->have_uid || !r->a->have_gid)
+	if (!a->have_uid || !a->have_gid)
 		sbx_die_usage("running as root needs --uid and --gid (the command never runs as root)");
 }
 
@@ -377,38 +377,38 @@ noreturn static void die_userns(const char *step, const char *path)
 /* The maps of the sandbox's user namespace, written from outside: root maps
  * itself (to build the root with its own view of the host) and the
  * command's identity; anyone else maps only itself, as the kernel allows. */
-static void write_maps(const struct ns_run *r, pid_t pid)
+static void write_maps(const struct ns_plan *p, pid_t pid)
 {
 	char path[64], map[128];
 
-	if (!r->p.root) {
+	if (!p->root) {
 		snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
 		if (sbx_write_file(path, "deny") < 0 && errno != ENOENT)
 			die_userns("write ", path);
-		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->p.uid, (unsigned)r->p.uid);
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->uid, (unsigned)p->uid);
 	} else {
-		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->p.uid, (unsigned)r->p.uid);
+		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)p->uid, (unsigned)p->uid);
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
 	if (sbx_write_file(path, map) < 0)
 		die_userns("write ", path);
-	if (!r->p.root)
-		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)r->p.gid, (unsigned)r->p.gid);
+	if (!p->root)
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->gid, (unsigned)p->gid);
 	else
-		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)r->p.gid, (unsigned)r->p.gid);
+		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)p->gid, (unsigned)p->gid);
 	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
 	if (sbx_write_file(path, map) < 0)
 		die_userns("write ", path);
 }
 
-static void status_namespaces(const struct ns_run *r, pid_t pid)
+static void status_namespaces(const struct ns_args *a, pid_t pid)
 {
 	static const char *const ns[] = { "user", "mnt", "pid", "ipc", "uts", "net", "cgroup" };
 	struct sbx_json j;
 	char path[64];
 	struct stat st;
 
-	if (r->a->status_fd < 0)
+	if (a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "namespaces");
 	sbx_json_int(&j, "pid", pid);
@@ -421,7 +421,7 @@ static void status_namespaces(const struct ns_run *r, pid_t pid)
 			sbx_json_null(&j, ns[i]);
 	}
 	sbx_json_close_obj(&j);
-	sbx_json_write(&j, r->a->status_fd);
+	sbx_json_write(&j, a->status_fd);
 }
 
 static void status_started(const struct ns_run *r, const struct ns_report *rep)
@@ -436,7 +436,7 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 	else
 		sbx_json_str(&j, "landlock", "none");
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(r));
+	sbx_json_str(&j, "net", ns_net_name(&r->p));
 	if (r->p.net == NET_BROKER) {
 		char proxy[40];
 		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);
@@ -606,7 +606,7 @@ int main(int argc, char **argv)
 	r.p.broker_fd = -1;
 	sbx_policy_opts_init(&args.pol);
 	net_given = parse(&args, &r, argc, argv);
-	check_identity(&r);
+	check_identity(r.a, &r.p);
 
 	/* Killing whatever started sbx-ns kills the sandbox. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -614,28 +614,28 @@ int main(int argc, char **argv)
 	if (getppid() != ppid)
 		sbx_die(SBX_EXIT_LOST, "unable to start: the parent process is gone");
 
-	ns_apply_policy(&r, net_given);
-	ns_add_runtime(&r);
-	ns_drop_ro_in_ws(&r);
-	ns_check_binds(&r);
-	ns_check_ops(&r);
-	ns_check_launcher(&r);
-	ns_check_net(&r);
+	ns_apply_policy(r.a, &r.p, net_given);
+	ns_add_runtime(r.a, &r.p);
+	ns_drop_ro_in_ws(r.a, &r.p);
+	ns_check_binds(r.a, &r.p);
+	ns_check_ops(&r.p);
+	ns_check_launcher(&r.p);
+	ns_check_net(r.a, &r.p);
 	if (sbx_probe_landlock(&r.p.landlock_abi) != 0)
 		r.p.landlock_abi = 0;
 	r.p.mnt_api = sbx_mnt_probe();
 	if (r.a->require_landlock && r.p.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
-	check_policy(&r);
-	ns_check_ws_writable(&r);
-	ns_plan_hint(&r);
-	ns_plan_scratch(&r);
+	check_policy(r.a, &r.p);
+	ns_check_ws_writable(r.a, &r.p);
+	ns_plan_hint(r.a, &r.p);
+	ns_plan_scratch(r.a, &r.p);
 	/* --dry-run: no takeover of earlier runs' records (it changes the
 	 * host), and the plan is printed before anything is prepared. */
 	if (!r.a->dry_run)
 		ns_deny_recover(&r);
-	ns_plan_deny(&r);
-	ns_plan_root(&r);
+	ns_plan_deny(&r.p);
+	ns_plan_root(r.a, &r.p);
 	if (r.a->dry_run)
 		ns_dry_run(&r);
 
@@ -667,7 +667,7 @@ int main(int argc, char **argv)
 		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
 		if (r.p.pol_on && sbx_policy_unsafe_fallback(&r.p.eff) && nons)
 			ns_unsafe_fallback(&r, e);
-		if (ns_tier_allowed(&r) && nons)
+		if (ns_tier_allowed(&r.p) && nons)
 			ns_landlock_tier(&r, e);
 		errno = e;
 		die_userns("create namespaces", "");
@@ -688,9 +688,9 @@ int main(int argc, char **argv)
 	/* A status reader that goes away must not take the sandbox with it
 	 * (the sandbox was created before this, with the caller's disposition). */
 	signal(SIGPIPE, SIG_IGN);
-	write_maps(&r, pid);
+	write_maps(&r.p, pid);
 	ns_deny_started(&r, pid);
-	status_namespaces(&r, pid);
+	status_namespaces(r.a, pid);
 	/* Go. The outer keeps its end open for life: the sandbox sees EOF
 	 * (and has its parent-death signal) when the outer is gone. */
 	if (write(syncp[1], "g", 1) != 1) {

@@ -47,29 +47,29 @@
 
 static const char modes[] = "none, loopback, broker:PATH[,transparent][,port=N], host";
 
-void ns_parse_net(struct ns_run *r, const char *s)
+void ns_parse_net(struct ns_plan *p, const char *s)
 {
 	const char *rest, *end;
 	int have_port = 0;
 
-	r->p.port = NS_BROKER_PORT;
+	p->port = NS_BROKER_PORT;
 	if (!*s)
 		sbx_die_usage("--net: invalid mode '': empty");
 	if (!strcmp(s, "none")) {
-		r->p.net = NET_NONE;
+		p->net = NET_NONE;
 		return;
 	}
 	if (!strcmp(s, "loopback")) {
-		r->p.net = NET_LOOPBACK;
+		p->net = NET_LOOPBACK;
 		return;
 	}
 	if (!strcmp(s, "host")) {
-		r->p.net = NET_HOST;
+		p->net = NET_HOST;
 		return;
 	}
 	if (strncmp(s, "broker", 6) || (s[6] != ':' && s[6] != ',' && s[6] != '\0'))
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
-	r->p.net = NET_BROKER;
+	p->net = NET_BROKER;
 	rest = s + 6;
 	/* The options are last (",port=N", ",transparent", each once); a
 	 * path may hold commas itself. */
@@ -79,16 +79,16 @@ void ns_parse_net(struct ns_run *r, const char *s)
 		if (!comma)
 			break;
 		if (end - comma == 12 && !strncmp(comma, ",transparent", 12)) {
-			if (r->p.transparent)
+			if (p->transparent)
 				sbx_die_usage("--net: transparent repeated in '%s'", s);
-			r->p.transparent = 1;
+			p->transparent = 1;
 		} else if (!strncmp(comma, ",port=", 6)) {
 			char *v = strndup(comma + 6, (size_t)(end - comma - 6));
 			if (!v)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 			if (have_port)
 				sbx_die_usage("--net: port repeated in '%s'", s);
-			r->p.port = (unsigned)sbx_opt_u64("--net: port", v, 1, 65535);
+			p->port = (unsigned)sbx_opt_u64("--net: port", v, 1, 65535);
 			have_port = 1;
 			free(v);
 		} else {
@@ -97,14 +97,14 @@ void ns_parse_net(struct ns_run *r, const char *s)
 		end = comma;
 	}
 	if (*rest == ':') {
-		char *p = strndup(rest + 1, (size_t)(end - rest - 1));
-		if (!p)
+		char *bp = strndup(rest + 1, (size_t)(end - rest - 1));
+		if (!bp)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		if (!*p)
+		if (!*bp)
 			sbx_die_usage("--net: invalid broker path '': empty");
-		if (*p != '/')
-			sbx_die_usage("--net: invalid broker path '%s': relative", p);
-		r->p.broker_path = p;
+		if (*bp != '/')
+			sbx_die_usage("--net: invalid broker path '%s': relative", bp);
+		p->broker_path = bp;
 	} else if (rest != end) {
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
 	}
@@ -113,22 +113,22 @@ void ns_parse_net(struct ns_run *r, const char *s)
 /* --broker-fd FD: an O_PATH (or any) fd opened on the broker's socket
  * file, consumed. A socket fd itself is refused: it names no path to
  * connect to again. */
-void ns_opt_broker_fd(struct ns_run *r, const char *arg)
+void ns_opt_broker_fd(struct ns_plan *p, const char *arg)
 {
 	struct stat st;
 	char link[64], path[PATH_MAX];
 	ssize_t n;
 
-	r->p.broker_fd = sbx_opt_fd("--broker-fd", arg);
-	r->p.have_broker_fd = 1;
-	if (fstat(r->p.broker_fd, &st) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat fd %d", r->p.broker_fd);
-	snprintf(link, sizeof link, "/proc/self/fd/%d", r->p.broker_fd);
+	p->broker_fd = sbx_opt_fd("--broker-fd", arg);
+	p->have_broker_fd = 1;
+	if (fstat(p->broker_fd, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat fd %d", p->broker_fd);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", p->broker_fd);
 	n = readlink(link, path, sizeof path - 1);
 	if (!S_ISSOCK(st.st_mode) || n <= 0 || path[0] != '/')
 		sbx_die_usage("--broker-fd: invalid fd '%s': not opened on a socket file", arg);
-	if (sbx_fd_cloexec(r->p.broker_fd, 1) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", r->p.broker_fd);
+	if (sbx_fd_cloexec(p->broker_fd, 1) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set close-on-exec on fd %d", p->broker_fd);
 }
 
 static const char *const proxy_vars[] = {
@@ -173,33 +173,33 @@ static void broker_unreachable(const char *path)
 /* The broker's answer to SBX_PROBE_PORTS: "SBX-PORTS N...\n", each port
  * once, at most SBX_CAPTURE_MAX, none of them 53 (the sandbox's DNS) or
  * the proxy port (their listeners would collide). */
-static void capture_ports(struct ns_run *r, const char *path, const char *ans, size_t n)
+static void capture_ports(struct ns_plan *p, const char *path, const char *ans, size_t n)
 {
 	const size_t pl = sizeof SBX_PORTS - 1;
-	const char *p = ans + pl;
+	const char *c = ans + pl;
 
 	if (n < pl + 1 || memcmp(ans, SBX_PORTS, pl) || ans[n - 1] != '\n' || strlen(ans) != n)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not say which ports to capture "
 			"(--net broker:PATH,transparent needs an sbx-broker that has transparent mode)", path);
-	r->p.ncap = 0;
-	while (*p == ' ') {
+	p->ncap = 0;
+	while (*c == ' ') {
 		char *e;
-		unsigned long v = strtoul(p + 1, &e, 10);
-		if (e == p + 1 || v < 1 || v > 65535 || r->p.ncap == SBX_CAPTURE_MAX || (*e != ' ' && *e != '\n'))
+		unsigned long v = strtoul(c + 1, &e, 10);
+		if (e == c + 1 || v < 1 || v > 65535 || p->ncap == SBX_CAPTURE_MAX || (*e != ' ' && *e != '\n'))
 			break;
-		for (size_t i = 0; i < r->p.ncap; i++)
-			if (r->p.cap_ports[i] == v)
+		for (size_t i = 0; i < p->ncap; i++)
+			if (p->cap_ports[i] == v)
 				v = 0;
 		if (!v)
 			break;
-		if (v == SBX_DNS_PORT || v == r->p.port)
+		if (v == SBX_DNS_PORT || v == p->port)
 			sbx_die_usage("--net: port %lu is captured for the broker and is also the sandbox's %s "
-				      "port%s", v, v == r->p.port ? "proxy" : "DNS",
-				      v == r->p.port ? "; move the proxy with ,port=N" : "");
-		r->p.cap_ports[r->p.ncap++] = (unsigned)v;
-		p = e;
+				      "port%s", v, v == p->port ? "proxy" : "DNS",
+				      v == p->port ? "; move the proxy with ,port=N" : "");
+		p->cap_ports[p->ncap++] = (unsigned)v;
+		c = e;
 	}
-	if (*p != '\n' || !r->p.ncap)
+	if (*c != '\n' || !p->ncap)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s gave an invalid list of ports "
 			"to capture", path);
 }
@@ -207,7 +207,7 @@ static void capture_ports(struct ns_run *r, const char *path, const char *ans, s
 /* The outer, after the mounts are planned: the broker's socket exists, is
  * a socket, lies outside every writable root (by name and by the identity
  * of each directory above it) and answers. */
-void ns_check_net(struct ns_run *r)
+void ns_check_net(const struct ns_args *a, struct ns_plan *p)
 {
 	char link[64], path[PATH_MAX], dir[PATH_MAX], *slash;
 	struct stat st, ds;
@@ -215,41 +215,41 @@ void ns_check_net(struct ns_run *r)
 	ssize_t n;
 	int s;
 
-	for (size_t i = 0; i < r->a->nsetenv + r->a->nkeepenv; i++) {
-		const char *v = i < r->a->nsetenv ? r->a->setenv[i] : r->a->keepenv[i - r->a->nsetenv];
+	for (size_t i = 0; i < a->nsetenv + a->nkeepenv; i++) {
+		const char *v = i < a->nsetenv ? a->setenv[i] : a->keepenv[i - a->nsetenv];
 		const char *eq = strchr(v, '=');
 		size_t len = eq ? (size_t)(eq - v) : strlen(v);
-		if (r->p.net == NET_BROKER && ns_net_reserved_env(v, len))
+		if (p->net == NET_BROKER && ns_net_reserved_env(v, len))
 			sbx_die_usage("%s: variable %.*s is set by --net broker",
-				      i < r->a->nsetenv ? "--setenv" : "--keep-env", (int)len, v);
+				      i < a->nsetenv ? "--setenv" : "--keep-env", (int)len, v);
 	}
-	if (r->p.have_broker_fd && r->p.net != NET_BROKER)
+	if (p->have_broker_fd && p->net != NET_BROKER)
 		sbx_die_usage("--broker-fd needs --net broker");
-	if (r->p.net != NET_BROKER)
+	if (p->net != NET_BROKER)
 		return;
-	if (r->p.have_broker_fd && r->p.broker_path)
+	if (p->have_broker_fd && p->broker_path)
 		sbx_die_usage("--broker-fd and --net broker:PATH are exclusive");
-	if (!r->p.have_broker_fd && !r->p.broker_path)
+	if (!p->have_broker_fd && !p->broker_path)
 		sbx_die_usage("--net broker needs a PATH or --broker-fd");
-	if (r->p.have_broker_fd && (r->p.broker_fd == r->a->status_fd || r->p.broker_fd == r->a->ready_fd))
-		sbx_die_usage("--broker-fd: fd %d is also the status or ready fd", r->p.broker_fd);
-	for (size_t i = 0; i < r->p.nops; i++)
-		if (r->p.have_broker_fd && r->p.ops[i].fd == r->p.broker_fd)
-			sbx_die_usage("--broker-fd: fd %d is also given to %s", r->p.broker_fd, r->p.ops[i].opt);
-	if (!r->p.have_broker_fd) {
+	if (p->have_broker_fd && (p->broker_fd == a->status_fd || p->broker_fd == a->ready_fd))
+		sbx_die_usage("--broker-fd: fd %d is also the status or ready fd", p->broker_fd);
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->have_broker_fd && p->ops[i].fd == p->broker_fd)
+			sbx_die_usage("--broker-fd: fd %d is also given to %s", p->broker_fd, p->ops[i].opt);
+	if (!p->have_broker_fd) {
 		char canon[PATH_MAX];
-		r->p.broker_fd = open(r->p.broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (r->p.broker_fd < 0)
-			sbx_die_usage("--net: invalid broker path '%s': %s", r->p.broker_path, strerror(errno));
-		if (fstat(r->p.broker_fd, &st) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", r->p.broker_path);
+		p->broker_fd = open(p->broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (p->broker_fd < 0)
+			sbx_die_usage("--net: invalid broker path '%s': %s", p->broker_path, strerror(errno));
+		if (fstat(p->broker_fd, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", p->broker_path);
 		if (!S_ISSOCK(st.st_mode))
-			sbx_die_usage("--net: invalid broker path '%s': not a socket", r->p.broker_path);
-		if (!realpath(r->p.broker_path, canon) || strcmp(canon, r->p.broker_path))
+			sbx_die_usage("--net: invalid broker path '%s': not a socket", p->broker_path);
+		if (!realpath(p->broker_path, canon) || strcmp(canon, p->broker_path))
 			sbx_die_usage("--net: invalid broker path '%s': not canonical (a symlink, . or ..)",
-				      r->p.broker_path);
+				      p->broker_path);
 	}
-	snprintf(link, sizeof link, "/proc/self/fd/%d", r->p.broker_fd);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", p->broker_fd);
 	n = readlink(link, path, sizeof path - 1);
 	if (n < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", link);
@@ -264,7 +264,7 @@ void ns_check_net(struct ns_run *r)
 		*(slash == dir ? slash + 1 : slash) = '\0';
 		if (stat(dir, &ds) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", dir);
-		for (size_t it = 0; (op = ns_next_writable(r, &it)); ) {
+		for (size_t it = 0; (op = ns_next_writable(p, &it)); ) {
 			if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(path, op->src))
 				sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker socket %s lies "
 					"inside the writable root %s", path, op->src);
@@ -275,7 +275,7 @@ void ns_check_net(struct ns_run *r)
 	/* The probe line tells the broker this is a check, not a request
 	 * to log as refused; in transparent mode it asks for the ports to
 	 * capture. */
-	s = broker_connect(r->p.broker_fd, 0);
+	s = broker_connect(p->broker_fd, 0);
 	if (s < 0)
 		broker_unreachable(path);
 	{
@@ -283,9 +283,9 @@ void ns_check_net(struct ns_run *r)
 		socklen_t crlen = sizeof cr;
 		if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to learn who serves %s", path);
-		r->p.broker_uid = cr.uid;
+		p->broker_uid = cr.uid;
 	}
-	if (r->p.transparent)
+	if (p->transparent)
 		(void)!send(s, SBX_PROBE_PORTS, sizeof SBX_PROBE_PORTS - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	else
 		(void)!send(s, SBX_PROBE, sizeof SBX_PROBE - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -296,11 +296,11 @@ void ns_check_net(struct ns_run *r)
 		char ans[1024];
 		size_t got = 0;
 		for (;;) {
-			struct pollfd p = { .fd = s, .events = POLLIN };
+			struct pollfd pf = { .fd = s, .events = POLLIN };
 			char junk[512];
 			int full = got == sizeof ans - 1;
 			ssize_t k;
-			if (poll(&p, 1, HANDOFF_WAIT_MS) <= 0)
+			if (poll(&pf, 1, HANDOFF_WAIT_MS) <= 0)
 				break;
 			k = read(s, full ? junk : ans + got, full ? sizeof junk : sizeof ans - 1 - got);
 			if (k <= 0)
@@ -310,11 +310,11 @@ void ns_check_net(struct ns_run *r)
 		}
 		ans[got] = '\0';
 		close(s);
-		if (r->p.transparent)
-			capture_ports(r, path, ans, got);
+		if (p->transparent)
+			capture_ports(p, path, ans, got);
 	}
-	r->p.broker_real = strdup(path);
-	if (!r->p.broker_real)
+	p->broker_real = strdup(path);
+	if (!p->broker_real)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
@@ -574,23 +574,23 @@ void ns_net_end(struct ns_run *r)
 	r->x.broker_chan = -1;
 }
 
-const char *ns_net_name(const struct ns_run *r)
+const char *ns_net_name(const struct ns_plan *p)
 {
-	switch (r->p.net) {
+	switch (p->net) {
 	case NET_LOOPBACK: return "loopback";
-	case NET_BROKER: return r->p.transparent ? "broker, transparent" : "broker";
+	case NET_BROKER: return p->transparent ? "broker, transparent" : "broker";
 	case NET_HOST: return "host (unrestricted)";
 	default: return "none";
 	}
 }
 
 /* The proxy variables: a convenience for clients, not the boundary. */
-char **ns_net_env(const struct ns_run *r, char **env, size_t *k)
+char **ns_net_env(const struct ns_plan *p, char **env, size_t *k)
 {
-	if (r->p.net != NET_BROKER)
+	if (p->net != NET_BROKER)
 		return env;
 	for (size_t i = 0; i < 5; i++)
-		if (asprintf(&env[(*k)++], "%s=http://127.0.0.1:%u", proxy_vars[i], r->p.port) < 0)
+		if (asprintf(&env[(*k)++], "%s=http://127.0.0.1:%u", proxy_vars[i], p->port) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	env[*k] = NULL;
 	return env;

@@ -235,31 +235,31 @@ struct ns_report {
 };
 
 /* paths.c */
-void ns_add_path(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg);
-void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg);
-void ns_add_runtime(struct ns_run *r);
-void ns_check_ops(struct ns_run *r);
-struct mount_op *ns_push_op(struct ns_run *r);
-const struct mount_op *ns_next_writable(const struct ns_run *r, size_t *it);
+void ns_add_path(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg);
+void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg);
+void ns_add_runtime(const struct ns_args *a, struct ns_plan *p);
+void ns_check_ops(const struct ns_plan *p);
+struct mount_op *ns_push_op(struct ns_plan *p);
+const struct mount_op *ns_next_writable(const struct ns_plan *p, size_t *it);
 
 /* binds.c */
-void ns_add_bind(struct ns_run *r, int ro, int byfd, const char *opt, const char *src,
+void ns_add_bind(struct ns_plan *p, int ro, int byfd, const char *opt, const char *src,
 		 const char *dest);
-void ns_check_binds(const struct ns_run *r);
-void ns_drop_ro_in_ws(struct ns_run *r);
+void ns_check_binds(const struct ns_args *a, const struct ns_plan *p);
+void ns_drop_ro_in_ws(const struct ns_args *a, struct ns_plan *p);
 
 /* policy.c: the baseline, the request, the unsafe fallback */
-void ns_policy_check_fds(const struct ns_run *r);
-void ns_apply_policy(struct ns_run *r, int net_given);
+void ns_policy_check_fds(const struct ns_args *a, const struct ns_plan *p);
+void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given);
 noreturn void ns_unsafe_fallback(struct ns_run *r, int err);
 noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier);
 
 /* tier.c: the Landlock tier, where no user namespace can be had and the
  * baseline says "fallback": "landlock" */
 noreturn void ns_landlock_tier(struct ns_run *r, int err);
-int ns_tier_allowed(const struct ns_run *r);
+int ns_tier_allowed(const struct ns_plan *p);
 void ns_tier_end(struct ns_run *r);
-int ns_tier_deny_unenforced(const struct ns_run *r);
+int ns_tier_deny_unenforced(const struct ns_plan *p);
 
 /* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
 int ns_tier_net(const struct ns_run *r, char *why, size_t sz);
@@ -277,18 +277,18 @@ int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *r
 		  uint64_t now);
 
 /* launcher.c */
-void ns_check_launcher(const struct ns_run *r);
+void ns_check_launcher(const struct ns_plan *p);
 
 /* deny.c */
 void ns_check_glob(const char *glob);
-const char *const *ns_deny_globs(const struct ns_run *r, size_t *n);
+const char *const *ns_deny_globs(const struct ns_plan *p, size_t *n);
 void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino);
 void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n);
 void ns_deny_restore(struct deny_walk *w);
 const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st);
-int ns_workspace_fd(struct ns_run *r);
-void ns_plan_deny(struct ns_run *r);
-void ns_plan_scratch(struct ns_run *r);
+int ns_workspace_fd(struct ns_plan *p);
+void ns_plan_deny(struct ns_plan *p);
+void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p);
 
 /* denyend.c: the record of a run, and protected paths created by it */
 void ns_deny_candidate(struct deny_walk *w, const char *rel);
@@ -300,8 +300,8 @@ void ns_deny_end(struct ns_run *r);
 void ns_deny_forget(struct ns_run *r);
 
 /* hint.c */
-void ns_check_ws_writable(const struct ns_run *r);
-void ns_plan_hint(struct ns_run *r);
+void ns_check_ws_writable(const struct ns_args *a, const struct ns_plan *p);
+void ns_plan_hint(const struct ns_args *a, struct ns_plan *p);
 void ns_explain_exec(const struct ns_run *r);
 
 /* plan.c: --dry-run */
@@ -310,26 +310,26 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *j);
 noreturn void ns_dry_run(struct ns_run *r);
 
 /* steps.c: the root's steps, from the checked run */
-void ns_plan_root(struct ns_run *r);
+void ns_plan_root(const struct ns_args *a, struct ns_plan *p);
 
 /* root.c: in the sandbox's pid 1, before the command exists */
-void ns_build_root(struct ns_run *r, int *hidepid);
+void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid);
 
 /* inside.c */
 noreturn void ns_init_main(struct ns_run *r);
-char **ns_build_env(const struct ns_run *r, const char **path);
+char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char **path);
 void ns_wait_signals(sigset_t *set);
 
 /* net.c */
-void ns_parse_net(struct ns_run *r, const char *s);
-void ns_opt_broker_fd(struct ns_run *r, const char *arg);
-void ns_check_net(struct ns_run *r);
+void ns_parse_net(struct ns_plan *p, const char *s);
+void ns_opt_broker_fd(struct ns_plan *p, const char *arg);
+void ns_check_net(const struct ns_args *a, struct ns_plan *p);
 void ns_net_prepare(struct ns_run *r);
 void ns_net_inside(struct ns_run *r);
 void ns_net_outer(struct ns_run *r, pid_t pid);
 void ns_net_end(struct ns_run *r);
-const char *ns_net_name(const struct ns_run *r);
-char **ns_net_env(const struct ns_run *r, char **env, size_t *k);
+const char *ns_net_name(const struct ns_plan *p);
+char **ns_net_env(const struct ns_plan *p, char **env, size_t *k);
 int ns_net_reserved_env(const char *name, size_t len);
 
 /* netlog.c: the broker's decisions, on the status fd and in a note */

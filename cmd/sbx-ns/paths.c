@@ -24,19 +24,19 @@ static const char *const never_ws[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64
 static const char *const default_runtime[] = { "/usr", "/bin", "/sbin", "/lib", "/lib64",
 					       "/etc", NULL };
 
-struct mount_op *ns_push_op(struct ns_run *r)
+struct mount_op *ns_push_op(struct ns_plan *p)
 {
 	struct mount_op *op;
 
-	if (r->p.nops == r->p.capops) {
-		size_t cap = r->p.capops ? r->p.capops * 2 : 16;
-		op = realloc(r->p.ops, cap * sizeof *op);
+	if (p->nops == p->capops) {
+		size_t cap = p->capops ? p->capops * 2 : 16;
+		op = realloc(p->ops, cap * sizeof *op);
 		if (!op)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		r->p.ops = op;
-		r->p.capops = cap;
+		p->ops = op;
+		p->capops = cap;
 	}
-	op = &r->p.ops[r->p.nops++];
+	op = &p->ops[p->nops++];
 	memset(op, 0, sizeof *op);
 	op->fd = -1;
 	return op;
@@ -51,12 +51,12 @@ struct mount_op *ns_push_op(struct ns_run *r)
  * socket, the deny-write records) iterates them through this one call,
  * so an option that makes a writable mount cannot pass one by:
  *
- *	for (size_t it = 0; (op = ns_next_writable(r, &it)); )
+ *	for (size_t it = 0; (op = ns_next_writable(p, &it)); )
  */
-const struct mount_op *ns_next_writable(const struct ns_run *r, size_t *it)
+const struct mount_op *ns_next_writable(const struct ns_plan *p, size_t *it)
 {
-	while (*it < r->p.nops) {
-		const struct mount_op *op = &r->p.ops[(*it)++];
+	while (*it < p->nops) {
+		const struct mount_op *op = &p->ops[(*it)++];
 
 		if (!op->ro && op->kind != MNT_SYMLINK)
 			return op;
@@ -137,7 +137,7 @@ static void check_type(const char *opt, const char *arg, enum mount_kind kind, c
 		sbx_die_usage("%s: invalid path '%s': not a file or directory", opt, arg);
 }
 
-void ns_add_path(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg)
+void ns_add_path(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg)
 {
 	struct stat st;
 	const char *why;
@@ -151,12 +151,12 @@ void ns_add_path(struct ns_run *r, enum mount_kind kind, int ro, const char *opt
 	if (why)
 		sbx_die_usage("%s: invalid path '%s': %s", opt, arg, why);
 	check_type(opt, arg, kind, &st);
-	fill(ns_push_op(r), kind, ro, opt, arg, &st);
+	fill(ns_push_op(p), kind, ro, opt, arg, &st);
 }
 
 /* An fd the caller opened: bound at the path it resolves to, and only if
  * that path still names the very object (else someone replaced it). */
-void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *arg)
+void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg)
 {
 	char link[64], path[PATH_MAX];
 	struct stat fst, st;
@@ -165,8 +165,8 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 	ssize_t n;
 	int fd = sbx_opt_fd(opt, arg);
 
-	for (size_t i = 0; i < r->p.nops; i++)
-		if (r->p.ops[i].fd == fd)
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->ops[i].fd == fd)
 			sbx_die_usage("%s: fd %d given twice", opt, fd);
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof path - 1);
@@ -184,7 +184,7 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 	if (why || st.st_dev != fst.st_dev || st.st_ino != fst.st_ino)
 		sbx_die(SBX_EXIT_POLICY, "unable to bind fd %d: %s no longer names the object "
 			"the fd was opened on (race)", fd, path);
-	op = ns_push_op(r);
+	op = ns_push_op(p);
 	fill(op, kind, ro, opt, path, &fst);
 	op->fd = fd;
 }
@@ -192,35 +192,35 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 /* The system paths every command needs, read-only, before the caller's
  * own binds. A path that is a symlink (/bin -> usr/bin on merged-/usr
  * systems) is recreated as the same symlink. */
-void ns_add_runtime(struct ns_run *r)
+void ns_add_runtime(const struct ns_args *a, struct ns_plan *p)
 {
-	size_t first = r->p.nops, i, n;
+	size_t first = p->nops, i, n;
 	struct mount_op *op, tmp[64];
-	char list[4096], *save = NULL, *p;
+	char list[4096], *save = NULL, *e;
 	const char *const *d;
 	struct stat st;
-	int given = r->a->runtime != NULL;
+	int given = a->runtime != NULL;
 
-	if (given && !strcmp(r->a->runtime, "none"))
+	if (given && !strcmp(a->runtime, "none"))
 		return;
 	if (given) {
-		if (strlen(r->a->runtime) >= sizeof list)
+		if (strlen(a->runtime) >= sizeof list)
 			sbx_die_usage("--runtime: too long");
-		if (strstr(r->a->runtime, "::") || r->a->runtime[0] == ':' ||
-		    r->a->runtime[strlen(r->a->runtime) - 1] == ':')
-			sbx_die_usage("--runtime: invalid list '%s': empty entry", r->a->runtime);
-		strcpy(list, r->a->runtime);
-		for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+		if (strstr(a->runtime, "::") || a->runtime[0] == ':' ||
+		    a->runtime[strlen(a->runtime) - 1] == ':')
+			sbx_die_usage("--runtime: invalid list '%s': empty entry", a->runtime);
+		strcpy(list, a->runtime);
+		for (e = strtok_r(list, ":", &save); e; e = strtok_r(NULL, ":", &save)) {
 			const char *why;
-			if (p[0] != '/')
-				sbx_die_usage("--runtime: invalid path '%s': relative", p);
-			why = canonical(p, 1, &st);
+			if (e[0] != '/')
+				sbx_die_usage("--runtime: invalid path '%s': relative", e);
+			why = canonical(e, 1, &st);
 			if (why)
-				sbx_die_usage("--runtime: invalid path '%s': %s", p, why);
-			check_place("--runtime", p, p, MNT_RO);
+				sbx_die_usage("--runtime: invalid path '%s': %s", e, why);
+			check_place("--runtime", e, e, MNT_RO);
 			if (!S_ISLNK(st.st_mode))
-				check_type("--runtime", p, MNT_RO, &st);
-			fill(ns_push_op(r), MNT_RUNTIME, 1, "--runtime", p, &st);
+				check_type("--runtime", e, MNT_RO, &st);
+			fill(ns_push_op(p), MNT_RUNTIME, 1, "--runtime", e, &st);
 		}
 	} else {
 		for (d = default_runtime; *d; d++) {
@@ -228,11 +228,11 @@ void ns_add_runtime(struct ns_run *r)
 				continue;
 			if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode))
 				continue;
-			fill(ns_push_op(r), MNT_RUNTIME, 1, "--runtime", *d, &st);
+			fill(ns_push_op(p), MNT_RUNTIME, 1, "--runtime", *d, &st);
 		}
 	}
-	for (i = first; i < r->p.nops; i++) {
-		op = &r->p.ops[i];
+	for (i = first; i < p->nops; i++) {
+		op = &p->ops[i];
 		if (lstat(op->src, &st) == 0 && S_ISLNK(st.st_mode)) {
 			char target[PATH_MAX];
 			ssize_t len = readlink(op->src, target, sizeof target - 1);
@@ -245,26 +245,26 @@ void ns_add_runtime(struct ns_run *r)
 		}
 	}
 	/* Move them in front of the caller's binds. */
-	n = r->p.nops - first;
+	n = p->nops - first;
 	if (n > sizeof tmp / sizeof tmp[0])
 		sbx_die_usage("--runtime: too many paths");
-	memcpy(tmp, r->p.ops + first, n * sizeof *tmp);
-	memmove(r->p.ops + n, r->p.ops, first * sizeof *tmp);
-	memcpy(r->p.ops, tmp, n * sizeof *tmp);
-	r->p.ws += n;
+	memcpy(tmp, p->ops + first, n * sizeof *tmp);
+	memmove(p->ops + n, p->ops, first * sizeof *tmp);
+	memcpy(p->ops, tmp, n * sizeof *tmp);
+	p->ws += n;
 }
 
 /* Binds apply in argv order, so two at one place, or one inside a later
  * one, would be silently hidden: refused instead. */
-void ns_check_ops(struct ns_run *r)
+void ns_check_ops(const struct ns_plan *p)
 {
-	for (size_t i = 0; i < r->p.nops; i++)
+	for (size_t i = 0; i < p->nops; i++)
 		for (size_t j = 0; j < i; j++) {
-			if (!strcmp(r->p.ops[i].dest, r->p.ops[j].dest))
-				sbx_die_usage("%s: %s is already bound (by %s)", r->p.ops[i].opt,
-					      r->p.ops[i].dest, r->p.ops[j].opt);
-			if (sbx_path_within(r->p.ops[j].dest, r->p.ops[i].dest))
+			if (!strcmp(p->ops[i].dest, p->ops[j].dest))
+				sbx_die_usage("%s: %s is already bound (by %s)", p->ops[i].opt,
+					      p->ops[i].dest, p->ops[j].opt);
+			if (sbx_path_within(p->ops[j].dest, p->ops[i].dest))
 				sbx_die_usage("%s: %s would hide %s (bound earlier by %s; give it later)",
-					      r->p.ops[i].opt, r->p.ops[i].dest, r->p.ops[j].dest, r->p.ops[j].opt);
+					      p->ops[i].opt, p->ops[i].dest, p->ops[j].dest, p->ops[j].opt);
 		}
 }

@@ -148,7 +148,7 @@ static void mounts(struct sbx_json *j, const struct ns_run *r)
 static void deny(struct sbx_json *j, const struct ns_run *r)
 {
 	size_t n;
-	const char *const *globs = ns_deny_globs(r, &n);
+	const char *const *globs = ns_deny_globs(&r->p, &n);
 
 	sbx_json_open_obj(j, "deny_write");
 	sbx_json_open_arr(j, "globs");
@@ -202,7 +202,7 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 	mounts(&j, r);
 	deny(&j, r);
 	sbx_json_open_obj(&j, "net");
-	sbx_json_str(&j, "mode", ns_net_name(r));
+	sbx_json_str(&j, "mode", ns_net_name(&r->p));
 	if (r->p.net == NET_BROKER) {
 		char proxy[40];
 		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);

@@ -32,10 +32,10 @@ static int listed(const struct sbx_pol_list *l, const char *src)
 	return 0;
 }
 
-static int bound(const struct ns_run *r, const char *src)
+static int bound(const struct ns_plan *p, const char *src)
 {
-	for (size_t i = 0; i < r->p.nops; i++)
-		if (r->p.ops[i].kind != MNT_BIND && !strcmp(r->p.ops[i].src, src))
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->ops[i].kind != MNT_BIND && !strcmp(p->ops[i].src, src))
 			return 1;
 	return 0;
 }
@@ -49,46 +49,46 @@ static int from_baseline(const char *origin)
  * (or, for a readable root, inside a writable one) they are there
  * already. A baseline root a clamp brought in is skipped if this host
  * lacks it; a requested one must exist, as --ro/--rw require. */
-static void add_missing(struct ns_run *r, const struct sbx_pol_list *l, enum mount_kind kind,
+static void add_missing(struct ns_plan *p, const struct sbx_pol_list *l, enum mount_kind kind,
 			const char *ws)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		const char *p = l->it[i].val, *o = l->it[i].origin;
+		const char *path = l->it[i].val, *o = l->it[i].origin;
 		struct stat st;
 
-		if (bound(r, p) || sbx_path_within(p, ws) ||
-		    (kind == MNT_RO && sbx_policy_within(&r->p.eff.rw, p)))
+		if (bound(p, path) || sbx_path_within(path, ws) ||
+		    (kind == MNT_RO && sbx_policy_within(&p->eff.rw, path)))
 			continue;
-		if (from_baseline(o) && lstat(p, &st) < 0 && errno == ENOENT)
+		if (from_baseline(o) && lstat(path, &st) < 0 && errno == ENOENT)
 			continue;
-		ns_add_path(r, kind, kind == MNT_RO, from_baseline(o) ? "--baseline" : "--policy-fd", p);
+		ns_add_path(p, kind, kind == MNT_RO, from_baseline(o) ? "--baseline" : "--policy-fd", path);
 	}
 }
 
 /* Make the binds the effective policy's: drop the --ro/--rw roots it no
  * longer names (a clamp), add what it names that argv did not
  * (--policy-fd, a clamp). */
-static void apply_roots(struct ns_run *r)
+static void apply_roots(struct ns_plan *p)
 {
-	const char *ws = r->p.ops[r->p.ws].src;
+	const char *ws = p->ops[p->ws].src;
 	size_t k = 0;
 
-	for (size_t i = 0; i < r->p.nops; i++) {
-		struct mount_op *op = &r->p.ops[i];
+	for (size_t i = 0; i < p->nops; i++) {
+		struct mount_op *op = &p->ops[i];
 		int keep = (op->kind != MNT_RO && op->kind != MNT_RW) ||
-			   listed(op->kind == MNT_RO ? &r->p.eff.ro : &r->p.eff.rw, op->src);
+			   listed(op->kind == MNT_RO ? &p->eff.ro : &p->eff.rw, op->src);
 		if (!keep) {
 			if (op->fd >= 0)
 				close(op->fd);
 			continue;
 		}
-		if (i == r->p.ws)
-			r->p.ws = k;
-		r->p.ops[k++] = *op;
+		if (i == p->ws)
+			p->ws = k;
+		p->ops[k++] = *op;
 	}
-	r->p.nops = k;
-	add_missing(r, &r->p.eff.rw, MNT_RW, ws);
-	add_missing(r, &r->p.eff.ro, MNT_RO, ws);
+	p->nops = k;
+	add_missing(p, &p->eff.rw, MNT_RW, ws);
+	add_missing(p, &p->eff.ro, MNT_RO, ws);
 }
 
 /* --bind/--ro-bind (and the fd forms) show a host path at another place:
@@ -98,17 +98,17 @@ static void apply_roots(struct ns_run *r)
  * roots (a writable root is readable too). The destination is only a name
  * inside the sandbox and not a root of the policy. A clamp cannot move a
  * bind: it is refused either way. */
-static void check_binds(const struct ns_run *r)
+static void check_binds(const struct ns_plan *p)
 {
-	for (size_t i = 0; i < r->p.nops; i++) {
-		const struct mount_op *op = &r->p.ops[i];
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *op = &p->ops[i];
 		char q[1100];
 		int ok;
 
 		if (op->kind != MNT_BIND)
 			continue;
-		ok = op->ro ? sbx_policy_within(&r->p.eff.ro, op->src) || sbx_policy_within(&r->p.eff.rw, op->src)
-			    : sbx_policy_within(&r->p.eff.rw, op->src);
+		ok = op->ro ? sbx_policy_within(&p->eff.ro, op->src) || sbx_policy_within(&p->eff.rw, op->src)
+			    : sbx_policy_within(&p->eff.rw, op->src);
 		if (ok)
 			continue;
 		sbx_quote(q, sizeof q, op->src, strlen(op->src), 256, 0);
@@ -121,114 +121,114 @@ static void check_binds(const struct ns_run *r)
  * baseline they must lie within the effective ones. The default set
  * (system directories) is outside the policy, as it is for every
  * sandbox of this kind. */
-static void check_runtime(const struct ns_run *r)
+static void check_runtime(const struct ns_args *a, const struct ns_plan *p)
 {
-	char list[4096], *save = NULL, *p;
+	char list[4096], *save = NULL, *e;
 
-	if (!r->a->runtime || !strcmp(r->a->runtime, "none") || strlen(r->a->runtime) >= sizeof list)
+	if (!a->runtime || !strcmp(a->runtime, "none") || strlen(a->runtime) >= sizeof list)
 		return;
-	strcpy(list, r->a->runtime);
-	for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save))
-		if (!sbx_policy_within(&r->p.eff.ro, p) && !sbx_policy_within(&r->p.eff.rw, p)) {
+	strcpy(list, a->runtime);
+	for (e = strtok_r(list, ":", &save); e; e = strtok_r(NULL, ":", &save))
+		if (!sbx_policy_within(&p->eff.ro, e) && !sbx_policy_within(&p->eff.rw, e)) {
 			char q[1100];
-			sbx_quote(q, sizeof q, p, strlen(p), 256, 0);
+			sbx_quote(q, sizeof q, e, strlen(e), 256, 0);
 			sbx_die(SBX_EXIT_POLICY, "policy refused: --runtime: %s is not within the "
 				"effective readable roots", q);
 		}
 }
 
 /* A policy fd is consumed: no other option may name it (parse). */
-void ns_policy_check_fds(const struct ns_run *r)
+void ns_policy_check_fds(const struct ns_args *a, const struct ns_plan *p)
 {
-	const int pfd[2] = { r->a->pol.baseline_fd, r->a->pol.policy_fd };
+	const int pfd[2] = { a->pol.baseline_fd, a->pol.policy_fd };
 
 	for (int k = 0; k < 2; k++) {
 		int fd = pfd[k];
 		if (fd < 0)
 			continue;
-		for (size_t i = 0; i < r->p.nops; i++)
-			if (r->p.ops[i].fd == fd)
-				sbx_die_usage("%s: fd %d is also a policy fd", r->p.ops[i].opt, fd);
-		if (r->a->status_fd == fd)
+		for (size_t i = 0; i < p->nops; i++)
+			if (p->ops[i].fd == fd)
+				sbx_die_usage("%s: fd %d is also a policy fd", p->ops[i].opt, fd);
+		if (a->status_fd == fd)
 			sbx_die_usage("--status-fd: fd %d is also a policy fd", fd);
-		if (r->a->ready_fd == fd)
+		if (a->ready_fd == fd)
 			sbx_die_usage("--ready-fd: fd %d is also a policy fd", fd);
-		if (r->p.have_broker_fd && r->p.broker_fd == fd)
+		if (p->have_broker_fd && p->broker_fd == fd)
 			sbx_die_usage("--broker-fd: fd %d is also a policy fd", fd);
-		if (r->p.grant_fd == fd)
+		if (p->grant_fd == fd)
 			sbx_die_usage("--grant-fd: fd %d is also a policy fd", fd);
 	}
 }
 
-void ns_apply_policy(struct ns_run *r, int net_given)
+void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given)
 {
 	struct sbx_policy req;
 	struct sbx_err e;
-	const char *ws = r->p.ops[r->p.ws].src;
+	const char *ws = p->ops[p->ws].src;
 
-	if (!sbx_policy_opts_baseline(&r->a->pol) && r->a->pol.policy_fd < 0 && !r->a->print_policy)
+	if (!sbx_policy_opts_baseline(&a->pol) && a->pol.policy_fd < 0 && !a->print_policy)
 		return;
 	/* The request as argv makes it: --ro/--rw (and their fd forms) by
 	 * their canonical paths, --deny-write, --net. The workspace, the
 	 * defaults and --policy-fd are sbx_policy_effective's. Binds to a
 	 * destination are checked against the result (check_binds). */
 	sbx_policy_init(&req, "argv");
-	for (size_t i = 0; i < r->p.nops; i++) {
-		const struct mount_op *op = &r->p.ops[i];
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *op = &p->ops[i];
 		if ((op->kind == MNT_RO || op->kind == MNT_RW) &&
 		    sbx_policy_add_root(&req, op->kind == MNT_RO ? &req.ro : &req.rw, op->src,
 					op->opt, &e) < 0)
 			sbx_err_die(&e);
 	}
-	for (size_t i = 0; i < r->p.ndeny; i++)
-		if (sbx_policy_add_glob(&req, r->p.deny[i], "--deny-write", &e) < 0)
+	for (size_t i = 0; i < p->ndeny; i++)
+		if (sbx_policy_add_glob(&req, p->deny[i], "--deny-write", &e) < 0)
 			sbx_err_die(&e);
 	/* enum net_mode and the policy's network modes share their order
 	 * and values (none < loopback < broker < host). */
-	if (net_given && sbx_policy_set_int(&req, &req.net, (int)r->p.net, "--net", &e) < 0)
+	if (net_given && sbx_policy_set_int(&req, &req.net, (int)p->net, "--net", &e) < 0)
 		sbx_err_die(&e);
-	sbx_policy_effective(&r->a->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, r->a->status_fd, &r->p.eff);
+	sbx_policy_effective(&a->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, a->status_fd, &p->eff);
 	sbx_policy_free(&req);
-	r->p.pol_on = 1;
+	p->pol_on = 1;
 
-	if (r->p.eff.mode.set && r->p.eff.mode.v == SBX_PMODE_OFF)
+	if (p->eff.mode.set && p->eff.mode.v == SBX_PMODE_OFF)
 		sbx_die(SBX_EXIT_POLICY, "policy refused: %s: mode \"off\" runs commands unconfined; "
-			"sbx-ns only confines", r->p.eff.mode.origin ? r->p.eff.mode.origin : "policy");
+			"sbx-ns only confines", p->eff.mode.origin ? p->eff.mode.origin : "policy");
 	/* The network: what the merge left. Narrowed below broker, the
 	 * broker's socket is not needed (and is closed); widened to broker
 	 * by a policy, the socket must come from --broker-fd or --net
 	 * broker:PATH (ns_check_net). The hosts a broker lets through are
 	 * the broker's own --allow-host list: --print-policy shows the
 	 * effective allowlist to start it with. */
-	r->p.net = (enum net_mode)r->p.eff.net.v;
-	if (r->p.net != NET_BROKER) {
-		if (r->p.have_broker_fd)
-			close(r->p.broker_fd);
-		r->p.have_broker_fd = 0;
-		r->p.broker_fd = -1;
-		r->p.broker_path = NULL;
-		r->p.transparent = 0;
-	} else if (!r->p.port) {
-		r->p.port = NS_BROKER_PORT;
+	p->net = (enum net_mode)p->eff.net.v;
+	if (p->net != NET_BROKER) {
+		if (p->have_broker_fd)
+			close(p->broker_fd);
+		p->have_broker_fd = 0;
+		p->broker_fd = -1;
+		p->broker_path = NULL;
+		p->transparent = 0;
+	} else if (!p->port) {
+		p->port = NS_BROKER_PORT;
 	}
 	/* deny-write: the union, replacing the defaults (they are in it) */
-	free(r->p.deny);
-	r->p.deny = calloc(r->p.eff.deny.n + 1, sizeof *r->p.deny);
-	if (!r->p.deny)
+	free(p->deny);
+	p->deny = calloc(p->eff.deny.n + 1, sizeof *p->deny);
+	if (!p->deny)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	for (size_t i = 0; i < r->p.eff.deny.n; i++) {
-		ns_check_glob(r->p.eff.deny.it[i].val);
-		r->p.deny[i] = r->p.eff.deny.it[i].val;
+	for (size_t i = 0; i < p->eff.deny.n; i++) {
+		ns_check_glob(p->eff.deny.it[i].val);
+		p->deny[i] = p->eff.deny.it[i].val;
 	}
-	r->p.ndeny = r->p.eff.deny.n;
-	apply_roots(r);
-	if (sbx_policy_opts_baseline(&r->a->pol)) {
-		check_runtime(r);
-		check_binds(r);
+	p->ndeny = p->eff.deny.n;
+	apply_roots(p);
+	if (sbx_policy_opts_baseline(&a->pol)) {
+		check_runtime(a, p);
+		check_binds(p);
 	}
 
-	if (r->a->print_policy) {
-		char *out = sbx_policy_to_json(&r->p.eff, SBX_PSCOPE_NS);
+	if (a->print_policy) {
+		char *out = sbx_policy_to_json(&p->eff, SBX_PSCOPE_NS);
 		if (!out || sbx_write_all(1, out, strlen(out)) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to write the policy");
 		exit(SBX_EXIT_OK);

@@ -8,7 +8,10 @@
  * submounts, and attached to a mount point this process created on its own
  * tmpfs (by its fd): with the new mount API where the kernel has it, else
  * with the classic calls, the new mount proven to be that object again
- * (lib/mount.h). The outer process chose the interface once (r->p.mnt_api). */
+ * (lib/mount.h). The outer process chose the interface once (p->mnt_api).
+ *
+ * What is made, and in which order, is the plan's list of steps (steps.c):
+ * ns_build_root only executes it, and writes nothing but execution state. */
 #include "ns.h"
 
 #include "container.h"
@@ -110,11 +113,11 @@ static int mount_point(const struct owned *o, const char *dest, int isdir)
 
 /* Bind the object at srcfd onto the mount point target (rel: its path from
  * the new root), by the interface this run probed once. */
-static void bind_fd(const struct ns_run *r, int srcfd, int target, const char *rel,
+static void bind_fd(const struct ns_plan *p, int srcfd, int target, const char *rel,
 		    unsigned attr, int recursive, const char *what)
 {
 	const char *step = "mount";
-	int rc = sbx_mnt_bind(r->p.mnt_api, srcfd, target, AT_FDCWD, rel, attr, recursive, &step);
+	int rc = sbx_mnt_bind(p->mnt_api, srcfd, target, AT_FDCWD, rel, attr, recursive, &step);
 
 	if (rc == SBX_MNT_RACE)
 		sbx_die(SBX_EXIT_POLICY, "unable to bind %s: the mounted object is not the one checked (race)", what);
@@ -123,10 +126,10 @@ static void bind_fd(const struct ns_run *r, int srcfd, int target, const char *r
 }
 
 /* Add attr to one of the sandbox's own mounts (rel from the new root). */
-static void set_flags(const struct ns_run *r, const char *rel, unsigned attr, const char *what)
+static void set_flags(const struct ns_plan *p, const char *rel, unsigned attr, const char *what)
 {
 	const char *step = "set mount flags of";
-	int rc = sbx_mnt_set(r->p.mnt_api, AT_FDCWD, rel, attr, &step);
+	int rc = sbx_mnt_set(p->mnt_api, AT_FDCWD, rel, attr, &step);
 
 	if (rc == SBX_MNT_RACE)
 		sbx_die(SBX_EXIT_SYS, "unable to make %s read-only: it is not a mount", what);
@@ -170,7 +173,8 @@ static void device(const struct ns_step *s)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s on %s", s->src, s->dest);
 }
 
-static void build_proc(const struct ns_run *r, const struct ns_step *s, int *hidepid)
+static void build_proc(const struct ns_plan *p, const struct ns_exec *x, const struct ns_step *s,
+		       int *hidepid)
 {
 	char ctr[320];
 
@@ -189,9 +193,9 @@ static void build_proc(const struct ns_run *r, const struct ns_step *s, int *hid
 		/* Where the baseline allows the Landlock tier, the outer takes
 		 * it: nothing of the sandbox exists outside this mount namespace
 		 * yet, and the command has not run. */
-		if (ns_tier_allowed(r)) {
+		if (ns_tier_allowed(p)) {
 			struct ns_report rep = { 'F', EPERM, 0 };
-			if (write(r->x.report_fd, &rep, sizeof rep) == (ssize_t)sizeof rep)
+			if (write(x->report_fd, &rep, sizeof rep) == (ssize_t)sizeof rep)
 				_exit(SBX_EXIT_NOISOLATION);
 		}
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to mount proc on /proc: %s (%s); %s",
@@ -202,9 +206,9 @@ static void build_proc(const struct ns_run *r, const struct ns_step *s, int *hid
 
 /* A deny-write path of the workspace bound onto itself, if it is still
  * the object the outer found. */
-static void build_deny(const struct ns_run *r, const struct ns_step *s)
+static void build_deny(const struct ns_plan *p, const struct ns_step *s)
 {
-	const struct deny_op *d = &r->p.dops[s->idx];
+	const struct deny_op *d = &p->dops[s->idx];
 	const char *rel = s->dest + 1;
 	struct stat st;
 	int fd;
@@ -215,7 +219,7 @@ static void build_deny(const struct ns_run *r, const struct ns_step *s)
 		sbx_die_errno(SBX_EXIT_POLICY, "unable to protect %s (race)", s->dest);
 	if (st.st_dev != d->dev || st.st_ino != d->ino)
 		sbx_die(SBX_EXIT_POLICY, "unable to protect %s: it was replaced (race)", s->dest);
-	bind_fd(r, fd, fd, rel, attr_of(s->flags), S_ISDIR(st.st_mode), s->dest);
+	bind_fd(p, fd, fd, rel, attr_of(s->flags), S_ISDIR(st.st_mode), s->dest);
 	close(fd);
 }
 
@@ -257,7 +261,8 @@ static void resolv_dest(char *dest, size_t sz)
  * /etc/resolv.conf or over what that symlink names (made on the tmpfs
  * when no bind brings it; a symlink on the way is refused by mount_point)
  * and its name removed: only the bound copy remains. */
-static void build_resolv(struct ns_run *r, const struct ns_step *s, const struct owned *o)
+static void build_resolv(const struct ns_plan *p, struct ns_exec *x, const struct ns_step *s,
+			 const struct owned *o)
 {
 	static const char conf[] = "nameserver 127.0.0.1\n";
 	const char *tmp = ".sbx-resolv.conf";
@@ -272,13 +277,13 @@ static void build_resolv(struct ns_run *r, const struct ns_step *s, const struct
 	if (fd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open the sandbox's resolv.conf");
 	target = mount_point(o, dest, 0);
-	bind_fd(r, fd, target, dest + 1, attr_of(s->flags), 0, "the sandbox's resolv.conf");
+	bind_fd(p, fd, target, dest + 1, attr_of(s->flags), 0, "the sandbox's resolv.conf");
 	close(target);
 	close(fd);
 	if (unlink(tmp) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to remove %s from the new root", tmp);
-	r->x.resolv = strdup(dest); /* Landlock lets the command read it */
-	if (!r->x.resolv)
+	x->resolv = strdup(dest); /* Landlock lets the command read it */
+	if (!x->resolv)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
@@ -286,28 +291,29 @@ static void build_resolv(struct ns_run *r, const struct ns_step *s, const struct
  * (with --tmp-in-workspace, of the workspace's .sbx-tmp/tmp, kept between
  * runs: then it must already be a directory of the command's, never a
  * link). */
-static void build_home(const struct ns_run *r, const struct ns_step *s)
+static void build_home(const struct ns_plan *p, const struct ns_step *s)
 {
 	const char *rel = s->dest + 1;
 	struct stat st;
 
 	if (mkdir(rel, s->mode) == 0) {
-		if (chown(rel, r->p.uid, r->p.gid) < 0)
+		if (chown(rel, p->uid, p->gid) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to chown %s", s->dest);
 	} else if (errno != EEXIST) {
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->dest);
 	}
 	if (lstat(rel, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", s->dest);
-	if (!S_ISDIR(st.st_mode) || st.st_uid != r->p.uid)
+	if (!S_ISDIR(st.st_mode) || st.st_uid != p->uid)
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s as HOME: not a directory of uid %u "
 			"(it is kept in the workspace's .sbx-tmp/tmp with --tmp-in-workspace)",
-			s->dest, (unsigned)r->p.uid);
+			s->dest, (unsigned)p->uid);
 }
 
 /* One bind of the plan's roots: the source opened at the start, mounted
  * and proven to be the object checked; a runtime symlink made again. */
-static void build_bind(const struct ns_run *r, const struct mount_op *op, int src, const struct owned *o)
+static void build_bind(const struct ns_plan *p, const struct mount_op *op, int src,
+		       const struct owned *o)
 {
 	char rel[PATH_MAX];
 	int target;
@@ -319,7 +325,7 @@ static void build_bind(const struct ns_run *r, const struct mount_op *op, int sr
 	}
 	target = mount_point(o, op->dest, op->isdir);
 	snprintf(rel, sizeof rel, "%s", op->dest + 1);
-	bind_fd(r, src, target, rel, (op->ro ? SBX_MNT_RDONLY : 0) | SBX_MNT_NOSUID |
+	bind_fd(p, src, target, rel, (op->ro ? SBX_MNT_RDONLY : 0) | SBX_MNT_NOSUID |
 		SBX_MNT_NODEV, 1, op->src);
 	close(target);
 	close(src);
@@ -327,16 +333,16 @@ static void build_bind(const struct ns_run *r, const struct mount_op *op, int sr
 }
 
 /* The steps of the plan (steps.c), in order. */
-void ns_build_root(struct ns_run *r, int *hidepid)
+void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid)
 {
 	struct owned o = { .n = 0 };
-	int *src = calloc(r->p.nops ? r->p.nops : 1, sizeof *src);
+	int *src = calloc(p->nops ? p->nops : 1, sizeof *src);
 
 	if (!src)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	/* Sources first, while the host tree is whole, each checked. */
-	for (size_t i = 0; i < r->p.nops; i++) {
-		const struct mount_op *op = &r->p.ops[i];
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *op = &p->ops[i];
 		struct stat st;
 
 		src[i] = -1;
@@ -353,8 +359,8 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 			sbx_die(SBX_EXIT_POLICY, "unable to bind %s: it was replaced (race)", op->src);
 	}
 
-	for (size_t i = 0; i < r->p.nsteps; i++) {
-		const struct ns_step *s = &r->p.steps[i];
+	for (size_t i = 0; i < p->nsteps; i++) {
+		const struct ns_step *s = &p->steps[i];
 
 		switch (s->kind) {
 		case STEP_ROOT:
@@ -377,7 +383,7 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 				own(&o, s->dest + 1);
 			break;
 		case STEP_PROC:
-			build_proc(r, s, hidepid);
+			build_proc(p, x, s, hidepid);
 			break;
 		case STEP_DEVICE:
 			device(s);
@@ -387,19 +393,19 @@ void ns_build_root(struct ns_run *r, int *hidepid)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", s->dest);
 			break;
 		case STEP_BIND:
-			build_bind(r, &r->p.ops[s->idx], src[s->idx], &o);
+			build_bind(p, &p->ops[s->idx], src[s->idx], &o);
 			break;
 		case STEP_RESOLV:
-			build_resolv(r, s, &o);
+			build_resolv(p, x, s, &o);
 			break;
 		case STEP_DENY:
-			build_deny(r, s);
+			build_deny(p, s);
 			break;
 		case STEP_HOME:
-			build_home(r, s);
+			build_home(p, s);
 			break;
 		case STEP_READONLY:
-			set_flags(r, strcmp(s->dest, "/") ? s->dest + 1 : ".", attr_of(s->flags), s->dest);
+			set_flags(p, strcmp(s->dest, "/") ? s->dest + 1 : ".", attr_of(s->flags), s->dest);
 			break;
 		}
 	}

@@ -11,43 +11,38 @@
 
 #include "die.h"
 #include "exitcodes.h"
+#include "grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 
-static struct ns_step *push(struct ns_run *r, enum step_kind kind, const char *dest)
+static struct ns_step *push(struct ns_plan *p, enum step_kind kind, const char *dest)
 {
 	struct ns_step *s;
 
-	if (r->p.nsteps == r->p.capsteps) {
-		size_t cap = r->p.capsteps ? r->p.capsteps * 2 : 32;
-		s = realloc(r->p.steps, cap * sizeof *s);
-		if (!s)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		r->p.steps = s;
-		r->p.capsteps = cap;
-	}
-	s = &r->p.steps[r->p.nsteps++];
+	if (sbx_grow((void **)&p->steps, &p->capsteps, p->nsteps, sizeof *p->steps, 32) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	s = &p->steps[p->nsteps++];
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
 	s->dest = dest;
 	return s;
 }
 
-static void dir(struct ns_run *r, const char *dest, mode_t mode, const char *what)
+static void dir(struct ns_plan *p, const char *dest, mode_t mode, const char *what)
 {
-	struct ns_step *s = push(r, STEP_DIR, dest);
+	struct ns_step *s = push(p, STEP_DIR, dest);
 
 	s->mode = mode;
 	s->what = what;
 }
 
-static void fs(struct ns_run *r, enum step_kind kind, const char *dest, unsigned long flags,
+static void fs(struct ns_plan *p, enum step_kind kind, const char *dest, unsigned long flags,
 	       const char *data, int own)
 {
-	struct ns_step *s = push(r, kind, dest);
+	struct ns_step *s = push(p, kind, dest);
 
 	s->flags = flags;
 	s->data[0] = data;
@@ -55,16 +50,16 @@ static void fs(struct ns_run *r, enum step_kind kind, const char *dest, unsigned
 	s->own = own;
 }
 
-static void node(struct ns_run *r, enum step_kind kind, const char *src, const char *dest)
+static void node(struct ns_plan *p, enum step_kind kind, const char *src, const char *dest)
 {
-	struct ns_step *s = push(r, kind, dest);
+	struct ns_step *s = push(p, kind, dest);
 
 	s->src = src;
 	if (kind == STEP_DEVICE)
 		s->flags = MS_BIND;
 }
 
-void ns_plan_root(struct ns_run *r)
+void ns_plan_root(const struct ns_args *a, struct ns_plan *p)
 {
 	static const char *const nodes[][2] = {
 		{ "/dev/null", "/dev/null" }, { "/dev/zero", "/dev/zero" }, { "/dev/full", "/dev/full" },
@@ -77,65 +72,65 @@ void ns_plan_root(struct ns_run *r)
 	};
 	struct ns_step *s;
 
-	r->p.nsteps = 0;
+	p->nsteps = 0;
 	/* A tmpfs made the root by pivot_root at the end. */
-	fs(r, STEP_ROOT, "/", MS_NOSUID | MS_NODEV, "mode=0755", 1);
-	dir(r, "/proc", 0555, "the directories of the new root");
-	dir(r, "/dev", 0755, "the directories of the new root");
-	dir(r, "/tmp", 01777, "the directories of the new root");
+	fs(p, STEP_ROOT, "/", MS_NOSUID | MS_NODEV, "mode=0755", 1);
+	dir(p, "/proc", 0555, "the directories of the new root");
+	dir(p, "/dev", 0755, "the directories of the new root");
+	dir(p, "/tmp", 01777, "the directories of the new root");
 	/* A fresh proc that hides other users' processes where the kernel
 	 * can (the first option it takes), else a plain one. */
-	s = push(r, STEP_PROC, "/proc");
+	s = push(p, STEP_PROC, "/proc");
 	s->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
 	s->data[0] = "hidepid=invisible";
 	s->data[1] = "hidepid=2";
 	s->data[2] = NULL;
 	s->ndata = 3;
-	fs(r, STEP_TMPFS, "/dev", MS_NOSUID | MS_NOEXEC, "mode=0755", 1);
+	fs(p, STEP_TMPFS, "/dev", MS_NOSUID | MS_NOEXEC, "mode=0755", 1);
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
-		node(r, STEP_DEVICE, nodes[i][0], nodes[i][1]);
-	dir(r, "/dev/pts", 0755, "/dev/pts and /dev/shm");
-	dir(r, "/dev/shm", 01777, "/dev/pts and /dev/shm");
-	fs(r, STEP_DEVPTS, "/dev/pts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620", 0);
+		node(p, STEP_DEVICE, nodes[i][0], nodes[i][1]);
+	dir(p, "/dev/pts", 0755, "/dev/pts and /dev/shm");
+	dir(p, "/dev/shm", 01777, "/dev/pts and /dev/shm");
+	fs(p, STEP_DEVPTS, "/dev/pts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620", 0);
 	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
-		node(r, STEP_LINK, links[i][0], links[i][1]);
-	if (!r->a->tmp_in_ws) {
-		fs(r, STEP_TMPFS, "/dev/shm", MS_NOSUID | MS_NODEV, "mode=1777", 0);
-		fs(r, STEP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV, "mode=1777", 1);
+		node(p, STEP_LINK, links[i][0], links[i][1]);
+	if (!a->tmp_in_ws) {
+		fs(p, STEP_TMPFS, "/dev/shm", MS_NOSUID | MS_NODEV, "mode=1777", 0);
+		fs(p, STEP_TMPFS, "/tmp", MS_NOSUID | MS_NODEV, "mode=1777", 1);
 	}
 	/* /tmp and /dev/shm from the workspace first (--tmp-in-workspace),
 	 * then the binds in argv order. */
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < r->p.nops; i++)
-			if ((r->p.ops[i].kind == MNT_SCRATCH) == (pass == 0)) {
-				s = push(r, STEP_BIND, r->p.ops[i].dest);
+		for (size_t i = 0; i < p->nops; i++)
+			if ((p->ops[i].kind == MNT_SCRATCH) == (pass == 0)) {
+				s = push(p, STEP_BIND, p->ops[i].dest);
 				s->idx = i;
 			}
-	if (r->p.transparent) {
+	if (p->transparent) {
 		/* or where /etc/resolv.conf links to, taken lexically */
-		s = push(r, STEP_RESOLV, "/etc/resolv.conf");
+		s = push(p, STEP_RESOLV, "/etc/resolv.conf");
 		s->flags = MS_RDONLY | MS_NOSUID | MS_NODEV;
 	}
 	/* Deny-write, in path order (ancestors before what lies below). */
-	for (size_t i = 0; i < r->p.ndops; i++) {
-		const char *rel = r->p.dops[i].rel;
+	for (size_t i = 0; i < p->ndops; i++) {
+		const char *rel = p->dops[i].rel;
 		char *dest;
 
-		if (asprintf(&dest, "%s%s%s", r->p.ops[r->p.ws].dest, strcmp(rel, ".") ? "/" : "",
+		if (asprintf(&dest, "%s%s%s", p->ops[p->ws].dest, strcmp(rel, ".") ? "/" : "",
 			     strcmp(rel, ".") ? rel : "") < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		s = push(r, STEP_DENY, dest);
+		s = push(p, STEP_DENY, dest);
 		s->idx = i;
-		if (r->p.dops[i].kind == DENY_PROTECT)
+		if (p->dops[i].kind == DENY_PROTECT)
 			s->flags = MS_RDONLY | MS_NOSUID | MS_NODEV;
 	}
-	if (!r->a->home) {
-		s = push(r, STEP_HOME, NS_HOME);
+	if (!a->home) {
+		s = push(p, STEP_HOME, NS_HOME);
 		s->mode = 0700;
 	}
 	/* Nothing more is created: /dev and the root itself read-only. */
-	s = push(r, STEP_READONLY, "/dev");
+	s = push(p, STEP_READONLY, "/dev");
 	s->flags = MS_RDONLY;
-	s = push(r, STEP_READONLY, "/");
+	s = push(p, STEP_READONLY, "/");
 	s->flags = MS_RDONLY;
 }

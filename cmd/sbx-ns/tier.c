@@ -32,9 +32,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int ns_tier_allowed(const struct ns_run *r)
+int ns_tier_allowed(const struct ns_plan *p)
 {
-	return r->p.pol_on && r->p.eff.fallback.set && r->p.eff.fallback.v == SBX_PFB_LANDLOCK;
+	return p->pol_on && p->eff.fallback.set && p->eff.fallback.v == SBX_PFB_LANDLOCK;
 }
 
 /* Where this runs, for the messages of the masked-/proc case. */
@@ -92,8 +92,8 @@ static void check(struct ns_run *r, int err)
 			snprintf(why, sizeof why, "%s needs a mount namespace", r->p.ops[i].opt);
 			refuse(r, err, why);
 		}
-	globs = ns_deny_globs(r, &n);
-	if (n && ns_tier_deny_unenforced(r)) {
+	globs = ns_deny_globs(&r->p, &n);
+	if (n && ns_tier_deny_unenforced(&r->p)) {
 		r->x.tier_deny_off = 1;
 	} else if (n) {
 		snprintf(why, sizeof why, "the deny-write glob %s applies inside the writable workspace "
@@ -138,9 +138,9 @@ static void scratch(struct ns_run *r)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
-int ns_tier_deny_unenforced(const struct ns_run *r)
+int ns_tier_deny_unenforced(const struct ns_plan *p)
 {
-	return r->p.pol_on && r->p.eff.tier_deny.set && r->p.eff.tier_deny.v == SBX_PTDW_UNENFORCED;
+	return p->pol_on && p->eff.tier_deny.set && p->eff.tier_deny.v == SBX_PTDW_UNENFORCED;
 }
 
 /* What an older Landlock ABI cannot restrict in this tier, newest first.
@@ -178,7 +178,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	if (r->x.tier_deny_off) {
 		size_t ng;
-		const char *const *g = ns_deny_globs(r, &ng);
+		const char *const *g = ns_deny_globs(&r->p, &ng);
 		n = snprintf(line, sizeof line, "%s: WARNING: deny-write is not enforced in the landlock tier "
 			     "(the baseline says \"tierDenyWrite\": \"unenforced\"): the command may write "
 			     "%s%s inside the writable roots\n", NS_PROG, g[0], ng > 1 ? " and what the other "
@@ -206,7 +206,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 			sbx_json_str(&j, NULL, lost[i].key);
 	sbx_json_close_arr(&j);
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(r));
+	sbx_json_str(&j, "net", ns_net_name(&r->p));
 	if (r->p.net == NET_BROKER) {
 		char proxy[40];
 		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);

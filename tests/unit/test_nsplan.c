@@ -14,7 +14,7 @@
 static void op(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *src,
 	       const char *dest, dev_t dev, ino_t ino)
 {
-	struct mount_op *o = ns_push_op(r);
+	struct mount_op *o = ns_push_op(&r->p);
 
 	o->kind = kind;
 	o->ro = ro;
@@ -34,7 +34,7 @@ static char *plan_of(struct ns_run *r)
 	size_t len;
 	char *s;
 
-	ns_plan_root(r);
+	ns_plan_root(r->a, &r->p);
 	ns_plan_json(r, &j);
 	line = sbx_json_end(&j, &len);
 	s = line ? strndup(line, len) : NULL;
@@ -259,26 +259,26 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 			return;
 	}
 	base_run(&r, &args);
-	ns_add_path(&r, MNT_WORKSPACE, 0, "--workspace", d[0]);
-	ns_add_path(&r, MNT_RW, 0, "--rw", d[1]);
-	ns_add_fd(&r, MNT_RW, 0, "--rw-fd", fd_arg(d[2], fd1, sizeof fd1));
-	ns_add_path(&r, MNT_RW, 0, "--home", d[3]);
-	ns_add_bind(&r, 0, 0, "--bind", d[4], "/shared");
-	ns_add_bind(&r, 0, 1, "--bind-fd", fd_arg(d[5], fd2, sizeof fd2), "/shared2");
+	ns_add_path(&r.p, MNT_WORKSPACE, 0, "--workspace", d[0]);
+	ns_add_path(&r.p, MNT_RW, 0, "--rw", d[1]);
+	ns_add_fd(&r.p, MNT_RW, 0, "--rw-fd", fd_arg(d[2], fd1, sizeof fd1));
+	ns_add_path(&r.p, MNT_RW, 0, "--home", d[3]);
+	ns_add_bind(&r.p, 0, 0, "--bind", d[4], "/shared");
+	ns_add_bind(&r.p, 0, 1, "--bind-fd", fd_arg(d[5], fd2, sizeof fd2), "/shared2");
 	/* a policy's writable roots (policy.c's add_missing) */
-	ns_add_path(&r, MNT_RW, 0, "--baseline", d[6]);
-	ns_add_path(&r, MNT_RW, 0, "--policy-fd", d[7]);
+	ns_add_path(&r.p, MNT_RW, 0, "--baseline", d[6]);
+	ns_add_path(&r.p, MNT_RW, 0, "--policy-fd", d[7]);
 	/* and what is never writable */
-	ns_add_path(&r, MNT_RO, 1, "--ro", d[8]);
-	ns_add_fd(&r, MNT_RO, 1, "--ro-fd", fd_arg(d[9], fd3, sizeof fd3));
-	ns_add_bind(&r, 1, 0, "--ro-bind", d[10], "/tools");
-	ns_add_bind(&r, 1, 1, "--ro-bind-fd", fd_arg(d[11], fd4, sizeof fd4), "/tools2");
-	ns_add_runtime(&r); /* the default set, read-only, and its symlinks */
+	ns_add_path(&r.p, MNT_RO, 1, "--ro", d[8]);
+	ns_add_fd(&r.p, MNT_RO, 1, "--ro-fd", fd_arg(d[9], fd3, sizeof fd3));
+	ns_add_bind(&r.p, 1, 0, "--ro-bind", d[10], "/tools");
+	ns_add_bind(&r.p, 1, 1, "--ro-bind-fd", fd_arg(d[11], fd4, sizeof fd4), "/tools2");
+	ns_add_runtime(r.a, &r.p); /* the default set, read-only, and its symlinks */
 	/* --tmp-in-workspace as a dry run plans it: to be made */
 	args.tmp_in_ws = 1;
 	args.dry_run = 1;
-	ns_plan_scratch(&r);
-	for (size_t it = 0; (op = ns_next_writable(&r, &it)); k++) {
+	ns_plan_scratch(r.a, &r.p);
+	for (size_t it = 0; (op = ns_next_writable(&r.p, &it)); k++) {
 		CHECK(want[k] != NULL);
 		if (!want[k])
 			break;
@@ -288,10 +288,10 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 	CHECK(want[k] == NULL);
 	/* --workspace-fd */
 	base_run(&r, &args);
-	ns_add_fd(&r, MNT_WORKSPACE, 0, "--workspace-fd", fd_arg(d[0], fd1, sizeof fd1));
-	ns_add_path(&r, MNT_RO, 1, "--ro", d[8]);
+	ns_add_fd(&r.p, MNT_WORKSPACE, 0, "--workspace-fd", fd_arg(d[0], fd1, sizeof fd1));
+	ns_add_path(&r.p, MNT_RO, 1, "--ro", d[8]);
 	k = 0;
-	for (size_t it = 0; (op = ns_next_writable(&r, &it)); k++)
+	for (size_t it = 0; (op = ns_next_writable(&r.p, &it)); k++)
 		CHECK_STR(op->opt, "--workspace-fd");
 	CHECK(k == 1);
 	for (int i = 11; i >= 0; i--)
