@@ -103,16 +103,16 @@ static int interp_of(const char *path, char *out, size_t cap)
 
 /* In the command's process, just before exec: the two failures that
  * ENOENT alone would leave unexplained. */
-void ns_explain_exec(const struct ns_run *r)
+void ns_explain_exec(const struct ns_args *a, const struct ns_plan *p)
 {
 	char path[PATH_MAX], interp[PATH_MAX];
 
-	if (sbx_exec_find(r->a->cmd[0], r->p.search, path, sizeof path) < 0 || access(path, F_OK) < 0) {
-		if (errno == ENOENT && r->p.hint)
-			sbx_die(SBX_EXIT_NOTFOUND, "unable to find %s: %s", r->a->cmd[0], r->p.hint);
+	if (sbx_exec_find(a->cmd[0], p->search, path, sizeof path) < 0 || access(path, F_OK) < 0) {
+		if (errno == ENOENT && p->hint)
+			sbx_die(SBX_EXIT_NOTFOUND, "unable to find %s: %s", a->cmd[0], p->hint);
 		return;
 	}
 	if (access(path, X_OK) == 0 && interp_of(path, interp, sizeof interp) && access(interp, F_OK) < 0)
 		sbx_die(SBX_EXIT_NOTFOUND, "unable to exec %s: its program loader %s is not in the sandbox "
-			"(%s)", path, interp, r->a->runtime ? "add it to --runtime" : "it is missing on the host");
+			"(%s)", path, interp, a->runtime ? "add it to --runtime" : "it is missing on the host");
 }

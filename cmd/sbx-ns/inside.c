@@ -125,7 +125,7 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
 	if (chdir(r->p.ops[r->p.ws].dest) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p.ops[r->p.ws].dest);
-	rep.value = ns_landlock(r);
+	rep.value = ns_landlock(&r->p, &r->x);
 	keep[nkeep++] = r->x.report_fd;
 	if (r->a->ready_fd >= 0)
 		keep[nkeep++] = r->a->ready_fd;
@@ -144,23 +144,23 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		_exit(SBX_EXIT_LOST);
 	close(r->x.report_fd);
 	sbx_ready_fd(r->a->ready_fd);
-	ns_explain_exec(r);
+	ns_explain_exec(r->a, &r->p);
 	if (r->a->allow.n)
 		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p.search, r->p.env);
 	sbx_exec(r->a->cmd, r->p.search, r->p.env);
 }
 
-static void drop_init(struct ns_run *r)
+static void drop_init(const struct ns_plan *p)
 {
 	if (ns_drop_bounding() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop the capability bounding set");
-	if (r->p.root) {
+	if (p->root) {
 		if (setgroups(0, NULL) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to clear supplementary groups");
-		if (setresgid(r->p.gid, r->p.gid, r->p.gid) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to set gid %u", (unsigned)r->p.gid);
-		if (setresuid(r->p.uid, r->p.uid, r->p.uid) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to set uid %u", (unsigned)r->p.uid);
+		if (setresgid(p->gid, p->gid, p->gid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set gid %u", (unsigned)p->gid);
+		if (setresuid(p->uid, p->uid, p->uid) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to set uid %u", (unsigned)p->uid);
 	}
 	if (ns_clear_caps() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
@@ -188,7 +188,7 @@ void ns_init_main(struct ns_run *r)
 	if (sbx_write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
 	ns_net_inside(r);
-	drop_init(r);
+	drop_init(&r->p);
 	pf.fd = r->x.sync_fd;
 	pf.events = POLLIN;
 	if (poll(&pf, 1, 0) != 0)

@@ -63,9 +63,9 @@ static void allow(int rfd, uint64_t handled, const char *path, uint64_t access)
 	close(fd);
 }
 
-int ns_landlock(const struct ns_run *r)
+int ns_landlock(const struct ns_plan *p, const struct ns_exec *x)
 {
-	int abi = r->p.landlock_abi, rfd;
+	int abi = p->landlock_abi, rfd;
 	struct ll_attr a;
 	size_t size;
 	uint64_t all, read;
@@ -87,8 +87,8 @@ int ns_landlock(const struct ns_run *r)
 	 * namespace); host handles bind; loopback nothing (its namespace is
 	 * its own). */
 	if (abi >= 4) {
-		a.net = r->p.net == NET_LOOPBACK ? 0 :
-			r->p.net == NET_HOST ? LL_NET_BIND_TCP : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		a.net = p->net == NET_LOOPBACK ? 0 :
+			p->net == NET_HOST ? LL_NET_BIND_TCP : LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		size = 2 * sizeof(uint64_t);
 	}
 	if (abi >= 6) {
@@ -103,9 +103,9 @@ int ns_landlock(const struct ns_run *r)
 	 * what it was given. The host's root in the tier holds everything,
 	 * so there listing stays below the roots (a path walk needs no
 	 * Landlock right). */
-	if (!r->x.tier_tmp)
+	if (!x->tier_tmp)
 		allow(rfd, all, "/", LL_READ_DIR);
-	if (r->x.tier_tmp) {
+	if (x->tier_tmp) {
 		/* The host's own /proc, /dev and /tmp (the Landlock tier): /proc
 		 * read-only, the harmless devices, a private TMPDIR. */
 		static const char *const dev[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
@@ -113,33 +113,33 @@ int ns_landlock(const struct ns_run *r)
 		allow(rfd, all, "/proc", LL_READ_FILE | LL_READ_DIR);
 		for (const char *const *d = dev; *d; d++)
 			allow(rfd, all, *d, LL_READ_FILE | LL_WRITE_FILE | LL_TRUNCATE);
-		allow(rfd, all, r->x.tier_tmp, all);
+		allow(rfd, all, x->tier_tmp, all);
 	} else {
 		allow(rfd, all, "/proc", LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE);
 		allow(rfd, all, "/dev", LL_READ_FILE | LL_READ_DIR | LL_WRITE_FILE | LL_TRUNCATE | LL_IOCTL_DEV);
 		allow(rfd, all, "/dev/shm", all);
 		allow(rfd, all, "/tmp", all);
 	}
-	for (size_t i = 0; i < r->p.nops; i++) {
-		const struct mount_op *op = &r->p.ops[i];
+	for (size_t i = 0; i < p->nops; i++) {
+		const struct mount_op *op = &p->ops[i];
 		if (op->kind == MNT_SYMLINK || op->kind == MNT_SCRATCH)
 			continue;
 		allow(rfd, all, op->dest, op->ro ? read : all);
 	}
-	if (r->x.resolv)
-		allow(rfd, all, r->x.resolv, LL_READ_FILE);
+	if (x->resolv)
+		allow(rfd, all, x->resolv, LL_READ_FILE);
 	/* Broker mode: the proxy port; transparent mode also DNS over TCP
 	 * and the captured ports (their listeners are the broker's). */
-	for (size_t i = 0; abi >= 4 && r->p.net == NET_BROKER &&
-	     i < 1 + (r->p.transparent ? 1 + r->p.ncap : 0); i++) {
-		unsigned port = i == 0 ? r->p.port : i == 1 ? SBX_DNS_PORT : r->p.cap_ports[i - 2];
+	for (size_t i = 0; abi >= 4 && p->net == NET_BROKER &&
+	     i < 1 + (p->transparent ? 1 + p->ncap : 0); i++) {
+		unsigned port = i == 0 ? p->port : i == 1 ? SBX_DNS_PORT : p->cap_ports[i - 2];
 		struct ll_port pr = { .allowed = LL_NET_CONNECT_TCP, .port = port };
 		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for port %u", port);
 	}
 	/* Transparent mode: an ephemeral port may be bound before a connect
 	 * (dig and other resolvers do); listen() stays denied by seccomp. */
-	if (abi >= 4 && r->p.net == NET_BROKER && r->p.transparent) {
+	if (abi >= 4 && p->net == NET_BROKER && p->transparent) {
 		struct ll_port pr = { .allowed = LL_NET_BIND_TCP, .port = 0 };
 		if (syscall(SYS_landlock_add_rule, rfd, LL_RULE_NET_PORT, &pr, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to add the Landlock rule for ephemeral ports");

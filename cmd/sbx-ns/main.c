@@ -424,11 +424,11 @@ static void status_namespaces(const struct ns_args *a, pid_t pid)
 	sbx_json_write(&j, a->status_fd);
 }
 
-static void status_started(const struct ns_run *r, const struct ns_report *rep)
+static void status_started(const struct ns_args *a, const struct ns_plan *p, const struct ns_exec *x, const struct ns_report *rep)
 {
 	struct sbx_json j;
 
-	if (r->a->status_fd < 0)
+	if (a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "started");
 	if (rep->value > 0)
@@ -436,25 +436,25 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 	else
 		sbx_json_str(&j, "landlock", "none");
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(&r->p));
-	if (r->p.net == NET_BROKER) {
+	sbx_json_str(&j, "net", ns_net_name(p));
+	if (p->net == NET_BROKER) {
 		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", p->port);
 		sbx_json_str(&j, "proxy", proxy);
 		sbx_json_str(&j, "bridge", "handed to the broker");
-		sbx_json_int(&j, "broker_pid", r->x.broker_pid);
+		sbx_json_int(&j, "broker_pid", x->broker_pid);
 	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
-	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->p.mnt_api));
+	sbx_json_str(&j, "mounts", sbx_mnt_api_name(p->mnt_api));
 	sbx_json_str(&j, "userns", "blocked");
-	sbx_json_uint(&j, "uid", r->p.uid);
-	sbx_json_uint(&j, "gid", r->p.gid);
-	sbx_json_write(&j, r->a->status_fd);
+	sbx_json_uint(&j, "uid", p->uid);
+	sbx_json_uint(&j, "gid", p->gid);
+	sbx_json_write(&j, a->status_fd);
 }
 
 /* The outcome: the command's code, 128+N for a signal; if the sandbox died
  * before the command started, its own code (the message is already out). */
-static int finish(const struct ns_run *r, int started, int have_exit, int cmd_status, int init_status,
+static int finish(const struct ns_args *a, int started, int have_exit, int cmd_status, int init_status,
 		  int timed_out)
 {
 	struct sbx_json j;
@@ -472,7 +472,7 @@ static int finish(const struct ns_run *r, int started, int have_exit, int cmd_st
 		if (WIFSIGNALED(init_status))
 			sig = WTERMSIG(init_status);
 	}
-	if (r->a->status_fd >= 0) {
+	if (a->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
 		sbx_json_int(&j, "code", code);
 		if (sig)
@@ -481,7 +481,7 @@ static int finish(const struct ns_run *r, int started, int have_exit, int cmd_st
 			sbx_json_str(&j, "stage", "setup");
 		if (timed_out)
 			sbx_json_bool(&j, "timeout", 1);
-		sbx_json_write(&j, r->a->status_fd);
+		sbx_json_write(&j, a->status_fd);
 	}
 	return code;
 }
@@ -537,7 +537,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			ssize_t n = read(r->x.report_fd, &rep, sizeof rep);
 			if (n == (ssize_t)sizeof rep && rep.kind == 'S') {
 				started = 1;
-				status_started(r, &rep);
+				status_started(r->a, &r->p, &r->x, &rep);
 			} else if (n == (ssize_t)sizeof rep && rep.kind == 'X') {
 				have_exit = 1;
 				cmd_status = rep.value;
@@ -569,7 +569,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			break;
 		if (rep.kind == 'S') {
 			started = 1;
-			status_started(r, &rep);
+			status_started(r->a, &r->p, &r->x, &rep);
 		} else if (rep.kind == 'X') {
 			have_exit = 1;
 			cmd_status = rep.value;
@@ -585,7 +585,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	 * caller takes it (the command never ran). */
 	if (r->x.tier_proc && !started && !timed_out)
 		return -1;
-	return finish(r, started, have_exit, cmd_status, st, timed_out);
+	return finish(r->a, started, have_exit, cmd_status, st, timed_out);
 }
 
 int main(int argc, char **argv)

@@ -262,7 +262,7 @@ void ns_tier_end(struct ns_run *r);
 int ns_tier_deny_unenforced(const struct ns_plan *p);
 
 /* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
-int ns_tier_net(const struct ns_run *r, char *why, size_t sz);
+int ns_tier_net(const struct ns_plan *p, char *why, size_t sz);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;
@@ -302,7 +302,7 @@ void ns_deny_forget(struct ns_run *r);
 /* hint.c */
 void ns_check_ws_writable(const struct ns_args *a, const struct ns_plan *p);
 void ns_plan_hint(const struct ns_args *a, struct ns_plan *p);
-void ns_explain_exec(const struct ns_run *r);
+void ns_explain_exec(const struct ns_args *a, const struct ns_plan *p);
 
 /* plan.c: --dry-run */
 struct sbx_json;
@@ -339,10 +339,10 @@ void ns_net_finish(struct ns_run *r);
 
 /* seccomp.c */
 void ns_load_filter(const struct ns_run *r);
-const char *ns_filter_name(const struct ns_run *r);
+const char *ns_filter_name(const struct ns_plan *p, const struct ns_exec *x);
 
 /* landlock.c */
-int ns_landlock(const struct ns_run *r);
+int ns_landlock(const struct ns_plan *p, const struct ns_exec *x);
 
 /* caps.c */
 int ns_drop_bounding(void);

@@ -220,7 +220,7 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 	}
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "seccomp");
-	sbx_json_str(&j, "filter", ns_filter_name(r));
+	sbx_json_str(&j, "filter", ns_filter_name(&r->p, &r->x));
 	sbx_json_str(&j, "denials", r->a->quiet_denials ? "errno" : "notify");
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "landlock");

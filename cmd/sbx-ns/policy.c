@@ -237,7 +237,7 @@ void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given)
 
 /* Wait for the command as the sandbox's outer does: termination requests
  * are passed on, --timeout kills it. The signals are blocked (main). */
-static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_out)
+static int wait_command(const struct ns_args *a, pid_t pid, int *st, int *timed_out)
 {
 	sigset_t set;
 	siginfo_t si;
@@ -245,8 +245,8 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 
 	ns_wait_signals(&set);
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(r->a->timeout_ms / 1000);
-	end.tv_nsec += (long)(r->a->timeout_ms % 1000) * 1000000L;
+	end.tv_sec += (time_t)(a->timeout_ms / 1000);
+	end.tv_nsec += (long)(a->timeout_ms % 1000) * 1000000L;
 	if (end.tv_nsec >= 1000000000L) {
 		end.tv_sec++;
 		end.tv_nsec -= 1000000000L;
@@ -257,7 +257,7 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 
 		if (waitpid(pid, st, WNOHANG) == pid)
 			return 0;
-		if (r->a->timeout_ms && !*timed_out) {
+		if (a->timeout_ms && !*timed_out) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			left.tv_sec = end.tv_sec - now.tv_sec;
 			left.tv_nsec = end.tv_nsec - now.tv_nsec;
@@ -322,7 +322,7 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 			sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p.search, r->p.env);
 		sbx_exec(r->a->cmd, r->p.search, r->p.env);
 	}
-	if (wait_command(r, pid, &st, &timed_out) < 0)
+	if (wait_command(r->a, pid, &st, &timed_out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to wait for the command");
 	/* A confined command led its own session (process group): what it
 	 * left behind there goes with it. */

@@ -17,22 +17,22 @@
 				  .filter = (struct sock_filter *)f }
 
 /* The filter of r's network mode, and its name (for --dry-run's plan). */
-static const char *choose(const struct ns_run *r, struct sock_fprog *prog)
+static const char *choose(const struct ns_plan *p, const struct ns_exec *x, struct sock_fprog *prog)
 {
 	/* The Landlock tier runs only --net none or broker (tier.c refuses
 	 * the others), with SysV IPC and message queues denied too. */
-	if (r->x.tier_tmp) {
-		if (r->p.net == NET_BROKER) {
+	if (x->tier_tmp) {
+		if (p->net == NET_BROKER) {
 			*prog = PROG(ns_filter_tier_broker);
 			return "tier-broker";
 		}
 		*prog = PROG(ns_filter_tier_offline);
 		return "tier-offline";
 	}
-	switch (r->p.net) {
+	switch (p->net) {
 	case NET_LOOPBACK: *prog = PROG(ns_filter_open); return "open";
 	case NET_BROKER:
-		if (r->p.transparent) {
+		if (p->transparent) {
 			*prog = PROG(ns_filter_transparent);
 			return "transparent";
 		}
@@ -43,17 +43,17 @@ static const char *choose(const struct ns_run *r, struct sock_fprog *prog)
 	}
 }
 
-const char *ns_filter_name(const struct ns_run *r)
+const char *ns_filter_name(const struct ns_plan *p, const struct ns_exec *x)
 {
 	struct sock_fprog prog;
 
-	return choose(r, &prog);
+	return choose(p, x, &prog);
 }
 
 void ns_load_filter(const struct ns_run *r)
 {
 	struct sock_fprog prog;
 
-	choose(r, &prog);
+	choose(&r->p, &r->x, &prog);
 	ns_install_filter(r, &prog); /* notify.c: with the denial supervisor or without */
 }

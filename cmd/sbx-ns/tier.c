@@ -47,11 +47,11 @@ static const char *ctr_name(char *buf, size_t sz)
 
 /* Why there is no full sandbox, for the WARNING: clone refused the
  * namespaces, or (tier_proc) a container masks /proc. */
-static const char *no_sandbox(const struct ns_run *r, int err, char *buf, size_t sz)
+static const char *no_sandbox(const struct ns_exec *x, int err, char *buf, size_t sz)
 {
 	char ctr[320];
 
-	if (!r->x.tier_proc)
+	if (!x->tier_proc)
 		snprintf(buf, sz, "no user namespaces here (%s)", strerror(err));
 	else
 		snprintf(buf, sz, "no fresh /proc here (%s; %s)", strerror(err), ctr_name(ctr, sizeof ctr));
@@ -80,7 +80,7 @@ static void check(struct ns_run *r, int err)
 
 	if (r->p.landlock_abi <= 0)
 		refuse(r, err, "this kernel has no Landlock");
-	code = ns_tier_net(r, why, sizeof why);
+	code = ns_tier_net(&r->p, why, sizeof why);
 	if (code == SBX_EXIT_NOISOLATION)
 		refuse(r, err, why);
 	if (code) {
@@ -172,7 +172,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 		     "%s: WARNING: %s: the command runs in the landlock tier: "
 		     "Landlock ABI %d and seccomp, but no pid, mount or network namespace; other "
 		     "processes of the same user are visible; no fresh /proc%s%s\n", NS_PROG,
-		     no_sandbox(r, err, what, sizeof what),
+		     no_sandbox(&r->x, err, what, sizeof what),
 		     r->p.landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
 	if (n > 0)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
@@ -227,7 +227,7 @@ static void confine(struct ns_run *r)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
 	if (ns_clear_caps() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
-	ns_landlock(r);
+	ns_landlock(&r->p, &r->x);
 	r->x.notify_sock[1] = -1;   /* plain EPERM: no supervisor outside a namespace */
 	ns_load_filter(r);
 }

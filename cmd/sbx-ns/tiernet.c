@@ -91,44 +91,44 @@ static const char *probe(unsigned port)
 /* 0 when the tier can serve the network asked for, else the exit code and
  * why: 106 for what the tier cannot do, 102 for a port that is not the
  * broker's. */
-int ns_tier_net(const struct ns_run *r, char *why, size_t sz)
+int ns_tier_net(const struct ns_plan *p, char *why, size_t sz)
 {
 	uid_t who = 0;
 	int seen = 0, ok4, ok6;
 	const char *bad;
 
-	if (r->p.net == NET_NONE)
+	if (p->net == NET_NONE)
 		return 0;
-	if (r->p.net != NET_BROKER) {
+	if (p->net != NET_BROKER) {
 		snprintf(why, sz, "--net %s needs a network namespace (only none and broker are kept "
-			 "without one)", r->p.net == NET_LOOPBACK ? "loopback" : "host");
+			 "without one)", p->net == NET_LOOPBACK ? "loopback" : "host");
 		return SBX_EXIT_NOISOLATION;
 	}
-	if (r->p.transparent) {
+	if (p->transparent) {
 		snprintf(why, sz, "--net broker:PATH,transparent needs a network namespace (its DNS and "
 			 "captured ports live in the sandbox's own)");
 		return SBX_EXIT_NOISOLATION;
 	}
-	if (r->p.landlock_abi < 4) {
+	if (p->landlock_abi < 4) {
 		snprintf(why, sz, "--net broker needs Landlock ABI 4 (TCP rules) to allow the broker's port "
-			 "alone, and this kernel has ABI %d", r->p.landlock_abi);
+			 "alone, and this kernel has ABI %d", p->landlock_abi);
 		return SBX_EXIT_NOISOLATION;
 	}
-	ok4 = listeners_of("tcp", r->p.port, r->p.broker_uid, &who, &seen);
-	ok6 = ok4 == 1 ? listeners_of("tcp6", r->p.port, r->p.broker_uid, &who, &seen) : ok4;
+	ok4 = listeners_of("tcp", p->port, p->broker_uid, &who, &seen);
+	ok6 = ok4 == 1 ? listeners_of("tcp6", p->port, p->broker_uid, &who, &seen) : ok4;
 	if (ok4 < 0 || ok6 < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the TCP listeners in /proc/net");
 	if (!ok6) {
 		snprintf(why, sz, "refusing to run: uid %u listens on port %u, and the landlock tier lets the "
 			 "command connect to any listener on the broker's port (the broker at %s runs as "
-			 "uid %u)", (unsigned)who, r->p.port, r->p.broker_real, (unsigned)r->p.broker_uid);
+			 "uid %u)", (unsigned)who, p->port, p->broker_real, (unsigned)p->broker_uid);
 		return SBX_EXIT_POLICY;
 	}
-	bad = seen ? probe(r->p.port) : "nothing listens there";
+	bad = seen ? probe(p->port) : "nothing listens there";
 	if (bad) {
 		snprintf(why, sz, "refusing to run: the landlock tier reaches the broker on 127.0.0.1:%u and "
-			 "%s (sbx-broker --listen %s --listen-tcp 127.0.0.1:%u)", r->p.port, bad,
-			 r->p.broker_real, r->p.port);
+			 "%s (sbx-broker --listen %s --listen-tcp 127.0.0.1:%u)", p->port, bad,
+			 p->broker_real, p->port);
 		return SBX_EXIT_POLICY;
 	}
 	return 0;
