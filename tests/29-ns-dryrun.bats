@@ -101,6 +101,43 @@ EOF
 	printf '%s' "$output" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["uid"] == '"$SBX_TEST_UID"' and d["cwd"] == "'"$ws"'", d'
 }
 
+@test "a real run makes the plan's mounts and no other, in the plan's order, with the plan's flags" {
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" --dry-run -- cat /proc/self/mountinfo
+	printf '%s' "$output" >"$ws.plan"
+	run -0 --separate-stderr ns_root --workspace "$ws" --ro "$NS_DIR/bin" -- cat /proc/self/mountinfo
+	assert_equal "$stderr" ""
+	printf '%s\n' "$output" >"$ws.mountinfo"
+	python3 - "$ws.plan" "$ws.mountinfo" <<'EOF'
+import json, sys
+plan = json.load(open(sys.argv[1]))["mounts"]
+got = []
+for line in open(sys.argv[2]):
+    f = line.split()
+    got.append((f[4].encode().decode("unicode_escape"), set(f[5].split(","))))
+makes = {"tmpfs", "proc", "devpts", "device", "runtime", "ro", "rw", "workspace", "bind", "scratch",
+         "resolv.conf", "deny-write"}
+want, binds = [], []
+for m in plan:
+    flags = set(m.get("flags", "").split(",")) & {"ro", "nosuid", "nodev", "noexec"}
+    if m["kind"] == "remount":
+        [w for w in want if w[0] == m["destination"]][-1][1].add("ro")
+    elif m["kind"] in makes:
+        want.append((m["destination"], flags))
+        if m["kind"] in ("runtime", "ro", "rw", "workspace", "bind", "scratch"):
+            binds.append(m["destination"])
+planned = {w[0] for w in want}
+def under_bind(p):
+    return any(p.startswith(b.rstrip("/") + "/") for b in binds)
+# A recursive bind brings the host's submounts below it (the runtime's /etc).
+seen = [g for g in got if g[0] in planned or not under_bind(g[0])]
+assert [g[0] for g in seen] == [w[0] for w in want], ([g[0] for g in seen], [w[0] for w in want])
+for (path, opts), (_, flags) in zip(seen, want):
+    assert flags <= opts, (path, flags, opts)
+kinds = {m["kind"] for m in plan}
+assert {"device", "deny-write", "remount"} <= kinds, kinds
+EOF
+}
+
 @test "a dry run creates nothing: no scratch directories, no deny-write record, workspace unchanged" {
 	local rt="$NS_DIR/rt.$BATS_TEST_NUMBER" before
 	mkdir -m 0700 "$rt"
