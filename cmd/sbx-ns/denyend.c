@@ -382,30 +382,30 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 
 	/* Root: /run/sbx-ns; where there is no writable /run (an initramfs,
 	 * a container with /run read-only), /tmp/sbx-ns-0. */
-	if (r->p.root && (mkdir("/run/sbx-ns", 0700) == 0 || errno == EEXIST)) {
+	if (r->p->root && (mkdir("/run/sbx-ns", 0700) == 0 || errno == EEXIST)) {
 		snprintf(path, cap, "/run/sbx-ns");
-	} else if (r->p.root) {
+	} else if (r->p->root) {
 		snprintf(path, cap, "/tmp/sbx-ns-0");
 	} else if (xdg && xdg[0] == '/' && realpath(xdg, real) && stat(real, &st) == 0 &&
-		   S_ISDIR(st.st_mode) && st.st_uid == r->p.caller_uid && !(st.st_mode & 077)) {
+		   S_ISDIR(st.st_mode) && st.st_uid == r->p->caller_uid && !(st.st_mode & 077)) {
 		if ((size_t)snprintf(path, cap, "%.4000s/sbx-ns", real) >= cap)
 			sbx_die(SBX_EXIT_SYS, "unable to use XDG_RUNTIME_DIR: too long");
 	} else {
-		snprintf(path, cap, "/tmp/sbx-ns-%u", (unsigned)r->p.caller_uid);
+		snprintf(path, cap, "/tmp/sbx-ns-%u", (unsigned)r->p->caller_uid);
 	}
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		sbx_die(SBX_EXIT_SYS, "unable to create %s for the deny-write records: %s; to fix: a "
 			"writable %s, or XDG_RUNTIME_DIR naming a directory of the caller's with mode 0700 "
 			"(in a container: a tmpfs or emptyDir volume at /tmp)", path, strerror(errno),
-			r->p.root ? "/run" : "/tmp");
+			r->p->root ? "/run" : "/tmp");
 	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s for the deny-write records", path);
-	if (st.st_uid != r->p.caller_uid || (st.st_mode & 077))
+	if (st.st_uid != r->p->caller_uid || (st.st_mode & 077))
 		sbx_die(SBX_EXIT_POLICY, "unable to use %s for the deny-write records: owned by uid %u "
 			"with mode %03o, not by uid %u with mode 0700 (remove it, or set XDG_RUNTIME_DIR)",
-			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->p.caller_uid);
-	for (size_t it = 0; (op = ns_next_writable(&r->p, &it)); )
+			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->p->caller_uid);
+	for (size_t it = 0; (op = ns_next_writable(r->p, &it)); )
 		if (sbx_path_within(path, op->src))
 			sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
 				"writable root %s (the command could forge it)", path, op->src);
@@ -414,8 +414,8 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 
 static void prefix_of(const struct ns_run *r, char *out, size_t cap)
 {
-	snprintf(out, cap, "ws-%llx-%llx-", (unsigned long long)r->p.ops[r->p.ws].dev,
-		 (unsigned long long)r->p.ops[r->p.ws].ino);
+	snprintf(out, cap, "ws-%llx-%llx-", (unsigned long long)r->p->ops[r->p->ws].dev,
+		 (unsigned long long)r->p->ops[r->p->ws].ino);
 }
 
 /* State and start time (clock ticks since boot) of a process, from
@@ -463,7 +463,7 @@ static char *read_all(int fd)
  * it was used (or is garbage), -1 if its run still lives. */
 static int take_over(struct ns_run *r, int fd)
 {
-	struct deny_scope s = { .wsfd = r->p.wsfd, .status_fd = r->a->status_fd, .earlier = 1 };
+	struct deny_scope s = { .wsfd = r->p->wsfd, .status_fd = r->a->status_fd, .earlier = 1 };
 	struct deny_list start = { 0 };
 	const char **globs = NULL;
 	size_t nglobs = 0;
@@ -510,7 +510,7 @@ static int take_over(struct ns_run *r, int fd)
 	}
 	/* A record cut short was written before the sandbox existed. */
 	if (ok > 0 && done > 0 && pid > 0) {
-		int64_t born = btime_ns(r->p.wsfd);
+		int64_t born = btime_ns(r->p->wsfd);
 
 		s.end_ns = ts_ns(&st.st_mtim) + SLACK_NS;
 		/* A record names its workspace by device and inode: a directory
@@ -533,7 +533,8 @@ static int take_over(struct ns_run *r, int fd)
 	return done < 0 ? -1 : 0;
 }
 
-/* Before the plan: the records of this workspace whose runs were killed. */
+/* Before the plan: the records of this workspace whose runs were killed
+ * (the plan's workspace fd is open). */
 void ns_deny_recover(struct ns_run *r)
 {
 	char path[PATH_MAX], pre[64];
@@ -542,7 +543,6 @@ void ns_deny_recover(struct ns_run *r)
 	int dfd, rfd;
 	DIR *d;
 
-	ns_workspace_fd(&r->p);
 	r->x.rec = calloc(1, sizeof *r->x.rec);
 	if (!r->x.rec)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
@@ -595,7 +595,7 @@ void ns_deny_record(struct ns_run *r)
 	struct ns_deny_rec *rec = r->x.rec;
 	char proc[40], line[2 * PATH_MAX + 96], h[2 * PATH_MAX + 2], pre[64];
 	size_t n;
-	const char *const *globs = ns_deny_globs(&r->p, &n);
+	const char *const *globs = ns_deny_globs(r->p, &n);
 
 	clock_gettime(CLOCK_REALTIME_COARSE, &rec->start);
 	rec->beat = rec->start.tv_sec;
@@ -606,7 +606,7 @@ void ns_deny_record(struct ns_run *r)
 	rec->fd = openat(rec->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (rec->fd < 0 || flock(rec->fd, LOCK_EX) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the deny-write record in %s", rec->dir);
-	snprintf(line, sizeof line, REC_MAGIC "\nuid %u\nstart %lld %ld\n", (unsigned)r->p.uid,
+	snprintf(line, sizeof line, REC_MAGIC "\nuid %u\nstart %lld %ld\n", (unsigned)r->p->uid,
 		 (long long)rec->start.tv_sec, rec->start.tv_nsec);
 	rec_write(r, line);
 	for (size_t i = 0; i < n; i++) {
@@ -614,11 +614,11 @@ void ns_deny_record(struct ns_run *r)
 		snprintf(line, sizeof line, "glob %s\n", h);
 		rec_write(r, line);
 	}
-	for (size_t i = 0; i < r->p.ndops; i++) {
-		hex(h, r->p.dops[i].rel);
+	for (size_t i = 0; i < r->p->ndops; i++) {
+		hex(h, r->p->dops[i].rel);
 		snprintf(line, sizeof line, "have %c %llx %llx %s\n",
-			 r->p.dops[i].kind == DENY_PROTECT ? 'P' : 'A', (unsigned long long)r->p.dops[i].dev,
-			 (unsigned long long)r->p.dops[i].ino, h);
+			 r->p->dops[i].kind == DENY_PROTECT ? 'P' : 'A', (unsigned long long)r->p->dops[i].dev,
+			 (unsigned long long)r->p->dops[i].ino, h);
 		rec_write(r, line);
 	}
 	rec_write(r, "end\n");
@@ -655,10 +655,10 @@ void ns_deny_heartbeat(struct ns_run *r)
 /* The sandbox is gone (its pid 1 reaped): before the exit is reported. */
 void ns_deny_end(struct ns_run *r)
 {
-	struct deny_scope s = { .wsfd = r->p.wsfd, .uid = r->p.uid, .status_fd = r->a->status_fd };
-	struct deny_list start = { .v = r->p.dops, .n = r->p.ndops };
+	struct deny_scope s = { .wsfd = r->p->wsfd, .uid = r->p->uid, .status_fd = r->a->status_fd };
+	struct deny_list start = { .v = r->p->dops, .n = r->p->ndops };
 	size_t n;
-	const char *const *globs = ns_deny_globs(&r->p, &n);
+	const char *const *globs = ns_deny_globs(r->p, &n);
 
 	if (!r->x.rec || r->x.rec->fd < 0)
 		return;

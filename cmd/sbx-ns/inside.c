@@ -123,9 +123,9 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
-	if (chdir(r->p.ops[r->p.ws].dest) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p.ops[r->p.ws].dest);
-	rep.value = ns_landlock(&r->p, &r->x);
+	if (chdir(r->p->ops[r->p->ws].dest) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p->ops[r->p->ws].dest);
+	rep.value = ns_landlock(r->p, &r->x);
 	keep[nkeep++] = r->x.report_fd;
 	if (r->a->ready_fd >= 0)
 		keep[nkeep++] = r->a->ready_fd;
@@ -144,10 +144,10 @@ noreturn static void command(struct ns_run *r, int hidepid)
 		_exit(SBX_EXIT_LOST);
 	close(r->x.report_fd);
 	sbx_ready_fd(r->a->ready_fd);
-	ns_explain_exec(r->a, &r->p);
+	ns_explain_exec(r->a, r->p);
 	if (r->a->allow.n)
-		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p.search, r->p.env);
-	sbx_exec(r->a->cmd, r->p.search, r->p.env);
+		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p->search, r->p->env);
+	sbx_exec(r->a->cmd, r->p->search, r->p->env);
 }
 
 static void drop_init(const struct ns_plan *p)
@@ -182,13 +182,13 @@ void ns_init_main(struct ns_run *r)
 	/* Wait for the maps; EOF means the outer process is gone. */
 	if (read(r->x.sync_fd, &c, 1) != 1)
 		_exit(SBX_EXIT_LOST);
-	ns_build_root(&r->p, &r->x, &hidepid);
+	ns_build_root(r->p, &r->x, &hidepid);
 	/* Through the sandbox's own fresh /proc: a container's /proc/sys is
 	 * read-only, this one is not, and the limit is this namespace's. */
 	if (sbx_write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
 	ns_net_inside(r);
-	drop_init(&r->p);
+	drop_init(r->p);
 	pf.fd = r->x.sync_fd;
 	pf.events = POLLIN;
 	if (poll(&pf, 1, 0) != 0)

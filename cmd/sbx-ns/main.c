@@ -153,9 +153,9 @@ static const char **push_str(const char **v, size_t *n, const char *s)
 
 /* Fills a (everyone after reads it through r->a, a pointer to const)
  * and, from the options that name objects, the plan's first entries in
- * r->p. Returns whether --net was given (an argv request that names no
+ * r->p-> Returns whether --net was given (an argv request that names no
  * network asks for none). */
-static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
+static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 {
 	struct sbx_optstate st;
 	const char *arg;
@@ -172,21 +172,21 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 			if (have_ws)
 				sbx_die_usage("--workspace and --workspace-fd are exclusive");
 			have_ws = 1;
-			r->p.ws = r->p.nops;
+			p->ws = p->nops;
 			if (id == O_WORKSPACE)
-				ns_add_path(&r->p, MNT_WORKSPACE, 0, "--workspace", arg);
+				ns_add_path(p, MNT_WORKSPACE, 0, "--workspace", arg);
 			else
-				ns_add_fd(&r->p, MNT_WORKSPACE, 0, "--workspace-fd", arg);
+				ns_add_fd(p, MNT_WORKSPACE, 0, "--workspace-fd", arg);
 			break;
-		case O_RO: ns_add_path(&r->p, MNT_RO, 1, "--ro", arg); break;
-		case O_RW: ns_add_path(&r->p, MNT_RW, 0, "--rw", arg); break;
+		case O_RO: ns_add_path(p, MNT_RO, 1, "--ro", arg); break;
+		case O_RW: ns_add_path(p, MNT_RW, 0, "--rw", arg); break;
 		case O_HOME:
 			/* A writable root like --rw, and the command's HOME. */
-			ns_add_path(&r->p, MNT_RW, 0, "--home", arg);
-			a->home = r->p.ops[r->p.nops - 1].dest;
+			ns_add_path(p, MNT_RW, 0, "--home", arg);
+			a->home = p->ops[p->nops - 1].dest;
 			break;
-		case O_RO_FD: ns_add_fd(&r->p, MNT_RO, 1, "--ro-fd", arg); break;
-		case O_RW_FD: ns_add_fd(&r->p, MNT_RW, 0, "--rw-fd", arg); break;
+		case O_RO_FD: ns_add_fd(p, MNT_RO, 1, "--ro-fd", arg); break;
+		case O_RW_FD: ns_add_fd(p, MNT_RW, 0, "--rw-fd", arg); break;
 		case O_RUNTIME:
 			if (!*arg)
 				sbx_die_usage("--runtime: empty (use --runtime none for no system paths)");
@@ -195,15 +195,15 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 		case O_TMP_IN_WS: a->tmp_in_ws = 1; break;
 		case O_DENY_WRITE:
 			ns_check_glob(arg);
-			r->p.deny = push_str(r->p.deny, &r->p.ndeny, arg);
+			p->deny = push_str(p->deny, &p->ndeny, arg);
 			break;
 		case O_REQUIRE_LANDLOCK: a->require_landlock = 1; break;
 		case O_UID:
-			r->p.uid = (uid_t)sbx_opt_u64("--uid", arg, 1, 4294967294ULL);
+			p->uid = (uid_t)sbx_opt_u64("--uid", arg, 1, 4294967294ULL);
 			a->have_uid = 1;
 			break;
 		case O_GID:
-			r->p.gid = (gid_t)sbx_opt_u64("--gid", arg, 1, 4294967294ULL);
+			p->gid = (gid_t)sbx_opt_u64("--gid", arg, 1, 4294967294ULL);
 			a->have_gid = 1;
 			break;
 		case O_SETENV:
@@ -218,25 +218,25 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 			check_env_unique(a, "--keep-env", arg);
 			a->keepenv = push_str(a->keepenv, &a->nkeepenv, arg);
 			break;
-		case O_NET: ns_parse_net(&r->p, arg); net_given = 1; break;
+		case O_NET: ns_parse_net(p, arg); net_given = 1; break;
 		case O_BASELINE: sbx_policy_opt_baseline(&a->pol, arg); break;
 		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&a->pol, arg); break;
 		case O_POLICY_FD: sbx_policy_opt_policy_fd(&a->pol, arg); break;
 		case O_CLAMP: a->pol.clamp = 1; break;
 		case O_PRINT_POLICY: a->print_policy = 1; break;
 		case O_DRY_RUN: a->dry_run = 1; break;
-		case O_BROKER_FD: ns_opt_broker_fd(&r->p, arg); break;
+		case O_BROKER_FD: ns_opt_broker_fd(p, arg); break;
 		case O_STATUS_FD: a->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: a->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_CMDPATH: a->cmdpath = sbx_opt_cmdpath("--command-path", arg); break;
 		case O_ALLOW_EXEC: sbx_allowexec_add(&a->allow, "--allow-exec", arg); break;
 		case O_PROTECT: sbx_protect_add(&a->prot, "--protect", arg); break;
-		case O_GRANT_FD: r->p.grant_fd = sbx_opt_fd("--grant-fd", arg); break;
+		case O_GRANT_FD: p->grant_fd = sbx_opt_fd("--grant-fd", arg); break;
 		case O_GRANT_KEY:
-			r->p.grant_key = malloc(sizeof *r->p.grant_key);
-			if (!r->p.grant_key)
+			p->grant_key = malloc(sizeof *p->grant_key);
+			if (!p->grant_key)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-			sbx_grant_key_load("--grant-key", arg, r->p.grant_key);
+			sbx_grant_key_load("--grant-key", arg, p->grant_key);
 			break;
 		case O_TIMEOUT: a->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
 		case O_QUIET_DENIALS: a->quiet_denials = 1; break;
@@ -246,7 +246,7 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 		case O_RO_BIND_FD: {
 			static const char *const names[] = { "--bind", "--ro-bind", "--bind-fd", "--ro-bind-fd" };
 			int k = id - O_BIND;
-			ns_add_bind(&r->p, k & 1, k >= 2, names[k], arg, st.ind < argc ? argv[st.ind++] : NULL);
+			ns_add_bind(p, k & 1, k >= 2, names[k], arg, st.ind < argc ? argv[st.ind++] : NULL);
 			break;
 		}
 		}
@@ -263,11 +263,11 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 		sbx_die_usage("--clamp needs --baseline or --baseline-fd");
 	if (!have_ws)
 		sbx_die_usage("missing --workspace or --workspace-fd");
-	if ((r->p.grant_fd >= 0) != (r->p.grant_key != NULL))
+	if ((p->grant_fd >= 0) != (p->grant_key != NULL))
 		sbx_die_usage("--grant-fd and --grant-key go together");
-	if (r->p.grant_fd >= 0 && (r->p.grant_fd == a->status_fd || r->p.grant_fd == a->ready_fd ||
-				 r->p.grant_fd == r->p.broker_fd))
-		sbx_die_usage("--grant-fd: fd %d is also the status, ready or broker fd", r->p.grant_fd);
+	if (p->grant_fd >= 0 && (p->grant_fd == a->status_fd || p->grant_fd == a->ready_fd ||
+				 p->grant_fd == p->broker_fd))
+		sbx_die_usage("--grant-fd: fd %d is also the status, ready or broker fd", p->grant_fd);
 	if (a->cmdpath) {
 		for (size_t i = 0; i < a->nsetenv; i++)
 			if (!strncmp(a->setenv[i], "PATH=", 5))
@@ -276,15 +276,15 @@ static int parse(struct ns_args *a, struct ns_run *r, int argc, char **argv)
 			if (!strcmp(a->keepenv[i], "PATH"))
 				sbx_die_usage("--keep-env: PATH is set by --command-path");
 	}
-	for (size_t i = 0; i < r->p.nops; i++)
-		if (r->p.ops[i].fd >= 0 && r->p.ops[i].fd == r->p.grant_fd)
-			sbx_die_usage("%s: fd %d is also the grant fd", r->p.ops[i].opt, r->p.ops[i].fd);
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->ops[i].fd >= 0 && p->ops[i].fd == p->grant_fd)
+			sbx_die_usage("%s: fd %d is also the grant fd", p->ops[i].opt, p->ops[i].fd);
 	if (a->status_fd >= 0 && a->status_fd == a->ready_fd)
 		sbx_die_usage("--status-fd and --ready-fd are the same fd %d", a->status_fd);
-	for (size_t i = 0; i < r->p.nops; i++)
-		if (r->p.ops[i].fd >= 0 && (r->p.ops[i].fd == a->status_fd || r->p.ops[i].fd == a->ready_fd))
-			sbx_die_usage("%s: fd %d is also the status or ready fd", r->p.ops[i].opt, r->p.ops[i].fd);
-	ns_policy_check_fds(r->a, &r->p);
+	for (size_t i = 0; i < p->nops; i++)
+		if (p->ops[i].fd >= 0 && (p->ops[i].fd == a->status_fd || p->ops[i].fd == a->ready_fd))
+			sbx_die_usage("%s: fd %d is also the status or ready fd", p->ops[i].opt, p->ops[i].fd);
+	ns_policy_check_fds(a, p);
 	return net_given;
 }
 
@@ -424,11 +424,11 @@ static void status_namespaces(const struct ns_args *a, pid_t pid)
 	sbx_json_write(&j, a->status_fd);
 }
 
-static void status_started(const struct ns_args *a, const struct ns_plan *p, const struct ns_exec *x, const struct ns_report *rep)
+static void status_started(const struct ns_run *r, const struct ns_report *rep)
 {
 	struct sbx_json j;
 
-	if (a->status_fd < 0)
+	if (r->a->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "started");
 	if (rep->value > 0)
@@ -436,20 +436,20 @@ static void status_started(const struct ns_args *a, const struct ns_plan *p, con
 	else
 		sbx_json_str(&j, "landlock", "none");
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(p));
-	if (p->net == NET_BROKER) {
+	sbx_json_str(&j, "net", ns_net_name(r->p));
+	if (r->p->net == NET_BROKER) {
 		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", p->port);
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p->port);
 		sbx_json_str(&j, "proxy", proxy);
 		sbx_json_str(&j, "bridge", "handed to the broker");
-		sbx_json_int(&j, "broker_pid", x->broker_pid);
+		sbx_json_int(&j, "broker_pid", r->x.broker_pid);
 	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
-	sbx_json_str(&j, "mounts", sbx_mnt_api_name(p->mnt_api));
+	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->p->mnt_api));
 	sbx_json_str(&j, "userns", "blocked");
-	sbx_json_uint(&j, "uid", p->uid);
-	sbx_json_uint(&j, "gid", p->gid);
-	sbx_json_write(&j, a->status_fd);
+	sbx_json_uint(&j, "uid", r->p->uid);
+	sbx_json_uint(&j, "gid", r->p->gid);
+	sbx_json_write(&j, r->a->status_fd);
 }
 
 /* The outcome: the command's code, 128+N for a signal; if the sandbox died
@@ -537,7 +537,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			ssize_t n = read(r->x.report_fd, &rep, sizeof rep);
 			if (n == (ssize_t)sizeof rep && rep.kind == 'S') {
 				started = 1;
-				status_started(r->a, &r->p, &r->x, &rep);
+				status_started(r, &rep);
 			} else if (n == (ssize_t)sizeof rep && rep.kind == 'X') {
 				have_exit = 1;
 				cmd_status = rep.value;
@@ -569,7 +569,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			break;
 		if (rep.kind == 'S') {
 			started = 1;
-			status_started(r->a, &r->p, &r->x, &rep);
+			status_started(r, &rep);
 		} else if (rep.kind == 'X') {
 			have_exit = 1;
 			cmd_status = rep.value;
@@ -591,6 +591,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 int main(int argc, char **argv)
 {
 	struct ns_args args;
+	struct ns_plan plan;
 	struct ns_run r;
 	sigset_t block;
 	int syncp[2], repp[2], code, net_given;
@@ -599,14 +600,16 @@ int main(int argc, char **argv)
 	sbx_setprog(NS_PROG);
 	sbx_opt_version(argc, argv);
 	memset(&args, 0, sizeof args);
+	memset(&plan, 0, sizeof plan);
 	memset(&r, 0, sizeof r);
 	r.a = &args;
-	args.status_fd = args.ready_fd = r.p.wsfd = r.p.grant_fd = -1;
-	r.p.net = NET_NONE;
-	r.p.broker_fd = -1;
+	r.p = &plan;
+	args.status_fd = args.ready_fd = plan.wsfd = plan.grant_fd = -1;
+	plan.net = NET_NONE;
+	plan.broker_fd = -1;
 	sbx_policy_opts_init(&args.pol);
-	net_given = parse(&args, &r, argc, argv);
-	check_identity(r.a, &r.p);
+	net_given = parse(&args, &plan, argc, argv);
+	check_identity(r.a, &plan);
 
 	/* Killing whatever started sbx-ns kills the sandbox. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -614,28 +617,30 @@ int main(int argc, char **argv)
 	if (getppid() != ppid)
 		sbx_die(SBX_EXIT_LOST, "unable to start: the parent process is gone");
 
-	ns_apply_policy(r.a, &r.p, net_given);
-	ns_add_runtime(r.a, &r.p);
-	ns_drop_ro_in_ws(r.a, &r.p);
-	ns_check_binds(r.a, &r.p);
-	ns_check_ops(&r.p);
-	ns_check_launcher(&r.p);
-	ns_check_net(r.a, &r.p);
-	if (sbx_probe_landlock(&r.p.landlock_abi) != 0)
-		r.p.landlock_abi = 0;
-	r.p.mnt_api = sbx_mnt_probe();
-	if (r.a->require_landlock && r.p.landlock_abi <= 0)
+	ns_apply_policy(r.a, &plan, net_given);
+	ns_add_runtime(r.a, &plan);
+	ns_drop_ro_in_ws(r.a, &plan);
+	ns_check_binds(r.a, &plan);
+	ns_check_ops(&plan);
+	ns_check_launcher(&plan);
+	ns_check_net(r.a, &plan);
+	if (sbx_probe_landlock(&plan.landlock_abi) != 0)
+		plan.landlock_abi = 0;
+	plan.mnt_api = sbx_mnt_probe();
+	if (r.a->require_landlock && plan.landlock_abi <= 0)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
-	check_policy(r.a, &r.p);
-	ns_check_ws_writable(r.a, &r.p);
-	ns_plan_hint(r.a, &r.p);
-	ns_plan_scratch(r.a, &r.p);
+	check_policy(r.a, &plan);
+	ns_check_ws_writable(r.a, &plan);
+	ns_plan_hint(r.a, &plan);
+	ns_plan_scratch(r.a, &plan);
 	/* --dry-run: no takeover of earlier runs' records (it changes the
 	 * host), and the plan is printed before anything is prepared. */
-	if (!r.a->dry_run)
+	if (!r.a->dry_run) {
+		ns_workspace_fd(&plan);
 		ns_deny_recover(&r);
-	ns_plan_deny(&r.p);
-	ns_plan_root(r.a, &r.p);
+	}
+	ns_plan_deny(&plan);
+	ns_plan_root(r.a, &plan);
 	if (r.a->dry_run)
 		ns_dry_run(&r);
 
@@ -658,16 +663,16 @@ int main(int argc, char **argv)
 	 * (fork semantics) so nothing in libc runs twice. */
 	pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
 			     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD |
-			     (r.p.net == NET_HOST ? 0 : CLONE_NEWNET)),
+			     (r.p->net == NET_HOST ? 0 : CLONE_NEWNET)),
 			     0, 0, 0, 0);
 	if (pid < 0) {
 		/* Only here, where the namespaces the sandbox is made of cannot
 		 * be had, and only if the effective policy has both halves of
 		 * the unsafe fallback; anything else fails closed. */
 		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
-		if (r.p.pol_on && sbx_policy_unsafe_fallback(&r.p.eff) && nons)
+		if (r.p->pol_on && sbx_policy_unsafe_fallback(&r.p->eff) && nons)
 			ns_unsafe_fallback(&r, e);
-		if (ns_tier_allowed(&r.p) && nons)
+		if (ns_tier_allowed(r.p) && nons)
 			ns_landlock_tier(&r, e);
 		errno = e;
 		die_userns("create namespaces", "");
@@ -688,7 +693,7 @@ int main(int argc, char **argv)
 	/* A status reader that goes away must not take the sandbox with it
 	 * (the sandbox was created before this, with the caller's disposition). */
 	signal(SIGPIPE, SIG_IGN);
-	write_maps(&r.p, pid);
+	write_maps(r.p, pid);
 	ns_deny_started(&r, pid);
 	status_namespaces(r.a, pid);
 	/* Go. The outer keeps its end open for life: the sandbox sees EOF

@@ -323,7 +323,7 @@ void ns_net_prepare(struct ns_run *r)
 {
 	r->x.net_chan[0] = r->x.net_chan[1] = -1;
 	r->x.broker_chan = -1;
-	if (r->p.net != NET_BROKER)
+	if (r->p->net != NET_BROKER)
 		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->x.net_chan) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the channel for the listening sockets");
@@ -435,22 +435,22 @@ void ns_net_inside(struct ns_run *r)
 	int fds[SBX_HANDOFF_FDS];
 	size_t n = 0;
 
-	if (r->p.net == NET_NONE || r->p.net == NET_HOST)
+	if (r->p->net == NET_NONE || r->p->net == NET_HOST)
 		return;
 	lo_up();
-	if (r->p.net != NET_BROKER)
+	if (r->p->net != NET_BROKER)
 		return;
 	close(r->x.net_chan[0]);
-	if (r->p.broker_fd >= 0)
-		close(r->p.broker_fd);
-	fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, r->p.port);
-	fds[n++] = sandbox_socket(AF_INET6, SOCK_STREAM, 0, r->p.port);
-	if (r->p.transparent) {
+	if (r->p->broker_fd >= 0)
+		close(r->p->broker_fd);
+	fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, r->p->port);
+	fds[n++] = sandbox_socket(AF_INET6, SOCK_STREAM, 0, r->p->port);
+	if (r->p->transparent) {
 		synth_route();
 		fds[n++] = sandbox_socket(AF_INET, SOCK_DGRAM, INADDR_LOOPBACK, SBX_DNS_PORT);
 		fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_LOOPBACK, SBX_DNS_PORT);
-		for (size_t i = 0; i < r->p.ncap; i++)
-			fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_ANY, r->p.cap_ports[i]);
+		for (size_t i = 0; i < r->p->ncap; i++)
+			fds[n++] = sandbox_socket(AF_INET, SOCK_STREAM, INADDR_ANY, r->p->cap_ports[i]);
 	}
 	if (sbx_send_fds(r->x.net_chan[1], "L", 1, fds, n) != 1)
 		_exit(SBX_EXIT_LOST);
@@ -505,7 +505,7 @@ static const char *handoff_answer(int s, char *buf, size_t sz)
 void ns_net_outer(struct ns_run *r, pid_t pid)
 {
 	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
-	const char *hello = r->p.transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
+	const char *hello = r->p->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
 	char cbuf[CMSG_SPACE(SBX_HANDOFF_FDS * sizeof(int))], c, answer[256];
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
@@ -515,9 +515,9 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	socklen_t crlen = sizeof cr;
 	const char *why;
 	int fds[SBX_HANDOFF_FDS], s;
-	size_t n = r->p.transparent ? 4 + r->p.ncap : 2;
+	size_t n = r->p->transparent ? 4 + r->p->ncap : 2;
 
-	if (r->p.net != NET_BROKER)
+	if (r->p->net != NET_BROKER)
 		return;
 	close(r->x.net_chan[1]);
 	if (recvmsg(r->x.net_chan[0], &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L' ||
@@ -528,19 +528,19 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	}
 	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
 	for (size_t i = 0; i < n; i++) {
-		if (r->p.transparent && i == 2)
+		if (r->p->transparent && i == 2)
 			continue; /* the DNS socket is UDP: nothing to reset */
 		if (setsockopt(fds[i], SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive) < 0) {
 			kill(pid, SIGKILL);
 			sbx_die_errno(SBX_EXIT_SYS, "unable to set SO_LINGER on the sandbox's listeners");
 		}
 	}
-	s = broker_connect(r->p.broker_fd, 0);
+	s = broker_connect(r->p->broker_fd, 0);
 	if (s < 0) {
 		int e = errno;
 		kill(pid, SIGKILL);
 		errno = e;
-		broker_unreachable(r->p.broker_real);
+		broker_unreachable(r->p->broker_real);
 	}
 	if (sbx_send_fds(s, hello, strlen(hello), fds, n) != (ssize_t)strlen(hello))
 		why = strerror(errno);
@@ -551,13 +551,12 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	if (why) {
 		kill(pid, SIGKILL);
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not take the sandbox's listeners: %s",
-			r->p.broker_real, why);
+			r->p->broker_real, why);
 	}
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
 		r->x.broker_pid = cr.pid;
 	r->x.broker_chan = s;
-	close(r->p.broker_fd);
-	r->p.broker_fd = -1;
+	close(r->p->broker_fd); /* the plan's; nothing after this uses it */
 	c = 'g';
 	if (write(r->x.net_chan[0], &c, 1) != 1) {
 		/* pid 1 is gone: wait_sandbox reports it */

@@ -160,7 +160,7 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 
 int ns_net_fd(const struct ns_run *r)
 {
-	return r->p.net == NET_BROKER ? r->x.broker_chan : -1;
+	return r->p->net == NET_BROKER ? r->x.broker_chan : -1;
 }
 
 /* The channel is readable (or ended): take every whole line. */
@@ -247,7 +247,7 @@ void ns_net_finish(struct ns_run *r)
 {
 	uint64_t until = sbx_now_ms() + NET_DRAIN_MS;
 
-	if (r->p.net != NET_BROKER)
+	if (r->p->net != NET_BROKER)
 		return;
 	if (r->x.broker_chan >= 0)
 		shutdown(r->x.broker_chan, SHUT_WR);

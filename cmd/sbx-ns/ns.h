@@ -12,8 +12,11 @@
  *     of the outer, the sandbox's pid 1 (which executes the root's steps,
  *     root.c) and the command's process.
  *
- * A struct ns_run holds the three; the sandbox's processes inherit it as a
- * copy of memory (clone without CLONE_VM), so the plan is made once. */
+ * The plan's builders take struct ns_plan * (and the arguments as const).
+ * Execution takes a struct ns_run: the arguments and the plan behind
+ * pointers to const, the execution state its own, so nothing after the
+ * plan can change it. The sandbox's processes inherit all of it as a copy
+ * of memory (clone without CLONE_VM), so the plan is made once. */
 #ifndef SBX_NS_H
 #define SBX_NS_H
 
@@ -219,10 +222,12 @@ struct ns_exec {
 	struct ns_notify *notify; /* the outer's supervisor state (notify.c) */
 };
 
-/* One run: the three stages side by side. */
+/* One run, as the execution stage sees it: the arguments and the plan
+ * read-only, the execution state its own. A function given the run can
+ * write only struct ns_exec; the plan's builders take struct ns_plan *. */
 struct ns_run {
 	const struct ns_args *a;
-	struct ns_plan p;
+	const struct ns_plan *p;
 	struct ns_exec x;
 };
 

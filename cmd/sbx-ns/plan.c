@@ -96,7 +96,7 @@ static void step(struct sbx_json *j, const struct ns_run *r, const struct ns_ste
 	const struct deny_op *d;
 
 	if (s->kind == STEP_BIND) {
-		bind(j, &r->p.ops[s->idx]);
+		bind(j, &r->p->ops[s->idx]);
 		return;
 	}
 	sbx_json_open_obj(j, NULL);
@@ -119,7 +119,7 @@ static void step(struct sbx_json *j, const struct ns_run *r, const struct ns_ste
 	case STEP_LINK:
 		break;
 	case STEP_DENY:
-		d = &r->p.dops[s->idx];
+		d = &r->p->dops[s->idx];
 		sbx_json_str(j, "op", d->kind == DENY_PROTECT ? "read-only" : "pin");
 		flags(j, s->flags | MS_BIND, NULL);
 		sbx_json_uint(j, "dev", (uint64_t)d->dev);
@@ -127,8 +127,8 @@ static void step(struct sbx_json *j, const struct ns_run *r, const struct ns_ste
 		break;
 	case STEP_HOME:
 		mode(j, s->mode);
-		sbx_json_uint(j, "uid", r->p.uid);
-		sbx_json_uint(j, "gid", r->p.gid);
+		sbx_json_uint(j, "uid", r->p->uid);
+		sbx_json_uint(j, "gid", r->p->gid);
 		break;
 	default:
 		flags(j, s->flags, s->ndata ? s->data[0] : NULL);
@@ -140,15 +140,15 @@ static void step(struct sbx_json *j, const struct ns_run *r, const struct ns_ste
 static void mounts(struct sbx_json *j, const struct ns_run *r)
 {
 	sbx_json_open_arr(j, "mounts");
-	for (size_t i = 0; i < r->p.nsteps; i++)
-		step(j, r, &r->p.steps[i]);
+	for (size_t i = 0; i < r->p->nsteps; i++)
+		step(j, r, &r->p->steps[i]);
 	sbx_json_close_arr(j);
 }
 
 static void deny(struct sbx_json *j, const struct ns_run *r)
 {
 	size_t n;
-	const char *const *globs = ns_deny_globs(&r->p, &n);
+	const char *const *globs = ns_deny_globs(r->p, &n);
 
 	sbx_json_open_obj(j, "deny_write");
 	sbx_json_open_arr(j, "globs");
@@ -157,9 +157,9 @@ static void deny(struct sbx_json *j, const struct ns_run *r)
 	sbx_json_close_arr(j);
 	/* The deny-write steps of the root, in path order. */
 	sbx_json_open_arr(j, "operations");
-	for (size_t i = 0; i < r->p.nsteps; i++) {
-		const struct ns_step *s = &r->p.steps[i];
-		const struct deny_op *d = &r->p.dops[s->idx];
+	for (size_t i = 0; i < r->p->nsteps; i++) {
+		const struct ns_step *s = &r->p->steps[i];
+		const struct deny_op *d = &r->p->dops[s->idx];
 
 		if (s->kind != STEP_DENY)
 			continue;
@@ -180,15 +180,15 @@ static void command(struct sbx_json *j, const struct ns_run *r)
 	for (char **a = r->a->cmd; *a; a++)
 		sbx_json_str(j, NULL, *a);
 	sbx_json_close_arr(j);
-	sbx_json_str(j, "cwd", r->p.ops[r->p.ws].dest);
+	sbx_json_str(j, "cwd", r->p->ops[r->p->ws].dest);
 	sbx_json_open_arr(j, "env");
-	for (char **e = r->p.env; *e; e++)
+	for (char **e = r->p->env; *e; e++)
 		sbx_json_str(j, NULL, *e);
 	sbx_json_close_arr(j);
-	sbx_json_uint(j, "uid", r->p.uid);
-	sbx_json_uint(j, "gid", r->p.gid);
-	if (r->p.hint)
-		sbx_json_str(j, "hint", r->p.hint);
+	sbx_json_uint(j, "uid", r->p->uid);
+	sbx_json_uint(j, "gid", r->p->gid);
+	if (r->p->hint)
+		sbx_json_str(j, "hint", r->p->hint);
 }
 
 /* The plan of r as one JSON object, built in out (pure: reads r only;
@@ -202,35 +202,35 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 	mounts(&j, r);
 	deny(&j, r);
 	sbx_json_open_obj(&j, "net");
-	sbx_json_str(&j, "mode", ns_net_name(&r->p));
-	if (r->p.net == NET_BROKER) {
+	sbx_json_str(&j, "mode", ns_net_name(r->p));
+	if (r->p->net == NET_BROKER) {
 		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);
-		sbx_json_uint(&j, "port", r->p.port);
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p->port);
+		sbx_json_uint(&j, "port", r->p->port);
 		sbx_json_str(&j, "proxy", proxy);
-		if (r->p.broker_real)
-			sbx_json_str(&j, "broker", r->p.broker_real);
-		if (r->p.transparent) {
+		if (r->p->broker_real)
+			sbx_json_str(&j, "broker", r->p->broker_real);
+		if (r->p->transparent) {
 			/* DNS answered by the broker, these ports captured */
 			sbx_json_open_arr(&j, "capture_ports");
-			for (size_t i = 0; i < r->p.ncap; i++)
-				sbx_json_uint(&j, NULL, r->p.cap_ports[i]);
+			for (size_t i = 0; i < r->p->ncap; i++)
+				sbx_json_uint(&j, NULL, r->p->cap_ports[i]);
 			sbx_json_close_arr(&j);
 		}
 	}
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "seccomp");
-	sbx_json_str(&j, "filter", ns_filter_name(&r->p, &r->x));
+	sbx_json_str(&j, "filter", ns_filter_name(r->p, &r->x));
 	sbx_json_str(&j, "denials", r->a->quiet_denials ? "errno" : "notify");
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "landlock");
-	sbx_json_int(&j, "abi", r->p.landlock_abi);
+	sbx_json_int(&j, "abi", r->p->landlock_abi);
 	sbx_json_bool(&j, "required", r->a->require_landlock);
 	sbx_json_close_obj(&j);
-	sbx_json_str(&j, "mount_api", sbx_mnt_api_name(r->p.mnt_api));
+	sbx_json_str(&j, "mount_api", sbx_mnt_api_name(r->p->mnt_api));
 	sbx_json_uint(&j, "timeout_ms", r->a->timeout_ms);
-	sbx_json_bool(&j, "grant_checked", r->p.grant_checked);
-	sbx_json_bool(&j, "policy", r->p.pol_on);
+	sbx_json_bool(&j, "grant_checked", r->p->grant_checked);
+	sbx_json_bool(&j, "policy", r->p->pol_on);
 	*out = j;
 }
 

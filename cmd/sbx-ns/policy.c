@@ -307,20 +307,20 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 			close(r->a->status_fd);
 		if (sbx_close_fds_except(NULL, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
-		if (r->p.root && (setgroups(0, NULL) < 0 || setresgid(r->p.gid, r->p.gid, r->p.gid) < 0 ||
-				setresuid(r->p.uid, r->p.uid, r->p.uid) < 0))
-			sbx_die_errno(SBX_EXIT_SYS, "unable to switch to uid %u", (unsigned)r->p.uid);
+		if (r->p->root && (setgroups(0, NULL) < 0 || setresgid(r->p->gid, r->p->gid, r->p->gid) < 0 ||
+				setresuid(r->p->uid, r->p->uid, r->p->uid) < 0))
+			sbx_die_errno(SBX_EXIT_SYS, "unable to switch to uid %u", (unsigned)r->p->uid);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
-		if (chdir(r->p.ops[r->p.ws].src) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p.ops[r->p.ws].src);
+		if (chdir(r->p->ops[r->p->ws].src) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p->ops[r->p->ws].src);
 		if (confine)
 			confine(r);
 		if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
 		if (r->a->allow.n)
-			sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p.search, r->p.env);
-		sbx_exec(r->a->cmd, r->p.search, r->p.env);
+			sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p->search, r->p->env);
+		sbx_exec(r->a->cmd, r->p->search, r->p->env);
 	}
 	if (wait_command(r->a, pid, &st, &timed_out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to wait for the command");

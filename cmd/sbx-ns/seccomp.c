@@ -54,6 +54,6 @@ void ns_load_filter(const struct ns_run *r)
 {
 	struct sock_fprog prog;
 
-	choose(&r->p, &r->x, &prog);
+	choose(r->p, &r->x, &prog);
 	ns_install_filter(r, &prog); /* notify.c: with the denial supervisor or without */
 }

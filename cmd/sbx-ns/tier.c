@@ -78,22 +78,22 @@ static void check(struct ns_run *r, int err)
 	size_t n;
 	int code;
 
-	if (r->p.landlock_abi <= 0)
+	if (r->p->landlock_abi <= 0)
 		refuse(r, err, "this kernel has no Landlock");
-	code = ns_tier_net(&r->p, why, sizeof why);
+	code = ns_tier_net(r->p, why, sizeof why);
 	if (code == SBX_EXIT_NOISOLATION)
 		refuse(r, err, why);
 	if (code) {
 		ns_deny_forget(r);
 		sbx_die(code, "%s", why);
 	}
-	for (size_t i = 0; i < r->p.nops; i++)
-		if (r->p.ops[i].kind == MNT_BIND || r->p.ops[i].kind == MNT_SCRATCH) {
-			snprintf(why, sizeof why, "%s needs a mount namespace", r->p.ops[i].opt);
+	for (size_t i = 0; i < r->p->nops; i++)
+		if (r->p->ops[i].kind == MNT_BIND || r->p->ops[i].kind == MNT_SCRATCH) {
+			snprintf(why, sizeof why, "%s needs a mount namespace", r->p->ops[i].opt);
 			refuse(r, err, why);
 		}
-	globs = ns_deny_globs(&r->p, &n);
-	if (n && ns_tier_deny_unenforced(&r->p)) {
+	globs = ns_deny_globs(r->p, &n);
+	if (n && ns_tier_deny_unenforced(r->p)) {
 		r->x.tier_deny_off = 1;
 	} else if (n) {
 		snprintf(why, sizeof why, "the deny-write glob %s applies inside the writable workspace "
@@ -126,12 +126,12 @@ static void scratch(struct ns_run *r)
 	if (!mkdtemp(tmpl))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the landlock tier's TMPDIR under /tmp");
 	r->x.tier_tmp = strdup(tmpl);
-	if (!r->x.tier_tmp || (r->p.root && chown(tmpl, r->p.uid, r->p.gid) < 0))
+	if (!r->x.tier_tmp || (r->p->root && chown(tmpl, r->p->uid, r->p->gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", tmpl);
 	snprintf(home, sizeof home, "%s/home", tmpl);
-	if (mkdir(home, 0700) < 0 || (r->p.root && chown(home, r->p.uid, r->p.gid) < 0))
+	if (mkdir(home, 0700) < 0 || (r->p->root && chown(home, r->p->uid, r->p->gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", home);
-	for (e = r->p.env; *e; e++)
+	for (e = r->p->env; *e; e++)
 		for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++)
 			if (!strcmp(*e, moved[i].full) &&
 			    asprintf(e, "%s=%s%s", moved[i].name, tmpl, moved[i].sub) < 0)
@@ -163,7 +163,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 	int n;
 
 	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
-		if (r->p.landlock_abi < lost[i].abi && w < sizeof why) {
+		if (r->p->landlock_abi < lost[i].abi && w < sizeof why) {
 			n = snprintf(why + w, sizeof why - w, "%s%s", w ? ", " : "", lost[i].text);
 			w += n > 0 ? (size_t)n : 0;
 		}
@@ -173,12 +173,12 @@ static void warn_and_report(const struct ns_run *r, int err)
 		     "Landlock ABI %d and seccomp, but no pid, mount or network namespace; other "
 		     "processes of the same user are visible; no fresh /proc%s%s\n", NS_PROG,
 		     no_sandbox(&r->x, err, what, sizeof what),
-		     r->p.landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
+		     r->p->landlock_abi, w ? "; below Landlock ABI 6 nothing stops " : "", why);
 	if (n > 0)
 		sbx_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	if (r->x.tier_deny_off) {
 		size_t ng;
-		const char *const *g = ns_deny_globs(&r->p, &ng);
+		const char *const *g = ns_deny_globs(r->p, &ng);
 		n = snprintf(line, sizeof line, "%s: WARNING: deny-write is not enforced in the landlock tier "
 			     "(the baseline says \"tierDenyWrite\": \"unenforced\"): the command may write "
 			     "%s%s inside the writable roots\n", NS_PROG, g[0], ng > 1 ? " and what the other "
@@ -197,26 +197,26 @@ static void warn_and_report(const struct ns_run *r, int err)
 	} else {
 		sbx_json_str(&j, "reason", strerror(err));
 	}
-	sbx_json_int(&j, "landlock", r->p.landlock_abi);
-	sbx_json_bool(&j, "landlock_net", r->p.landlock_abi >= 4);
-	sbx_json_bool(&j, "landlock_scoped", r->p.landlock_abi >= 6);
+	sbx_json_int(&j, "landlock", r->p->landlock_abi);
+	sbx_json_bool(&j, "landlock_net", r->p->landlock_abi >= 4);
+	sbx_json_bool(&j, "landlock_scoped", r->p->landlock_abi >= 6);
 	sbx_json_open_arr(&j, "landlock_lost");
 	for (size_t i = 0; i < sizeof lost / sizeof lost[0]; i++)
-		if (r->p.landlock_abi < lost[i].abi)
+		if (r->p->landlock_abi < lost[i].abi)
 			sbx_json_str(&j, NULL, lost[i].key);
 	sbx_json_close_arr(&j);
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(&r->p));
-	if (r->p.net == NET_BROKER) {
+	sbx_json_str(&j, "net", ns_net_name(r->p));
+	if (r->p->net == NET_BROKER) {
 		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p.port);
+		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p->port);
 		sbx_json_str(&j, "proxy", proxy);
 		sbx_json_str(&j, "bridge", "the host's loopback port");
 	}
 	sbx_json_str(&j, "deny_write", r->x.tier_deny_off ? "unenforced" : "none");
 	sbx_json_str(&j, "tmpdir", r->x.tier_tmp);
-	sbx_json_uint(&j, "uid", r->p.uid);
-	sbx_json_uint(&j, "gid", r->p.gid);
+	sbx_json_uint(&j, "uid", r->p->uid);
+	sbx_json_uint(&j, "gid", r->p->gid);
 	sbx_json_write(&j, r->a->status_fd);
 }
 
@@ -227,7 +227,7 @@ static void confine(struct ns_run *r)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
 	if (ns_clear_caps() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
-	ns_landlock(&r->p, &r->x);
+	ns_landlock(r->p, &r->x);
 	r->x.notify_sock[1] = -1;   /* plain EPERM: no supervisor outside a namespace */
 	ns_load_filter(r);
 }

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void op(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, const char *src,
+static void op(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *src,
 	       const char *dest, dev_t dev, ino_t ino)
 {
-	struct mount_op *o = ns_push_op(&r->p);
+	struct mount_op *o = ns_push_op(p);
 
 	o->kind = kind;
 	o->ro = ro;
@@ -26,15 +26,16 @@ static void op(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 	o->isdir = 1;
 }
 
-/* The root's steps made from r (steps.c), then the plan printed. */
-static char *plan_of(struct ns_run *r)
+/* The root's steps made from the plan p of r (steps.c), then the plan
+ * printed. */
+static char *plan_of(struct ns_run *r, struct ns_plan *p)
 {
 	struct sbx_json j;
 	const char *line;
 	size_t len;
 	char *s;
 
-	ns_plan_root(r->a, &r->p);
+	ns_plan_root(r->a, p);
 	ns_plan_json(r, &j);
 	line = sbx_json_end(&j, &len);
 	s = line ? strndup(line, len) : NULL;
@@ -43,28 +44,33 @@ static char *plan_of(struct ns_run *r)
 }
 
 /* A run as main() starts it, before parsing. */
-static void base_run(struct ns_run *r, struct ns_args *a)
+static void base_run(struct ns_run *r, struct ns_args *a, struct ns_plan *p)
 {
 	memset(a, 0, sizeof *a);
+	memset(p, 0, sizeof *p);
 	memset(r, 0, sizeof *r);
 	r->a = a;
-	a->status_fd = a->ready_fd = r->p.wsfd = r->p.grant_fd = r->p.broker_fd = -1;
-	r->p.net = NET_NONE;
-	r->p.uid = getuid();
-	r->p.gid = getgid();
+	r->p = p;
+	a->status_fd = a->ready_fd = p->wsfd = p->grant_fd = p->broker_fd = -1;
+	p->net = NET_NONE;
+	p->uid = getuid();
+	p->gid = getgid();
 }
 
-static void base(struct ns_run *r, struct ns_args *a, char **cmd, char **env)
+static void base(struct ns_run *r, struct ns_args *a, struct ns_plan *p, char **cmd,
+		 char **env)
 {
 	memset(a, 0, sizeof *a);
+	memset(p, 0, sizeof *p);
 	memset(r, 0, sizeof *r);
 	r->a = a;
-	r->p.wsfd = -1;
-	r->p.net = NET_NONE;
+	r->p = p;
+	p->wsfd = -1;
+	p->net = NET_NONE;
 	a->cmd = cmd;
-	r->p.env = env;
-	r->p.uid = 1000;
-	r->p.gid = 1001;
+	p->env = env;
+	p->uid = 1000;
+	p->gid = 1001;
 }
 
 TEST(nsplan_every_writable_option_and_order)
@@ -74,30 +80,31 @@ TEST(nsplan_every_writable_option_and_order)
 	struct deny_op d[] = { { DENY_PROTECT, ".env", 7, 70 }, { DENY_ANCESTOR, ".git", 7, 71 },
 			       { DENY_PROTECT, ".git/hooks", 7, 72 } };
 	struct ns_args args;
+	struct ns_plan plan;
 	struct ns_run r;
 	char *s;
 
-	base(&r, &args, cmd, env);
-	r.p.ws = 0;
-	op(&r, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
-	op(&r, MNT_RW, 0, "--rw", "/data", "/data", 7, 3);
-	op(&r, MNT_RW, 0, "--home", "/h", "/h", 7, 4);
-	op(&r, MNT_BIND, 0, "--bind", "/s", "/shared", 7, 5);
-	op(&r, MNT_BIND, 1, "--ro-bind-fd", "/t", "/tools", 7, 6);
-	r.p.ops[4].fd = 5;
-	op(&r, MNT_RO, 1, "--baseline", "/opt", "/opt", 8, 9);
+	base(&r, &args, &plan, cmd, env);
+	plan.ws = 0;
+	op(&plan, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
+	op(&plan, MNT_RW, 0, "--rw", "/data", "/data", 7, 3);
+	op(&plan, MNT_RW, 0, "--home", "/h", "/h", 7, 4);
+	op(&plan, MNT_BIND, 0, "--bind", "/s", "/shared", 7, 5);
+	op(&plan, MNT_BIND, 1, "--ro-bind-fd", "/t", "/tools", 7, 6);
+	plan.ops[4].fd = 5;
+	op(&plan, MNT_RO, 1, "--baseline", "/opt", "/opt", 8, 9);
 	/* --tmp-in-workspace: listed first, whatever its place; one to make */
-	op(&r, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/tmp", "/tmp", 7, 10);
-	op(&r, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/shm", "/dev/shm", 0, 0);
-	r.p.ops[7].create = 1;
+	op(&plan, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/tmp", "/tmp", 7, 10);
+	op(&plan, MNT_SCRATCH, 0, "--tmp-in-workspace", "/w/.sbx-tmp/shm", "/dev/shm", 0, 0);
+	plan.ops[7].create = 1;
 	args.tmp_in_ws = 1;
-	r.p.deny = (const char **)(const char *[]){ ".env", ".git/hooks/**" };
-	r.p.ndeny = 2;
-	r.p.dops = d;
-	r.p.ndops = 3;
-	r.p.landlock_abi = 6;
+	plan.deny = (const char **)(const char *[]){ ".env", ".git/hooks/**" };
+	plan.ndeny = 2;
+	plan.dops = d;
+	plan.ndops = 3;
+	plan.landlock_abi = 6;
 	args.timeout_ms = 1500;
-	s = plan_of(&r);
+	s = plan_of(&r, &plan);
 	CHECK_STR(s,
 		"{\"tool\":\"sbx-ns\",\"event\":\"plan\",\"argv\":[\"make\",\"-j2\"],\"cwd\":\"/w\","
 		"\"env\":[\"PATH=/usr/bin\",\"HOME=/tmp/home\",\"A=\\u001b[31m\"],\"uid\":1000,\"gid\":1001,"
@@ -145,7 +152,7 @@ TEST(nsplan_every_writable_option_and_order)
 		"\"landlock\":{\"abi\":6,\"required\":false},\"mount_api\":\"classic\",\"timeout_ms\":1500,"
 		"\"grant_checked\":false,\"policy\":false}\n");
 	free(s);
-	free(r.p.ops);
+	free(plan.ops);
 }
 
 TEST(nsplan_network_filters_and_the_whole_workspace)
@@ -160,23 +167,24 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 		{ NET_HOST, "{\"mode\":\"host (unrestricted)\"}", "host" },
 	};
 	struct ns_args args;
+	struct ns_plan plan;
 	struct ns_run r;
 	char *s, exp[512];
 
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-		base(&r, &args, cmd, env);
-		op(&r, MNT_WORKSPACE, 0, "--workspace-fd", "/w", "/w", 7, 2);
-		r.p.ops[0].fd = 4;
-		r.p.dops = d;
-		r.p.ndops = 1;
-		r.p.net = want[i].m;
-		r.p.port = 3130;
-		r.p.broker_real = "/run/b.sock";
+		base(&r, &args, &plan, cmd, env);
+		op(&plan, MNT_WORKSPACE, 0, "--workspace-fd", "/w", "/w", 7, 2);
+		plan.ops[0].fd = 4;
+		plan.dops = d;
+		plan.ndops = 1;
+		plan.net = want[i].m;
+		plan.port = 3130;
+		plan.broker_real = "/run/b.sock";
 		args.quiet_denials = 1;
 		args.require_landlock = 1;
-		r.p.grant_checked = 1;
+		plan.grant_checked = 1;
 		args.home = "/h";
-		s = plan_of(&r);
+		s = plan_of(&r, &plan);
 		snprintf(exp, sizeof exp, "\"net\":%s,\"seccomp\":{\"filter\":\"%s\",\"denials\":\"errno\"},"
 			 "\"landlock\":{\"abi\":0,\"required\":true}", want[i].net, want[i].filter);
 		CHECK(s && strstr(s, exp));
@@ -191,18 +199,18 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 		if (s && !strstr(s, exp))
 			fprintf(stderr, "  %s\n  want %s\n", s, exp);
 		free(s);
-		free(r.p.ops);
+		free(plan.ops);
 	}
 	/* transparent: DNS by the broker, the ports it captures, its own filter */
-	base(&r, &args, cmd, env);
-	op(&r, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
-	r.p.net = NET_BROKER;
-	r.p.transparent = 1;
-	r.p.port = 3128;
-	r.p.cap_ports[0] = 80;
-	r.p.cap_ports[1] = 443;
-	r.p.ncap = 2;
-	s = plan_of(&r);
+	base(&r, &args, &plan, cmd, env);
+	op(&plan, MNT_WORKSPACE, 0, "--workspace", "/w", "/w", 7, 2);
+	plan.net = NET_BROKER;
+	plan.transparent = 1;
+	plan.port = 3128;
+	plan.cap_ports[0] = 80;
+	plan.cap_ports[1] = 443;
+	plan.ncap = 2;
+	s = plan_of(&r, &plan);
 	CHECK(s && strstr(s, "\"net\":{\"mode\":\"broker, transparent\",\"port\":3128,"
 			  "\"proxy\":\"http://127.0.0.1:3128\",\"capture_ports\":[80,443]},"
 			  "\"seccomp\":{\"filter\":\"transparent\","));
@@ -211,7 +219,7 @@ TEST(nsplan_network_filters_and_the_whole_workspace)
 			  "{\"kind\":\"resolv.conf\",\"destination\":\"/etc/resolv.conf\","
 			  "\"flags\":\"ro,nosuid,nodev\"},{\"kind\":\"home\","));
 	free(s);
-	free(r.p.ops);
+	free(plan.ops);
 }
 
 /* A directory made for one test, canonical (no symlink on the way). */
@@ -244,6 +252,7 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 	char *d[12];
 	const struct mount_op *op;
 	struct ns_args args;
+	struct ns_plan plan;
 	struct ns_run r;
 	size_t k = 0;
 
@@ -258,27 +267,27 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 		if (!d[i])
 			return;
 	}
-	base_run(&r, &args);
-	ns_add_path(&r.p, MNT_WORKSPACE, 0, "--workspace", d[0]);
-	ns_add_path(&r.p, MNT_RW, 0, "--rw", d[1]);
-	ns_add_fd(&r.p, MNT_RW, 0, "--rw-fd", fd_arg(d[2], fd1, sizeof fd1));
-	ns_add_path(&r.p, MNT_RW, 0, "--home", d[3]);
-	ns_add_bind(&r.p, 0, 0, "--bind", d[4], "/shared");
-	ns_add_bind(&r.p, 0, 1, "--bind-fd", fd_arg(d[5], fd2, sizeof fd2), "/shared2");
+	base_run(&r, &args, &plan);
+	ns_add_path(&plan, MNT_WORKSPACE, 0, "--workspace", d[0]);
+	ns_add_path(&plan, MNT_RW, 0, "--rw", d[1]);
+	ns_add_fd(&plan, MNT_RW, 0, "--rw-fd", fd_arg(d[2], fd1, sizeof fd1));
+	ns_add_path(&plan, MNT_RW, 0, "--home", d[3]);
+	ns_add_bind(&plan, 0, 0, "--bind", d[4], "/shared");
+	ns_add_bind(&plan, 0, 1, "--bind-fd", fd_arg(d[5], fd2, sizeof fd2), "/shared2");
 	/* a policy's writable roots (policy.c's add_missing) */
-	ns_add_path(&r.p, MNT_RW, 0, "--baseline", d[6]);
-	ns_add_path(&r.p, MNT_RW, 0, "--policy-fd", d[7]);
+	ns_add_path(&plan, MNT_RW, 0, "--baseline", d[6]);
+	ns_add_path(&plan, MNT_RW, 0, "--policy-fd", d[7]);
 	/* and what is never writable */
-	ns_add_path(&r.p, MNT_RO, 1, "--ro", d[8]);
-	ns_add_fd(&r.p, MNT_RO, 1, "--ro-fd", fd_arg(d[9], fd3, sizeof fd3));
-	ns_add_bind(&r.p, 1, 0, "--ro-bind", d[10], "/tools");
-	ns_add_bind(&r.p, 1, 1, "--ro-bind-fd", fd_arg(d[11], fd4, sizeof fd4), "/tools2");
-	ns_add_runtime(r.a, &r.p); /* the default set, read-only, and its symlinks */
+	ns_add_path(&plan, MNT_RO, 1, "--ro", d[8]);
+	ns_add_fd(&plan, MNT_RO, 1, "--ro-fd", fd_arg(d[9], fd3, sizeof fd3));
+	ns_add_bind(&plan, 1, 0, "--ro-bind", d[10], "/tools");
+	ns_add_bind(&plan, 1, 1, "--ro-bind-fd", fd_arg(d[11], fd4, sizeof fd4), "/tools2");
+	ns_add_runtime(r.a, &plan); /* the default set, read-only, and its symlinks */
 	/* --tmp-in-workspace as a dry run plans it: to be made */
 	args.tmp_in_ws = 1;
 	args.dry_run = 1;
-	ns_plan_scratch(r.a, &r.p);
-	for (size_t it = 0; (op = ns_next_writable(&r.p, &it)); k++) {
+	ns_plan_scratch(r.a, &plan);
+	for (size_t it = 0; (op = ns_next_writable(&plan, &it)); k++) {
 		CHECK(want[k] != NULL);
 		if (!want[k])
 			break;
@@ -287,11 +296,11 @@ TEST(nsplan_every_writable_option_is_a_writable_entry)
 	}
 	CHECK(want[k] == NULL);
 	/* --workspace-fd */
-	base_run(&r, &args);
-	ns_add_fd(&r.p, MNT_WORKSPACE, 0, "--workspace-fd", fd_arg(d[0], fd1, sizeof fd1));
-	ns_add_path(&r.p, MNT_RO, 1, "--ro", d[8]);
+	base_run(&r, &args, &plan);
+	ns_add_fd(&plan, MNT_WORKSPACE, 0, "--workspace-fd", fd_arg(d[0], fd1, sizeof fd1));
+	ns_add_path(&plan, MNT_RO, 1, "--ro", d[8]);
 	k = 0;
-	for (size_t it = 0; (op = ns_next_writable(&r.p, &it)); k++)
+	for (size_t it = 0; (op = ns_next_writable(&plan, &it)); k++)
 		CHECK_STR(op->opt, "--workspace-fd");
 	CHECK(k == 1);
 	for (int i = 11; i >= 0; i--)
