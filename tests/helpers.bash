@@ -1,8 +1,8 @@
 # Shared by every bats file: `load helpers`.
 # SBX_ROOT is the repository, SBX_BIN the directory of the binaries under test.
-# What only some suites share lives beside it: 29-ns-helpers.bash (the sbx-ns
+# What only some suites share lives beside it: ns.bash (the sbx-ns
 # suites: a scratch tree, sbx-ns as root and as the test user, a repo-shaped
-# workspace) and 28-ns-net-helpers.bash (their network namespaces, origins
+# workspace) and ns-net.bash (their network namespaces, origins
 # and brokers). tests/vm/helpers/ is the VM's. netns.bash (two network
 # namespaces joined by a veth pair) is sourced here and by the benches.
 . "${BASH_SOURCE[0]%/*}/netns.bash"

@@ -10,8 +10,8 @@
 # origin.test:22 as an opaque stream.
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {

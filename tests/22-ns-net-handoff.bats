@@ -5,8 +5,8 @@
 # and the sockets run in namespace "h"; origins in "o" (198.18.7.2).
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {

@@ -1,5 +1,5 @@
-# Shared by the sbx-ns network suites (tests/25..27-ns-net-*.bats):
-# `load 28-ns-net-helpers` after `load 29-ns-helpers`.
+# Shared by the sbx-ns network suites (tests/20..23-ns-net-*.bats and
+# tests/26-ns-landlock-net.bats): `load ns-net` after `load ns`.
 #
 # Every process runs inside network namespaces made here, none with a
 # default route: "h" stands for the host (sbx-ns, the broker and a

@@ -6,8 +6,8 @@
 # nothing else. sbx-ns itself runs in "h", which has no default route.
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {

@@ -4,7 +4,7 @@
 # Unix socket in the scratch tree.
 
 load helpers
-load 29-ns-helpers
+load ns
 bats_require_minimum_version 1.5.0
 
 setup_file() {

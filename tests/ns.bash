@@ -1,4 +1,4 @@
-# Shared by the sbx-ns suites (tests/2N-ns-*.bats): `load 29-ns-helpers`.
+# Shared by the sbx-ns suites (tests/1N-ns-*.bats, 2N-ns-*.bats): `load ns`.
 # A scratch tree per file: bin/ holds the attempt program (bound read-only
 # into the sandbox), ws/ a workspace owned by the unprivileged test user,
 # so the same workspace serves root runs (--uid/--gid of that user) and runs

@@ -2,12 +2,12 @@
 # --net broker in the Landlock tier: no network namespace, so the command reaches
 # sbx-broker on the host's 127.0.0.1:3128 (the broker's --listen-tcp, beside its Unix
 # socket), and Landlock's TCP rules (ABI 4+) allow connecting to that port alone.
-# Everything runs in the network namespaces of 28-ns-net-helpers ("h" stands for the
+# Everything runs in the network namespaces of ns-net.bash ("h" stands for the
 # host, the origins in "o"), the tier forced by tests/progs/ns-nouserns.
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {

@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # sbx-ns process policy: --command-path, --allow-exec, --protect, grants
 # (--grant-fd/--grant-key/--timeout). The library steps are tested in depth
-# by tests/65-grant*.bats; these prove sbx-ns calls them, in its order.
+# by tests/65-grant.bats and tests/66-grant-policy.bats; these prove sbx-ns
+# calls them, in its order.
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
 setup_file() { ns_setup_file; }
 teardown_file() { ns_teardown_file; }
