@@ -12,7 +12,6 @@ setup_file() {
 	touch "$NS_DIR/file"
 }
 
-teardown_file() { ns_teardown_file; }
 
 # bad MESSAGE ARGS...: exit 100, nothing on stdout, exactly MESSAGE on stderr.
 bad() {

@@ -22,7 +22,6 @@ setup_file() {
 	ns_home_ssh
 }
 
-teardown_file() { ns_teardown_file; }
 
 @test "writing outside the writable roots fails, directly and through planted symlinks" {
 	local sum

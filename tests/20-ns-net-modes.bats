@@ -4,7 +4,6 @@
 # even --net host reaches only the test origin on 198.18.7.2.
 
 load helpers
-load ns
 load ns-net
 bats_require_minimum_version 1.5.0
 
@@ -24,10 +23,6 @@ while True:
 		ip netns exec "$NH" "$PY" -c 'import socket; socket.socket(socket.AF_UNIX).connect("\0sbx-net-test-abstract")' 2>/dev/null && break
 		sleep 0.05
 	done
-}
-
-teardown_file() {
-	net_teardown_file
 }
 
 @test "none: only lo, down; every socket() fails, so nothing is reached" {

@@ -6,19 +6,10 @@
 # nothing else. sbx-ns itself runs in "h", which has no default route.
 
 load helpers
-load ns
 load ns-net
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-	net_setup_file
-	net_broker main --allow-host origin.test --allow-private-networks
-	export BSOCK="$NET_DIR/main.sock"
-}
-
-teardown_file() {
-	net_teardown_file
-}
+setup_file() { net_setup_file; net_main_broker; }
 
 # The origin's request log, line count.
 requests() { cat "$NET_DIR/origin.log" 2>/dev/null | wc -l; }

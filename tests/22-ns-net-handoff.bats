@@ -5,14 +5,12 @@
 # and the sockets run in namespace "h"; origins in "o" (198.18.7.2).
 
 load helpers
-load ns
 load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {
 	net_setup_file
-	net_broker main --allow-host origin.test --allow-private-networks
-	export BSOCK="$NET_DIR/main.sock"
+	net_main_broker
 	# handoff.py LINE SOCKETS... : send LINE (Python escapes) with the
 	# descriptors of SOCKETS over the broker's socket, print the answer;
 	# with HOLD set, keep the channel open until stdin ends, then fetch
@@ -85,10 +83,6 @@ setup_file() {
 	    except OSError as e:
 	        print(e.strerror)
 	PY
-}
-
-teardown_file() {
-	net_teardown_file
 }
 
 # handoff [VAR=VALUE]... LINE SOCKETS...: handoff.py in "h", with its settings.

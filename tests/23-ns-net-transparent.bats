@@ -10,7 +10,6 @@
 # origin.test:22 as an opaque stream.
 
 load helpers
-load ns
 load ns-net
 bats_require_minimum_version 1.5.0
 
@@ -53,10 +52,6 @@ setup_file() {
 		"$s/sshd_config" </dev/null >/dev/null 2>>"$NET_DIR/sshd.err" 3>&- &
 	echo $! >> "$NET_DIR/pids"
 	net_wait_port "$NO" 198.18.7.2 22
-}
-
-teardown_file() {
-	net_teardown_file
 }
 
 requests() { cat "$NET_DIR/origin.log" 2>/dev/null | wc -l; }

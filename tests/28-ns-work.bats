@@ -17,7 +17,6 @@ setup_file() {
 	chmod 0755 "$WORK_SRC"
 	export WORK_SRC
 }
-teardown_file() { ns_teardown_file; }
 
 # Every entry of the workspace, for "nothing of sbx's" checks.
 entries() {

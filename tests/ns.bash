@@ -4,6 +4,12 @@
 # so the same workspace serves root runs (--uid/--gid of that user) and runs
 # as that user.
 
+# A suite that loads this file gets the scratch tree per file as its
+# setup_file and teardown_file; one that needs more defines its own and
+# calls these.
+setup_file() { ns_setup_file; }
+teardown_file() { ns_teardown_file; }
+
 ns_setup_file() {
 	sbx_test_user
 	NS_DIR=$(sbx_scratch)
