@@ -19,10 +19,7 @@ s = socket.socket(socket.AF_UNIX); s.bind("\0sbx-net-test-abstract"); s.listen(8
 while True:
     s.accept()[0].close()' </dev/null >/dev/null 2>&1 3>&- &
 	echo $! >> "$NET_DIR/pids"
-	for _ in $(seq 1 100); do
-		ip netns exec "$NH" "$PY" -c 'import socket; socket.socket(socket.AF_UNIX).connect("\0sbx-net-test-abstract")' 2>/dev/null && break
-		sleep 0.05
-	done
+	wait_for "ip netns exec \"\$NH\" \"\$PY\" -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"\\0sbx-net-test-abstract\")' 2>/dev/null"
 }
 
 @test "none: only lo, down; every socket() fails, so nothing is reached" {

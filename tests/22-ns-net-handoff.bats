@@ -205,7 +205,7 @@ while True:
         pass
     c.close()' "$NET_DIR/mute.sock" </dev/null >/dev/null 2>&1 3>&- &
 	echo $! >> "$NET_DIR/pids"
-	for i in $(seq 1 100); do [ -S "$NET_DIR/decoy.sock" ] && [ -S "$NET_DIR/mute.sock" ] && break; sleep 0.05; done
+	wait_for '[ -S "$NET_DIR/decoy.sock" ] && [ -S "$NET_DIR/mute.sock" ]'
 	run -102 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/decoy.sock" -- touch ran
 	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the broker at $NET_DIR/decoy.sock did not take the sandbox's listeners: not an sbx-broker answer"
 	run -102 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/mute.sock" -- touch ran

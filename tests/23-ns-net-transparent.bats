@@ -257,11 +257,7 @@ own address differs: True"
 	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$wa/flood.py"
 	nsh_user --workspace "$wa" --net "broker:$NET_DIR/tp.sock,transparent" -- python3 flood.py \
 		>"$NET_DIR/flood.out" 2>&1 &
-	for i in $(seq 1 600); do
-		[ -e "$wa/started" ] && break
-		sleep 0.1
-	done
-	[ -e "$wa/started" ]
+	wait_for '[ -e "$wa/started" ]'
 	run -0 --separate-stderr tp tp -- sh -c 'getent hosts origin.test >/dev/null && curl -sS --noproxy "*" http://origin.test/'
 	assert_output "hello"
 	touch "$wa/stop"
