@@ -1,8 +1,8 @@
 # Loaded by every VM test: `load helpers/vm`. Runs inside the VM only.
 bats_require_minimum_version 1.5.0
-# bats-support, bats-assert and bats-file, sourced file by file: every test
-# loads them again, and their load.bash files start one dirname process per
-# file, 17 per test, each a second or so of a test under TCG.
+# bats-support, bats-assert and bats-file, sourced file by file as
+# tests/helpers.bash does, without a dirname process per file (under TCG the
+# difference is lost in the noise of a test; on the host it is measurable).
 for _lib in bats-support bats-assert bats-file; do
 	for _f in "$BATS_LIB_PATH/$_lib"/src/*.bash; do
 		. "$_f"
