@@ -44,6 +44,10 @@ UNIT_BIN := $(OBJDIR)/unit-tests
 PROG_SRC := $(wildcard tests/progs/*.c)
 TESTBIN  := $(OBJDIR)/testbin
 TEST_PROGS := $(PROG_SRC:tests/progs/%.c=$(TESTBIN)/%)
+# The VM suite's own helpers (tests/vm/helpers/NAME.c: quota-set, fill, ...)
+# become $(TESTBIN)/vm/NAME; tests/vm/run.sh copies them into the VM.
+VM_HELPER_SRC := $(wildcard tests/vm/helpers/*.c)
+VM_HELPERS := $(VM_HELPER_SRC:tests/vm/helpers/%.c=$(TESTBIN)/vm/%)
 
 WARN     := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2
@@ -116,14 +120,20 @@ $(TESTBIN)/%: $(OBJDIR)/tests/progs/%.o $(LIBSBX)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test-progs: $(TEST_PROGS)
+# They stand alone: no libsbx, nothing but libc, so each reads in one file.
+$(TESTBIN)/vm/%: $(OBJDIR)/tests/vm/helpers/%.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+
+test-progs: $(TEST_PROGS) $(VM_HELPERS)
 
 -include $(wildcard cmd/*/build.mk tests/*/build.mk)
 -include $(shell find $(OBJDIR) -name '*.d' 2>/dev/null)
 
 # Everything CI runs. Each suite runs even if an earlier one failed; the
 # closing line counts them all and the exit status is non-zero on any failure.
-check: all $(UNIT_BIN) $(TEST_PROGS)
+check: all $(UNIT_BIN) $(TEST_PROGS) $(VM_HELPERS)
 	$(Q)$(PKGS) test
 	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_UNIT=$(abspath $(UNIT_BIN)) SBX_STATIC=$(STATIC) \
 	  SBX_OBJDIR=$(abspath $(OBJDIR)) SBX_VM_WORK=$(abspath $(B))/build/vm tests/check.sh
@@ -135,7 +145,7 @@ check-bats: all $(TEST_PROGS)
 	$(Q)$(PKGS) test
 	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_STATIC=$(STATIC) tests/run-bats.sh tests/*.bats
 
-check-vm: all $(TEST_PROGS)
+check-vm: all $(TEST_PROGS) $(VM_HELPERS)
 	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) \
 	  SBX_VM_WORK=$(abspath $(B))/build/vm tests/vm/check.sh
 

@@ -30,7 +30,7 @@ build)
 	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils"
 	;;
 test)
-	# git, gcc, make, python3-venv, python3-pytest: the real-work suite (29-ns-work); podman, runc, uidmap, slirp4netns,
+	# git, gcc, make, python3-venv, python3-pytest: the real-work suite (28-ns-work); podman, runc, uidmap, slirp4netns,
 	# fuse-overlayfs: the container suite (80-container).
 	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 python3-venv python3-pytest git gcc make openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils man-db util-linux xfsprogs e2fsprogs podman runc uidmap slirp4netns fuse-overlayfs"
 	;;

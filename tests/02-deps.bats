@@ -211,33 +211,43 @@ nettle 3.8.1-2 1 1 1"
 	assert_equal "$stderr" "sbx: usage: SBX_APT_LOCK_WAIT is a number of seconds, not '5s'"
 	apt-get remove -y -q sl >/dev/null 2>&1 || true
 	# Another "install" holds dpkg's locks until apt-get, started by
-	# packages.sh, has the lock file open (it is then waiting on it).
+	# packages.sh, has tried the front-end lock twice: inotify sees each
+	# attempt open the lock file, and a second one by the same apt-get means
+	# it is waiting (one that gives up at once tries once; a later apt-get
+	# is another process).
 	local ready="$BATS_TEST_TMPDIR/held"
 	python3 - "$ready" <<-'PY' &
-	import fcntl, os, sys, time
-	f = open("/var/lib/dpkg/lock-frontend", "w"); fcntl.lockf(f, fcntl.LOCK_EX)
+	import ctypes, fcntl, os, select, sys
+	lock = "/var/lib/dpkg/lock-frontend"
+	f = open(lock, "w"); fcntl.lockf(f, fcntl.LOCK_EX)
 	g = open("/var/lib/dpkg/lock", "w"); fcntl.lockf(g, fcntl.LOCK_EX)
+	libc = ctypes.CDLL(None, use_errno=True)
+	ino = libc.inotify_init1(os.O_CLOEXEC)
+	IN_OPEN = 0x20
+	if ino < 0 or libc.inotify_add_watch(ino, lock.encode(), IN_OPEN) < 0:
+	    sys.exit("inotify on %s: %s" % (lock, os.strerror(ctypes.get_errno())))
 	open(sys.argv[1], "w").close()
-	def waiting():
+	def apt_gets():
+	    found = set()
 	    for p in os.listdir("/proc"):
-	        if not p.isdigit() or int(p) == os.getpid():
-	            continue
 	        try:
-	            if open("/proc/%s/comm" % p).read().strip() != "apt-get":
-	                continue
-	            for fd in os.listdir("/proc/%s/fd" % p):
-	                if os.readlink("/proc/%s/fd/%s" % (p, fd)) == "/var/lib/dpkg/lock-frontend":
-	                    return True
+	            if p.isdigit() and open("/proc/%s/comm" % p).read().strip() == "apt-get":
+	                found.add(p)
 	        except OSError:
 	            pass
-	    return False
-	for _ in range(6000):
-	    if waiting():
+	    return found
+	seen = set()
+	while True:
+	    if not select.select([ino], [], [], 60)[0]:
+	        sys.exit("no apt-get tried %s twice within 60 s" % lock)
+	    os.read(ino, 4096)
+	    now = apt_gets()
+	    if now & seen:
 	        break
-	    time.sleep(0.01)
+	    seen |= now
 	PY
 	local holder=$!
-	while [ ! -e "$ready" ]; do sleep 0.01; done
+	wait_for '[ -e "$ready" ]'
 	run -0 --separate-stderr env SBX_PACKAGES_EXTRA=sl "$SBX_ROOT/deps/packages.sh" build
 	wait "$holder"
 	assert_equal "$stderr" "sbx: installing build packages: sl"

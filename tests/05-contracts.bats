@@ -7,10 +7,8 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
-setup_file() { ns_setup_file; }
-teardown_file() { ns_teardown_file; }
 
 # Run "$@" with fd 5 on the captured stdout.
 fd5() { "$@" 5>&1; }
@@ -107,11 +105,17 @@ fd5() { "$@" 5>&1; }
 	local f="$BATS_TEST_TMPDIR/fifo"
 	mkfifo "$f"
 	chmod 0666 "$f"
-	# The test holds a writer open for as long as the tools read.
+	# The test holds a writer open for as long as the tools read. Both
+	# tools wait at once, so the test takes one bounded wait, not two.
 	exec 7<>"$f"
+	local cg=$BATS_TEST_TMPDIR/cgroup rc=0
+	sbx-cgroup --root "$ws" --name x --baseline-fd 3 -- true 3<"$f" >"$cg.out" 2>"$cg.err" 7>&- &
+	local pid=$!
 	run -100 --separate-stderr ns_user --workspace "$ws" --policy-fd 3 -- true 3<"$f"
 	assert_equal "$stderr" "sbx-ns: usage: --policy-fd 3: no end of file after 10 s (the writer must close its end)"
-	run -100 --separate-stderr sbx-cgroup --root "$ws" --name x --baseline-fd 3 -- true 3<"$f"
-	assert_equal "$stderr" "sbx-cgroup: usage: --baseline-fd 3: no end of file after 10 s (the writer must close its end)"
+	wait "$pid" || rc=$?
 	exec 7>&-
+	assert_equal "$rc" 100
+	assert_equal "$(cat "$cg.out")" ""
+	assert_equal "$(cat "$cg.err")" "sbx-cgroup: usage: --baseline-fd 3: no end of file after 10 s (the writer must close its end)"
 }

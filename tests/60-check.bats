@@ -602,7 +602,7 @@ sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scra
 	before=$(leftovers)
 	sbx-check proof --ns "$scratch/slow-ns" >"$scratch/out" 2>&1 &
 	pid=$!
-	while [ ! -e "$scratch/started" ]; do sleep 0.05; done
+	wait_for '[ -e "$scratch/started" ]'
 	run -0 testnets
 	assert_line --regexp '^sbx-check-[0-9]+-h'
 	kill -TERM "$pid"
@@ -626,7 +626,7 @@ sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scra
 	before=$(leftovers)
 	sbx-check proof --ns "$scratch/slow-ns" >"$scratch/out" 2>&1 &
 	pid=$!
-	while [ ! -e "$scratch/started" ]; do sleep 0.05; done
+	wait_for '[ -e "$scratch/started" ]'
 	kill -TERM "$pid"
 	local rc=0
 	wait "$pid" || rc=$?

@@ -51,7 +51,7 @@ dynamic() {
 classic() (
 	set -o pipefail
 	SBX_TEST_MOUNTS=classic "$SBX_TESTBIN/ns-nomountapi" tests/run-bats.sh \
-		tests/21-ns-*.bats tests/2[2-4]-ns-*.bats tests/28-ns-policy.bats | sed 's/^bats: /classic: /'
+		tests/1[2-8]-ns-*.bats | sed 's/^bats: /classic: /'
 )
 
 suite unit "$SBX_UNIT"

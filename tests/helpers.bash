@@ -1,22 +1,28 @@
 # Shared by every bats file: `load helpers`.
 # SBX_ROOT is the repository, SBX_BIN the directory of the binaries under test.
-# What only some suites share lives beside it: 29-ns-helpers.bash (the sbx-ns
+# What only some suites share lives beside it: ns.bash (the sbx-ns
 # suites: a scratch tree, sbx-ns as root and as the test user, a repo-shaped
-# workspace) and 28-ns-net-helpers.bash (their network namespaces, origins
+# workspace) and ns-net.bash (their network namespaces, origins
 # and brokers). tests/vm/helpers/ is the VM's. netns.bash (two network
 # namespaces joined by a veth pair) is sourced here and by the benches.
 . "${BASH_SOURCE[0]%/*}/netns.bash"
 
-SBX_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SBX_ROOT="$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)"
 : "${SBX_BIN:=$SBX_ROOT/bin}"
 : "${SBX_TESTBIN:=$SBX_ROOT/build/obj-static/testbin}"
 export SBX_ROOT SBX_BIN SBX_TESTBIN
 PATH="$SBX_BIN:$PATH"
 
 bats_require_minimum_version 1.5.0
-load /usr/lib/bats/bats-support/load
-load /usr/lib/bats/bats-assert/load
-load /usr/lib/bats/bats-file/load
+# bats-support, bats-assert and bats-file, sourced file by file: every test
+# loads them again, and their load.bash files start one dirname process per
+# file, 17 per test, which cost as much as the tests themselves.
+for _lib in /usr/lib/bats/bats-support /usr/lib/bats/bats-assert /usr/lib/bats/bats-file; do
+	for _f in "$_lib"/src/*.bash; do
+		. "$_f"
+	done
+done
+unset _lib _f
 
 # A skipped test is a failed test: a broken environment must never look like
 # a passing suite. What this host cannot run belongs in tests/vm/.

@@ -5,7 +5,9 @@
 #   tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE]
 #
 # Environment: SBX_ROOT (repo root), SBX_BIN (dir of static sbx-* binaries, may be empty),
-# SBX_TESTBIN (dir of static test programs from tests/progs, optional),
+# SBX_TESTBIN (dir of static test programs from tests/progs, optional; its vm/, or else
+# $SBX_ROOT/build/obj-static/testbin/vm, holds the VM's helpers from tests/vm/helpers:
+# `make test-progs` builds both),
 # SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds for the whole
 # VM, default 600), SBX_VM_TEST_TIMEOUT (seconds for one test in the VM, default 120).
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
@@ -114,7 +116,7 @@ work=$(cd "$work" && pwd)
 exec 9>"$work/lock"
 flock -n 9 || die "another run is using $work (set SBX_VM_WORK)"
 rm -rf "$work/root" "$work/results.log" "$work/console.log"
-mkdir -p "$work/root" "$work/kinc"
+mkdir -p "$work/root"
 root=$work/root
 
 # Resolve modules.list through modules.dep (and softdeps through modules.alias) into a load
@@ -178,22 +180,17 @@ while read -r kind rel; do
 	echo "$kind /lib/modules/$kver/${out#"$root/lib/modules/$kver/"}" >>"$root/etc/sbxvm-modules"
 done <<<"$mods"
 
-# --- static test helpers --------------------------------------------------------------
-ln -sfn /usr/include/linux "$work/kinc/linux"
-ln -sfn /usr/include/asm-generic "$work/kinc/asm-generic"
-ln -sfn /usr/include/x86_64-linux-gnu/asm "$work/kinc/asm"
+# --- test helpers ---------------------------------------------------------------------
+# Built by `make test-progs` (tests/vm/helpers/NAME.c -> TESTBIN/vm/NAME), like tests/progs;
+# a missing or stale one stops the run rather than testing an old binary.
+helpers=${SBX_TESTBIN:-$SBX_ROOT/build/obj-static/testbin}/vm
 mkdir -p "$root/sbx/bin" "$root/sbx/helpers" "$root/sbx/testbin" "$root/sbx/tests/helpers"
 for src in "$here"/helpers/*.c; do
 	[ -e "$src" ] || continue
-	out=$root/sbx/helpers/$(basename "${src%.c}")
-	if command -v musl-gcc >/dev/null; then
-		musl-gcc -static -O2 -Wall -Wextra -Werror -isystem "$work/kinc" -o "$out" "$src" ||
-			die "unable to compile $src"
-	else
-		gcc -static -O2 -Wall -Wextra -Werror -o "$out" "$src" || die "unable to compile $src"
-	fi
+	bin=$helpers/$(basename "${src%.c}")
+	[ -x "$bin" ] || die "$bin is not built (run: make test-progs)"
+	[ "$bin" -nt "$src" ] || die "$bin is older than $src (run: make test-progs)"
 done
-
 # --- root file system -----------------------------------------------------------------
 for d in bin sbin usr/bin usr/sbin usr/lib usr/libexec proc sys dev tmp run mnt/xfs mnt/ext4 \
 	home/sbxuser root var/tmp; do
@@ -226,6 +223,9 @@ fi
 if [ -n "$SBX_TESTBIN" ] && [ -d "$SBX_TESTBIN" ]; then
 	for b in "$SBX_TESTBIN"/*; do [ -f "$b" ] && [ -x "$b" ] && add_program "$b" "$root/sbx/testbin"; done
 fi
+for src in "$here"/helpers/*.c; do
+	[ -e "$src" ] && add_program "$helpers/$(basename "${src%.c}")" "$root/sbx/helpers"
+done
 cp "$here"/helpers/* "$root/sbx/tests/helpers/"
 # The README's demo, so the VM can show it with every limit enforced.
 mkdir -p "$root/sbx/demo" && cp "$SBX_ROOT"/demo/*.sh "$root/sbx/demo/"

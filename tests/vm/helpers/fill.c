@@ -6,7 +6,6 @@
  * effective set: the generic quota code (ext4) lets that capability exceed hard limits,
  * and a sandboxed command never holds it. `fill --keep-caps ...` keeps it, to show what
  * a tool in front of fill does about it. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

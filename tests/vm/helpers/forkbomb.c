@@ -3,7 +3,6 @@
  * Forks children that wait for their parent to die until fork fails or MAX children
  * exist. Prints "forked N children" or "forked N children, then fork failed: ENAME"
  * (exit 1), then kills and reaps every child so the cgroup empties. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -3,7 +3,6 @@
  * Allocates MIB MiB and writes to every page so that it is really charged, then prints
  * "touched MIB MiB". Under a smaller memory.max with no swap it is expected to be
  * OOM-killed before it prints anything. */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

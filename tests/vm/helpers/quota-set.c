@@ -8,7 +8,6 @@
  * quotactl_fd so that it works the same on XFS and ext4. On a kernel without
  * quotactl_fd (before 5.14) it names the block device from /proc/self/mountinfo
  * to quotactl instead. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

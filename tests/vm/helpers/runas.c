@@ -2,7 +2,6 @@
  *
  * Drops every supplementary group, then the gid, then the uid, and execs PROG. The VM's
  * init uses it to start the unprivileged run of the suite; busybox has no setpriv --reuid. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <grp.h>
 #include <stdio.h>

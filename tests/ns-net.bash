@@ -1,11 +1,18 @@
-# Shared by the sbx-ns network suites (tests/25..27-ns-net-*.bats):
-# `load 28-ns-net-helpers` after `load 29-ns-helpers`.
+# Shared by the sbx-ns network suites (tests/20..23-ns-net-*.bats and
+# tests/26-ns-landlock-net.bats): `load ns-net` (it loads ns.bash). Its
+# setup_file and teardown_file make and remove the namespaces and origins;
+# a suite that needs more defines its own and calls net_setup_file and
+# net_teardown_file.
 #
 # Every process runs inside network namespaces made here, none with a
 # default route: "h" stands for the host (sbx-ns, the broker and a
 # loopback service run there, so even --net host cannot leave the machine),
 # "o" holds the origins on 198.18.7.2 (HTTP on 80, TLS on 443, an HTTP
 # decoy on 8080).
+
+load ns
+setup_file() { net_setup_file; }
+teardown_file() { net_teardown_file; }
 
 net_setup_file() {
 	ns_setup_file
@@ -132,6 +139,13 @@ net_broker() {
 	# NET_KEEP_MODE=1: the socket as the broker made it.
 	[ -n "${NET_KEEP_MODE:-}" ] || chmod 0666 "$NET_DIR/$name.sock"
 	return "$rc"
+}
+
+# The broker of most suites: $BSOCK, origin.test allowed and private
+# ranges open (the origins are on 198.18.7.2); ARGS are added.
+net_main_broker() {
+	net_broker main --allow-host origin.test --allow-private-networks "$@"
+	export BSOCK="$NET_DIR/main.sock"
 }
 
 # sbx-ns in "h", as root (the command as the test user) and as the user.

@@ -5,10 +5,8 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
-setup_file() { ns_setup_file; }
-teardown_file() { ns_teardown_file; }
 
 BLOCKED="user namespaces are blocked for this caller; an administrator must allow them: sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), no container seccomp policy denying clone with CLONE_NEWUSER"
 

@@ -6,7 +6,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
 setup_file() {
 	ns_setup_file
@@ -22,7 +22,6 @@ setup_file() {
 	ns_home_ssh
 }
 
-teardown_file() { ns_teardown_file; }
 
 @test "writing outside the writable roots fails, directly and through planted symlinks" {
 	local sum

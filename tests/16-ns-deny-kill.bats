@@ -7,10 +7,8 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
-setup_file() { ns_setup_file; }
-teardown_file() { ns_teardown_file; }
 
 
 # Every path with type, mode and owner, and every file's content.

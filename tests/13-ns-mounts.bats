@@ -7,7 +7,7 @@
 # tests/vm/20-sbx-ns.bats proves the classic one on a real 5.10 kernel.
 
 load helpers
-load 29-ns-helpers
+load ns
 
 setup_file() {
 	ns_setup_file

@@ -4,10 +4,8 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
-setup_file() { ns_setup_file; }
-teardown_file() { ns_teardown_file; }
 
 @test "--workspace-fd binds the directory the fd was opened on, at its path" {
 	local ws

@@ -4,7 +4,7 @@
 # Unix socket in the scratch tree.
 
 load helpers
-load 29-ns-helpers
+load ns
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -25,7 +25,7 @@ while True:
     c, _ = s.accept(); c.close()
 ' "$NS_DIR/run/b.sock" "$NS_DIR/run/dead.sock" "$NS_DIR/run/ready" </dev/null >/dev/null 2>&1 3>&- &
 	echo $! > "$NS_DIR/run/pid"
-	for _ in $(seq 1 100); do [ -e "$NS_DIR/run/ready" ] && break; sleep 0.05; done
+	wait_for '[ -e "$NS_DIR/run/ready" ]'
 	ln -s b.sock "$NS_DIR/run/link.sock"
 }
 

@@ -188,7 +188,7 @@ print(d["code"], [(c["name"], c["class"], c["status"]) for c in d["checks"]])' <
 	chmod 0755 "$scratch/slow-ns"
 	sbx-check proof --tier landlock --ns "$scratch/slow-ns" >"$scratch/out" 2>&1 &
 	pid=$!
-	while [ ! -e "$scratch/started" ]; do sleep 0.05; done
+	wait_for '[ -e "$scratch/started" ]'
 	outside=$(awk '{ print $NF }' "$scratch/started")
 	run -0 ps -o user= -p "$outside"
 	assert_output nobody

@@ -2,12 +2,11 @@
 # --net broker in the Landlock tier: no network namespace, so the command reaches
 # sbx-broker on the host's 127.0.0.1:3128 (the broker's --listen-tcp, beside its Unix
 # socket), and Landlock's TCP rules (ABI 4+) allow connecting to that port alone.
-# Everything runs in the network namespaces of 28-ns-net-helpers ("h" stands for the
+# Everything runs in the network namespaces of ns-net.bash ("h" stands for the
 # host, the origins in "o"), the tier forced by tests/progs/ns-nouserns.
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -26,7 +25,7 @@ setup_file() {
 		</dev/null >/dev/null 2>&1 3>&- &
 	echo $! >> "$NET_DIR/pids"
 	net_wait_port "$NO" 198.18.7.2 3128
-	net_broker main --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3128
+	net_main_broker --listen-tcp 127.0.0.1:3128
 	# Another on port 3129, named by --net broker:PATH,port=3129.
 	net_broker p3129 --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3129
 	printf '{"sandbox":{"fallback":"landlock","tierDenyWrite":"unenforced","readableRoots":["%s"],"writableRoots":["%s"],"network":{"mode":"allowlist"}}}\n' \
@@ -34,11 +33,6 @@ setup_file() {
 	chmod 0644 "$NS_DIR/conf/unenforced.json"
 	# The same broker without a TCP port, for the refusal.
 	net_broker unix --allow-host origin.test --allow-private-networks
-	export BSOCK="$NET_DIR/main.sock"
-}
-
-teardown_file() {
-	net_teardown_file
 }
 
 teardown() {

@@ -6,19 +6,10 @@
 # nothing else. sbx-ns itself runs in "h", which has no default route.
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns-net
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-	net_setup_file
-	net_broker main --allow-host origin.test --allow-private-networks
-	export BSOCK="$NET_DIR/main.sock"
-}
-
-teardown_file() {
-	net_teardown_file
-}
+setup_file() { net_setup_file; net_main_broker; }
 
 # The origin's request log, line count.
 requests() { cat "$NET_DIR/origin.log" 2>/dev/null | wc -l; }
@@ -126,11 +117,7 @@ except OSError as e:
 		cat /proc/[0-9]*/comm | grep -c -e sbx-broker -e sbx-ns
 		exec $NET_ATT killall curl -sS http://origin.test/" 5>"$ws.status" >"$ws.out" 2>&1 &
 	pid=$!
-	for i in $(seq 1 200); do
-		broker=$(sed -n 's/.*"broker_pid":\([0-9]*\).*/\1/p' "$ws.status")
-		[ -n "$broker" ] && break
-		sleep 0.05
-	done
+	wait_for 'broker=$(sed -n "s/.*\"broker_pid\":\([0-9]*\).*/\1/p" "$ws.status"); [ -n "$broker" ]'
 	assert_equal "$broker" "$(cat "$NET_DIR/main.pid")"
 	echo "$broker" > "$ws/broker"
 	rc=0
@@ -160,12 +147,12 @@ nfds() { ls "/proc/$1/fd" | wc -l; }
 	before=$(nfds "$broker")
 	nsh_root --workspace "$ws" --net "broker:$BSOCK" --status-fd 5 -- sleep 60 5>"$ws.status" &
 	pid=$!
-	for i in $(seq 1 200); do grep -q '"started"' "$ws.status" && break; sleep 0.05; done
+	wait_for 'grep -q "\"started\"" "$ws.status"'
 	# Two listeners and the channel they came on.
 	assert_equal "$(nfds "$broker")" "$((before + 3))"
 	# ip netns exec execs sbx-ns: $pid is the outer process.
 	kill -9 "$pid"
-	for i in $(seq 1 100); do [ "$(nfds "$broker")" = "$before" ] && break; sleep 0.05; done
+	wait_for '[ "$(nfds "$broker")" = "$before" ]'
 	assert_equal "$(nfds "$broker")" "$before"
 	run -0 grep -c '"state":"detached","listeners":"127.0.0.1:3128 \[::1\]:3128","reason":"the sandbox ended"' "$NET_DIR/main.err"
 }
@@ -184,11 +171,11 @@ s.sendall(b"CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
 print(s.recv(100).split(b"\r\n")[0].decode(), flush=True)
 time.sleep(60)' >"$ws.out" &
 	pid=$!
-	for i in $(seq 1 200); do [ -s "$ws.out" ] && break; sleep 0.05; done
+	wait_for '[ -s "$ws.out" ]'
 	run -0 cat "$ws.out"
 	assert_output "HTTP/1.1 200 Connection established"
 	kill -9 "$pid"
-	for i in $(seq 1 100); do [ "$(nfds "$broker")" = "$before" ] && break; sleep 0.05; done
+	wait_for '[ "$(nfds "$broker")" = "$before" ]'
 	assert_equal "$(nfds "$broker")" "$before"
 	run -0 grep -c '"decision":"allowed","status":200,"reason":"the sandbox ended"' "$NET_DIR/main.err"
 	assert_output "$((ended + 1))"
@@ -248,7 +235,7 @@ hello
 		while [ ! -e go ]; do sleep 0.05; done
 		curl -sS http://origin.test/' 5>"$ws.status" >"$ws.out" 2>&1 &
 	pid=$!
-	for i in $(seq 1 200); do grep -q '"started"' "$ws.status" && break; sleep 0.05; done
+	wait_for 'grep -q "\"started\"" "$ws.status"'
 	mv "$NET_DIR/swap.sock" "$NET_DIR/swap.old"
 	ip netns exec "$NH" "$PY" -c '
 import os, socket, sys
@@ -384,7 +371,7 @@ open("ready", "w").close()
 while not os.path.exists("done"):
     time.sleep(0.05)' >"$wa.out" 5>"$wa.status" 2>"$wa.err" &
 	pid=$!
-	for i in $(seq 1 200); do [ -e "$wa/ready" ] && break; sleep 0.05; done
+	wait_for '[ -e "$wa/ready" ]'
 	# Sandbox B, at the same time, is served.
 	run -0 --separate-stderr nsh_user --workspace "$wb" --net "broker:$NET_DIR/shared.sock" -- sh -c '
 		curl -sS http://origin.test/; curl -sS http://origin.test/'

@@ -6,7 +6,7 @@
 # profile does); nothing in sbx-ns can be told to take this path otherwise.
 
 load helpers
-load 29-ns-helpers
+load ns
 
 setup_file() {
 	ns_setup_file

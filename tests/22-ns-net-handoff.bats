@@ -5,14 +5,12 @@
 # and the sockets run in namespace "h"; origins in "o" (198.18.7.2).
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {
 	net_setup_file
-	net_broker main --allow-host origin.test --allow-private-networks
-	export BSOCK="$NET_DIR/main.sock"
+	net_main_broker
 	# handoff.py LINE SOCKETS... : send LINE (Python escapes) with the
 	# descriptors of SOCKETS over the broker's socket, print the answer;
 	# with HOLD set, keep the channel open until stdin ends, then fetch
@@ -85,10 +83,6 @@ setup_file() {
 	    except OSError as e:
 	        print(e.strerror)
 	PY
-}
-
-teardown_file() {
-	net_teardown_file
 }
 
 # handoff [VAR=VALUE]... LINE SOCKETS...: handoff.py in "h", with its settings.
@@ -211,7 +205,7 @@ while True:
         pass
     c.close()' "$NET_DIR/mute.sock" </dev/null >/dev/null 2>&1 3>&- &
 	echo $! >> "$NET_DIR/pids"
-	for i in $(seq 1 100); do [ -S "$NET_DIR/decoy.sock" ] && [ -S "$NET_DIR/mute.sock" ] && break; sleep 0.05; done
+	wait_for '[ -S "$NET_DIR/decoy.sock" ] && [ -S "$NET_DIR/mute.sock" ]'
 	run -102 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/decoy.sock" -- touch ran
 	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the broker at $NET_DIR/decoy.sock did not take the sandbox's listeners: not an sbx-broker answer"
 	run -102 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/mute.sock" -- touch ran

@@ -10,8 +10,7 @@
 # origin.test:22 as an opaque stream.
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -53,10 +52,6 @@ setup_file() {
 		"$s/sshd_config" </dev/null >/dev/null 2>>"$NET_DIR/sshd.err" 3>&- &
 	echo $! >> "$NET_DIR/pids"
 	net_wait_port "$NO" 198.18.7.2 22
-}
-
-teardown_file() {
-	net_teardown_file
 }
 
 requests() { cat "$NET_DIR/origin.log" 2>/dev/null | wc -l; }
@@ -262,11 +257,7 @@ own address differs: True"
 	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$wa/flood.py"
 	nsh_user --workspace "$wa" --net "broker:$NET_DIR/tp.sock,transparent" -- python3 flood.py \
 		>"$NET_DIR/flood.out" 2>&1 &
-	for i in $(seq 1 600); do
-		[ -e "$wa/started" ] && break
-		sleep 0.1
-	done
-	[ -e "$wa/started" ]
+	wait_for '[ -e "$wa/started" ]'
 	run -0 --separate-stderr tp tp -- sh -c 'getent hosts origin.test >/dev/null && curl -sS --noproxy "*" http://origin.test/'
 	assert_output "hello"
 	touch "$wa/stop"

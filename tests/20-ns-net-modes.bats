@@ -4,8 +4,7 @@
 # even --net host reaches only the test origin on 198.18.7.2.
 
 load helpers
-load 29-ns-helpers
-load 28-ns-net-helpers
+load ns-net
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -20,14 +19,7 @@ s = socket.socket(socket.AF_UNIX); s.bind("\0sbx-net-test-abstract"); s.listen(8
 while True:
     s.accept()[0].close()' </dev/null >/dev/null 2>&1 3>&- &
 	echo $! >> "$NET_DIR/pids"
-	for _ in $(seq 1 100); do
-		ip netns exec "$NH" "$PY" -c 'import socket; socket.socket(socket.AF_UNIX).connect("\0sbx-net-test-abstract")' 2>/dev/null && break
-		sleep 0.05
-	done
-}
-
-teardown_file() {
-	net_teardown_file
+	wait_for "ip netns exec \"\$NH\" \"\$PY\" -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"\\0sbx-net-test-abstract\")' 2>/dev/null"
 }
 
 @test "none: only lo, down; every socket() fails, so nothing is reached" {

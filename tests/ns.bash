@@ -1,8 +1,14 @@
-# Shared by the sbx-ns suites (tests/2N-ns-*.bats): `load 29-ns-helpers`.
+# Shared by the sbx-ns suites (tests/1N-ns-*.bats, 2N-ns-*.bats): `load ns`.
 # A scratch tree per file: bin/ holds the attempt program (bound read-only
 # into the sandbox), ws/ a workspace owned by the unprivileged test user,
 # so the same workspace serves root runs (--uid/--gid of that user) and runs
 # as that user.
+
+# A suite that loads this file gets the scratch tree per file as its
+# setup_file and teardown_file; one that needs more defines its own and
+# calls these.
+setup_file() { ns_setup_file; }
+teardown_file() { ns_teardown_file; }
 
 ns_setup_file() {
 	sbx_test_user

@@ -1,14 +1,13 @@
 #!/usr/bin/env bats
 # sbx-ns process policy: --command-path, --allow-exec, --protect, grants
 # (--grant-fd/--grant-key/--timeout). The library steps are tested in depth
-# by tests/65-grant*.bats; these prove sbx-ns calls them, in its order.
+# by tests/65-grant.bats and tests/66-grant-policy.bats; these prove sbx-ns
+# calls them, in its order.
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
-setup_file() { ns_setup_file; }
-teardown_file() { ns_teardown_file; }
 
 setup() {
 	ws=$(ns_ws)
@@ -349,16 +348,15 @@ write: EROFS"
 }
 
 @test "killing the outer sbx-ns (the supervisor) ends the sandbox; no denied call went through" {
-	local pid1 outer i=0
+	local pid1 outer
 	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 3 -- \
 		sh -c "while :; do $NS_ATT mount-tmpfs >>log; done" 3>"$ws.status" &
-	while ! [ -s "$ws/log" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_for '[ -s "$ws/log" ]'
 	pid1=$(sed -n 's/.*"event":"namespaces","pid":\([0-9]*\).*/\1/p' "$ws.status")
 	outer=$(awk '/^PPid:/ { print $2 }' "/proc/$pid1/status")
 	run -0 grep -c sbx-ns "/proc/$outer/comm"
 	kill -KILL "$outer"
-	i=0
-	while [ -e "/proc/$pid1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_for '[ ! -e "/proc/$pid1" ]'
 	wait || true
 	run -1 test -e "/proc/$pid1"
 	run -1 grep -v -E '^mount-tmpfs: (EPERM|ENOSYS)$' "$ws/log"

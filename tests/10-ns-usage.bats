@@ -4,7 +4,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
-load 29-ns-helpers
+load ns
 
 setup_file() {
 	ns_setup_file
@@ -12,7 +12,6 @@ setup_file() {
 	touch "$NS_DIR/file"
 }
 
-teardown_file() { ns_teardown_file; }
 
 # bad MESSAGE ARGS...: exit 100, nothing on stdout, exactly MESSAGE on stderr.
 bad() {

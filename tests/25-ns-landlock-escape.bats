@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The escape catalog of tests/22-ns-escape.bats against the Landlock tier: the same
+# The escape catalog of tests/14-ns-escape.bats against the Landlock tier: the same
 # attempts (tests/progs/ns-attempt.c), from a command started by root for the test user
 # and by the test user, with namespace creation made to fail by tests/progs/ns-nouserns
 # and a baseline saying "fallback": "landlock". What the tier stops is asserted as in the
@@ -8,7 +8,7 @@
 # direction is noticed (README: The Landlock tier, known differences).
 
 load helpers
-load 29-ns-helpers
+load ns
 
 setup_file() {
 	ns_setup_file
