@@ -1,11 +1,13 @@
 #include "fd.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "clock.h"
 #include "parse.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -156,6 +158,38 @@ long sbx_read_full(int fd, void *buf, size_t len)
 	while (got < len) {
 		ssize_t r = read(fd, p + got, len - got);
 		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (long)got;
+}
+
+long sbx_read_eof(int fd, void *buf, size_t len)
+{
+	uint64_t deadline = sbx_now_ms() + SBX_FD_WAIT_MS;
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		uint64_t now = sbx_now_ms();
+		int pr = now >= deadline ? 0 : poll(&pfd, 1, (int)(deadline - now));
+		ssize_t r;
+
+		if (pr == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (pr < 0 && errno != EINTR)
+			return -1;
+		if (pr < 0)
+			continue;
+		r = read(fd, p + got, len - got);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r < 0)
 			return -1;

@@ -36,6 +36,18 @@ int sbx_write_file(const char *path, const char *s);
  * reads. Returns the bytes read, or -1 with errno. */
 long sbx_read_full(int fd, void *buf, size_t len);
 
+/* What a tool reads from an fd the caller hands it (--policy-fd,
+ * --baseline-fd, --plan-fd, --grant-fd) ends at end of file; a writer
+ * that never closes its end is refused after SBX_FD_WAIT_MS in all,
+ * never waited on forever. The message, after "OPTION FD: ". */
+#define SBX_FD_WAIT_MS 10000u
+#define SBX_FD_NO_EOF "no end of file after %u s (the writer must close its end)"
+
+/* sbx_read_full with that bound (a non-blocking pipe is waited on, not
+ * taken as empty): the bytes read, or -1 with errno, ETIMEDOUT when the
+ * end of file did not come in time. */
+long sbx_read_eof(int fd, void *buf, size_t len);
+
 /* A small file (a /proc or cgroup file) as a string: opens path with
  * O_RDONLY|O_CLOEXEC and extra flags, reads up to size - 1 bytes and
  * NUL-terminates them. Returns the length, or -1 with errno. */

@@ -12,6 +12,7 @@
 #include "grant_plan.h"
 
 #include <jansson.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,9 @@ static char *read_plan(const char *opt, const char *name, int fd, size_t *len)
 	if (!buf)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	/* One byte past the maximum: a longer plan is refused, never cut. */
-	n = sbx_read_full(fd, buf, PLAN_MAX + 1);
+	n = sbx_read_eof(fd, buf, PLAN_MAX + 1);
+	if (n < 0 && errno == ETIMEDOUT)
+		sbx_die_usage("%s: %s: " SBX_FD_NO_EOF, opt, name, SBX_FD_WAIT_MS / 1000);
 	if (n < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the plan %s", name);
 	if ((size_t)n > PLAN_MAX)

@@ -385,7 +385,9 @@ void sbx_grant_enforce(int fd, const struct sbx_grant_key *key, const struct sbx
 	int rc;
 
 	/* One byte past the maximum tells an oversized grant from a full one. */
-	n = sbx_read_full(fd, buf, sizeof buf);
+	n = sbx_read_eof(fd, buf, sizeof buf);
+	if (n < 0 && errno == ETIMEDOUT)
+		sbx_die_usage("--grant-fd %d: " SBX_FD_NO_EOF, fd, SBX_FD_WAIT_MS / 1000);
 	if (n < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the grant from fd %d", fd);
 	got = (size_t)n;

@@ -78,7 +78,6 @@ extern const char *const sbx_pol_tier_deny[];
 #define SBX_POL_MAX_INODES   (1ULL << 48)
 #define SBX_POL_MAX_ITEMS    4096              /* entries of one list */
 #define SBX_POL_MAX_BYTES    (4u << 20)        /* a policy file or fd */
-#define SBX_POL_WAIT_MS      10000u            /* for a policy fd's end of file */
 
 struct sbx_pol_u64 { uint64_t v; int set; char *origin; };
 struct sbx_pol_int { int v; int set; char *origin; };   /* enums and booleans */
