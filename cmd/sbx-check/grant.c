@@ -32,21 +32,15 @@ static size_t name_len(const char *s)
 /* NAME=VALUE as sbx-ns's --setenv takes it; a name given twice is refused. */
 void grant_check_env(const char *opt, const char *arg, char **env, size_t n)
 {
-	const char *eq = strchr(arg, '=');
+	const char *eq = strchr(arg, '='), *why;
 	size_t len;
 
 	if (!eq)
 		sbx_die_usage("%s: invalid variable '%s': missing '='", opt, arg);
 	len = (size_t)(eq - arg);
-	if (!len)
-		sbx_die_usage("%s: invalid variable '%s': empty name", opt, arg);
-	for (size_t i = 0; i < len; i++) {
-		char c = arg[i];
-		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-			 (i && c >= '0' && c <= '9');
-		if (!ok)
-			sbx_die_usage("%s: invalid variable '%s': bad name", opt, arg);
-	}
+	why = sbx_env_name_invalid(arg, len);
+	if (why)
+		sbx_die_usage("%s: invalid variable '%s': %s", opt, arg, why);
 	for (size_t i = 0; i < n; i++)
 		if (name_len(env[i]) == len && !strncmp(env[i], arg, len))
 			sbx_die_usage("%s: variable %.*s given twice", opt, (int)len, arg);

@@ -109,17 +109,10 @@ static const struct sbx_opt options[] = {
 /* NAME of --setenv/--keep-env: what a shell accepts as a variable name. */
 static void check_env_name(const char *opt, const char *arg, const char *name, size_t len)
 {
-	size_t i;
+	const char *why = sbx_env_name_invalid(name, len);
 
-	if (!len)
-		sbx_die_usage("%s: invalid variable '%s': empty name", opt, arg);
-	for (i = 0; i < len; i++) {
-		char c = name[i];
-		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-			 (i && c >= '0' && c <= '9');
-		if (!ok)
-			sbx_die_usage("%s: invalid variable '%s': bad name", opt, arg);
-	}
+	if (why)
+		sbx_die_usage("%s: invalid variable '%s': %s", opt, arg, why);
 }
 
 static size_t env_name_len(const char *s)

@@ -175,6 +175,9 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 /* 1 when path (absolute, normal) lies within one of the roots of l
  * (component-wise: /a/bc is not within /a/b). */
 int sbx_policy_within(const struct sbx_pol_list *l, const char *path);
+/* 1 when path equals root or lies below it, component-wise; the one
+ * "within" every tool uses, for absolute paths and for paths relative to
+ * the workspace alike. */
 int sbx_path_within(const char *path, const char *root);
 
 /* Both halves of the unsafe fallback are on. */

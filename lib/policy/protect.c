@@ -3,6 +3,7 @@
 #include "cmdpath.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -90,16 +91,6 @@ void sbx_protect_add(struct sbx_protect *p, const char *opt, const char *path)
 	e->ino = e->exists ? st.st_ino : 0;
 }
 
-/* path equals dir or lies inside it (both canonical). */
-static int under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return 1;
-	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Does path or one of its existing ancestors have this identity? */
 static int ancestor_is(const char *path, dev_t dev, ino_t ino)
 {
@@ -127,7 +118,7 @@ long sbx_protect_exposed(const struct sbx_protect *p, const struct sbx_protect_r
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct sbx_protect_ent *e = &p->v[i];
-		if (under(e->path, root->path) || under(root->path, e->path))
+		if (sbx_path_within(e->path, root->path) || sbx_path_within(root->path, e->path))
 			return (long)i;
 		if (ancestor_is(e->path, root->dev, root->ino))
 			return (long)i;

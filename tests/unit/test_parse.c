@@ -93,6 +93,16 @@ TEST(seconds)
 	CHECK_STR(sbx_parse_seconds("100", 99000, &v), "too large");
 }
 
+TEST(env_names)
+{
+	CHECK(!sbx_env_name_invalid("_A1", 3));
+	CHECK(!sbx_env_name_invalid("PATH=x", 4));
+	CHECK_STR(sbx_env_name_invalid("", 0), "empty name");
+	CHECK_STR(sbx_env_name_invalid("1A", 2), "bad name");
+	CHECK_STR(sbx_env_name_invalid("A-B", 3), "bad name");
+	CHECK_STR(sbx_env_name_invalid("A\nB", 3), "bad name");
+}
+
 static void die_size(void *arg) { sbx_setprog("sbx-t"); sbx_opt_size("--memory", arg, UINT64_MAX); }
 
 TEST(option_forms_die_with_usage)
