@@ -3,6 +3,7 @@
 #include "exitcodes.h"
 #include "clock.h"
 #include "parse.h"
+#include "status.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,13 +30,35 @@ const char *sbx_parse_fd(const char *s, int *fd)
 	return NULL;
 }
 
-int sbx_opt_fd(const char *opt, const char *s)
+int sbx_opt_fd_shared(const char *opt, const char *s)
 {
 	int fd = -1;
 	const char *why = sbx_parse_fd(s, &fd);
 
 	if (why)
 		sbx_die_usage("%s: invalid fd '%s': %s", opt, s, why);
+	return fd;
+}
+
+int sbx_opt_fd(const char *opt, const char *s)
+{
+	static struct { int fd; const char *opt; } claims[256];
+	static size_t nclaims;
+	int fd = sbx_opt_fd_shared(opt, s);
+
+	for (size_t i = 0; i < nclaims; i++) {
+		if (claims[i].fd != fd)
+			continue;
+		if (!strcmp(claims[i].opt, "--status-fd"))
+			sbx_status_disown();
+		if (!strcmp(claims[i].opt, opt))
+			sbx_die_usage("%s: fd %d given twice", opt, fd);
+		sbx_die_usage("%s: fd %d is also %s", opt, fd, claims[i].opt);
+	}
+	if (nclaims == sizeof claims / sizeof claims[0])
+		sbx_die_usage("%s: more than %zu fd options", opt, nclaims);
+	claims[nclaims].fd = fd;
+	claims[nclaims++].opt = opt;
 	return fd;
 }
 

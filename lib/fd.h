@@ -9,8 +9,16 @@
 
 /* NULL on success, else a reason ("not open", "not a number", ...). */
 const char *sbx_parse_fd(const char *s, int *fd);
-/* Die with a usage error (100) naming the option, the value and why. */
+/* Die with a usage error (100) naming the option, the value and why.
+ * Every fd option of every tool goes through here, and each fd serves one
+ * option: a second claim is refused, "--ro-fd: fd 3 given twice" or
+ * "--ready-fd: fd 7 is also --status-fd". When one of the two is
+ * --status-fd, no exit line is written into it (it is someone else's). */
 int sbx_opt_fd(const char *opt, const char *s);
+/* The same check without the claim, for an fd the tool only hands on to
+ * its command (sbx-cgroup --pass-fd 9 may also be its --status-fd 9, the
+ * status fd the command writes to as well). */
+int sbx_opt_fd_shared(const char *opt, const char *s);
 
 /* Close every fd above 2 except the n listed in keep (which may be in any
  * order and contain duplicates). Uses close_range(2); falls back to a loop

@@ -189,8 +189,12 @@ bad() {
 }
 
 @test "the status and ready fds must differ from each other and from bound fds" {
-	bad "--status-fd and --ready-fd are the same fd 3" --workspace "$NS_WS" --status-fd 3 --ready-fd 3 -- true 3>/dev/null
-	bad "--ro-fd: fd 3 is also the status or ready fd" --workspace "$NS_WS" --ro-fd 3 --status-fd 3 -- true 3<"$NS_DIR/file"
+	bad "--ready-fd: fd 3 is also --status-fd" --workspace "$NS_WS" --status-fd 3 --ready-fd 3 -- true 3>/dev/null
+	bad "--status-fd: fd 3 is also --ro-fd" --workspace "$NS_WS" --ro-fd 3 --status-fd 3 -- true 3<"$NS_DIR/file"
+	# The status fd accepted first and then claimed by another option: no
+	# exit line is written into what is also someone else's fd.
+	bad "--ready-fd: fd 3 is also --status-fd" --workspace "$NS_WS" --status-fd 3 --ready-fd 3 -- true 3>"$BATS_TEST_TMPDIR/st"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/st")" ""
 }
 
 @test "a bind that would hide an earlier one is refused (binds apply in argv order)" {
@@ -213,9 +217,9 @@ bad() {
 	bad "--clamp given twice" --workspace "$NS_WS" --clamp --clamp -- true
 	bad "--print-policy given twice" --workspace "$NS_WS" --print-policy --print-policy
 	bad "--print-policy takes no value" --workspace "$NS_WS" --print-policy=yes
-	bad "--baseline-fd and --policy-fd are the same fd 7" --workspace "$NS_WS" --baseline-fd 7 --policy-fd 7 -- true 7</dev/null
-	bad "--status-fd: fd 7 is also a policy fd" --workspace "$NS_WS" --baseline-fd 7 --status-fd 7 -- true 7</dev/null
-	bad "--ro-fd: fd 7 is also a policy fd" --workspace "$NS_WS" --policy-fd 7 --ro-fd 7 -- true 7</usr/share
+	bad "--policy-fd: fd 7 is also --baseline-fd" --workspace "$NS_WS" --baseline-fd 7 --policy-fd 7 -- true 7</dev/null
+	bad "--status-fd: fd 7 is also --baseline-fd" --workspace "$NS_WS" --baseline-fd 7 --status-fd 7 -- true 7</dev/null
+	bad "--ro-fd: fd 7 is also --policy-fd" --workspace "$NS_WS" --policy-fd 7 --ro-fd 7 -- true 7</usr/share
 	bad "--policy-fd and --ro are exclusive (one source per request)" --workspace "$NS_WS" --uid 1000 --gid 1000 --policy-fd 7 --ro /usr/share -- true 7</dev/null
 	bad "missing --workspace or --workspace-fd" --print-policy
 }

@@ -53,7 +53,7 @@ grant() {
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 9 --grant-key "$key" -- true
 	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: invalid fd '9': not open"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 --grant-key "$key" --status-fd 3 -- true 3</dev/null
-	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: fd 3 is also the status, ready or broker fd"
+	assert_equal "$stderr" "sbx-ns: usage: --status-fd: fd 3 is also --grant-fd"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key key -- true
 	assert_equal "$stderr" "sbx-ns: usage: --grant-key: not an absolute path 'key'"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key "$key" -- true

@@ -271,10 +271,6 @@ int main(int argc, char **argv)
 	}
 	if (st.ind < argc)
 		sbx_die_usage("unexpected operand '%s' (sbx-broker runs no program)", argv[st.ind]);
-	if (log_fd >= 0 && log_fd == cfg.ready_fd)
-		sbx_die_usage("--log-fd and --ready-fd are the same fd %d", log_fd);
-	if (listen_fd >= 0 && (listen_fd == log_fd || listen_fd == cfg.ready_fd))
-		sbx_die_usage("--listen-fd %d is also given to another option", listen_fd);
 	if (log_fd >= 0)
 		cfg.log_fd = log_fd;
 	cfg.proxy = mode && !strcmp(mode, "proxy");

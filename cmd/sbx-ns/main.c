@@ -256,9 +256,6 @@ static int parse(struct ns_run *r, int argc, char **argv)
 		sbx_die_usage("missing --workspace or --workspace-fd");
 	if ((r->grant_fd >= 0) != (r->grant_key != NULL))
 		sbx_die_usage("--grant-fd and --grant-key go together");
-	if (r->grant_fd >= 0 && (r->grant_fd == r->status_fd || r->grant_fd == r->ready_fd ||
-				 r->grant_fd == r->broker_fd))
-		sbx_die_usage("--grant-fd: fd %d is also the status, ready or broker fd", r->grant_fd);
 	if (r->cmdpath) {
 		for (size_t i = 0; i < r->nsetenv; i++)
 			if (!strncmp(r->setenv[i], "PATH=", 5))
@@ -267,15 +264,6 @@ static int parse(struct ns_run *r, int argc, char **argv)
 			if (!strcmp(r->keepenv[i], "PATH"))
 				sbx_die_usage("--keep-env: PATH is set by --command-path");
 	}
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].fd >= 0 && r->ops[i].fd == r->grant_fd)
-			sbx_die_usage("%s: fd %d is also the grant fd", r->ops[i].opt, r->ops[i].fd);
-	if (r->status_fd >= 0 && r->status_fd == r->ready_fd)
-		sbx_die_usage("--status-fd and --ready-fd are the same fd %d", r->status_fd);
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].fd >= 0 && (r->ops[i].fd == r->status_fd || r->ops[i].fd == r->ready_fd))
-			sbx_die_usage("%s: fd %d is also the status or ready fd", r->ops[i].opt, r->ops[i].fd);
-	ns_policy_check_fds(r);
 	return net_given;
 }
 

@@ -230,11 +230,6 @@ void ns_check_net(struct ns_run *r)
 		sbx_die_usage("--broker-fd and --net broker:PATH are exclusive");
 	if (!r->have_broker_fd && !r->broker_path)
 		sbx_die_usage("--net broker needs a PATH or --broker-fd");
-	if (r->have_broker_fd && (r->broker_fd == r->status_fd || r->broker_fd == r->ready_fd))
-		sbx_die_usage("--broker-fd: fd %d is also the status or ready fd", r->broker_fd);
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->have_broker_fd && r->ops[i].fd == r->broker_fd)
-			sbx_die_usage("--broker-fd: fd %d is also given to %s", r->broker_fd, r->ops[i].opt);
 	if (!r->have_broker_fd) {
 		char canon[PATH_MAX];
 		r->broker_fd = open(r->broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);

@@ -184,7 +184,6 @@ void ns_check_binds(const struct ns_run *r);
 void ns_drop_ro_in_ws(struct ns_run *r);
 
 /* policy.c: the baseline, the request, the unsafe fallback */
-void ns_policy_check_fds(const struct ns_run *r);
 void ns_apply_policy(struct ns_run *r, int net_given);
 noreturn void ns_unsafe_fallback(struct ns_run *r, int err);
 noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier);

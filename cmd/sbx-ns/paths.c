@@ -143,9 +143,6 @@ void ns_add_fd(struct ns_run *r, enum mount_kind kind, int ro, const char *opt, 
 	ssize_t n;
 	int fd = sbx_opt_fd(opt, arg);
 
-	for (size_t i = 0; i < r->nops; i++)
-		if (r->ops[i].fd == fd)
-			sbx_die_usage("%s: fd %d given twice", opt, fd);
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof path - 1);
 	if (n < 0)

@@ -137,29 +137,6 @@ static void check_runtime(const struct ns_run *r)
 		}
 }
 
-/* A policy fd is consumed: no other option may name it (parse). */
-void ns_policy_check_fds(const struct ns_run *r)
-{
-	const int pfd[2] = { r->pol.baseline_fd, r->pol.policy_fd };
-
-	for (int k = 0; k < 2; k++) {
-		int fd = pfd[k];
-		if (fd < 0)
-			continue;
-		for (size_t i = 0; i < r->nops; i++)
-			if (r->ops[i].fd == fd)
-				sbx_die_usage("%s: fd %d is also a policy fd", r->ops[i].opt, fd);
-		if (r->status_fd == fd)
-			sbx_die_usage("--status-fd: fd %d is also a policy fd", fd);
-		if (r->ready_fd == fd)
-			sbx_die_usage("--ready-fd: fd %d is also a policy fd", fd);
-		if (r->have_broker_fd && r->broker_fd == fd)
-			sbx_die_usage("--broker-fd: fd %d is also a policy fd", fd);
-		if (r->grant_fd == fd)
-			sbx_die_usage("--grant-fd: fd %d is also a policy fd", fd);
-	}
-}
-
 void ns_apply_policy(struct ns_run *r, int net_given)
 {
 	struct sbx_policy req;

@@ -156,7 +156,7 @@ static void apply_policy(struct opts *o)
 	struct sbx_policy req, eff;
 	struct sbx_err e;
 
-	if (!sbx_policy_opts_used(&o->pol, o->status_fd))
+	if (!sbx_policy_opts_used(&o->pol))
 		return;
 	sbx_policy_init(&req, "argv");
 	if ((o->disk && sbx_policy_set_u64(&req, &req.disk, o->disk, "--disk", &e) < 0) ||

@@ -242,7 +242,7 @@ int sbx_policy_opts_baseline(const struct sbx_policy_opts *o);
 /* A baseline or a --policy-fd was given (1) or neither (0). Dies with a
  * usage error for --clamp without a baseline, and for a status fd that is
  * also a policy fd. */
-int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd);
+int sbx_policy_opts_used(const struct sbx_policy_opts *o);
 
 /* Everything between the options and the tool's own work, dying (with the
  * tool's name, exact message and code) at the first problem:
