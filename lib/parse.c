@@ -206,3 +206,12 @@ const char *sbx_env_name_invalid(const char *name, size_t len)
 	}
 	return NULL;
 }
+
+const char *sbx_opt_abspath(const char *opt, const char *s)
+{
+	if (!*s)
+		sbx_die_usage("%s: invalid path '': empty", opt);
+	if (s[0] != '/')
+		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
+	return s;
+}

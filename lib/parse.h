@@ -31,6 +31,11 @@ const char *sbx_parse_seconds(const char *s, uint64_t max_ms, uint64_t *out_ms);
  * "bad name". */
 const char *sbx_env_name_invalid(const char *name, size_t len);
 
+/* An option's absolute path, in the one shape every tool says it: dies
+ * with "OPT: invalid path '': empty" or "OPT: invalid path 'x': not
+ * absolute" (usage, 100). Returns s. */
+const char *sbx_opt_abspath(const char *opt, const char *s);
+
 /* The option-level forms: die with a usage error naming the option and the
  * value, e.g. "sbx-cgroup: usage: --memory: invalid size '1Q': trailing garbage". */
 uint64_t sbx_opt_u64(const char *opt, const char *s, uint64_t min, uint64_t max);

@@ -55,7 +55,7 @@ grant() {
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 --grant-key "$key" --status-fd 3 -- true 3</dev/null
 	assert_equal "$stderr" "sbx-ns: usage: --status-fd: fd 3 is also --grant-fd"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key key -- true
-	assert_equal "$stderr" "sbx-ns: usage: --grant-key: not an absolute path 'key'"
+	assert_equal "$stderr" "sbx-ns: usage: --grant-key: invalid path 'key': not absolute"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key "$key" -- true
 	assert_equal "$stderr" "sbx-ns: usage: --grant-fd and --grant-key go together"
 	run -100 --separate-stderr ns_root --workspace "$ws" --command-path '' -- true

@@ -110,9 +110,9 @@ teardown() {
 	for mode in host proof; do
 		for opt in cgroup-root quota-workspace; do
 			run -100 --separate-stderr sbx-check $mode --$opt ""
-			assert_equal "$stderr" "sbx-check: usage: --$opt: empty path"
+			assert_equal "$stderr" "sbx-check: usage: --$opt: invalid path '': empty"
 			run -100 --separate-stderr sbx-check $mode --$opt var/tmp
-			assert_equal "$stderr" "sbx-check: usage: --$opt: not an absolute path 'var/tmp'"
+			assert_equal "$stderr" "sbx-check: usage: --$opt: invalid path 'var/tmp': not absolute"
 			run -100 --separate-stderr sbx-check $mode --$opt "$scratch/none"
 			assert_equal "$stderr" "sbx-check: usage: --$opt: unable to find '$scratch/none': No such file or directory"
 			run -100 --separate-stderr sbx-check $mode --$opt "$scratch/link"
@@ -135,9 +135,9 @@ teardown() {
 	run -100 --separate-stderr sbx-check proof --ns "$scratch"
 	assert_equal "$stderr" "sbx-check: usage: --ns: '$scratch' is not a regular file"
 	run -100 --separate-stderr sbx-check proof --ns sbx-ns
-	assert_equal "$stderr" "sbx-check: usage: --ns: not an absolute path 'sbx-ns'"
+	assert_equal "$stderr" "sbx-check: usage: --ns: invalid path 'sbx-ns': not absolute"
 	run -100 --separate-stderr sbx-check tools --manifest ""
-	assert_equal "$stderr" "sbx-check: usage: --manifest: empty path"
+	assert_equal "$stderr" "sbx-check: usage: --manifest: invalid path '': empty"
 	run -100 --separate-stderr sbx-check tools --manifest "$scratch"
 	assert_equal "$stderr" "sbx-check: usage: --manifest: '$scratch' is not a regular file"
 }
@@ -148,9 +148,9 @@ teardown() {
 	run -100 --separate-stderr sbx-check proof -- /bin/true
 	assert_equal "$stderr" "sbx-check: usage: proof takes no operands: '/bin/true'"
 	run -100 --separate-stderr sbx-check tools bin/sbx-ns
-	assert_equal "$stderr" "sbx-check: usage: tools: not an absolute path 'bin/sbx-ns'"
+	assert_equal "$stderr" "sbx-check: usage: tools: invalid path 'bin/sbx-ns': not absolute"
 	run -100 --separate-stderr sbx-check tools ""
-	assert_equal "$stderr" "sbx-check: usage: tools: empty path"
+	assert_equal "$stderr" "sbx-check: usage: tools: invalid path '': empty"
 	run -100 --separate-stderr sbx-check host --json=yes
 	assert_equal "$stderr" "sbx-check: usage: --json takes no value"
 	run -100 --separate-stderr sbx-check host --json --json

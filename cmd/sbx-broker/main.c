@@ -223,10 +223,7 @@ int main(int argc, char **argv)
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
 		switch (id) {
 		case O_LISTEN:
-			if (!*arg)
-				sbx_die_usage("--listen: empty path");
-			if (arg[0] != '/')
-				sbx_die_usage("--listen: '%s' is not an absolute path", arg);
+			sbx_opt_abspath("--listen", arg);
 			if (strlen(arg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 				sbx_die_usage("--listen: '%s' is too long for a socket path", arg);
 			listen = arg;

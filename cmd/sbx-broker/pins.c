@@ -103,7 +103,7 @@ void broker_add_resolve_file(struct broker_cfg *cfg, const char *path)
 	unsigned ln = 0;
 
 	if (!*path)
-		sbx_die_usage("--resolve-file: empty path");
+		sbx_die_usage("--resolve-file: invalid path '': empty");
 	f = fopen(path, "re");
 	if (!f)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s (--resolve-file)", path);

@@ -75,15 +75,6 @@ static const unsigned allowed_delegate = BIT(O_DELEGATE) | BIT(O_USER) | BIT(O_S
 static const unsigned allowed_sampled = BIT(O_SAMPLED) | LIMIT_BITS | BIT(O_TIMEOUT) |
 	BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS);
 
-static const char *abs_path(const char *opt, const char *s)
-{
-	if (!*s)
-		sbx_die_usage("%s: invalid path '%s': empty", opt, s);
-	if (*s != '/')
-		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
-	return s;
-}
-
 static const char *cg_name(const char *opt, const char *s)
 {
 	const char *why = sbx_cg_name_invalid(s);
@@ -104,7 +95,7 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 	while ((id = sbx_opt_next(&st, table, argc, argv, &arg))) {
 		given |= BIT(id);
 		switch (id) {
-		case O_ROOT: o->root = abs_path("--root", arg); break;
+		case O_ROOT: o->root = sbx_opt_abspath("--root", arg); break;
 		case O_NAME: o->name = cg_name("--name", arg); break;
 		case O_PARENT: o->parent = cg_name("--parent", arg); break;
 		case O_CPU: o->lim.cpu_pct = sbx_opt_percent("--cpu", arg, MAX_CPU_PCT); break;
@@ -120,7 +111,7 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 			break;
 		case O_CREATE: o->create = 1; break;
 		case O_DESTROY: o->destroy = 1; break;
-		case O_DELEGATE: o->delegate = abs_path("--delegate", arg); break;
+		case O_DELEGATE: o->delegate = sbx_opt_abspath("--delegate", arg); break;
 		case O_SAMPLED: o->sampled = 1; break;
 		case O_USER:
 			if (!*arg)

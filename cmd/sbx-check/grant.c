@@ -76,11 +76,7 @@ int grant_open_file(const char *opt, const char *arg)
 	struct stat st;
 	int fd;
 
-	if (!*arg)
-		sbx_die_usage("%s: empty path", opt);
-	if (arg[0] != '/')
-		sbx_die_usage("%s: not an absolute path '%s'", opt, arg);
-	fd = open(arg, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(sbx_opt_abspath(opt, arg), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
 		sbx_die_usage("%s: '%s' is a symlink", opt, arg);
 	if (fd < 0 && errno == ENOENT)
@@ -149,11 +145,7 @@ int chk_grant(int argc, char **argv)
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
 		switch (id) {
 		case G_KEY:
-			if (!*arg)
-				sbx_die_usage("--key: empty path");
-			if (arg[0] != '/')
-				sbx_die_usage("--key: not an absolute path '%s'", arg);
-			keypath = arg;
+			keypath = sbx_opt_abspath("--key", arg);
 			break;
 		case G_CWD: dir = grant_check_cwd("--cwd", arg); manual = "--cwd"; break;
 		case G_TIMEOUT:

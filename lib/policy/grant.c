@@ -11,6 +11,7 @@
  *            duplicates kept
  *   mac    = HMAC-SHA-256(key, "sbx-grant-v1 mac\0" || argv || cwd || env
  *                               || stdin-sha256 || timeout-ms) */
+#include "parse.h"
 #include "grant.h"
 #include "fd.h"
 #include "die.h"
@@ -47,11 +48,7 @@ void sbx_grant_key_load(const char *opt, const char *path, struct sbx_grant_key 
 	size_t got = 0;
 	int fd;
 
-	if (!*path)
-		sbx_die_usage("%s: empty path", opt);
-	if (path[0] != '/')
-		sbx_die_usage("%s: not an absolute path '%s'", opt, path);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(sbx_opt_abspath(opt, path), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
 		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: a symlink", path);
 	if (fd < 0)

@@ -1,5 +1,6 @@
 /* The policy options of sbx-ns, sbx-cgroup and sbx-quota, and the step
  * that makes the effective policy from them. See policy.h. */
+#include "parse.h"
 #include "policy.h"
 
 #include "die.h"
@@ -22,11 +23,7 @@ void sbx_policy_opt_baseline(struct sbx_policy_opts *o, const char *arg)
 {
 	if (o->baseline_fd >= 0)
 		sbx_die_usage("--baseline and --baseline-fd are exclusive");
-	if (!*arg)
-		sbx_die_usage("--baseline: invalid path '': empty");
-	if (arg[0] != '/')
-		sbx_die_usage("--baseline: invalid path '%s': not absolute", arg);
-	o->baseline = arg;
+	o->baseline = sbx_opt_abspath("--baseline", arg);
 }
 
 void sbx_policy_opt_baseline_fd(struct sbx_policy_opts *o, const char *arg)

@@ -61,9 +61,7 @@ static void add_rw(struct gv *o, const char *arg)
 	char real[PATH_MAX];
 	struct stat st;
 
-	if (arg[0] != '/')
-		sbx_die_usage("--rw: not an absolute path '%s'", arg);
-	if (!realpath(arg, real) || stat(real, &st) < 0)
+	if (!realpath(sbx_opt_abspath("--rw", arg), real) || stat(real, &st) < 0)
 		sbx_die_usage("--rw: unable to find '%s': %s", arg, strerror(errno));
 	o->rw = realloc(o->rw, (o->nrw + 1) * sizeof *o->rw);
 	o->rw_opts = realloc(o->rw_opts, (o->nrw + 1) * sizeof *o->rw_opts);
