@@ -48,8 +48,8 @@ bad() {
 
 @test "--workspace refuses empty, relative, missing, symlinked and non-canonical paths" {
 	bad "--workspace: invalid path '': empty" --workspace "" -- true
-	bad "--workspace: invalid path 'ws': relative" --workspace ws -- true
-	bad "--workspace: invalid path './ws': relative" --workspace ./ws -- true
+	bad "--workspace: invalid path 'ws': not absolute" --workspace ws -- true
+	bad "--workspace: invalid path './ws': not absolute" --workspace ./ws -- true
 	bad "--workspace: invalid path '$NS_DIR/none': does not exist" --workspace "$NS_DIR/none" -- true
 	bad "--workspace: invalid path '$NS_DIR/link': a symlink" --workspace "$NS_DIR/link" -- true
 	bad "--workspace: invalid path '$NS_DIR/link/x': has a symlink in its path" --workspace "$NS_DIR/link/x" -- true
@@ -105,7 +105,7 @@ bad() {
 	local o
 	for o in --ro --rw; do
 		bad "$o: invalid path '': empty" "$o" "" -- true
-		bad "$o: invalid path 'x': relative" "$o" x -- true
+		bad "$o: invalid path 'x': not absolute" "$o" x -- true
 		bad "$o: invalid path '$NS_DIR/none': does not exist" "$o" "$NS_DIR/none" -- true
 		bad "$o: invalid path '$NS_DIR/link': a symlink" "$o" "$NS_DIR/link" -- true
 		bad "$o: invalid path '/': the root" "$o" / -- true
@@ -126,7 +126,7 @@ bad() {
 	bad "--runtime: empty (use --runtime none for no system paths)" --runtime "" --workspace "$NS_WS" -- true
 	bad "--runtime: invalid list ':': empty entry" --uid 1 --gid 1 --runtime : --workspace "$NS_WS" -- true
 	bad "--runtime: invalid list '/usr::/etc': empty entry" --uid 1 --gid 1 --runtime /usr::/etc --workspace "$NS_WS" -- true
-	bad "--runtime: invalid path 'usr': relative" --uid 1 --gid 1 --runtime usr --workspace "$NS_WS" -- true
+	bad "--runtime: invalid path 'usr': not absolute" --uid 1 --gid 1 --runtime usr --workspace "$NS_WS" -- true
 	bad "--runtime: invalid path '/nonexistent': does not exist" --uid 1 --gid 1 --runtime /nonexistent --workspace "$NS_WS" -- true
 	bad "--runtime: invalid path '/proc': under /proc" --uid 1 --gid 1 --runtime /proc --workspace "$NS_WS" -- true
 	bad "--runtime given twice" --runtime none --runtime none -- true
@@ -225,7 +225,7 @@ bad() {
 }
 
 @test "--home takes a path like --rw, once" {
-	bad "--home: invalid path 'rel': relative" --workspace "$NS_WS" --home rel -- true
+	bad "--home: invalid path 'rel': not absolute" --workspace "$NS_WS" --home rel -- true
 	bad "--home: invalid path '/nonexistent': does not exist" --workspace "$NS_WS" --home /nonexistent -- true
 	bad "--home given twice" --workspace "$NS_WS" --home /var/tmp --home /var/tmp -- true
 	bad "--home: invalid path '$NS_WS': overlaps the workspace $NS_WS (a writable second view of it; give a directory outside the workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true

@@ -75,7 +75,7 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$NS_DIR/run/b.sock" \
 	bad "--net broker needs a PATH or --broker-fd" --net broker -- true
 	bad "--net: invalid broker path '': empty" --net broker: -- true
 	bad "--net: invalid broker path '': empty" --net broker:,port=80 -- true
-	bad "--net: invalid broker path 'run/b.sock': relative" --net broker:run/b.sock -- true
+	bad "--net: invalid broker path 'run/b.sock': not absolute" --net broker:run/b.sock -- true
 	bad "--net: invalid broker path '$NS_DIR/run/nothing': No such file or directory" --net "broker:$NS_DIR/run/nothing" -- true
 	bad "--net: invalid broker path '$NS_DIR/run/file': not a socket" --net "broker:$NS_DIR/run/file" -- true
 	bad "--net: invalid broker path '$NS_DIR/run': not a socket" --net "broker:$NS_DIR/run" -- true

@@ -146,7 +146,7 @@ grant() {
 	local sh="$NS_DIR/shared.$BATS_TEST_NUMBER" t d
 	mkdir -p "$sh"
 	ln -sfn "$sh" "$NS_DIR/shlink"
-	for t in "rel:relative" "/:the root" "/proc/x:under /proc" "/sys:under /sys" "/dev/shm/x:under /dev" \
+	for t in "rel:not absolute" "/:the root" "/proc/x:under /proc" "/sys:under /sys" "/dev/shm/x:under /dev" \
 		"/a//b:not canonical (empty, '.' or '..' component)" "/a/../b:not canonical (empty, '.' or '..' component)" \
 		"/a/:not canonical (empty, '.' or '..' component)"; do
 		run -100 --separate-stderr ns_root --workspace "$ws" --bind "$sh" "${t%%:*}" -- true
@@ -159,7 +159,7 @@ grant() {
 	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind "$sh"
 	assert_equal "$stderr" "sbx-ns: usage: --ro-bind: missing destination"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind shared /shared -- true
-	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path 'shared': relative"
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path 'shared': not absolute"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$NS_DIR/shlink" /shared -- true
 	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '$NS_DIR/shlink': a symlink"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind /proc/self /shared -- true

@@ -103,7 +103,7 @@ void ns_parse_net(struct ns_run *r, const char *s)
 		if (!*p)
 			sbx_die_usage("--net: invalid broker path '': empty");
 		if (*p != '/')
-			sbx_die_usage("--net: invalid broker path '%s': relative", p);
+			sbx_die_usage("--net: invalid broker path '%s': not absolute", p);
 		r->broker_path = p;
 	} else if (rest != end) {
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);

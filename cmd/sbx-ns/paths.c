@@ -5,6 +5,7 @@
  * compared again when the sandbox mounts it. */
 #include "ns.h"
 
+#include "parse.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -120,10 +121,7 @@ void ns_add_path(struct ns_run *r, enum mount_kind kind, int ro, const char *opt
 	struct stat st;
 	const char *why;
 
-	if (!*arg)
-		sbx_die_usage("%s: invalid path '': empty", opt);
-	if (arg[0] != '/')
-		sbx_die_usage("%s: invalid path '%s': relative", opt, arg);
+	sbx_opt_abspath(opt, arg);
 	check_place(opt, arg, arg, kind);
 	why = canonical(arg, 0, &st);
 	if (why)
@@ -187,8 +185,7 @@ void ns_add_runtime(struct ns_run *r)
 		strcpy(list, r->runtime);
 		for (p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
 			const char *why;
-			if (p[0] != '/')
-				sbx_die_usage("--runtime: invalid path '%s': relative", p);
+			sbx_opt_abspath("--runtime", p);
 			why = canonical(p, 1, &st);
 			if (why)
 				sbx_die_usage("--runtime: invalid path '%s': %s", p, why);
