@@ -6,7 +6,7 @@
 # how the recipe itself is kept working.
 SEATBELT_MACOS_SRC := cmd/sbx-seatbelt/main.c \
 	$(addprefix lib/,clock.c cmdpath.c die.c exec.c fd.c grow.c json.c opts.c parse.c quote.c status.c procstat.c \
-	  meter/meter.c meter/meter_tree.c meter/meter_disk.c seatbelt/sbpl.c)
+	  sys.c meter/meter.c meter/meter_tree.c meter/meter_disk.c seatbelt/sbpl.c)
 
 .PHONY: sbx-seatbelt-macos
 sbx-seatbelt-macos:
