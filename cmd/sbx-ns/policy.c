@@ -5,6 +5,7 @@
  * host-process fallback runs only when both halves allow it. */
 #include "ns.h"
 
+#include "clock.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
@@ -218,16 +219,9 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 {
 	sigset_t set;
 	siginfo_t si;
-	struct timespec end, now, left;
+	uint64_t end = sbx_now_ms() + r->timeout_ms;
 
 	ns_wait_signals(&set);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(r->timeout_ms / 1000);
-	end.tv_nsec += (long)(r->timeout_ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	*timed_out = 0;
 	for (;;) {
 		int sig;
@@ -235,18 +229,15 @@ static int wait_command(const struct ns_run *r, pid_t pid, int *st, int *timed_o
 		if (waitpid(pid, st, WNOHANG) == pid)
 			return 0;
 		if (r->timeout_ms && !*timed_out) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left.tv_sec = end.tv_sec - now.tv_sec;
-			left.tv_nsec = end.tv_nsec - now.tv_nsec;
-			if (left.tv_nsec < 0) {
-				left.tv_sec--;
-				left.tv_nsec += 1000000000L;
-			}
-			if (left.tv_sec < 0) {
+			uint64_t now = sbx_now_ms();
+			struct timespec left;
+			if (now >= end) {
 				kill(pid, SIGKILL);
 				*timed_out = 1;
 				continue;
 			}
+			left.tv_sec = (time_t)((end - now) / 1000);
+			left.tv_nsec = (long)((end - now) % 1000) * 1000000L;
 			sig = sigtimedwait(&set, &si, &left);
 		} else {
 			sig = sigwaitinfo(&set, &si);
