@@ -103,6 +103,6 @@ char *sbx_cmdpath_env(const char *dirs)
 	char *s;
 
 	if (asprintf(&s, "PATH=%s", dirs) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		sbx_need(NULL);
 	return s;
 }

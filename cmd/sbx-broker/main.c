@@ -92,9 +92,7 @@ static void add_host(struct broker_cfg *cfg, const char *s)
 	for (size_t i = 0; i < cfg->nhosts; i++)
 		if (cfg->hosts[i].wildcard == p.wildcard && !strcmp(cfg->hosts[i].name, p.name))
 			sbx_die_usage("--allow-host: '%s' given twice", s);
-	cfg->hosts = realloc(cfg->hosts, (cfg->nhosts + 1) * sizeof *cfg->hosts);
-	if (!cfg->hosts)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the allowlist");
+	cfg->hosts = sbx_need(realloc(cfg->hosts, (cfg->nhosts + 1) * sizeof *cfg->hosts));
 	cfg->hosts[cfg->nhosts++] = p;
 }
 
@@ -129,9 +127,7 @@ static void add_deny(struct broker_cfg *cfg, const char *s)
 		if (sbx_cidr_same(&cfg->deny[i], &c))
 			sbx_die_usage("--deny-address: %s given twice", c.text);
 	snprintf(c.why, sizeof c.why, "denied by --deny-address %s", c.text);
-	cfg->deny = realloc(cfg->deny, (cfg->ndeny + 1) * sizeof *cfg->deny);
-	if (!cfg->deny)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the denied ranges");
+	cfg->deny = sbx_need(realloc(cfg->deny, (cfg->ndeny + 1) * sizeof *cfg->deny));
 	cfg->deny[cfg->ndeny++] = c;
 }
 

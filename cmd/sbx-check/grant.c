@@ -172,9 +172,7 @@ int chk_grant(int argc, char **argv)
 		case G_ENV:
 			grant_check_env("--env", arg, env, nenv);
 			manual = "--env";
-			env = realloc(env, (nenv + 2) * sizeof *env);
-			if (!env)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			env = sbx_need(realloc(env, (nenv + 2) * sizeof *env));
 			env[nenv++] = (char *)arg;
 			env[nenv] = NULL;
 			break;
@@ -204,9 +202,7 @@ int chk_grant(int argc, char **argv)
 	}
 	in.envp = env;
 
-	key = malloc(sizeof *key);
-	if (!key)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	key = sbx_need(malloc(sizeof *key));
 	sbx_grant_key_load("--key", keypath, key);
 	sbx_grant_fields(&in, &g);
 	sbx_grant_sign(&g, key);

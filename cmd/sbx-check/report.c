@@ -34,9 +34,7 @@ struct chk_item *chk_add(struct chk_report *r, enum chk_class cls, const char *n
 
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 32;
-		struct chk_item *n = realloc(r->items, cap * sizeof *n);
-		if (!n)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the report");
+		struct chk_item *n = sbx_need(realloc(r->items, cap * sizeof *n));
 		r->items = n;
 		r->cap = cap;
 	}

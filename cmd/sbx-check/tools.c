@@ -252,11 +252,9 @@ static void one(struct chk_report *r, const char *name, const char *path, struct
 void chk_tools(struct chk_report *r, const struct chk_opts *o, char **paths, int n)
 {
 	char bindir[PATH_MAX], p[PATH_MAX + 32], mp[PATH_MAX + 32];
-	struct manifest *m = calloc(1, sizeof *m);
+	struct manifest *m = sbx_need(calloc(1, sizeof *m));
 	int i;
 
-	if (!m)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the manifest");
 	chk_bindir(bindir, sizeof bindir);
 	if (o->manifest) {
 		load_manifest(r, m, o->manifest, 1);

@@ -153,9 +153,7 @@ void sbx_grant_fields(const struct sbx_grant_input *in, struct sbx_grant *g)
 
 	for (n = 0; in->envp && in->envp[n]; n++)
 		;
-	sorted = malloc((n + 1) * sizeof *sorted);
-	if (!sorted)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	sorted = sbx_need(malloc((n + 1) * sizeof *sorted));
 	if (n)
 		memcpy(sorted, in->envp, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cmp_str);

@@ -79,9 +79,7 @@ void sbx_protect_add(struct sbx_protect *p, const char *opt, const char *path)
 		sbx_die_usage("%s: invalid path '%s': %s", opt, path, strerror(errno));
 	if (!strcmp(c, "/"))
 		sbx_die_usage("%s: invalid path '%s': the whole file system", opt, path);
-	v = realloc(p->v, (p->n + 1) * sizeof *v);
-	if (!v)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	v = sbx_need(realloc(p->v, (p->n + 1) * sizeof *v));
 	p->v = v;
 	e = &v[p->n++];
 	e->path = c;
