@@ -503,27 +503,23 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 {
 	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
 	const char *hello = r->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
-	char cbuf[CMSG_SPACE(SBX_HANDOFF_FDS * sizeof(int))], c, answer[256];
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof cbuf };
-	struct cmsghdr *cm;
+	char c, answer[256];
 	struct ucred cr;
 	socklen_t crlen = sizeof cr;
 	const char *why;
-	int fds[SBX_HANDOFF_FDS], s;
-	size_t n = r->transparent ? 4 + r->ncap : 2;
+	int fds[SBX_HANDOFF_FDS + 1], s, cut;
+	size_t n = r->transparent ? 4 + r->ncap : 2, got;
 
 	if (r->net != NET_BROKER)
 		return;
 	close(r->net_chan[1]);
-	if (recvmsg(r->net_chan[0], &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L' ||
-	    !(cm = CMSG_FIRSTHDR(&m)) || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(n * sizeof(int))) {
+	if (sbx_recv_fds(r->net_chan[0], &c, 1, 0, fds, n + 1, &got, &cut) != 1 || c != 'L' ||
+	    got != n || cut) {
+		for (size_t i = 0; i < got; i++)
+			close(fds[i]);
 		close(r->net_chan[0]);
 		return; /* pid 1 died and said why */
 	}
-	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
 	for (size_t i = 0; i < n; i++) {
 		if (r->transparent && i == 2)
 			continue; /* the DNS socket is UDP: nothing to reset */
