@@ -163,13 +163,6 @@ static void quote(struct buf *b, const char *s, size_t n)
 	}
 }
 
-char *sbx_sbpl_regex_quote(const char *s)
-{
-	struct buf b = { 0 };
-	quote(&b, s, strlen(s));
-	return done(&b);
-}
-
 static int wild(const char *s, size_t n)
 {
 	return memchr(s, '*', n) || memchr(s, '?', n);

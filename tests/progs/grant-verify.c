@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -123,7 +124,12 @@ static void parse(struct gv *o, int argc, char **argv)
 		for (size_t i = 0; i < o->nenv; i++)
 			if (!strncmp(o->env[i], "PATH=", 5))
 				sbx_die_usage("--setenv: PATH is set by --command-path");
-		push_env(o, sbx_cmdpath_env(o->cmdpath));
+		{
+			char *p;
+			if (asprintf(&p, "PATH=%s", o->cmdpath) < 0)
+				sbx_need(NULL);
+			push_env(o, p);
+		}
 	}
 	if (!o->env && !(o->env = calloc(1, sizeof *o->env)))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
