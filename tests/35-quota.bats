@@ -315,6 +315,11 @@ extra=()
 	qa "$ws/dir/a"$'\n'"b'c\\" 9
 	run -102 --separate-stderr walk "$ws"
 	assert_equal "$stderr" "quota-walk: fatal: refusing workspace: 'dir/a\\x0ab\\x27c\\x5c' has project id 9, not 42"
+	# Terminal escapes, 7- and 8-bit, in a symlink's name: escaped, never raw.
+	rm "$ws/dir/a"$'\n'"b'c\\"
+	ln -s /nonexistent "$ws/dir/t"$'\e]0;x\a\e[2J\xc2\x9b2J\x9b'
+	run -102 --separate-stderr walk "$ws"
+	assert_equal "$stderr" "quota-walk: fatal: refusing workspace: 'dir/t\\x1b]0;x\\x07\\x1b[2J\\xc2\\x9b2J\\x9b' is a symbolic link"
 }
 
 @test "the tree check refuses a tree deeper than 512 directories" {
