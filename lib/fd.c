@@ -173,14 +173,32 @@ int sbx_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-long sbx_read_full(int fd, void *buf, size_t len)
+/* Read until len bytes or end of file; with a deadline (ms of
+ * sbx_now_ms, 0: none) each read waits for the fd first, and the wait
+ * ends with ETIMEDOUT. */
+static long read_until(int fd, void *buf, size_t len, uint64_t deadline)
 {
 	char *p = buf;
 	size_t got = 0;
 
 	while (got < len) {
-		ssize_t r = read(fd, p + got, len - got);
-		if (r < 0 && errno == EINTR)
+		ssize_t r;
+
+		if (deadline) {
+			struct pollfd pfd = { fd, POLLIN, 0 };
+			uint64_t now = sbx_now_ms();
+			int pr = now >= deadline ? 0 : poll(&pfd, 1, (int)(deadline - now));
+			if (pr == 0) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			if (pr < 0 && errno != EINTR)
+				return -1;
+			if (pr < 0)
+				continue;
+		}
+		r = read(fd, p + got, len - got);
+		if (r < 0 && (errno == EINTR || (deadline && errno == EAGAIN)))
 			continue;
 		if (r < 0)
 			return -1;
@@ -191,36 +209,14 @@ long sbx_read_full(int fd, void *buf, size_t len)
 	return (long)got;
 }
 
+long sbx_read_full(int fd, void *buf, size_t len)
+{
+	return read_until(fd, buf, len, 0);
+}
+
 long sbx_read_eof(int fd, void *buf, size_t len)
 {
-	uint64_t deadline = sbx_now_ms() + SBX_FD_WAIT_MS;
-	char *p = buf;
-	size_t got = 0;
-
-	while (got < len) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
-		uint64_t now = sbx_now_ms();
-		int pr = now >= deadline ? 0 : poll(&pfd, 1, (int)(deadline - now));
-		ssize_t r;
-
-		if (pr == 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		if (pr < 0 && errno != EINTR)
-			return -1;
-		if (pr < 0)
-			continue;
-		r = read(fd, p + got, len - got);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (long)got;
+	return read_until(fd, buf, len, sbx_now_ms() + SBX_FD_WAIT_MS);
 }
 
 long sbx_read_small(const char *path, int flags, char *buf, size_t size)
