@@ -416,14 +416,9 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 	else
 		sbx_json_str(&j, "landlock", "none");
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(r));
-	if (r->net == NET_BROKER) {
-		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
-		sbx_json_str(&j, "proxy", proxy);
-		sbx_json_str(&j, "bridge", "handed to the broker");
+	ns_net_status(&j, r, "handed to the broker");
+	if (r->net == NET_BROKER)
 		sbx_json_int(&j, "broker_pid", r->broker_pid);
-	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
 	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->mnt_api));
 	sbx_json_str(&j, "userns", "blocked");

@@ -23,6 +23,7 @@
 #include "fd.h"
 #include "fdpass.h"
 #include "handoff.h"
+#include "json.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -575,6 +576,20 @@ const char *ns_net_name(const struct ns_run *r)
 	case NET_HOST: return "host (unrestricted)";
 	default: return "none";
 	}
+}
+
+/* The network fields of a "started" status line, the same for both
+ * tiers; bridge says how the broker is reached. */
+void ns_net_status(struct sbx_json *j, const struct ns_run *r, const char *bridge)
+{
+	char proxy[40];
+
+	sbx_json_str(j, "net", ns_net_name(r));
+	if (r->net != NET_BROKER)
+		return;
+	snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
+	sbx_json_str(j, "proxy", proxy);
+	sbx_json_str(j, "bridge", bridge);
 }
 
 /* The proxy variables: a convenience for clients, not the boundary. */

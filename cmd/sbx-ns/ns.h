@@ -260,6 +260,8 @@ void ns_net_inside(struct ns_run *r);
 void ns_net_outer(struct ns_run *r, pid_t pid);
 void ns_net_end(struct ns_run *r);
 const char *ns_net_name(const struct ns_run *r);
+struct sbx_json;
+void ns_net_status(struct sbx_json *j, const struct ns_run *r, const char *bridge);
 char **ns_net_env(const struct ns_run *r, char **env, size_t *k);
 int ns_net_reserved_env(const char *name, size_t len);
 

@@ -206,13 +206,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 			sbx_json_str(&j, NULL, lost[i].key);
 	sbx_json_close_arr(&j);
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(r));
-	if (r->net == NET_BROKER) {
-		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->port);
-		sbx_json_str(&j, "proxy", proxy);
-		sbx_json_str(&j, "bridge", "the host's loopback port");
-	}
+	ns_net_status(&j, r, "the host's loopback port");
 	sbx_json_str(&j, "deny_write", r->tier_deny_off ? "unenforced" : "none");
 	sbx_json_str(&j, "tmpdir", r->tier_tmp);
 	sbx_json_uint(&j, "uid", r->uid);
