@@ -406,6 +406,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 @test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open" --log-fd 9; }
 @test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open" --ready-fd 9; }
 @test "--log-fd and --ready-fd the same fd" { usage "--ready-fd: fd 4 is also --log-fd" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
+@test "--listen-fd and --log-fd the same fd" { usage "--listen-fd: fd 4 is also --log-fd" "${H[@]}" --log-fd 4 --listen-fd 4 4>/dev/null; }
 @test "--allow-private-networks takes no value" { usage "--allow-private-networks takes no value" --allow-private-networks=yes; }
 @test "--allow-private-networks twice" { usage "--allow-private-networks given twice" --allow-private-networks --allow-private-networks; }
 @test "--allow-method is refused: methods travel encrypted in HTTPS" {
