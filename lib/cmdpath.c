@@ -1,7 +1,6 @@
 /* The command search path: see cmdpath.h. */
 #include "cmdpath.h"
 #include "die.h"
-#include "exec.h"
 #include "exitcodes.h"
 
 #include <errno.h>
@@ -93,16 +92,3 @@ const char *sbx_opt_cmdpath(const char *opt, const char *dirs)
 	return dirs;
 }
 
-int sbx_cmdpath_find(const char *prog, const char *dirs, char *out, size_t n)
-{
-	return sbx_exec_find(prog, dirs, out, n > 0xffffffffU ? 0xffffffffU : (unsigned)n);
-}
-
-char *sbx_cmdpath_env(const char *dirs)
-{
-	char *s;
-
-	if (asprintf(&s, "PATH=%s", dirs) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	return s;
-}

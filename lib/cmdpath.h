@@ -25,11 +25,4 @@ const char *sbx_cmdpath_check(const char *dirs, char *why, size_t n);
  * "--command-path: invalid path list '/bin::/usr/bin': empty entry 2". */
 const char *sbx_opt_cmdpath(const char *opt, const char *dirs);
 
-/* Find prog in dirs as the command will (lib/exec.h sbx_exec_find: a name
- * with '/' is taken as is). 0 and the path in out, or -1 with errno. */
-int sbx_cmdpath_find(const char *prog, const char *dirs, char *out, size_t n);
-
-/* "PATH=" DIRS, malloc'd, for the command's environment; dies on ENOMEM. */
-char *sbx_cmdpath_env(const char *dirs);
-
 #endif

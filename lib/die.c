@@ -52,6 +52,15 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 	errno = err;
 }
 
+void *sbx_need(void *p)
+{
+	if (!p) {
+		errno = ENOMEM;
+		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	}
+	return p;
+}
+
 const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v)
 {
 	if (v && v % (1024ULL * 1024) == 0)

@@ -32,6 +32,10 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 #define sbx_killed(...) sbx_msg(SBX_MSG_KILLED, 0, 0, __VA_ARGS__)
 /* "PROG: note: MSG": a limit held the command back without ending it. */
 #define sbx_note(...) sbx_msg(SBX_MSG_NOTE, 0, 0, __VA_ARGS__)
+/* p, or die with the one message of a failed allocation, "PROG: fatal:
+ * unable to allocate memory: " and strerror(ENOMEM) (111):
+ * x = sbx_need(malloc(n)). */
+void *sbx_need(void *p);
 /* "64 MiB" when v is whole MiB, else "N bytes". */
 const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v);
 /* Milliseconds as seconds the way --timeout takes them: "3 s", "0.25 s". */

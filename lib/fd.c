@@ -1,11 +1,14 @@
 #include "fd.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "clock.h"
 #include "parse.h"
+#include "status.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -27,13 +30,35 @@ const char *sbx_parse_fd(const char *s, int *fd)
 	return NULL;
 }
 
-int sbx_opt_fd(const char *opt, const char *s)
+int sbx_opt_fd_shared(const char *opt, const char *s)
 {
 	int fd = -1;
 	const char *why = sbx_parse_fd(s, &fd);
 
 	if (why)
 		sbx_die_usage("%s: invalid fd '%s': %s", opt, s, why);
+	return fd;
+}
+
+int sbx_opt_fd(const char *opt, const char *s)
+{
+	static struct { int fd; const char *opt; } claims[256];
+	static size_t nclaims;
+	int fd = sbx_opt_fd_shared(opt, s);
+
+	for (size_t i = 0; i < nclaims; i++) {
+		if (claims[i].fd != fd)
+			continue;
+		if (!strcmp(claims[i].opt, "--status-fd"))
+			sbx_status_disown();
+		if (!strcmp(claims[i].opt, opt))
+			sbx_die_usage("%s: fd %d given twice", opt, fd);
+		sbx_die_usage("%s: fd %d is also %s", opt, fd, claims[i].opt);
+	}
+	if (nclaims == sizeof claims / sizeof claims[0])
+		sbx_die_usage("%s: more than %zu fd options", opt, nclaims);
+	claims[nclaims].fd = fd;
+	claims[nclaims++].opt = opt;
 	return fd;
 }
 
@@ -148,14 +173,32 @@ int sbx_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-long sbx_read_full(int fd, void *buf, size_t len)
+/* Read until len bytes or end of file; with a deadline (ms of
+ * sbx_now_ms, 0: none) each read waits for the fd first, and the wait
+ * ends with ETIMEDOUT. */
+static long read_until(int fd, void *buf, size_t len, uint64_t deadline)
 {
 	char *p = buf;
 	size_t got = 0;
 
 	while (got < len) {
-		ssize_t r = read(fd, p + got, len - got);
-		if (r < 0 && errno == EINTR)
+		ssize_t r;
+
+		if (deadline) {
+			struct pollfd pfd = { fd, POLLIN, 0 };
+			uint64_t now = sbx_now_ms();
+			int pr = now >= deadline ? 0 : poll(&pfd, 1, (int)(deadline - now));
+			if (pr == 0) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			if (pr < 0 && errno != EINTR)
+				return -1;
+			if (pr < 0)
+				continue;
+		}
+		r = read(fd, p + got, len - got);
+		if (r < 0 && (errno == EINTR || (deadline && errno == EAGAIN)))
 			continue;
 		if (r < 0)
 			return -1;
@@ -164,6 +207,16 @@ long sbx_read_full(int fd, void *buf, size_t len)
 		got += (size_t)r;
 	}
 	return (long)got;
+}
+
+long sbx_read_full(int fd, void *buf, size_t len)
+{
+	return read_until(fd, buf, len, 0);
+}
+
+long sbx_read_eof(int fd, void *buf, size_t len)
+{
+	return read_until(fd, buf, len, sbx_now_ms() + SBX_FD_WAIT_MS);
 }
 
 long sbx_read_small(const char *path, int flags, char *buf, size_t size)

@@ -3,6 +3,7 @@
 #include "status.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +200,36 @@ const char *sbx_json_end(struct sbx_json *j, size_t *len)
 	return j->buf;
 }
 
+/* One write(2) of the line. A status reader that went away (EPIPE) must
+ * not kill the tool with SIGPIPE before it says so and exits with its own
+ * code, whatever the tool did with the signal so far: it is blocked for the
+ * write, and the one the write raised is taken back. */
+static ssize_t write_line(int fd, const char *line, size_t len)
+{
+	sigset_t pipe, old;
+	ssize_t w;
+	int guard = fd == sbx_status_fd(), e;
+
+	if (guard) {
+		sigemptyset(&pipe);
+		sigaddset(&pipe, SIGPIPE);
+		sigprocmask(SIG_BLOCK, &pipe, &old);
+	}
+	do
+		w = write(fd, line, len);
+	while (w < 0 && errno == EINTR);
+	e = errno;
+	if (guard) {
+		if (w < 0 && e == EPIPE && !sigismember(&old, SIGPIPE)) {
+			struct timespec now = { 0, 0 };
+			sigtimedwait(&pipe, NULL, &now);
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	errno = e;
+	return w;
+}
+
 int sbx_json_write(struct sbx_json *j, int fd)
 {
 	size_t len = 0;
@@ -210,10 +241,7 @@ int sbx_json_write(struct sbx_json *j, int fd)
 			errno = ENOMEM;
 			r = -1;
 		} else {
-			ssize_t w;
-			do
-				w = write(fd, line, len);
-			while (w < 0 && errno == EINTR);
+			ssize_t w = write_line(fd, line, len);
 			if (w < 0)
 				r = -1;
 			else if ((size_t)w != len) {

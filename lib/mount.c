@@ -1,6 +1,7 @@
 /* Bind mounts by the new mount API or the classic calls: see mount.h. */
 #include "mount.h"
 #include "walk.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,12 +61,9 @@ static int setattr_(int dfd, const char *p, unsigned f, unsigned set)
 
 static int reopen(int dfd, const char *path)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   (path[0] == '/' ? 0 : RESOLVE_BENEATH),
-	};
-	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof how);
+	return sbx_openat2(dfd, path, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   (path[0] == '/' ? 0 : RESOLVE_BENEATH));
 }
 
 enum sbx_mnt_api sbx_mnt_probe(void)

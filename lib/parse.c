@@ -192,3 +192,26 @@ uint64_t sbx_opt_seconds(const char *opt, const char *s, uint64_t max_ms)
 	const char *why = sbx_parse_seconds(s, max_ms, &v);
 	return checked(opt, "duration", s, why, &v);
 }
+
+const char *sbx_env_name_invalid(const char *name, size_t len)
+{
+	if (!len)
+		return "empty name";
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			 (i && c >= '0' && c <= '9');
+		if (!ok)
+			return "bad name";
+	}
+	return NULL;
+}
+
+const char *sbx_opt_abspath(const char *opt, const char *s)
+{
+	if (!*s)
+		sbx_die_usage("%s: invalid path '': empty", opt);
+	if (s[0] != '/')
+		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
+	return s;
+}

@@ -6,6 +6,7 @@
 #ifndef SBX_PARSE_H
 #define SBX_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Unsigned decimal in [min, max]. "0" is refused when min > 0. */
@@ -23,6 +24,17 @@ const char *sbx_parse_percent(const char *s, uint64_t max, uint64_t *out);
 /* Seconds with up to three decimals ("30", "0.5", "2.250"), returned in
  * milliseconds; zero refused; at most max_ms. */
 const char *sbx_parse_seconds(const char *s, uint64_t max_ms, uint64_t *out_ms);
+
+/* The name of an environment variable the caller sets (sbx-ns --setenv and
+ * --keep-env, sbx-check grant --env and a plan's env): what a shell
+ * accepts, [A-Za-z_][A-Za-z0-9_]*. NULL when fine, else "empty name" or
+ * "bad name". */
+const char *sbx_env_name_invalid(const char *name, size_t len);
+
+/* An option's absolute path, in the one shape every tool says it: dies
+ * with "OPT: invalid path '': empty" or "OPT: invalid path 'x': not
+ * absolute" (usage, 100). Returns s. */
+const char *sbx_opt_abspath(const char *opt, const char *s);
 
 /* The option-level forms: die with a usage error naming the option and the
  * value, e.g. "sbx-cgroup: usage: --memory: invalid size '1Q': trailing garbage". */

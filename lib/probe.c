@@ -4,6 +4,7 @@
 
 #include "fd.h"
 #include "mount.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,15 +25,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef __NR_clone3
-#define __NR_clone3 435
-#endif
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
 #ifndef __NR_quotactl_fd
 #define __NR_quotactl_fd 443
 #endif
@@ -222,7 +214,7 @@ int sbx_probe_clone3_cgroup(void)
 	args[0] = PROBE_CLONE_INTO_CGROUP;  /* flags */
 	args[4] = SIGCHLD;                  /* exit_signal */
 	args[10] = 0x7fffffff;              /* cgroup: above any RLIMIT_NOFILE, never open */
-	r = syscall(__NR_clone3, args, sizeof args);
+	r = sbx_clone3(args, sizeof args);
 	if (r == 0)
 		_exit(0);  /* cannot happen with fd -1; never run the caller twice */
 	if (r > 0) {
@@ -234,7 +226,7 @@ int sbx_probe_clone3_cgroup(void)
 
 int sbx_probe_pidfd(void)
 {
-	long fd = syscall(__NR_pidfd_open, getpid(), 0);
+	long fd = sbx_pidfd_open(getpid());
 
 	if (fd < 0)
 		return errno;
@@ -244,11 +236,8 @@ int sbx_probe_pidfd(void)
 
 int sbx_probe_openat2(void)
 {
-	uint64_t how[3] = {
-		O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-		PROBE_RESOLVE_BENEATH | PROBE_RESOLVE_NO_SYMLINKS | PROBE_RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(__NR_openat2, AT_FDCWD, ".", how, sizeof how);
+	long fd = sbx_openat2(AT_FDCWD, ".", O_PATH | O_DIRECTORY | O_CLOEXEC,
+			      PROBE_RESOLVE_BENEATH | PROBE_RESOLVE_NO_SYMLINKS | PROBE_RESOLVE_NO_MAGICLINKS);
 
 	if (fd < 0)
 		return errno;

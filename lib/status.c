@@ -9,7 +9,7 @@
 
 static int status_fd = -1;
 static pid_t owner;
-static int exit_written, write_failed, dying;
+static int exit_written, write_failed;
 
 int sbx_status_opt(const char *arg)
 {
@@ -38,10 +38,10 @@ void sbx_status_exit_on_die(int code, const char *msg)
 	sbx_json_int(&j, "code", code);
 	sbx_json_str(&j, "stage", "setup");
 	sbx_json_str(&j, "error", msg);
-	/* The failure is already on stderr: a status fd that cannot take
-	 * this last line (a usage error may be about that very fd) adds no
-	 * second message. */
-	dying = 1;
+	/* The failure is already on stderr; an exit line the fd cannot take
+	 * is said there too, once, like any other status line: the reader of
+	 * the status fd would otherwise see a run end without an exit line
+	 * and no word of why. */
 	sbx_json_write(&j, status_fd);
 }
 
@@ -54,7 +54,7 @@ void sbx_status_wrote(int fd, int is_exit, int ok, int err)
 			exit_written = 1;
 		return;
 	}
-	if (write_failed || dying)
+	if (write_failed)
 		return;
 	write_failed = 1;
 	/* A warning, not a failure: the sandbox is still what it claims,

@@ -12,6 +12,13 @@ load ns
 
 # Run "$@" with fd 5 on the captured stdout.
 fd5() { "$@" 5>&1; }
+# Run "$@" with fd 5 a pipe whose reader is gone, SIGPIPE at its default.
+epipe5() {
+	/usr/bin/python3 -c 'import os, signal, sys
+r, w = os.pipe(); os.close(r); os.dup2(w, 5)
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
 
 @test "every tool answers --version with its name and the release, exit 0" {
 	local t
@@ -48,6 +55,30 @@ fd5() { "$@" 5>&1; }
 	assert_equal "$stderr" "sbx-ns: fatal: unable to protect .env in the workspace: it is a symlink"
 	run -102 --separate-stderr fd5 ns_user --status-fd 5 --workspace "$ws" -- true
 	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env in the workspace: it is a symlink"}'
+}
+
+# Each refusal class that stops a tool before its command starts: a limit the
+# host cannot enforce (101), a broker that does not answer (102), no
+# isolation (106), a failed system call (111). The workspace is on the
+# host's disk, which has neither cgroup v2 nor project quotas.
+@test "refusals 101, 102 (broker), 106 and 111 after --status-fd end it with the one exit line" {
+	local ws
+	ws=$(ns_ws)
+	run -101 --separate-stderr fd5 sbx-cgroup --status-fd 5 --root "$ws" --name a --memory 64M -- true
+	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":101,\"stage\":\"setup\",\"error\":\"hard limits unsupported: $ws is not on a cgroup v2 file system\"}"
+	run -111 --separate-stderr fd5 sbx-cgroup --status-fd 5 --root "$ws/none" --name a --memory 64M -- true
+	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":111,\"stage\":\"setup\",\"error\":\"unable to open $ws/none: No such file or directory\"}"
+	run -101 --separate-stderr fd5 sbx-quota verify --status-fd 5 --workspace "$ws" --disk 1M -- true
+	assert_output --regexp '^\{"tool":"sbx-quota","event":"exit","code":101,"stage":"setup","error":"hard limits unsupported: .*"\}$'
+	run -111 --separate-stderr fd5 sbx-quota verify --status-fd 5 --workspace "$ws/none" --disk 1M -- true
+	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":111,\"stage\":\"setup\",\"error\":\"unable to open workspace $ws/none: No such file or directory\"}"
+	run -106 --separate-stderr fd5 sbx-seatbelt --status-fd 5 --workspace "$ws" -- true
+	assert_output '{"tool":"sbx-seatbelt","event":"exit","code":106,"stage":"setup","error":"unable to run /usr/bin/sandbox-exec: Seatbelt exists only on macOS (on Linux confine with sbx-ns)"}'
+	# A socket nobody listens on: the broker "does not answer".
+	/usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$NS_DIR/mute.sock"
+	run -102 --separate-stderr fd5 ns_root --status-fd 5 --workspace "$ws" --net "broker:$NS_DIR/mute.sock" -- true
+	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\",\"code\":102,\"stage\":\"setup\",\"error\":\"refusing to run: the broker at $NS_DIR/mute.sock does not answer: Connection refused\"}"
+	rm -f "$NS_DIR/mute.sock"
 }
 
 @test "a run that ends normally still writes exactly one exit line" {
@@ -97,25 +128,74 @@ fd5() { "$@" 5>&1; }
 	ws=$(ns_ws)
 	run -0 --separate-stderr ns_user --status-fd 5 --workspace "$ws" -- true 5>/dev/full
 	assert_equal "$stderr" "sbx-ns: warning: unable to write a status line to fd 5: No space left on device (said once; later lines may be lost too)"
+	# A reader that went away (EPIPE): said once too, and SIGPIPE does not end the run.
+	run -0 --separate-stderr epipe5 sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" --status-fd 5 --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: unable to write a status line to fd 5: Broken pipe (said once; later lines may be lost too)"
 }
 
-@test "a --policy-fd whose writer never closes it is refused after a bounded wait (100), not a hang" {
-	local ws
+# A tool refused before it started still writes its exit line, and when the
+# fd cannot take it that is said after the refusal, once.
+@test "an exit line that cannot be written on a refusal is said once on stderr (sbx-cgroup, sbx-quota, sbx-seatbelt, sbx-ns)" {
+	local ws w="unable to write a status line to fd 5: No space left on device (said once; later lines may be lost too)"
 	ws=$(ns_ws)
-	local f="$BATS_TEST_TMPDIR/fifo"
+	run -101 --separate-stderr sbx-cgroup --status-fd 5 --root "$ws" --name a --memory 64M -- true 5>/dev/full
+	assert_equal "$stderr" "sbx-cgroup: fatal: hard limits unsupported: $ws is not on a cgroup v2 file system
+sbx-cgroup: warning: $w"
+	run -100 --separate-stderr sbx-quota verify --status-fd 5 --workspace "$ws" -- true 5>/dev/full
+	assert_equal "$stderr" "sbx-quota: usage: missing --disk
+sbx-quota: warning: $w"
+	run -106 --separate-stderr sbx-seatbelt --status-fd 5 --workspace "$ws" -- true 5>/dev/full
+	assert_equal "$stderr" "sbx-seatbelt: fatal: unable to run /usr/bin/sandbox-exec: Seatbelt exists only on macOS (on Linux confine with sbx-ns)
+sbx-seatbelt: warning: $w"
+	run -100 --separate-stderr ns_user --status-fd 5 --workspace "$ws" --bogus -- true 5>/dev/full
+	assert_equal "$stderr" "sbx-ns: usage: unknown option --bogus
+sbx-ns: warning: $w"
+	# A reader that went away: the tool's own exit code, not death by SIGPIPE (141).
+	w="unable to write a status line to fd 5: Broken pipe (said once; later lines may be lost too)"
+	run -100 --separate-stderr epipe5 sbx-quota verify --status-fd 5 --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-quota: usage: missing --disk
+sbx-quota: warning: $w"
+	run -106 --separate-stderr epipe5 sbx-seatbelt --status-fd 5 --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-seatbelt: fatal: unable to run /usr/bin/sandbox-exec: Seatbelt exists only on macOS (on Linux confine with sbx-ns)
+sbx-seatbelt: warning: $w"
+	run -100 --separate-stderr epipe5 sbx-ns --status-fd 5 --bogus
+	assert_equal "$stderr" "sbx-ns: usage: unknown option --bogus
+sbx-ns: warning: $w"
+}
+
+# Every fd a tool reads to its end of file. The tools wait side by side, so
+# the test takes one bounded wait, not one per tool.
+@test "an fd read to end of file whose writer never closes it is refused after a bounded wait (100), not a hang" {
+	local ws f="$BATS_TEST_TMPDIR/fifo" key="$BATS_TEST_TMPDIR/key" i
+	ws=$(ns_ws)
 	mkfifo "$f"
 	chmod 0666 "$f"
-	# The test holds a writer open for as long as the tools read. Both
-	# tools wait at once, so the test takes one bounded wait, not two.
+	head -c 32 /dev/urandom >"$key"
+	chmod 0600 "$key"
+	# The test holds a writer open for as long as the tools read.
 	exec 7<>"$f"
-	local cg=$BATS_TEST_TMPDIR/cgroup rc=0
-	sbx-cgroup --root "$ws" --name x --baseline-fd 3 -- true 3<"$f" >"$cg.out" 2>"$cg.err" 7>&- &
-	local pid=$!
-	run -100 --separate-stderr ns_user --workspace "$ws" --policy-fd 3 -- true 3<"$f"
-	assert_equal "$stderr" "sbx-ns: usage: --policy-fd 3: no end of file after 10 s (the writer must close its end)"
-	wait "$pid" || rc=$?
+	local -a cmds=(
+		"ns_user --workspace $ws --policy-fd 3 -- true"
+		"sbx-cgroup --root $ws --name x --baseline-fd 3 -- true"
+		"sbx-quota verify --workspace $ws --policy-fd 3 -- true"
+		"sbx-check grant --key $key --plan-fd 3"
+		"ns_root --workspace $ws --grant-key $key --grant-fd 3 -- true"
+	)
+	for i in "${!cmds[@]}"; do
+		( set +e; ${cmds[$i]} 3<"$f" 2>"$BATS_TEST_TMPDIR/err.$i"; echo $? >"$BATS_TEST_TMPDIR/rc.$i" ) &
+	done
+	wait
 	exec 7>&-
-	assert_equal "$rc" 100
-	assert_equal "$(cat "$cg.out")" ""
-	assert_equal "$(cat "$cg.err")" "sbx-cgroup: usage: --baseline-fd 3: no end of file after 10 s (the writer must close its end)"
+	local w="no end of file after 10 s (the writer must close its end)"
+	local -a want=(
+		"sbx-ns: usage: --policy-fd 3: $w"
+		"sbx-cgroup: usage: --baseline-fd 3: $w"
+		"sbx-quota: usage: --policy-fd 3: $w"
+		"sbx-check: usage: --plan-fd: fd 3: $w"
+		"sbx-ns: usage: --grant-fd 3: $w"
+	)
+	for i in "${!cmds[@]}"; do
+		assert_equal "$(cat "$BATS_TEST_TMPDIR/err.$i")" "${want[$i]}"
+		assert_equal "$(cat "$BATS_TEST_TMPDIR/rc.$i")" 100
+	done
 }

@@ -47,8 +47,8 @@ bad() {
 
 @test "--workspace refuses empty, relative, missing, symlinked and non-canonical paths" {
 	bad "--workspace: invalid path '': empty" --workspace "" -- true
-	bad "--workspace: invalid path 'ws': relative" --workspace ws -- true
-	bad "--workspace: invalid path './ws': relative" --workspace ./ws -- true
+	bad "--workspace: invalid path 'ws': not absolute" --workspace ws -- true
+	bad "--workspace: invalid path './ws': not absolute" --workspace ./ws -- true
 	bad "--workspace: invalid path '$NS_DIR/none': does not exist" --workspace "$NS_DIR/none" -- true
 	bad "--workspace: invalid path '$NS_DIR/link': a symlink" --workspace "$NS_DIR/link" -- true
 	bad "--workspace: invalid path '$NS_DIR/link/x': has a symlink in its path" --workspace "$NS_DIR/link/x" -- true
@@ -104,7 +104,7 @@ bad() {
 	local o
 	for o in --ro --rw; do
 		bad "$o: invalid path '': empty" "$o" "" -- true
-		bad "$o: invalid path 'x': relative" "$o" x -- true
+		bad "$o: invalid path 'x': not absolute" "$o" x -- true
 		bad "$o: invalid path '$NS_DIR/none': does not exist" "$o" "$NS_DIR/none" -- true
 		bad "$o: invalid path '$NS_DIR/link': a symlink" "$o" "$NS_DIR/link" -- true
 		bad "$o: invalid path '/': the root" "$o" / -- true
@@ -125,7 +125,7 @@ bad() {
 	bad "--runtime: empty (use --runtime none for no system paths)" --runtime "" --workspace "$NS_WS" -- true
 	bad "--runtime: invalid list ':': empty entry" --uid 1 --gid 1 --runtime : --workspace "$NS_WS" -- true
 	bad "--runtime: invalid list '/usr::/etc': empty entry" --uid 1 --gid 1 --runtime /usr::/etc --workspace "$NS_WS" -- true
-	bad "--runtime: invalid path 'usr': relative" --uid 1 --gid 1 --runtime usr --workspace "$NS_WS" -- true
+	bad "--runtime: invalid path 'usr': not absolute" --uid 1 --gid 1 --runtime usr --workspace "$NS_WS" -- true
 	bad "--runtime: invalid path '/nonexistent': does not exist" --uid 1 --gid 1 --runtime /nonexistent --workspace "$NS_WS" -- true
 	bad "--runtime: invalid path '/proc': under /proc" --uid 1 --gid 1 --runtime /proc --workspace "$NS_WS" -- true
 	bad "--runtime given twice" --runtime none --runtime none -- true
@@ -188,8 +188,12 @@ bad() {
 }
 
 @test "the status and ready fds must differ from each other and from bound fds" {
-	bad "--status-fd and --ready-fd are the same fd 3" --workspace "$NS_WS" --status-fd 3 --ready-fd 3 -- true 3>/dev/null
-	bad "--ro-fd: fd 3 is also the status or ready fd" --workspace "$NS_WS" --ro-fd 3 --status-fd 3 -- true 3<"$NS_DIR/file"
+	bad "--ready-fd: fd 3 is also --status-fd" --workspace "$NS_WS" --status-fd 3 --ready-fd 3 -- true 3>/dev/null
+	bad "--status-fd: fd 3 is also --ro-fd" --workspace "$NS_WS" --ro-fd 3 --status-fd 3 -- true 3<"$NS_DIR/file"
+	# The status fd accepted first and then claimed by another option: no
+	# exit line is written into what is also someone else's fd.
+	bad "--ready-fd: fd 3 is also --status-fd" --workspace "$NS_WS" --status-fd 3 --ready-fd 3 -- true 3>"$BATS_TEST_TMPDIR/st"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/st")" ""
 }
 
 @test "a bind that would hide an earlier one is refused (binds apply in argv order)" {
@@ -212,15 +216,15 @@ bad() {
 	bad "--clamp given twice" --workspace "$NS_WS" --clamp --clamp -- true
 	bad "--print-policy given twice" --workspace "$NS_WS" --print-policy --print-policy
 	bad "--print-policy takes no value" --workspace "$NS_WS" --print-policy=yes
-	bad "--baseline-fd and --policy-fd are the same fd 7" --workspace "$NS_WS" --baseline-fd 7 --policy-fd 7 -- true 7</dev/null
-	bad "--status-fd: fd 7 is also a policy fd" --workspace "$NS_WS" --baseline-fd 7 --status-fd 7 -- true 7</dev/null
-	bad "--ro-fd: fd 7 is also a policy fd" --workspace "$NS_WS" --policy-fd 7 --ro-fd 7 -- true 7</usr/share
+	bad "--policy-fd: fd 7 is also --baseline-fd" --workspace "$NS_WS" --baseline-fd 7 --policy-fd 7 -- true 7</dev/null
+	bad "--status-fd: fd 7 is also --baseline-fd" --workspace "$NS_WS" --baseline-fd 7 --status-fd 7 -- true 7</dev/null
+	bad "--ro-fd: fd 7 is also --policy-fd" --workspace "$NS_WS" --policy-fd 7 --ro-fd 7 -- true 7</usr/share
 	bad "--policy-fd and --ro are exclusive (one source per request)" --workspace "$NS_WS" --uid 1000 --gid 1000 --policy-fd 7 --ro /usr/share -- true 7</dev/null
 	bad "missing --workspace or --workspace-fd" --print-policy
 }
 
 @test "--home takes a path like --rw, once" {
-	bad "--home: invalid path 'rel': relative" --workspace "$NS_WS" --home rel -- true
+	bad "--home: invalid path 'rel': not absolute" --workspace "$NS_WS" --home rel -- true
 	bad "--home: invalid path '/nonexistent': does not exist" --workspace "$NS_WS" --home /nonexistent -- true
 	bad "--home given twice" --workspace "$NS_WS" --home /var/tmp --home /var/tmp -- true
 	bad "--home: invalid path '$NS_WS': overlaps the workspace $NS_WS (a writable second view of it; give a directory outside the workspace)" --uid 1 --gid 1 --workspace "$NS_WS" --home "$NS_WS" -- true

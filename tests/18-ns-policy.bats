@@ -52,9 +52,9 @@ grant() {
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 9 --grant-key "$key" -- true
 	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: invalid fd '9': not open"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 --grant-key "$key" --status-fd 3 -- true 3</dev/null
-	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: fd 3 is also the status, ready or broker fd"
+	assert_equal "$stderr" "sbx-ns: usage: --status-fd: fd 3 is also --grant-fd"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key key -- true
-	assert_equal "$stderr" "sbx-ns: usage: --grant-key: not an absolute path 'key'"
+	assert_equal "$stderr" "sbx-ns: usage: --grant-key: invalid path 'key': not absolute"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key "$key" -- true
 	assert_equal "$stderr" "sbx-ns: usage: --grant-fd and --grant-key go together"
 	run -100 --separate-stderr ns_root --workspace "$ws" --command-path '' -- true
@@ -145,7 +145,7 @@ grant() {
 	local sh="$NS_DIR/shared.$BATS_TEST_NUMBER" t d
 	mkdir -p "$sh"
 	ln -sfn "$sh" "$NS_DIR/shlink"
-	for t in "rel:relative" "/:the root" "/proc/x:under /proc" "/sys:under /sys" "/dev/shm/x:under /dev" \
+	for t in "rel:not absolute" "/:the root" "/proc/x:under /proc" "/sys:under /sys" "/dev/shm/x:under /dev" \
 		"/a//b:not canonical (empty, '.' or '..' component)" "/a/../b:not canonical (empty, '.' or '..' component)" \
 		"/a/:not canonical (empty, '.' or '..' component)"; do
 		run -100 --separate-stderr ns_root --workspace "$ws" --bind "$sh" "${t%%:*}" -- true
@@ -158,7 +158,7 @@ grant() {
 	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind "$sh"
 	assert_equal "$stderr" "sbx-ns: usage: --ro-bind: missing destination"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind shared /shared -- true
-	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path 'shared': relative"
+	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path 'shared': not absolute"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$NS_DIR/shlink" /shared -- true
 	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '$NS_DIR/shlink': a symlink"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind /proc/self /shared -- true

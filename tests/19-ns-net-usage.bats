@@ -75,7 +75,7 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$NS_DIR/run/b.sock" \
 	bad "--net broker needs a PATH or --broker-fd" --net broker -- true
 	bad "--net: invalid broker path '': empty" --net broker: -- true
 	bad "--net: invalid broker path '': empty" --net broker:,port=80 -- true
-	bad "--net: invalid broker path 'run/b.sock': relative" --net broker:run/b.sock -- true
+	bad "--net: invalid broker path 'run/b.sock': not absolute" --net broker:run/b.sock -- true
 	bad "--net: invalid broker path '$NS_DIR/run/nothing': No such file or directory" --net "broker:$NS_DIR/run/nothing" -- true
 	bad "--net: invalid broker path '$NS_DIR/run/file': not a socket" --net "broker:$NS_DIR/run/file" -- true
 	bad "--net: invalid broker path '$NS_DIR/run': not a socket" --net "broker:$NS_DIR/run" -- true
@@ -123,7 +123,7 @@ import os, sys
 fd = os.open(sys.argv[1], os.O_PATH); os.dup2(fd, 3)
 os.execv(sys.argv[2], [sys.argv[2], "--uid", "1", "--gid", "1", "--workspace", sys.argv[3], "--net", "broker", "--broker-fd", "3", "--status-fd", "3", "--", "true"])
 ' "$NS_DIR/run/b.sock" "$SBX_BIN/sbx-ns" "$NS_WS"
-	assert_equal "$stderr" "sbx-ns: usage: --broker-fd: fd 3 is also the status or ready fd"
+	assert_equal "$stderr" "sbx-ns: usage: --status-fd: fd 3 is also --broker-fd"
 }
 
 @test "the proxy variables belong to --net broker: setting or keeping one is a usage error" {

@@ -276,8 +276,8 @@ assert d["mounts"][20]["ino"] == st.st_ino and "create" not in d["mounts"][20], 
 	bad "--plan and --env are exclusive (the plan gives argv, cwd, env and timeout)" --plan "$d/ok" --env A=1
 	bad "--plan and --cwd are exclusive (the plan gives argv, cwd, env and timeout)" --cwd / --plan "$d/ok"
 	bad "--plan: the program comes from the plan" --plan "$d/ok" -- true
-	bad "--plan: not an absolute path 'ok'" --plan ok
-	bad "--plan: empty path" --plan ""
+	bad "--plan: invalid path 'ok': not absolute" --plan ok
+	bad "--plan: invalid path '': empty" --plan ""
 	bad "--plan: '$d/link' is a symlink" --plan "$d/link"
 	bad "--plan: '$d' is not a regular file" --plan "$d"
 	bad "--plan-fd: invalid fd '0': 0, 1 and 2 are stdio" --plan-fd 0

@@ -181,6 +181,12 @@ bad() {
 	done
 	bad "--ready-fd: fd 7 is also --status-fd" --root "$SCRATCH" --name a --status-fd 7 --ready-fd 7 7>/dev/null
 	bad "--status-fd given twice" --root "$SCRATCH" --name a --status-fd 7 --status-fd 7 7>/dev/null
+	bad "--policy-fd: fd 7 is also --baseline-fd" --root "$SCRATCH" --name a --baseline-fd 7 --policy-fd 7 7</dev/null
+	# --pass-fd hands its fd on: it may be the status fd the command writes
+	# to as well (the README's chain), so parsing accepts it and the run goes
+	# on to the host's missing cgroup v2 (101).
+	run -101 --separate-stderr sbx-cgroup --root "$SCRATCH" --name a --status-fd 7 --pass-fd 7 --memory 64M -- true 7>/dev/null
+	assert_equal "$stderr" "sbx-cgroup: fatal: hard limits unsupported: controller memory is not available in $SCRATCH"
 }
 
 @test "each mode takes only its own options" {

@@ -232,6 +232,11 @@ extra=()
 	assert_output --regexp "^\\{\"tool\":\"sbx-quota\",\"event\":\"report\",\"workspace\":\"$ws\",\"fs\":\"xfs\",\"dev\":\"7:[0-9]+\",\"fsid\":\"[0-9a-f]{16}\",\"mount_id\":[0-9]+,\"project\":42,\"projinherit\":true,\"quota_control\":\"unavailable\",\"accounting\":false,\"enforcing\":false\\}$"
 	run -101 --separate-stderr $Q report --workspace /dev/shm
 	assert_equal "$stderr" "sbx-quota: fatal: hard limits unsupported: /dev/shm is on tmpfs, not XFS or ext4"
+	# A workspace named with terminal escapes is written escaped (its name
+	# is quoted once, when it is opened).
+	mkdir "$ws/t"$'\e]0;x\a\e[2J\xc2\x9b'
+	run -0 --separate-stderr $Q report --workspace "$ws/t"$'\e]0;x\a\e[2J\xc2\x9b'
+	assert_line --index 0 "workspace: $ws/t\\x1b]0;x\\x07\\x1b[2J\\xc2\\x9b"
 }
 
 # --- the tree check (quota-walk runs verify's walk alone) ----------------------------------
@@ -315,6 +320,11 @@ extra=()
 	qa "$ws/dir/a"$'\n'"b'c\\" 9
 	run -102 --separate-stderr walk "$ws"
 	assert_equal "$stderr" "quota-walk: fatal: refusing workspace: 'dir/a\\x0ab\\x27c\\x5c' has project id 9, not 42"
+	# Terminal escapes, 7- and 8-bit, in a symlink's name: escaped, never raw.
+	rm "$ws/dir/a"$'\n'"b'c\\"
+	ln -s /nonexistent "$ws/dir/t"$'\e]0;x\a\e[2J\xc2\x9b2J\x9b'
+	run -102 --separate-stderr walk "$ws"
+	assert_equal "$stderr" "quota-walk: fatal: refusing workspace: 'dir/t\\x1b]0;x\\x07\\x1b[2J\\xc2\\x9b2J\\x9b' is a symbolic link"
 }
 
 @test "the tree check refuses a tree deeper than 512 directories" {

@@ -39,8 +39,8 @@ usage() { # EXPECTED-MESSAGE ARGS...
 @test "an operand is refused: the broker runs no program" { usage "unexpected operand 'true' (sbx-broker runs no program)" "${H[@]}" true; }
 @test "an unknown option is refused" { usage "unknown option --bogus" --bogus; }
 @test "a short option is refused" { usage "unknown option -l (options are long: --name)" -l x; }
-@test "--listen empty" { usage "--listen: empty path" --listen ''; }
-@test "--listen relative" { usage "--listen: 'b.sock' is not an absolute path" --listen b.sock; }
+@test "--listen empty" { usage "--listen: invalid path '': empty" --listen ''; }
+@test "--listen relative" { usage "--listen: invalid path 'b.sock': not absolute" --listen b.sock; }
 @test "--listen too long for sun_path" {
 	p=/tmp/$(printf 'x%.0s' $(seq 120))
 	usage "--listen: '$p' is too long for a socket path" --listen "$p"
@@ -200,7 +200,7 @@ except OSError as e:
 	usage "--resolve-file: $D/h3 line 1: control character" "${H[@]}" --resolve-file "$D/h3"
 	printf '10.0.0.1 origin.test\n10.0.0.1 origin.test\n' > "$D/h4"
 	usage "--resolve-file: $D/h4 line 2: origin.test=10.0.0.1 given twice" "${H[@]}" --resolve-file "$D/h4"
-	usage "--resolve-file: empty path" "${H[@]}" --resolve-file ''
+	usage "--resolve-file: invalid path '': empty" "${H[@]}" --resolve-file ''
 	run -111 --separate-stderr sbx-broker "${H[@]}" --resolve-file "$D/none" --listen "$D/s"
 	assert_equal "$stderr" "sbx-broker: fatal: unable to read $D/none (--resolve-file): No such file or directory"
 }
@@ -405,7 +405,8 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 }
 @test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open" --log-fd 9; }
 @test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open" --ready-fd 9; }
-@test "--log-fd and --ready-fd the same fd" { usage "--log-fd and --ready-fd are the same fd 4" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
+@test "--log-fd and --ready-fd the same fd" { usage "--ready-fd: fd 4 is also --log-fd" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
+@test "--listen-fd and --log-fd the same fd" { usage "--listen-fd: fd 4 is also --log-fd" "${H[@]}" --log-fd 4 --listen-fd 4 4>/dev/null; }
 @test "--allow-private-networks takes no value" { usage "--allow-private-networks takes no value" --allow-private-networks=yes; }
 @test "--allow-private-networks twice" { usage "--allow-private-networks given twice" --allow-private-networks --allow-private-networks; }
 @test "--allow-method is refused: methods travel encrypted in HTTPS" {

@@ -711,6 +711,22 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 	refused main "403 host other.test not on the allowlist (--allow-host)" 'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
 }
 
+# A client's host name is untrusted: one with terminal escapes (an OSC
+# title, a clear screen, an 8-bit CSI) is refused before it is used, and
+# nothing of it reaches the answer, the log or stderr raw.
+@test "a host name with terminal escapes is refused and never written raw to the log, stderr or the answer" {
+	run -0 raw main 'CONNECT a\033]0;x\007\033[2J\302\233.test:443 HTTP/1.1\r\n\r\n'
+	assert_output "400 invalid character in the request target"
+	run -0 last_log main host decision reason
+	assert_output "None refused invalid character in the request target"
+	run -0 raw main 'GET http://origin.test/ HTTP/1.1\r\nHost: a\033[2J\302\233.test\r\n\r\n'
+	assert_output "400 control character in a header value"
+	run -0 last_log main host decision reason
+	assert_output "None refused control character in a header value"
+	assert_untouched
+	run -1 grep -c $'[\x1b\x07]\|\xc2\x9b' "$T/main.log" "$T/main.err"
+}
+
 @test "an exact entry does not cover its subdomains" {
 	refused main "403 host www.origin.test not on the allowlist (--allow-host)" 'CONNECT www.origin.test:443 HTTP/1.1\r\n\r\n'
 }

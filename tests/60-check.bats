@@ -110,9 +110,9 @@ teardown() {
 	for mode in host proof; do
 		for opt in cgroup-root quota-workspace; do
 			run -100 --separate-stderr sbx-check $mode --$opt ""
-			assert_equal "$stderr" "sbx-check: usage: --$opt: empty path"
+			assert_equal "$stderr" "sbx-check: usage: --$opt: invalid path '': empty"
 			run -100 --separate-stderr sbx-check $mode --$opt var/tmp
-			assert_equal "$stderr" "sbx-check: usage: --$opt: not an absolute path 'var/tmp'"
+			assert_equal "$stderr" "sbx-check: usage: --$opt: invalid path 'var/tmp': not absolute"
 			run -100 --separate-stderr sbx-check $mode --$opt "$scratch/none"
 			assert_equal "$stderr" "sbx-check: usage: --$opt: unable to find '$scratch/none': No such file or directory"
 			run -100 --separate-stderr sbx-check $mode --$opt "$scratch/link"
@@ -135,9 +135,9 @@ teardown() {
 	run -100 --separate-stderr sbx-check proof --ns "$scratch"
 	assert_equal "$stderr" "sbx-check: usage: --ns: '$scratch' is not a regular file"
 	run -100 --separate-stderr sbx-check proof --ns sbx-ns
-	assert_equal "$stderr" "sbx-check: usage: --ns: not an absolute path 'sbx-ns'"
+	assert_equal "$stderr" "sbx-check: usage: --ns: invalid path 'sbx-ns': not absolute"
 	run -100 --separate-stderr sbx-check tools --manifest ""
-	assert_equal "$stderr" "sbx-check: usage: --manifest: empty path"
+	assert_equal "$stderr" "sbx-check: usage: --manifest: invalid path '': empty"
 	run -100 --separate-stderr sbx-check tools --manifest "$scratch"
 	assert_equal "$stderr" "sbx-check: usage: --manifest: '$scratch' is not a regular file"
 }
@@ -148,9 +148,9 @@ teardown() {
 	run -100 --separate-stderr sbx-check proof -- /bin/true
 	assert_equal "$stderr" "sbx-check: usage: proof takes no operands: '/bin/true'"
 	run -100 --separate-stderr sbx-check tools bin/sbx-ns
-	assert_equal "$stderr" "sbx-check: usage: tools: not an absolute path 'bin/sbx-ns'"
+	assert_equal "$stderr" "sbx-check: usage: tools: invalid path 'bin/sbx-ns': not absolute"
 	run -100 --separate-stderr sbx-check tools ""
-	assert_equal "$stderr" "sbx-check: usage: tools: empty path"
+	assert_equal "$stderr" "sbx-check: usage: tools: invalid path '': empty"
 	run -100 --separate-stderr sbx-check host --json=yes
 	assert_equal "$stderr" "sbx-check: usage: --json takes no value"
 	run -100 --separate-stderr sbx-check host --json --json
@@ -586,11 +586,18 @@ sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scra
 	run -108 --separate-stderr sbx-check tools "$evil" "$scratch/fifo"
 	assert_equal "$stderr" ""
 	assert_equal "${#lines[@]}" 3
-	assert_line --regexp "^x\\?sbx-ns ok +ok +path=$scratch/x\\?sbx-ns ok dev="
+	assert_line --regexp "^x\\\\x0asbx-ns ok +ok +path=$scratch/x\\\\x0asbx-ns ok dev="
 	assert_line "fifo               unsafe         $scratch/fifo is not a regular file"
 	run -0 sbx-check tools --json "$evil"
 	run -0 json_get 'd["checks"][0]["path"]' <<<"$output"
 	assert_output "$evil"
+	# Terminal escapes, 7- and 8-bit (an OSC title, a clear screen, a C1
+	# CSI and a byte that is not UTF-8) are written escaped, never raw.
+	evil="$scratch/"$'t\e]0;x\a\e[2J\xc2\x9b2J\x9b'
+	cp "$scratch/bin/sbx-check" "$evil"
+	run -0 --separate-stderr sbx-check tools "$evil"
+	assert_line --index 0 --regexp "^t\\\\x1b\]0;x\\\\x07\\\\x1b\[2J\\\\xc2\\\\x9b2J\\\\x9b +ok +path=$scratch/t\\\\x1b"
+	run -1 grep -c $'[\x01-\x09\x0b-\x1f\x7f]' <<<"$output"
 }
 
 @test "proof: SIGTERM during the broker proof removes its namespaces and the scratch workspace" {

@@ -40,9 +40,9 @@ verify() {
 	run -100 --separate-stderr sbx-check grant --key
 	assert_equal "$stderr" "sbx-check: usage: --key needs a value"
 	run -100 --separate-stderr sbx-check grant --key "" -- true
-	assert_equal "$stderr" "sbx-check: usage: --key: empty path"
+	assert_equal "$stderr" "sbx-check: usage: --key: invalid path '': empty"
 	run -100 --separate-stderr sbx-check grant --key var/key -- true
-	assert_equal "$stderr" "sbx-check: usage: --key: not an absolute path 'var/key'"
+	assert_equal "$stderr" "sbx-check: usage: --key: invalid path 'var/key': not absolute"
 	run -100 --separate-stderr sbx-check grant --key "$key" --key "$key" -- true
 	assert_equal "$stderr" "sbx-check: usage: --key given twice"
 	run -100 --separate-stderr sbx-check grant --key "$key"
@@ -85,9 +85,9 @@ EOF
 	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-sha256 "$insha" --stdin-file "$scratch/in" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-sha256 and --stdin-file are exclusive"
 	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file "" -- true
-	assert_equal "$stderr" "sbx-check: usage: --stdin-file: empty path"
+	assert_equal "$stderr" "sbx-check: usage: --stdin-file: invalid path '': empty"
 	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file in -- true
-	assert_equal "$stderr" "sbx-check: usage: --stdin-file: not an absolute path 'in'"
+	assert_equal "$stderr" "sbx-check: usage: --stdin-file: invalid path 'in': not absolute"
 	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file "$scratch/none" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: unable to find '$scratch/none': No such file or directory"
 	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file "$scratch/in-link" -- true
@@ -328,7 +328,7 @@ EOF
 	run -100 --separate-stderr "$gv" --grant-fd 9 --grant-key "$key" -- true
 	assert_equal "$stderr" "grant-verify: usage: --grant-fd: invalid fd '9': not open"
 	run -100 --separate-stderr "$gv" --grant-fd 3 --grant-key key -- true 3<"$scratch/grant"
-	assert_equal "$stderr" "grant-verify: usage: --grant-key: not an absolute path 'key'"
+	assert_equal "$stderr" "grant-verify: usage: --grant-key: invalid path 'key': not absolute"
 	chmod 0644 "$key"
 	run -102 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" -- true 3<"$scratch/grant"
 	assert_equal "$stderr" "grant-verify: fatal: grant key $key is unsafe: mode 0644 gives group or others access"

@@ -250,7 +250,7 @@ SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallb
 @test "policy options given wrongly are usage errors" {
 	refused 100 "usage: --baseline and --baseline-fd are exclusive" --baseline "$POL_DIR/baseline-admin.json" --baseline-fd 5 5</dev/null
 	refused 100 "usage: --baseline and --baseline-fd are exclusive" --baseline-fd 5 --baseline "$POL_DIR/baseline-admin.json" 5</dev/null
-	refused 100 "usage: --baseline-fd and --policy-fd are the same fd 5" --baseline-fd 5 --policy-fd 5 5</dev/null
+	refused 100 "usage: --policy-fd: fd 5 is also --baseline-fd" --baseline-fd 5 --policy-fd 5 5</dev/null
 	refused 100 "usage: --baseline given twice" --baseline "$POL_DIR/baseline-admin.json" --baseline "$POL_DIR/baseline-admin.json"
 	refused 100 "usage: --policy-fd: invalid fd '9': not open" --policy-fd 9
 	refused 100 "usage: --baseline-fd: invalid fd '2': 0, 1 and 2 are stdio" --baseline-fd 2

@@ -9,6 +9,7 @@
  * still never resolved between the check and the dial. The table belongs
  * to the loop thread alone. */
 #include "broker.h"
+#include "clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,7 @@ struct answer {
 
 long broker_answers_second(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec;
+	return (long)(sbx_now_ms() / 1000);
 }
 
 static size_t slot(const char *host)

@@ -5,6 +5,7 @@
  * sandbox's channel. */
 #include "conn.h"
 #include "json.h"
+#include "fdpass.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -259,11 +260,8 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
  * any file descriptors sent with it. Same results as fill(). */
 int first_read(struct loop *L, struct conn *c)
 {
-	char cbuf[CMSG_SPACE((SB_FDS + 1) * sizeof(int))];
-	struct iovec iov;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
-	int fds[SB_FDS + 1];
-	size_t nfds = 0;
+	int fds[SB_FDS + 1], truncated;
+	size_t nfds;
 	ssize_t r;
 
 	if (!c->in) {
@@ -272,26 +270,12 @@ int first_read(struct loop *L, struct conn *c)
 			return -1;
 		c->incap = READ_FIRST;
 	}
-	iov = (struct iovec){ c->in, c->incap };
-	do
-		r = recvmsg(c->cfd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	while (r < 0 && errno == EINTR);
+	r = sbx_recv_fds(c->cfd, c->in, c->incap, MSG_DONTWAIT, fds, sizeof fds / sizeof fds[0],
+			 &nfds, &truncated);
 	if (r > 0)
 		c->inlen = (size_t)r;
-	for (struct cmsghdr *cm = r >= 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-			if (nfds < sizeof fds / sizeof fds[0])
-				fds[nfds++] = fd;
-			else
-				close(fd);
-		}
-	}
 	if (nfds)
-		return handoff(L, c, fds, nfds, (m.msg_flags & MSG_CTRUNC) != 0) < 0 ? -2 : 0;
+		return handoff(L, c, fds, nfds, truncated) < 0 ? -2 : 0;
 	if (r > 0)
 		return 1;
 	if (r == 0)

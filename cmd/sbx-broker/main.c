@@ -92,9 +92,7 @@ static void add_host(struct broker_cfg *cfg, const char *s)
 	for (size_t i = 0; i < cfg->nhosts; i++)
 		if (cfg->hosts[i].wildcard == p.wildcard && !strcmp(cfg->hosts[i].name, p.name))
 			sbx_die_usage("--allow-host: '%s' given twice", s);
-	cfg->hosts = realloc(cfg->hosts, (cfg->nhosts + 1) * sizeof *cfg->hosts);
-	if (!cfg->hosts)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the allowlist");
+	cfg->hosts = sbx_need(realloc(cfg->hosts, (cfg->nhosts + 1) * sizeof *cfg->hosts));
 	cfg->hosts[cfg->nhosts++] = p;
 }
 
@@ -129,9 +127,7 @@ static void add_deny(struct broker_cfg *cfg, const char *s)
 		if (sbx_cidr_same(&cfg->deny[i], &c))
 			sbx_die_usage("--deny-address: %s given twice", c.text);
 	snprintf(c.why, sizeof c.why, "denied by --deny-address %s", c.text);
-	cfg->deny = realloc(cfg->deny, (cfg->ndeny + 1) * sizeof *cfg->deny);
-	if (!cfg->deny)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the denied ranges");
+	cfg->deny = sbx_need(realloc(cfg->deny, (cfg->ndeny + 1) * sizeof *cfg->deny));
 	cfg->deny[cfg->ndeny++] = c;
 }
 
@@ -223,10 +219,7 @@ int main(int argc, char **argv)
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
 		switch (id) {
 		case O_LISTEN:
-			if (!*arg)
-				sbx_die_usage("--listen: empty path");
-			if (arg[0] != '/')
-				sbx_die_usage("--listen: '%s' is not an absolute path", arg);
+			sbx_opt_abspath("--listen", arg);
 			if (strlen(arg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 				sbx_die_usage("--listen: '%s' is too long for a socket path", arg);
 			listen = arg;
@@ -271,10 +264,6 @@ int main(int argc, char **argv)
 	}
 	if (st.ind < argc)
 		sbx_die_usage("unexpected operand '%s' (sbx-broker runs no program)", argv[st.ind]);
-	if (log_fd >= 0 && log_fd == cfg.ready_fd)
-		sbx_die_usage("--log-fd and --ready-fd are the same fd %d", log_fd);
-	if (listen_fd >= 0 && (listen_fd == log_fd || listen_fd == cfg.ready_fd))
-		sbx_die_usage("--listen-fd %d is also given to another option", listen_fd);
 	if (log_fd >= 0)
 		cfg.log_fd = log_fd;
 	cfg.proxy = mode && !strcmp(mode, "proxy");

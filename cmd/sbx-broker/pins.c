@@ -74,9 +74,7 @@ static void add_pin(struct broker_cfg *cfg, const char *where, const char *name,
 	}
 	if (n == BROKER_MAX_ADDRS)
 		sbx_die_usage("%s: more than %d addresses for %s", where, BROKER_MAX_ADDRS, p.name);
-	cfg->pins = realloc(cfg->pins, (cfg->npins + 1) * sizeof *cfg->pins);
-	if (!cfg->pins)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the pinned names");
+	cfg->pins = sbx_need(realloc(cfg->pins, (cfg->npins + 1) * sizeof *cfg->pins));
 	cfg->pins[cfg->npins++] = p;
 }
 
@@ -103,7 +101,7 @@ void broker_add_resolve_file(struct broker_cfg *cfg, const char *path)
 	unsigned ln = 0;
 
 	if (!*path)
-		sbx_die_usage("--resolve-file: empty path");
+		sbx_die_usage("--resolve-file: invalid path '': empty");
 	f = fopen(path, "re");
 	if (!f)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s (--resolve-file)", path);

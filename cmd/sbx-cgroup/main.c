@@ -75,15 +75,6 @@ static const unsigned allowed_delegate = BIT(O_DELEGATE) | BIT(O_USER) | BIT(O_S
 static const unsigned allowed_sampled = BIT(O_SAMPLED) | LIMIT_BITS | BIT(O_TIMEOUT) |
 	BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS);
 
-static const char *abs_path(const char *opt, const char *s)
-{
-	if (!*s)
-		sbx_die_usage("%s: invalid path '%s': empty", opt, s);
-	if (*s != '/')
-		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
-	return s;
-}
-
 static const char *cg_name(const char *opt, const char *s)
 {
 	const char *why = sbx_cg_name_invalid(s);
@@ -104,7 +95,7 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 	while ((id = sbx_opt_next(&st, table, argc, argv, &arg))) {
 		given |= BIT(id);
 		switch (id) {
-		case O_ROOT: o->root = abs_path("--root", arg); break;
+		case O_ROOT: o->root = sbx_opt_abspath("--root", arg); break;
 		case O_NAME: o->name = cg_name("--name", arg); break;
 		case O_PARENT: o->parent = cg_name("--parent", arg); break;
 		case O_CPU: o->lim.cpu_pct = sbx_opt_percent("--cpu", arg, MAX_CPU_PCT); break;
@@ -116,11 +107,11 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 		case O_PASS:
 			if (o->npass == MAX_PASS_FDS)
 				sbx_die_usage("--pass-fd: more than %d fds", MAX_PASS_FDS);
-			o->pass[o->npass++] = sbx_opt_fd("--pass-fd", arg);
+			o->pass[o->npass++] = sbx_opt_fd_shared("--pass-fd", arg);
 			break;
 		case O_CREATE: o->create = 1; break;
 		case O_DESTROY: o->destroy = 1; break;
-		case O_DELEGATE: o->delegate = abs_path("--delegate", arg); break;
+		case O_DELEGATE: o->delegate = sbx_opt_abspath("--delegate", arg); break;
 		case O_SAMPLED: o->sampled = 1; break;
 		case O_USER:
 			if (!*arg)
@@ -159,13 +150,11 @@ static void apply_policy(struct opts *o)
 	struct sbx_policy req, eff;
 	struct sbx_err e;
 
-	if (!sbx_policy_opts_used(&o->pol, o->status_fd))
+	if (!sbx_policy_opts_used(&o->pol))
 		return;
 	for (size_t i = 0; i < o->npass; i++)
 		if (o->pass[i] == o->pol.baseline_fd || o->pass[i] == o->pol.policy_fd)
 			sbx_die_usage("--pass-fd: fd %d is a policy fd (consumed)", o->pass[i]);
-	if (o->ready_fd >= 0 && (o->ready_fd == o->pol.baseline_fd || o->ready_fd == o->pol.policy_fd))
-		sbx_die_usage("--ready-fd: fd %d is also a policy fd", o->ready_fd);
 	sbx_policy_init(&req, "argv");
 	if ((o->lim.cpu_pct && sbx_policy_set_u64(&req, &req.cpu, o->lim.cpu_pct, "--cpu", &e) < 0) ||
 	    (o->lim.memory && sbx_policy_set_u64(&req, &req.memory, o->lim.memory, "--memory", &e) < 0) ||
@@ -199,8 +188,6 @@ int main(int argc, char **argv)
 	given = parse(argc, argv, &o);
 	has_prog = o.argv[0] != NULL;
 
-	if (o.status_fd >= 0 && o.status_fd == o.ready_fd)
-		sbx_die_usage("--ready-fd: fd %d is also --status-fd", o.ready_fd);
 	if (o.create && o.destroy)
 		sbx_die_usage("--create and --destroy exclude each other");
 	if (o.user && !o.delegate)

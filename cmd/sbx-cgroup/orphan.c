@@ -12,6 +12,7 @@
 #include "procstat.h"
 #include "exitcodes.h"
 #include "fd.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -65,12 +65,12 @@ static int supervised(long pid, unsigned long long start, unsigned long long ns)
 	if (ns != pidns("self"))
 		return 1;   /* another pid namespace: its pid means nothing here */
 	snprintf(spid, sizeof spid, "%ld", pid);
-	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	pfd = sbx_pidfd_open((pid_t)pid);
 	if (pfd < 0)
 		return errno == ESRCH ? 0 : 1;
 	/* The stat read belongs to the process the pidfd holds if that is
 	 * still alive afterwards. */
-	alive = start_time(spid) == start && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) == 0;
+	alive = start_time(spid) == start && sbx_pidfd_signal(pfd, 0) == 0;
 	close(pfd);
 	return alive;
 }

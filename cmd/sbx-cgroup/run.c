@@ -9,6 +9,7 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "json.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -103,7 +103,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 	ca.exit_signal = SIGCHLD;
 	ca.cgroup = (uint64_t)child->fd;
 	*pidfd = -1;
-	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof ca);
+	pid = (pid_t)sbx_clone3(&ca, sizeof ca);
 	if (pid == 0)
 		child_exec(o, oldmask, self, -1);
 	if (pid > 0) {
@@ -141,7 +141,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 		return sbx_err_errno(f, SBX_EXIT_SYS, e, "unable to release the command");
 	}
 	close(gate[1]);
-	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	*pidfd = sbx_pidfd_open(pid);
 	return pid;
 }
 

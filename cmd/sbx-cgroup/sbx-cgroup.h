@@ -47,7 +47,6 @@ int cg_open_child(const struct cg *parent, const char *name, struct cg *out, int
 int cg_need_controllers(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
 int cg_enable_controllers(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
 int cg_write_limits(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
-int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct sbx_err *f);
 int cg_prepare_parent(const struct cg *root, const char *name, const struct limits *lim,
 		      struct cg *out, int *created, struct sbx_err *f);
 int cg_populated(const struct cg *cg);

@@ -250,7 +250,7 @@ static int number(const char *s, unsigned long long *v)
 	return errno || (*end && *end != ' ') ? -1 : 0;
 }
 
-int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct sbx_err *f)
+static int cg_check_tighter(const struct cg *cg, const struct limits *lim, struct sbx_err *f)
 {
 	char got[128], want[64];
 	unsigned long long v, period;

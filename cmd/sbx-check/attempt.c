@@ -79,23 +79,39 @@ static struct sockaddr_in lo(unsigned port)
 	return a;
 }
 
+/* A TCP connection to 127.0.0.1:port: the socket, or -1 with errno and
+ * *failed naming the call that failed. */
+static int dial_lo(unsigned port, const char **failed)
+{
+	struct sockaddr_in a = lo(port);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
+
+	*failed = "socket(AF_INET)";
+	if (s < 0)
+		return -1;
+	*failed = "connect";
+	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+		e = errno;
+		close(s);
+		errno = e;
+		return -1;
+	}
+	return s;
+}
+
 static int do_connect(const char *portarg)
 {
+	const char *failed;
 	uint64_t port;
-	struct sockaddr_in a;
 	int s;
 
 	if (sbx_parse_u64(portarg, 1, 65535, &port))
 		return said(2, "bad port '%s'", portarg);
-	a = lo((unsigned)port);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s = dial_lo((unsigned)port, &failed);
+	if (s < 0 && !strcmp(failed, "connect"))
+		return said(1, "connect 127.0.0.1:%u: %s", (unsigned)port, strerror(errno));
 	if (s < 0)
-		return said(1, "socket(AF_INET): %s", strerror(errno));
-	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
-		int e = errno;
-		close(s);
-		return said(1, "connect 127.0.0.1:%u: %s", (unsigned)port, strerror(e));
-	}
+		return said(1, "%s: %s", failed, strerror(errno));
 	close(s);
 	return said(0, "connected to 127.0.0.1:%u", (unsigned)port);
 }
@@ -107,10 +123,9 @@ static int do_connect(const char *portarg)
 static int do_fetch(const char *host)
 {
 	static const char pre[] = "http://127.0.0.1:";
-	const char *proxy = getenv("HTTP_PROXY");
+	const char *proxy = getenv("HTTP_PROXY"), *failed;
 	char req[512], resp[2048], portbuf[8], *body;
 	uint64_t port;
-	struct sockaddr_in a;
 	size_t n = 0, plen;
 	int s, status;
 
@@ -127,15 +142,11 @@ static int do_fetch(const char *host)
 	portbuf[plen] = '\0';
 	if (sbx_parse_u64(portbuf, 1, 65535, &port))
 		return said(1, "HTTP_PROXY is %s: bad port", proxy);
-	a = lo((unsigned)port);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s = dial_lo((unsigned)port, &failed);
+	if (s < 0 && !strcmp(failed, "connect"))
+		return said(1, "connect %s: %s", proxy, strerror(errno));
 	if (s < 0)
-		return said(1, "socket(AF_INET): %s", strerror(errno));
-	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
-		int e = errno;
-		close(s);
-		return said(1, "connect %s: %s", proxy, strerror(e));
-	}
+		return said(1, "%s: %s", failed, strerror(errno));
 	snprintf(req, sizeof req, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
 		 host, host);
 	if (write(s, req, strlen(req)) != (ssize_t)strlen(req)) {

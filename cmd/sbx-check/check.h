@@ -74,8 +74,6 @@ void chk_host(struct chk_report *r, const struct chk_opts *o);
  * host-level fixes into a container's settings when running in one. */
 void chk_steps(struct chk_report *r);
 void chk_container_fixes(struct chk_report *r);
-/* 1 when errno e from a probed call is a seccomp filter's answer. */
-int chk_filtered(int e);
 /* An item for a probed call that failed with e: named as the seccomp
  * filter's refusal when it is one, else with kernel_fix. */
 void chk_refused(struct chk_report *r, enum chk_class cls, const char *name, int e,

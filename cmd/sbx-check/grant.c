@@ -32,21 +32,15 @@ static size_t name_len(const char *s)
 /* NAME=VALUE as sbx-ns's --setenv takes it; a name given twice is refused. */
 void grant_check_env(const char *opt, const char *arg, char **env, size_t n)
 {
-	const char *eq = strchr(arg, '=');
+	const char *eq = strchr(arg, '='), *why;
 	size_t len;
 
 	if (!eq)
 		sbx_die_usage("%s: invalid variable '%s': missing '='", opt, arg);
 	len = (size_t)(eq - arg);
-	if (!len)
-		sbx_die_usage("%s: invalid variable '%s': empty name", opt, arg);
-	for (size_t i = 0; i < len; i++) {
-		char c = arg[i];
-		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-			 (i && c >= '0' && c <= '9');
-		if (!ok)
-			sbx_die_usage("%s: invalid variable '%s': bad name", opt, arg);
-	}
+	why = sbx_env_name_invalid(arg, len);
+	if (why)
+		sbx_die_usage("%s: invalid variable '%s': %s", opt, arg, why);
 	for (size_t i = 0; i < n; i++)
 		if (name_len(env[i]) == len && !strncmp(env[i], arg, len))
 			sbx_die_usage("%s: variable %.*s given twice", opt, (int)len, arg);
@@ -82,11 +76,7 @@ int grant_open_file(const char *opt, const char *arg)
 	struct stat st;
 	int fd;
 
-	if (!*arg)
-		sbx_die_usage("%s: empty path", opt);
-	if (arg[0] != '/')
-		sbx_die_usage("%s: not an absolute path '%s'", opt, arg);
-	fd = open(arg, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(sbx_opt_abspath(opt, arg), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
 		sbx_die_usage("%s: '%s' is a symlink", opt, arg);
 	if (fd < 0 && errno == ENOENT)
@@ -155,11 +145,7 @@ int chk_grant(int argc, char **argv)
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
 		switch (id) {
 		case G_KEY:
-			if (!*arg)
-				sbx_die_usage("--key: empty path");
-			if (arg[0] != '/')
-				sbx_die_usage("--key: not an absolute path '%s'", arg);
-			keypath = arg;
+			keypath = sbx_opt_abspath("--key", arg);
 			break;
 		case G_CWD: dir = grant_check_cwd("--cwd", arg); manual = "--cwd"; break;
 		case G_TIMEOUT:
@@ -186,9 +172,7 @@ int chk_grant(int argc, char **argv)
 		case G_ENV:
 			grant_check_env("--env", arg, env, nenv);
 			manual = "--env";
-			env = realloc(env, (nenv + 2) * sizeof *env);
-			if (!env)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			env = sbx_need(realloc(env, (nenv + 2) * sizeof *env));
 			env[nenv++] = (char *)arg;
 			env[nenv] = NULL;
 			break;
@@ -218,9 +202,7 @@ int chk_grant(int argc, char **argv)
 	}
 	in.envp = env;
 
-	key = malloc(sizeof *key);
-	if (!key)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	key = sbx_need(malloc(sizeof *key));
 	sbx_grant_key_load("--key", keypath, key);
 	sbx_grant_fields(&in, &g);
 	sbx_grant_sign(&g, key);

@@ -12,6 +12,7 @@
 #include "grant_plan.h"
 
 #include <jansson.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,13 @@
 
 static char *read_plan(const char *opt, const char *name, int fd, size_t *len)
 {
-	char *buf = malloc(PLAN_MAX + 1);
+	char *buf = sbx_need(malloc(PLAN_MAX + 1));
 	long n;
 
-	if (!buf)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	/* One byte past the maximum: a longer plan is refused, never cut. */
-	n = sbx_read_full(fd, buf, PLAN_MAX + 1);
+	n = sbx_read_eof(fd, buf, PLAN_MAX + 1);
+	if (n < 0 && errno == ETIMEDOUT)
+		sbx_die_usage("%s: %s: " SBX_FD_NO_EOF, opt, name, SBX_FD_WAIT_MS / 1000);
 	if (n < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the plan %s", name);
 	if ((size_t)n > PLAN_MAX)
@@ -47,11 +48,7 @@ static const char *text(const char *opt, const char *name, json_t *v, const char
 
 static char *plan_dup(const char *s)
 {
-	char *d = strdup(s);
-
-	if (!d)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	return d;
+	return sbx_need(strdup(s));
 }
 
 static json_t *list(const char *opt, const char *name, json_t *doc, const char *key)
@@ -95,11 +92,9 @@ void grant_plan_load(const char *opt, const char *arg, struct sbx_grant_input *i
 	argv = list(opt, shown, doc, "argv");
 	if (!json_array_size(argv))
 		sbx_die_usage("%s: %s: empty \"argv\" list", opt, shown);
-	args = calloc(json_array_size(argv) + 1, sizeof *args);
+	args = sbx_need(calloc(json_array_size(argv) + 1, sizeof *args));
 	env = list(opt, shown, doc, "env");
-	*envp = calloc(json_array_size(env) + 1, sizeof **envp);
-	if (!args || !*envp)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	*envp = sbx_need(calloc(json_array_size(env) + 1, sizeof **envp));
 	json_array_foreach(argv, i, v)
 		args[i] = plan_dup(text(opt, shown, v, "an \"argv\" entry"));
 	in->argv = args;

@@ -1,6 +1,7 @@
 /* sbx-check: say what this host enforces, whether the sbx tools are the
  * ones installed, and prove the sandbox holds by running the real chain.
  * The shape of doas -C: check and answer, change nothing. */
+#include "parse.h"
 #include "check.h"
 #include "die.h"
 #include "exitcodes.h"
@@ -47,18 +48,14 @@ static const char *path_opt(const char *opt, const char *v, int want_dir)
 {
 	struct stat st;
 
-	if (!v[0])
-		sbx_die_usage("--%s: empty path", opt);
-	if (v[0] != '/')
-		sbx_die_usage("--%s: not an absolute path '%s'", opt, v);
-	if (lstat(v, &st) < 0)
-		sbx_die_usage("--%s: unable to find '%s': %s", opt, v, strerror(errno));
+	if (lstat(sbx_opt_abspath(opt, v), &st) < 0)
+		sbx_die_usage("%s: unable to find '%s': %s", opt, v, strerror(errno));
 	if (S_ISLNK(st.st_mode))
-		sbx_die_usage("--%s: '%s' is a symlink", opt, v);
+		sbx_die_usage("%s: '%s' is a symlink", opt, v);
 	if (want_dir && !S_ISDIR(st.st_mode))
-		sbx_die_usage("--%s: '%s' is not a directory", opt, v);
+		sbx_die_usage("%s: '%s' is not a directory", opt, v);
 	if (!want_dir && !S_ISREG(st.st_mode))
-		sbx_die_usage("--%s: '%s' is not a regular file", opt, v);
+		sbx_die_usage("%s: '%s' is not a regular file", opt, v);
 	return v;
 }
 
@@ -95,15 +92,13 @@ static int run_mode(const char *mode, int argc, char **argv)
 	sbx_opt_init(&st, 2);
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
 		switch (id) {
-		case O_CGROUP: o.cgroup_root = path_opt("cgroup-root", arg, 1); break;
-		case O_QUOTA: o.quota_ws = path_opt("quota-workspace", arg, 1); break;
+		case O_CGROUP: o.cgroup_root = path_opt("--cgroup-root", arg, 1); break;
+		case O_QUOTA: o.quota_ws = path_opt("--quota-workspace", arg, 1); break;
 		case O_BASELINE:
-			if (arg[0] != '/')
-				sbx_die_usage("--baseline: invalid path '%s': %s", arg, *arg ? "not absolute" : "empty");
-			o.baseline = arg;
+			o.baseline = sbx_opt_abspath("--baseline", arg);
 			break;
 		case O_NS:
-			o.ns = path_opt("ns", arg, 0);
+			o.ns = path_opt("--ns", arg, 0);
 			if (access(o.ns, X_OK) < 0)
 				sbx_die_usage("--ns: '%s' is not executable", o.ns);
 			break;
@@ -113,7 +108,7 @@ static int run_mode(const char *mode, int argc, char **argv)
 			else if (strcmp(arg, "full"))
 				sbx_die_usage("--tier: unknown tier '%s' (full or landlock)", arg);
 			break;
-		case O_MANIFEST: o.manifest = path_opt("manifest", arg, 0); break;
+		case O_MANIFEST: o.manifest = path_opt("--manifest", arg, 0); break;
 		case O_JSON: o.json = 1; break;
 		}
 	}
@@ -125,10 +120,7 @@ static int run_mode(const char *mode, int argc, char **argv)
 			sbx_die_usage("%s takes no operands: '%s'", mode, argv[st.ind]);
 	} else {
 		for (i = st.ind; i < argc; i++) {
-			if (!argv[i][0])
-				sbx_die_usage("tools: empty path");
-			if (argv[i][0] != '/')
-				sbx_die_usage("tools: not an absolute path '%s'", argv[i]);
+			sbx_opt_abspath("tools", argv[i]);
 		}
 	}
 	if (!strcmp(mode, "host"))

@@ -68,7 +68,6 @@ void pr_add_ns(struct argv_b *a, const struct chain *c, const char *net, const c
 /* proof_scratch.c */
 void pr_join(char *out, size_t n, const char *dir, const char *name);
 void pr_put_file(const char *path, const char *text, mode_t mode);
-void pr_put_dir(const char *path);
 void pr_copy_self(const char *dst);
 void pr_make_scratch(struct scratch *s);
 /* What the scratch workspace put at PATH (relative to its base), or die. */

@@ -2,6 +2,7 @@
  * under test, then this binary in its probe mode) run with a bounded time,
  * its output captured, and stopped with all it started on a signal. */
 #include "proof.h"
+#include "clock.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -68,7 +69,7 @@ void pr_run_st(struct chain *c, char *const argv[], const char *status, struct r
 {
 	int p[2], st, n = 0;
 	pid_t pid;
-	struct timespec t0, t;
+	uint64_t t0;
 
 	memset(res, 0, sizeof *res);
 	if (c->stop) {
@@ -119,7 +120,7 @@ void pr_run_st(struct chain *c, char *const argv[], const char *status, struct r
 		_exit(errno == ENOENT ? SBX_EXIT_NOTFOUND : SBX_EXIT_EXEC);
 	}
 	close(p[1]);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = sbx_now_ms();
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = p[0], .events = POLLIN },
 					{ .fd = c->sigfd, .events = POLLIN } };
@@ -128,9 +129,7 @@ void pr_run_st(struct chain *c, char *const argv[], const char *status, struct r
 		long left;
 		ssize_t k;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = RUN_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 +
-					 (t.tv_nsec - t0.tv_nsec) / 1000000);
+		left = RUN_TIMEOUT_MS - (long)(sbx_now_ms() - t0);
 		if (left <= 0) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);

@@ -34,7 +34,7 @@ void pr_put_file(const char *path, const char *text, mode_t mode)
 	close(fd);
 }
 
-void pr_put_dir(const char *path)
+static void pr_put_dir(const char *path)
 {
 	if (mkdir(path, 0755) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create %s", path);

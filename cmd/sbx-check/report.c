@@ -9,8 +9,10 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "json.h"
+#include "quote.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,18 +36,13 @@ struct chk_item *chk_add(struct chk_report *r, enum chk_class cls, const char *n
 
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 32;
-		struct chk_item *n = realloc(r->items, cap * sizeof *n);
-		if (!n)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the report");
+		struct chk_item *n = sbx_need(realloc(r->items, cap * sizeof *n));
 		r->items = n;
 		r->cap = cap;
 	}
 	it = &r->items[r->n++];
 	memset(it, 0, sizeof *it);
 	snprintf(it->name, sizeof it->name, "%s", name);
-	for (char *c = it->name; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
 	it->cls = cls;
 	it->st = st;
 	va_start(ap, fmt);
@@ -125,12 +122,19 @@ static int exit_code(const struct chk_report *r, const char **why)
 	return code;
 }
 
-/* Text lines carry paths from the filesystem: a control character (a
- * newline in a file name) must not be able to forge a line of the report. */
+/* Text lines carry names from the filesystem: escaped as every message is
+ * (lib/quote.h), so that a newline cannot forge a line of the report and
+ * no escape sequence reaches the terminal. */
+static const char *clean(char *buf, size_t n, const char *s)
+{
+	return sbx_quote(buf, n, s, strlen(s), SIZE_MAX, SBX_QUOTE_TEXT);
+}
+
 static void put_clean(const char *s)
 {
-	for (; *s; s++)
-		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+	char q[4 * sizeof ((struct chk_item *)0)->detail + 8];
+
+	fputs(clean(q, sizeof q, s), stdout);
 }
 
 static void print_text(const struct chk_report *r, int code, const char *why)
@@ -140,7 +144,8 @@ static void print_text(const struct chk_report *r, int code, const char *why)
 
 	for (i = 0; i < r->n; i++) {
 		const struct chk_item *it = &r->items[i];
-		printf("%-18s %-14s ", it->name, status_word[it->st]);
+		char name[4 * sizeof it->name + 8];
+		printf("%-18s %-14s ", clean(name, sizeof name, it->name), status_word[it->st]);
 		put_clean(it->detail);
 		for (k = 0; k < it->nf; k++) {
 			printf("%s%s=", (k || it->detail[0]) ? " " : "", it->f[k].key);

@@ -205,7 +205,8 @@ static void try_steps(struct rec *recs, int *tried)
 		;
 }
 
-int chk_filtered(int e)
+/* 1 when errno e from a probed call is a seccomp filter's answer. */
+static int chk_filtered(int e)
 {
 	return (e == ENOSYS || e == EPERM) && sbx_seccomp_filtered() == 1;
 }

@@ -113,6 +113,18 @@ static int load_manifest(struct chk_report *r, struct manifest *m, const char *p
 	return 0;
 }
 
+/* In linkage(): where the program-header table of an ELF header of either
+ * class lies (off, size, num), or "not ELF" when the header cannot be read
+ * or its entries are smaller than the class's. */
+#define PH_TABLE(EHDR, PHDR) do {                                              \
+		EHDR h;                                                        \
+		if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)           \
+			return "not ELF";                                      \
+		off = h.e_phoff, size = h.e_phentsize, num = h.e_phnum;        \
+		if (size < sizeof(PHDR))                                       \
+			return "not ELF";                                      \
+	} while (0)
+
 /* "static", "dynamic" or "not ELF", from the program headers: a static
  * binary has neither PT_INTERP nor PT_DYNAMIC. */
 static const char *linkage(int fd)
@@ -123,23 +135,12 @@ static const char *linkage(int fd)
 
 	if (pread(fd, id, sizeof id, 0) != (ssize_t)sizeof id || memcmp(id, ELFMAG, SELFMAG))
 		return "not ELF";
-	if (id[EI_CLASS] == ELFCLASS64) {
-		Elf64_Ehdr h;
-		if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
-			return "not ELF";
-		off = h.e_phoff, size = h.e_phentsize, num = h.e_phnum;
-		if (size < sizeof(Elf64_Phdr))
-			return "not ELF";
-	} else if (id[EI_CLASS] == ELFCLASS32) {
-		Elf32_Ehdr h;
-		if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
-			return "not ELF";
-		off = h.e_phoff, size = h.e_phentsize, num = h.e_phnum;
-		if (size < sizeof(Elf32_Phdr))
-			return "not ELF";
-	} else {
+	if (id[EI_CLASS] == ELFCLASS64)
+		PH_TABLE(Elf64_Ehdr, Elf64_Phdr);
+	else if (id[EI_CLASS] == ELFCLASS32)
+		PH_TABLE(Elf32_Ehdr, Elf32_Phdr);
+	else
 		return "not ELF";
-	}
 	if (num > 4096)
 		return "not ELF";
 	for (i = 0; i < num; i++) {
@@ -252,11 +253,9 @@ static void one(struct chk_report *r, const char *name, const char *path, struct
 void chk_tools(struct chk_report *r, const struct chk_opts *o, char **paths, int n)
 {
 	char bindir[PATH_MAX], p[PATH_MAX + 32], mp[PATH_MAX + 32];
-	struct manifest *m = calloc(1, sizeof *m);
+	struct manifest *m = sbx_need(calloc(1, sizeof *m));
 	int i;
 
-	if (!m)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the manifest");
 	chk_bindir(bindir, sizeof bindir);
 	if (o->manifest) {
 		load_manifest(r, m, o->manifest, 1);

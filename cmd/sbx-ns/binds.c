@@ -28,7 +28,7 @@ static const char *dest_problem(const char *dest)
 	if (!*dest)
 		return "empty";
 	if (dest[0] != '/')
-		return "relative";
+		return "not absolute";
 	if (!strcmp(dest, "/"))
 		return "the root";
 	if (strlen(dest) >= PATH_MAX)

@@ -101,9 +101,8 @@ static const struct deny_op *covered(const struct deny_list *l, const char *rel)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		const char *p = l->v[i].rel;
-		size_t n = strlen(p);
 		if (l->v[i].kind == DENY_PROTECT &&
-		    (!strcmp(p, ".") || (!strncmp(rel, p, n) && (rel[n] == '/' || rel[n] == '\0'))))
+		    (!strcmp(p, ".") || sbx_path_within(rel, p)))
 			return &l->v[i];
 	}
 	return NULL;

@@ -35,6 +35,8 @@
 #include "json.h"
 #include "policy.h"
 #include "quote.h"
+#include "sys.h"
+#include "walk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -93,24 +95,16 @@ void ns_deny_candidate(struct deny_walk *w, const char *rel)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 }
 
-/* Birth time through statx (musl 1.2.3 has no wrapper); -1 if unknown. */
+/* Birth time through statx (lib/walk.h); -1 if unknown. */
 static int64_t btime_ns(int fd)
 {
-	struct {
-		uint32_t mask, blksize;
-		uint64_t attributes;
-		uint32_t nlink, uid, gid;
-		uint16_t mode, pad0;
-		uint64_t ino, size, blocks, attributes_mask;
-		struct { int64_t sec; uint32_t nsec; int32_t pad; } atime, btime, ctime, mtime;
-		uint8_t rest[256 - 0x80];
-	} sx;
+	struct sbx_statx sx;
 
 	memset(&sx, 0, sizeof sx);
-	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0x800U, &sx) < 0 ||
-	    !(sx.mask & 0x800U))
+	if (sbx_statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, SBX_STATX_BTIME, &sx) < 0 ||
+	    !(sx.stx_mask & SBX_STATX_BTIME))
 		return -1;
-	return sx.btime.sec * 1000000000LL + sx.btime.nsec;
+	return sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec;
 }
 
 static void report(const struct deny_scope *s, const char *rel, const char *to, int cleared,
@@ -193,7 +187,7 @@ static int new_ancestor(const struct deny_scope *s, const char *rel)
 	for (p = strchr(anc, '/'); p; p = strchr(p + 1, '/')) {
 		int fd;
 		*p = '\0';
-		fd = (int)syscall(SYS_openat2, s->wsfd, anc, &how, sizeof how);
+		fd = sbx_openat2(s->wsfd, anc, how.flags, how.resolve);
 		if (fd >= 0 && fstat(fd, &st) == 0 && !ns_deny_known(s->start, anc, &st) &&
 		    !not_mine(s, &st, btime_ns(fd))) {
 			close(fd);
@@ -261,7 +255,7 @@ static void inert(const struct deny_scope *s, const char *rel)
 	if (slash) {
 		*slash = '\0';
 		name = slash + 1;
-		pfd = (int)syscall(SYS_openat2, s->wsfd, parent, &how, sizeof how);
+		pfd = sbx_openat2(s->wsfd, parent, how.flags, how.resolve);
 	} else {
 		name = rel;
 		pfd = fcntl(s->wsfd, F_DUPFD_CLOEXEC, 3);

@@ -109,17 +109,10 @@ static const struct sbx_opt options[] = {
 /* NAME of --setenv/--keep-env: what a shell accepts as a variable name. */
 static void check_env_name(const char *opt, const char *arg, const char *name, size_t len)
 {
-	size_t i;
+	const char *why = sbx_env_name_invalid(name, len);
 
-	if (!len)
-		sbx_die_usage("%s: invalid variable '%s': empty name", opt, arg);
-	for (i = 0; i < len; i++) {
-		char c = name[i];
-		int ok = c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-			 (i && c >= '0' && c <= '9');
-		if (!ok)
-			sbx_die_usage("%s: invalid variable '%s': bad name", opt, arg);
-	}
+	if (why)
+		sbx_die_usage("%s: invalid variable '%s': %s", opt, arg, why);
 }
 
 static size_t env_name_len(const char *s)
@@ -265,9 +258,6 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		sbx_die_usage("missing --workspace or --workspace-fd");
 	if ((p->grant_fd >= 0) != (p->grant_key != NULL))
 		sbx_die_usage("--grant-fd and --grant-key go together");
-	if (p->grant_fd >= 0 && (p->grant_fd == a->status_fd || p->grant_fd == a->ready_fd ||
-				 p->grant_fd == p->broker_fd))
-		sbx_die_usage("--grant-fd: fd %d is also the status, ready or broker fd", p->grant_fd);
 	if (a->cmdpath) {
 		for (size_t i = 0; i < a->nsetenv; i++)
 			if (!strncmp(a->setenv[i], "PATH=", 5))
@@ -276,15 +266,6 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 			if (!strcmp(a->keepenv[i], "PATH"))
 				sbx_die_usage("--keep-env: PATH is set by --command-path");
 	}
-	for (size_t i = 0; i < p->nops; i++)
-		if (p->ops[i].fd >= 0 && p->ops[i].fd == p->grant_fd)
-			sbx_die_usage("%s: fd %d is also the grant fd", p->ops[i].opt, p->ops[i].fd);
-	if (a->status_fd >= 0 && a->status_fd == a->ready_fd)
-		sbx_die_usage("--status-fd and --ready-fd are the same fd %d", a->status_fd);
-	for (size_t i = 0; i < p->nops; i++)
-		if (p->ops[i].fd >= 0 && (p->ops[i].fd == a->status_fd || p->ops[i].fd == a->ready_fd))
-			sbx_die_usage("%s: fd %d is also the status or ready fd", p->ops[i].opt, p->ops[i].fd);
-	ns_policy_check_fds(a, p);
 	return net_given;
 }
 
@@ -436,14 +417,9 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 	else
 		sbx_json_str(&j, "landlock", "none");
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(r->p));
-	if (r->p->net == NET_BROKER) {
-		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p->port);
-		sbx_json_str(&j, "proxy", proxy);
-		sbx_json_str(&j, "bridge", "handed to the broker");
+	ns_net_status(&j, r->p, "handed to the broker");
+	if (r->p->net == NET_BROKER)
 		sbx_json_int(&j, "broker_pid", r->x.broker_pid);
-	}
 	sbx_json_bool(&j, "hidepid", rep->extra);
 	sbx_json_str(&j, "mounts", sbx_mnt_api_name(r->p->mnt_api));
 	sbx_json_str(&j, "userns", "blocked");

@@ -23,6 +23,7 @@
 #include "fd.h"
 #include "fdpass.h"
 #include "handoff.h"
+#include "json.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -103,7 +104,7 @@ void ns_parse_net(struct ns_plan *p, const char *s)
 		if (!*bp)
 			sbx_die_usage("--net: invalid broker path '': empty");
 		if (*bp != '/')
-			sbx_die_usage("--net: invalid broker path '%s': relative", bp);
+			sbx_die_usage("--net: invalid broker path '%s': not absolute", bp);
 		p->broker_path = bp;
 	} else if (rest != end) {
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
@@ -231,11 +232,6 @@ void ns_check_net(const struct ns_args *a, struct ns_plan *p)
 		sbx_die_usage("--broker-fd and --net broker:PATH are exclusive");
 	if (!p->have_broker_fd && !p->broker_path)
 		sbx_die_usage("--net broker needs a PATH or --broker-fd");
-	if (p->have_broker_fd && (p->broker_fd == a->status_fd || p->broker_fd == a->ready_fd))
-		sbx_die_usage("--broker-fd: fd %d is also the status or ready fd", p->broker_fd);
-	for (size_t i = 0; i < p->nops; i++)
-		if (p->have_broker_fd && p->ops[i].fd == p->broker_fd)
-			sbx_die_usage("--broker-fd: fd %d is also given to %s", p->broker_fd, p->ops[i].opt);
 	if (!p->have_broker_fd) {
 		char canon[PATH_MAX];
 		p->broker_fd = open(p->broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -506,27 +502,23 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 {
 	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
 	const char *hello = r->p->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
-	char cbuf[CMSG_SPACE(SBX_HANDOFF_FDS * sizeof(int))], c, answer[256];
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof cbuf };
-	struct cmsghdr *cm;
+	char c, answer[256];
 	struct ucred cr;
 	socklen_t crlen = sizeof cr;
 	const char *why;
-	int fds[SBX_HANDOFF_FDS], s;
-	size_t n = r->p->transparent ? 4 + r->p->ncap : 2;
+	int fds[SBX_HANDOFF_FDS + 1], s, cut;
+	size_t n = r->p->transparent ? 4 + r->p->ncap : 2, got;
 
 	if (r->p->net != NET_BROKER)
 		return;
 	close(r->x.net_chan[1]);
-	if (recvmsg(r->x.net_chan[0], &m, MSG_CMSG_CLOEXEC) != 1 || c != 'L' ||
-	    !(cm = CMSG_FIRSTHDR(&m)) || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(n * sizeof(int))) {
+	if (sbx_recv_fds(r->x.net_chan[0], &c, 1, 0, fds, n + 1, &got, &cut) != 1 || c != 'L' ||
+	    got != n || cut) {
+		for (size_t i = 0; i < got; i++)
+			close(fds[i]);
 		close(r->x.net_chan[0]);
 		return; /* pid 1 died and said why */
 	}
-	memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
 	for (size_t i = 0; i < n; i++) {
 		if (r->p->transparent && i == 2)
 			continue; /* the DNS socket is UDP: nothing to reset */
@@ -581,6 +573,20 @@ const char *ns_net_name(const struct ns_plan *p)
 	case NET_HOST: return "host (unrestricted)";
 	default: return "none";
 	}
+}
+
+/* The network fields of a "started" status line, the same for both
+ * tiers; bridge says how the broker is reached. */
+void ns_net_status(struct sbx_json *j, const struct ns_plan *p, const char *bridge)
+{
+	char proxy[40];
+
+	sbx_json_str(j, "net", ns_net_name(p));
+	if (p->net != NET_BROKER)
+		return;
+	snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", p->port);
+	sbx_json_str(j, "proxy", proxy);
+	sbx_json_str(j, "bridge", bridge);
 }
 
 /* The proxy variables: a convenience for clients, not the boundary. */

@@ -191,19 +191,18 @@ int ns_notify_fd(const struct ns_run *r)
 static void take_listener(struct ns_run *r)
 {
 	struct ns_notify *n = r->x.notify;
-	char cbuf[CMSG_SPACE(sizeof(int))], b;
-	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof cbuf };
-	struct cmsghdr *c;
-	ssize_t got = recvmsg(n->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	int fds[2], cut;
+	char b;
+	size_t nfds;
+	ssize_t got = sbx_recv_fds(n->sock, &b, 1, MSG_DONTWAIT, fds, 2, &nfds, &cut);
 
-	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+	if (got < 0 && errno == EAGAIN)
 		return;
-	c = got == 1 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&n->listener, CMSG_DATA(c), sizeof n->listener);
+	if (got == 1 && nfds == 1 && !cut)
+		n->listener = fds[0];
+	else
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
 	/* Whatever came (the listener, EOF, garbage), the socket is done. */
 	close(n->sock);
 	n->sock = -1;

@@ -254,7 +254,6 @@ void ns_check_binds(const struct ns_args *a, const struct ns_plan *p);
 void ns_drop_ro_in_ws(const struct ns_args *a, struct ns_plan *p);
 
 /* policy.c: the baseline, the request, the unsafe fallback */
-void ns_policy_check_fds(const struct ns_args *a, const struct ns_plan *p);
 void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given);
 noreturn void ns_unsafe_fallback(struct ns_run *r, int err);
 noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier);
@@ -334,6 +333,8 @@ void ns_net_inside(struct ns_run *r);
 void ns_net_outer(struct ns_run *r, pid_t pid);
 void ns_net_end(struct ns_run *r);
 const char *ns_net_name(const struct ns_plan *p);
+struct sbx_json;
+void ns_net_status(struct sbx_json *j, const struct ns_plan *p, const char *bridge);
 char **ns_net_env(const struct ns_plan *p, char **env, size_t *k);
 int ns_net_reserved_env(const char *name, size_t len);
 

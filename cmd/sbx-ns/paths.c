@@ -5,6 +5,7 @@
  * compared again when the sandbox mounts it. */
 #include "ns.h"
 
+#include "parse.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -142,10 +143,7 @@ void ns_add_path(struct ns_plan *p, enum mount_kind kind, int ro, const char *op
 	struct stat st;
 	const char *why;
 
-	if (!*arg)
-		sbx_die_usage("%s: invalid path '': empty", opt);
-	if (arg[0] != '/')
-		sbx_die_usage("%s: invalid path '%s': relative", opt, arg);
+	sbx_opt_abspath(opt, arg);
 	check_place(opt, arg, arg, kind);
 	why = canonical(arg, 0, &st);
 	if (why)
@@ -165,9 +163,6 @@ void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt,
 	ssize_t n;
 	int fd = sbx_opt_fd(opt, arg);
 
-	for (size_t i = 0; i < p->nops; i++)
-		if (p->ops[i].fd == fd)
-			sbx_die_usage("%s: fd %d given twice", opt, fd);
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof path - 1);
 	if (n < 0)
@@ -212,8 +207,7 @@ void ns_add_runtime(const struct ns_args *a, struct ns_plan *p)
 		strcpy(list, a->runtime);
 		for (e = strtok_r(list, ":", &save); e; e = strtok_r(NULL, ":", &save)) {
 			const char *why;
-			if (e[0] != '/')
-				sbx_die_usage("--runtime: invalid path '%s': relative", e);
+			sbx_opt_abspath("--runtime", e);
 			why = canonical(e, 1, &st);
 			if (why)
 				sbx_die_usage("--runtime: invalid path '%s': %s", e, why);

@@ -5,6 +5,7 @@
  * host-process fallback runs only when both halves allow it. */
 #include "ns.h"
 
+#include "clock.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
@@ -137,29 +138,6 @@ static void check_runtime(const struct ns_args *a, const struct ns_plan *p)
 		}
 }
 
-/* A policy fd is consumed: no other option may name it (parse). */
-void ns_policy_check_fds(const struct ns_args *a, const struct ns_plan *p)
-{
-	const int pfd[2] = { a->pol.baseline_fd, a->pol.policy_fd };
-
-	for (int k = 0; k < 2; k++) {
-		int fd = pfd[k];
-		if (fd < 0)
-			continue;
-		for (size_t i = 0; i < p->nops; i++)
-			if (p->ops[i].fd == fd)
-				sbx_die_usage("%s: fd %d is also a policy fd", p->ops[i].opt, fd);
-		if (a->status_fd == fd)
-			sbx_die_usage("--status-fd: fd %d is also a policy fd", fd);
-		if (a->ready_fd == fd)
-			sbx_die_usage("--ready-fd: fd %d is also a policy fd", fd);
-		if (p->have_broker_fd && p->broker_fd == fd)
-			sbx_die_usage("--broker-fd: fd %d is also a policy fd", fd);
-		if (p->grant_fd == fd)
-			sbx_die_usage("--grant-fd: fd %d is also a policy fd", fd);
-	}
-}
-
 void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given)
 {
 	struct sbx_policy req;
@@ -241,16 +219,9 @@ static int wait_command(const struct ns_args *a, pid_t pid, int *st, int *timed_
 {
 	sigset_t set;
 	siginfo_t si;
-	struct timespec end, now, left;
+	uint64_t end = sbx_now_ms() + a->timeout_ms;
 
 	ns_wait_signals(&set);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(a->timeout_ms / 1000);
-	end.tv_nsec += (long)(a->timeout_ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	*timed_out = 0;
 	for (;;) {
 		int sig;
@@ -258,18 +229,15 @@ static int wait_command(const struct ns_args *a, pid_t pid, int *st, int *timed_
 		if (waitpid(pid, st, WNOHANG) == pid)
 			return 0;
 		if (a->timeout_ms && !*timed_out) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left.tv_sec = end.tv_sec - now.tv_sec;
-			left.tv_nsec = end.tv_nsec - now.tv_nsec;
-			if (left.tv_nsec < 0) {
-				left.tv_sec--;
-				left.tv_nsec += 1000000000L;
-			}
-			if (left.tv_sec < 0) {
+			uint64_t now = sbx_now_ms();
+			struct timespec left;
+			if (now >= end) {
 				kill(pid, SIGKILL);
 				*timed_out = 1;
 				continue;
 			}
+			left.tv_sec = (time_t)((end - now) / 1000);
+			left.tv_nsec = (long)((end - now) % 1000) * 1000000L;
 			sig = sigtimedwait(&set, &si, &left);
 		} else {
 			sig = sigwaitinfo(&set, &si);

@@ -18,6 +18,7 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "mount.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,8 +35,7 @@
 
 static int openat2_(int dfd, const char *p, uint64_t flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = flags, .resolve = resolve };
-	return (int)syscall(SYS_openat2, dfd, p, &how, sizeof how);
+	return sbx_openat2(dfd, p, flags, resolve);
 }
 
 /* Our own tmpfs instances: the only places where mount points may be made. */

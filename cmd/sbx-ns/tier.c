@@ -206,13 +206,7 @@ static void warn_and_report(const struct ns_run *r, int err)
 			sbx_json_str(&j, NULL, lost[i].key);
 	sbx_json_close_arr(&j);
 	sbx_json_bool(&j, "seccomp", 1);
-	sbx_json_str(&j, "net", ns_net_name(r->p));
-	if (r->p->net == NET_BROKER) {
-		char proxy[40];
-		snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", r->p->port);
-		sbx_json_str(&j, "proxy", proxy);
-		sbx_json_str(&j, "bridge", "the host's loopback port");
-	}
+	ns_net_status(&j, r->p, "the host's loopback port");
 	sbx_json_str(&j, "deny_write", r->x.tier_deny_off ? "unenforced" : "none");
 	sbx_json_str(&j, "tmpdir", r->x.tier_tmp);
 	sbx_json_uint(&j, "uid", r->p->uid);

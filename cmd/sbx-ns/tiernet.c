@@ -16,6 +16,7 @@
 
 #include "die.h"
 #include "exitcodes.h"
+#include "handoff.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,7 +80,7 @@ static const char *probe(unsigned port)
 			close(s);
 		return "nothing listens there";
 	}
-	(void)!send(s, "SBX-PROBE 1\n", 12, MSG_NOSIGNAL);
+	(void)!send(s, SBX_PROBE, sizeof SBX_PROBE - 1, MSG_NOSIGNAL);
 	p = (struct pollfd){ .fd = s, .events = POLLIN };
 	n = poll(&p, 1, PROBE_WAIT_MS) == 1 ? read(s, &c, 1) : -2;
 	close(s);

@@ -138,15 +138,6 @@ static int parse_pass_fd(const char *s)
 	return (int)v;
 }
 
-static const char *parse_path(const char *opt, const char *s)
-{
-	if (!*s)
-		sbx_die_usage("%s: invalid path '': empty", opt);
-	if (s[0] != '/')
-		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
-	return s;
-}
-
 /* verify: the disk and inode limits become the effective policy's (the
  * request, --disk/--inodes or the JSON on --policy-fd, merged with the
  * baseline): the smaller wins, a request never raises one. With a policy
@@ -156,7 +147,7 @@ static void apply_policy(struct opts *o)
 	struct sbx_policy req, eff;
 	struct sbx_err e;
 
-	if (!sbx_policy_opts_used(&o->pol, o->status_fd))
+	if (!sbx_policy_opts_used(&o->pol))
 		return;
 	sbx_policy_init(&req, "argv");
 	if ((o->disk && sbx_policy_set_u64(&req, &req.disk, o->disk, "--disk", &e) < 0) ||
@@ -209,7 +200,7 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 	sbx_opt_init(&st, 2);
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
 		switch (id) {
-		case O_WORKSPACE: o->workspace = parse_path("--workspace", arg); break;
+		case O_WORKSPACE: o->workspace = sbx_opt_abspath("--workspace", arg); break;
 		case O_DISK: o->disk = sbx_opt_size("--disk", arg, MAX_BYTES); disk_arg = arg; break;
 		case O_INODES: o->inodes = sbx_opt_u64("--inodes", arg, 1, MAX_INODES); break;
 		case O_MAXFILE: o->max_file = sbx_opt_size("--max-file", arg, MAX_BYTES); break;

@@ -5,8 +5,8 @@
 # tried there. On Linux the same target builds the Linux variant, which is
 # how the recipe itself is kept working.
 SEATBELT_MACOS_SRC := cmd/sbx-seatbelt/main.c \
-	$(addprefix lib/,clock.c die.c exec.c fd.c grow.c json.c opts.c parse.c quote.c status.c procstat.c \
-	  meter/meter.c meter/meter_tree.c meter/meter_disk.c seatbelt/sbpl.c)
+	$(addprefix lib/,clock.c cmdpath.c die.c exec.c fd.c grow.c json.c opts.c parse.c quote.c status.c procstat.c \
+	  sys.c meter/meter.c meter/meter_tree.c meter/meter_disk.c seatbelt/sbpl.c)
 
 .PHONY: sbx-seatbelt-macos
 sbx-seatbelt-macos:

@@ -224,8 +224,7 @@ static int run(const struct opts *o, const struct sbx_sbpl *s, int wsfd)
 	close(wsfd);
 	while (o->argv[argc])
 		argc++;
-	if (!(av = calloc(2 * s->nparams + argc + 5, sizeof *av)))
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate the argv");
+	av = sbx_need(calloc(2 * s->nparams + argc + 5, sizeof *av));
 	/* By absolute path only: a sandbox-exec found on PATH could be
 	 * anything. */
 	av[n++] = SANDBOX_EXEC;

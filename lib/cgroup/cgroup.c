@@ -1,5 +1,6 @@
 #include "cgroup.h"
 #include "fd.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,22 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
-
-static int openat2_sys(int dirfd, const char *name, int flags, unsigned long long resolve)
-{
-	struct open_how how;
-
-	memset(&how, 0, sizeof how);
-	how.flags = (unsigned long long)flags;
-	how.resolve = resolve;
-	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof how);
-}
 
 /* Without openat2 (before 5.6) only a single component can be opened
  * safely: O_NOFOLLOW covers the last one, and there is no other. */
@@ -47,7 +37,7 @@ int sbx_cg_openat(int dirfd, const char *name, int flags)
 		return -1;
 	}
 	flags |= O_CLOEXEC;
-	fd = openat2_sys(dirfd, name, flags,
+	fd = sbx_openat2(dirfd, name, flags,
 			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0 && errno == ENOSYS)
 		fd = open_fallback(dirfd, name, flags);
@@ -61,7 +51,7 @@ int sbx_cg_open_root(const char *path)
 
 	/* RESOLVE_NO_SYMLINKS covers the last component too; O_NOFOLLOW
 	 * would open a final symlink itself and report ENOTDIR instead. */
-	fd = openat2_sys(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC,
+	fd = sbx_openat2(AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC,
 			 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0 && errno == ENOSYS) {
 		/* Older kernels: at least the last component is no symlink. */

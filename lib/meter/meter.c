@@ -6,6 +6,7 @@
 #include "exec.h"
 #include "exitcodes.h"
 #include "json.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -19,7 +20,6 @@
 
 #ifdef __linux__
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #endif
 
 /* How many times a stop or kill sweep rescans for processes forked while
@@ -65,16 +65,6 @@ static int readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	return fd > 2 && poll(&p, 1, 0) > 0;
-}
-
-static int open_pidfd(pid_t pid)
-{
-#if defined(__linux__) && defined(SYS_pidfd_open)
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	(void)pid;
-	return -1;
-#endif
 }
 
 /* Reap every child of ours (orphans re-parented to the subreaper
@@ -219,7 +209,7 @@ int sbx_meter_run(const struct sbx_meter_cfg *cfg, pid_t child, int status_fd,
 
 	memset(out, 0, sizeof *out);
 	status_start(cfg, interval, status_fd, tool);
-	pidfd = open_pidfd(child);
+	pidfd = sbx_pidfd_open(child);
 	last = next_disk = sbx_now_ms();
 	deadline = cfg->timeout_ms ? last + cfg->timeout_ms : 0;
 

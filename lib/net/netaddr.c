@@ -266,15 +266,6 @@ const char *sbx_addr_decide(const struct sockaddr *sa, const struct sbx_addr_rul
 	return NULL;
 }
 
-const char *sbx_addr_check(const struct sockaddr *sa, int allow_private,
-			   const struct sockaddr_storage *own, size_t n)
-{
-	struct sbx_addr_rule r = { .allow_private = allow_private, .own = own, .nown = n };
-	int closed;
-
-	return sbx_addr_decide(sa, &r, &closed);
-}
-
 void sbx_addr_text(const struct sockaddr *sa, char *buf, size_t sz)
 {
 	const void *p = NULL;

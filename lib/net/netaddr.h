@@ -26,12 +26,6 @@ enum sbx_addr_class sbx_addr6_class(const struct in6_addr *a, const char **why);
  * return 1. The broker dials that IPv4 address, never the IPv6 form. */
 int sbx_addr6_embedded4(const struct in6_addr *a, struct in_addr *v4);
 
-/* The decision for one address: NULL when it may be dialled, else why not
- * ("loopback", "own address", ...). own is the host's interface addresses
- * (n entries, AF_INET or AF_INET6 sockaddrs, may be NULL). */
-const char *sbx_addr_check(const struct sockaddr *sa, int allow_private,
-			   const struct sockaddr_storage *own, size_t n);
-
 /* A range an administrator denies (--deny-address CIDR). */
 struct sbx_cidr {
 	int family;                /* AF_INET or AF_INET6 */

@@ -33,9 +33,7 @@ void sbx_allowexec_add(struct sbx_allowexec *a, const char *opt, const char *pat
 		sbx_die_usage("%s: invalid path '%s': %s", opt, path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		sbx_die_usage("%s: invalid path '%s': not a regular file", opt, path);
-	v = realloc(a->v, (a->n + 1) * sizeof *v);
-	if (!v)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	v = sbx_need(realloc(a->v, (a->n + 1) * sizeof *v));
 	a->v = v;
 	v[a->n].path = path;
 	v[a->n].dev = st.st_dev;

@@ -11,6 +11,7 @@
  *            duplicates kept
  *   mac    = HMAC-SHA-256(key, "sbx-grant-v1 mac\0" || argv || cwd || env
  *                               || stdin-sha256 || timeout-ms) */
+#include "parse.h"
 #include "grant.h"
 #include "fd.h"
 #include "die.h"
@@ -47,11 +48,7 @@ void sbx_grant_key_load(const char *opt, const char *path, struct sbx_grant_key 
 	size_t got = 0;
 	int fd;
 
-	if (!*path)
-		sbx_die_usage("%s: empty path", opt);
-	if (path[0] != '/')
-		sbx_die_usage("%s: not an absolute path '%s'", opt, path);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(sbx_opt_abspath(opt, path), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ELOOP)
 		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: a symlink", path);
 	if (fd < 0)
@@ -156,9 +153,7 @@ void sbx_grant_fields(const struct sbx_grant_input *in, struct sbx_grant *g)
 
 	for (n = 0; in->envp && in->envp[n]; n++)
 		;
-	sorted = malloc((n + 1) * sizeof *sorted);
-	if (!sorted)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	sorted = sbx_need(malloc((n + 1) * sizeof *sorted));
 	if (n)
 		memcpy(sorted, in->envp, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cmp_str);
@@ -385,7 +380,9 @@ void sbx_grant_enforce(int fd, const struct sbx_grant_key *key, const struct sbx
 	int rc;
 
 	/* One byte past the maximum tells an oversized grant from a full one. */
-	n = sbx_read_full(fd, buf, sizeof buf);
+	n = sbx_read_eof(fd, buf, sizeof buf);
+	if (n < 0 && errno == ETIMEDOUT)
+		sbx_die_usage("--grant-fd %d: " SBX_FD_NO_EOF, fd, SBX_FD_WAIT_MS / 1000);
 	if (n < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the grant from fd %d", fd);
 	got = (size_t)n;

@@ -78,7 +78,6 @@ extern const char *const sbx_pol_tier_deny[];
 #define SBX_POL_MAX_INODES   (1ULL << 48)
 #define SBX_POL_MAX_ITEMS    4096              /* entries of one list */
 #define SBX_POL_MAX_BYTES    (4u << 20)        /* a policy file or fd */
-#define SBX_POL_WAIT_MS      10000u            /* for a policy fd's end of file */
 
 struct sbx_pol_u64 { uint64_t v; int set; char *origin; };
 struct sbx_pol_int { int v; int set; char *origin; };   /* enums and booleans */
@@ -176,6 +175,9 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 /* 1 when path (absolute, normal) lies within one of the roots of l
  * (component-wise: /a/bc is not within /a/b). */
 int sbx_policy_within(const struct sbx_pol_list *l, const char *path);
+/* 1 when path equals root or lies below it, component-wise; the one
+ * "within" every tool uses, for absolute paths and for paths relative to
+ * the workspace alike. */
 int sbx_path_within(const char *path, const char *root);
 
 /* Both halves of the unsafe fallback are on. */
@@ -240,7 +242,7 @@ int sbx_policy_opts_baseline(const struct sbx_policy_opts *o);
 /* A baseline or a --policy-fd was given (1) or neither (0). Dies with a
  * usage error for --clamp without a baseline, and for a status fd that is
  * also a policy fd. */
-int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd);
+int sbx_policy_opts_used(const struct sbx_policy_opts *o);
 
 /* Everything between the options and the tool's own work, dying (with the
  * tool's name, exact message and code) at the first problem:

@@ -2,83 +2,42 @@
  * trusted could have written, or an fd. See policy.h. */
 #include "policy.h"
 
-#include "clock.h"
+#include "fd.h"
 #include "exitcodes.h"
 #include "quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Read fd to end of file, at most max bytes (more is an error), waiting
- * at most SBX_POL_WAIT_MS in all: a pipe whose writer never closes its end
- * is refused instead of hanging the tool. A non-blocking pipe is waited on
- * rather than taken as empty. */
+/* Read fd to end of file, at most SBX_POL_MAX_BYTES (more is an error),
+ * bounded in time like every fd read to its end (fd.h). */
 static int read_all(int fd, const char *src, char **out, size_t *outlen, struct sbx_err *e)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	uint64_t deadline = sbx_now_ms() + SBX_POL_WAIT_MS;
+	char *buf = malloc(SBX_POL_MAX_BYTES + 1);
+	long n;
 
 	if (!buf)
 		return sbx_err_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s", strerror(ENOMEM));
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb;
-			if (cap > SBX_POL_MAX_BYTES) {
-				free(buf);
-				return sbx_err_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", src,
-						    SBX_POL_MAX_BYTES);
-			}
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				return sbx_err_set(e, SBX_EXIT_SYS, "unable to allocate memory: %s",
-						    strerror(ENOMEM));
-			}
-			buf = nb;
-		}
-		{
-			struct pollfd pfd = { fd, POLLIN, 0 };
-			uint64_t now = sbx_now_ms();
-			int pr = now >= deadline ? 0 : poll(&pfd, 1, (int)(deadline - now));
-			if (pr == 0) {
-				free(buf);
-				return sbx_err_set(e, SBX_EXIT_USAGE, "%s: no end of file after %u s "
-						    "(the writer must close its end)", src,
-						    SBX_POL_WAIT_MS / 1000);
-			}
-			if (pr < 0 && errno == EINTR)
-				continue;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n > 0) {
-			len += (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			break;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN)
-			continue;
-		{
-			int err = errno;
-			free(buf);
-			return sbx_err_set(e, SBX_EXIT_SYS, "unable to read %s: %s", src, strerror(err));
-		}
+	n = sbx_read_eof(fd, buf, SBX_POL_MAX_BYTES + 1);
+	if (n < 0) {
+		int err = errno;
+		free(buf);
+		if (err == ETIMEDOUT)
+			return sbx_err_set(e, SBX_EXIT_USAGE, "%s: " SBX_FD_NO_EOF, src, SBX_FD_WAIT_MS / 1000);
+		return sbx_err_set(e, SBX_EXIT_SYS, "unable to read %s: %s", src, strerror(err));
+	}
+	if ((size_t)n > SBX_POL_MAX_BYTES) {
+		free(buf);
+		return sbx_err_set(e, SBX_EXIT_USAGE, "%s: larger than %u bytes", src, SBX_POL_MAX_BYTES);
 	}
 	*out = buf;
-	*outlen = len;
+	*outlen = (size_t)n;
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 /* The policy options of sbx-ns, sbx-cgroup and sbx-quota, and the step
  * that makes the effective policy from them. See policy.h. */
+#include "parse.h"
 #include "policy.h"
 
 #include "die.h"
@@ -22,11 +23,7 @@ void sbx_policy_opt_baseline(struct sbx_policy_opts *o, const char *arg)
 {
 	if (o->baseline_fd >= 0)
 		sbx_die_usage("--baseline and --baseline-fd are exclusive");
-	if (!*arg)
-		sbx_die_usage("--baseline: invalid path '': empty");
-	if (arg[0] != '/')
-		sbx_die_usage("--baseline: invalid path '%s': not absolute", arg);
-	o->baseline = arg;
+	o->baseline = sbx_opt_abspath("--baseline", arg);
 }
 
 void sbx_policy_opt_baseline_fd(struct sbx_policy_opts *o, const char *arg)
@@ -34,15 +31,11 @@ void sbx_policy_opt_baseline_fd(struct sbx_policy_opts *o, const char *arg)
 	if (o->baseline)
 		sbx_die_usage("--baseline and --baseline-fd are exclusive");
 	o->baseline_fd = sbx_opt_fd("--baseline-fd", arg);
-	if (o->baseline_fd == o->policy_fd)
-		sbx_die_usage("--baseline-fd and --policy-fd are the same fd %d", o->baseline_fd);
 }
 
 void sbx_policy_opt_policy_fd(struct sbx_policy_opts *o, const char *arg)
 {
 	o->policy_fd = sbx_opt_fd("--policy-fd", arg);
-	if (o->baseline_fd == o->policy_fd)
-		sbx_die_usage("--baseline-fd and --policy-fd are the same fd %d", o->policy_fd);
 }
 
 int sbx_policy_opts_baseline(const struct sbx_policy_opts *o)
@@ -50,15 +43,13 @@ int sbx_policy_opts_baseline(const struct sbx_policy_opts *o)
 	return o->baseline || o->baseline_fd >= 0;
 }
 
-int sbx_policy_opts_used(const struct sbx_policy_opts *o, int status_fd)
+int sbx_policy_opts_used(const struct sbx_policy_opts *o)
 {
 	if (!sbx_policy_opts_baseline(o) && o->policy_fd < 0) {
 		if (o->clamp)
 			sbx_die_usage("--clamp needs --baseline or --baseline-fd");
 		return 0;
 	}
-	if (status_fd >= 0 && (status_fd == o->baseline_fd || status_fd == o->policy_fd))
-		sbx_die_usage("--status-fd: fd %d is also a policy fd", status_fd);
 	return 1;
 }
 

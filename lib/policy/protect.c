@@ -3,6 +3,7 @@
 #include "cmdpath.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -78,9 +79,7 @@ void sbx_protect_add(struct sbx_protect *p, const char *opt, const char *path)
 		sbx_die_usage("%s: invalid path '%s': %s", opt, path, strerror(errno));
 	if (!strcmp(c, "/"))
 		sbx_die_usage("%s: invalid path '%s': the whole file system", opt, path);
-	v = realloc(p->v, (p->n + 1) * sizeof *v);
-	if (!v)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	v = sbx_need(realloc(p->v, (p->n + 1) * sizeof *v));
 	p->v = v;
 	e = &v[p->n++];
 	e->path = c;
@@ -88,16 +87,6 @@ void sbx_protect_add(struct sbx_protect *p, const char *opt, const char *path)
 	e->exists = stat(c, &st) == 0;
 	e->dev = e->exists ? st.st_dev : 0;
 	e->ino = e->exists ? st.st_ino : 0;
-}
-
-/* path equals dir or lies inside it (both canonical). */
-static int under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return 1;
-	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
 /* Does path or one of its existing ancestors have this identity? */
@@ -127,7 +116,7 @@ long sbx_protect_exposed(const struct sbx_protect *p, const struct sbx_protect_r
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct sbx_protect_ent *e = &p->v[i];
-		if (under(e->path, root->path) || under(root->path, e->path))
+		if (sbx_path_within(e->path, root->path) || sbx_path_within(root->path, e->path))
 			return (long)i;
 		if (ancestor_is(e->path, root->dev, root->ino))
 			return (long)i;

@@ -1,4 +1,5 @@
 #include "sbpl.h"
+#include "cmdpath.h"
 #include "grow.h"
 
 #include <limits.h>
@@ -103,15 +104,16 @@ static const char *check_bytes(const char *in, size_t len)
 /* The macOS top-level symlinks into /private. */
 static const char *const private_links[] = { "/var", "/tmp", "/etc" };
 
-/* Collapse slashes, refuse "." and "..", rewrite /var, /tmp, /etc. in is
+/* The shape every tool asks of a path (cmdpath.h), then collapse slashes, rewrite /var, /tmp, /etc. in is
  * already checked; the result is absolute, without a trailing slash
  * (except "/" itself). */
 static const char *normalise(const char *in, size_t len, struct buf *b)
 {
+	const char *why = sbx_path_shape(in, len);
 	size_t i = 0;
 
-	if (in[0] != '/')
-		return "relative";
+	if (why)
+		return why;
 	while (i < len) {
 		size_t j;
 		while (i < len && in[i] == '/')
@@ -120,9 +122,6 @@ static const char *normalise(const char *in, size_t len, struct buf *b)
 			break;
 		for (j = i; j < len && in[j] != '/'; j++)
 			;
-		if ((j - i == 1 && in[i] == '.') ||
-		    (j - i == 2 && in[i] == '.' && in[i + 1] == '.'))
-			return "'.' and '..' are not allowed";
 		if (b->len == 0) {
 			/* First component: is it one of the /private links? */
 			for (size_t k = 0; k < sizeof private_links / sizeof *private_links; k++)
@@ -162,13 +161,6 @@ static void quote(struct buf *b, const char *s, size_t n)
 			put(b, "\\", 1);
 		put(b, s + i, 1);
 	}
-}
-
-char *sbx_sbpl_regex_quote(const char *s)
-{
-	struct buf b = { 0 };
-	quote(&b, s, strlen(s));
-	return done(&b);
 }
 
 static int wild(const char *s, size_t n)

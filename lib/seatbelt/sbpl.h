@@ -36,9 +36,6 @@ const char *sbx_sbpl_canon(const char *in, size_t len, char **out);
 const char *sbx_sbpl_glob(const char *ws, const char *in, size_t len,
 			  char **regex, char **prefix);
 
-/* Escape s for a POSIX extended regex (Seatbelt's regex flavour). */
-char *sbx_sbpl_regex_quote(const char *s);
-
 struct sbx_sbpl_cfg {
 	const char *workspace;          /* as given; canonicalised here */
 	const char *const *ro;          /* extra read-only paths */

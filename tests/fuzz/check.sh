@@ -17,7 +17,7 @@ passed=0 failed=0
 # target: the lib files it is linked with (and libraries, after them).
 # The parsers are compiled directly with clang and glibc, never musl.
 declare -A SRC=(
-	[http1]="lib/net/http1.c lib/net/hostpat.c lib/parse.c lib/die.c lib/quote.c lib/status.c lib/json.c lib/grow.c lib/fd.c"
+	[http1]="lib/net/http1.c lib/net/hostpat.c lib/parse.c lib/die.c lib/quote.c lib/status.c lib/json.c lib/grow.c lib/fd.c lib/clock.c"
 	[tlshello]="lib/net/tlshello.c lib/net/hostpat.c"
 	[hostpat]="lib/net/hostpat.c"
 	[dns]="lib/net/dns.c"

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,9 +62,7 @@ static void add_rw(struct gv *o, const char *arg)
 	char real[PATH_MAX];
 	struct stat st;
 
-	if (arg[0] != '/')
-		sbx_die_usage("--rw: not an absolute path '%s'", arg);
-	if (!realpath(arg, real) || stat(real, &st) < 0)
+	if (!realpath(sbx_opt_abspath("--rw", arg), real) || stat(real, &st) < 0)
 		sbx_die_usage("--rw: unable to find '%s': %s", arg, strerror(errno));
 	o->rw = realloc(o->rw, (o->nrw + 1) * sizeof *o->rw);
 	o->rw_opts = realloc(o->rw_opts, (o->nrw + 1) * sizeof *o->rw_opts);
@@ -125,7 +124,12 @@ static void parse(struct gv *o, int argc, char **argv)
 		for (size_t i = 0; i < o->nenv; i++)
 			if (!strncmp(o->env[i], "PATH=", 5))
 				sbx_die_usage("--setenv: PATH is set by --command-path");
-		push_env(o, sbx_cmdpath_env(o->cmdpath));
+		{
+			char *p;
+			if (asprintf(&p, "PATH=%s", o->cmdpath) < 0)
+				sbx_need(NULL);
+			push_env(o, p);
+		}
 	}
 	if (!o->env && !(o->env = calloc(1, sizeof *o->env)))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");

@@ -1,9 +1,13 @@
 #include "unit.h"
 #include "fd.h"
 #include "die.h"
+#include "fdpass.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 TEST(fd_parse)
@@ -33,6 +37,54 @@ TEST(fd_option_dies_naming_the_option)
 	char err[256];
 	CHECK(unit_capture(die_fd, "77", err, sizeof err) == 100);
 	CHECK_STR(err, "sbx-t: usage: --status-fd: invalid fd '77': not open\n");
+}
+
+static void claim_twice(void *arg)
+{
+	const char *const *o = arg;
+	sbx_setprog("sbx-t");
+	sbx_opt_fd(o[0], o[2]);
+	sbx_opt_fd(o[1], o[2]);
+}
+
+TEST(fd_each_fd_serves_one_option)
+{
+	char err[256], s[16];
+	int p[2];
+	CHECK(pipe(p) == 0);
+	snprintf(s, sizeof s, "%d", p[1]);
+	const char *other[] = { "--status-fd", "--ready-fd", s }, *same[] = { "--ro-fd", "--ro-fd", s };
+	char want[128];
+	CHECK(unit_capture(claim_twice, other, err, sizeof err) == 100);
+	snprintf(want, sizeof want, "sbx-t: usage: --ready-fd: fd %s is also --status-fd\n", s);
+	CHECK_STR(err, want);
+	CHECK(unit_capture(claim_twice, same, err, sizeof err) == 100);
+	snprintf(want, sizeof want, "sbx-t: usage: --ro-fd: fd %s given twice\n", s);
+	CHECK_STR(err, want);
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST(fd_pass_and_receive_with_one_too_many_closed)
+{
+	int sp[2], p[2], got[2], cut = 0;
+	size_t n = 9;
+	char b = 0;
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sp) == 0);
+	CHECK(pipe(p) == 0);
+	CHECK(sbx_send_fds(sp[0], "L", 1, p, 2) == 1);
+	CHECK(sbx_recv_fds(sp[1], &b, 1, 0, got, 1, &n, &cut) == 1);
+	CHECK(b == 'L');
+	CHECK(n == 1);
+	CHECK(cut == 1);
+	CHECK(fcntl(got[0], F_GETFD) == FD_CLOEXEC);
+	close(got[0]);
+	CHECK(sbx_send_fds(sp[0], "M", 1, p, 1) == 1);
+	CHECK(sbx_recv_fds(sp[1], &b, 1, MSG_DONTWAIT, got, 2, &n, &cut) == 1);
+	CHECK(n == 1 && cut == 0 && b == 'M');
+	close(got[0]);
+	CHECK(sbx_recv_fds(sp[1], &b, 1, MSG_DONTWAIT, got, 2, &n, &cut) == -1 && errno == EAGAIN && n == 0);
+	close(sp[0]); close(sp[1]); close(p[0]); close(p[1]);
 }
 
 static void close_all(void *arg)

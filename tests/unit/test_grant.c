@@ -352,10 +352,10 @@ TEST(grant_key_file_rules)
 	CHECK_STR(err, msg);
 	kc.path = "";
 	CHECK(unit_capture(load_key, &kc, err, sizeof err) == 100);
-	CHECK_STR(err, "sbx-t: usage: --grant-key: empty path\n");
+	CHECK_STR(err, "sbx-t: usage: --grant-key: invalid path '': empty\n");
 	kc.path = "key";
 	CHECK(unit_capture(load_key, &kc, err, sizeof err) == 100);
-	CHECK_STR(err, "sbx-t: usage: --grant-key: not an absolute path 'key'\n");
+	CHECK_STR(err, "sbx-t: usage: --grant-key: invalid path 'key': not absolute\n");
 	/* A FIFO would block a plain open: O_NONBLOCK, then refused by type. */
 	CHECK(mkfifo(p, 0600) == 0);
 	kc.path = p;

@@ -33,6 +33,16 @@ static void edges(int *unit_failed, const char *below, const char *first, const 
 		CHECK_STR(cls(above), want_out_hi);
 }
 
+/* The decision with only the private switch and the host's own addresses. */
+static const char *addr_check(const struct sockaddr *sa, int allow_private,
+			      const struct sockaddr_storage *own, size_t n)
+{
+	struct sbx_addr_rule r = { .allow_private = allow_private, .own = own, .nown = n };
+	int closed;
+
+	return sbx_addr_decide(sa, &r, &closed);
+}
+
 TEST(netaddr_ipv4_ranges_and_their_edges)
 {
 	edges(unit_failed, NULL, "0.0.0.0", "0.255.255.255", "1.0.0.0", "F", "G", "G");
@@ -126,42 +136,42 @@ TEST(netaddr_check_private_flag_and_own_addresses)
 	sin4(&own[0], "198.18.0.1");
 	sin6(&own[1], "2001:4860::1");
 	sin4(&a, "10.1.1.1");
-	CHECK_STR(sbx_addr_check(sa, 0, own, 2), "private (10.0.0.0/8)");
-	CHECK(sbx_addr_check(sa, 1, own, 2) == NULL);
+	CHECK_STR(addr_check(sa, 0, own, 2), "private (10.0.0.0/8)");
+	CHECK(addr_check(sa, 1, own, 2) == NULL);
 	sin4(&a, "198.18.0.2");
-	CHECK_STR(sbx_addr_check(sa, 0, own, 2), "benchmarking or fake-IP DNS (198.18.0.0/15)");
-	CHECK(sbx_addr_check(sa, 1, own, 2) == NULL);
+	CHECK_STR(addr_check(sa, 0, own, 2), "benchmarking or fake-IP DNS (198.18.0.0/15)");
+	CHECK(addr_check(sa, 1, own, 2) == NULL);
 	sin4(&a, "198.18.0.1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "an address of this host");
+	CHECK_STR(addr_check(sa, 1, own, 2), "an address of this host");
 	sin6(&a, "::ffff:198.18.0.1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "an address of this host");
+	CHECK_STR(addr_check(sa, 1, own, 2), "an address of this host");
 	sin6(&a, "2001:4860::1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "an address of this host");
+	CHECK_STR(addr_check(sa, 1, own, 2), "an address of this host");
 	sin6(&a, "2001:4860::2");
-	CHECK(sbx_addr_check(sa, 0, own, 2) == NULL);
+	CHECK(addr_check(sa, 0, own, 2) == NULL);
 	/* never opened by the flag */
 	sin4(&a, "127.0.0.1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "loopback (127.0.0.0/8)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "loopback (127.0.0.0/8)");
 	sin4(&a, "169.254.169.254");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "link-local (169.254.0.0/16)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "link-local (169.254.0.0/16)");
 	sin4(&a, "224.0.0.1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "multicast (224.0.0.0/4)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "multicast (224.0.0.0/4)");
 	sin4(&a, "0.0.0.0");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "unspecified (0.0.0.0/8)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "unspecified (0.0.0.0/8)");
 	sin6(&a, "::1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "loopback (::1)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "loopback (::1)");
 	sin6(&a, "::");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "unspecified (::)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "unspecified (::)");
 	sin6(&a, "fe80::1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "link-local (fe80::/10)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "link-local (fe80::/10)");
 	sin6(&a, "ff02::1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "multicast (ff00::/8)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "multicast (ff00::/8)");
 	sin6(&a, "::ffff:127.0.0.1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "loopback (127.0.0.0/8)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "loopback (127.0.0.0/8)");
 	sin4(&a, "192.0.2.1");
-	CHECK_STR(sbx_addr_check(sa, 1, own, 2), "documentation (192.0.2.0/24)");
+	CHECK_STR(addr_check(sa, 1, own, 2), "documentation (192.0.2.0/24)");
 	sin4(&a, "8.8.8.8");
-	CHECK(sbx_addr_check(sa, 0, NULL, 0) == NULL);
+	CHECK(addr_check(sa, 0, NULL, 0) == NULL);
 }
 
 TEST(netaddr_metadata_and_denied_ranges)

@@ -2,6 +2,10 @@
 #include "parse.h"
 #include "die.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
 static const char *size(const char *s, uint64_t *v) { return sbx_parse_size(s, UINT64_MAX, v); }
 
 TEST(size_accepts_units)
@@ -91,6 +95,33 @@ TEST(seconds)
 	CHECK_STR(sbx_parse_seconds("inf", UINT64_MAX, &v), "not a number");
 	CHECK_STR(sbx_parse_seconds("18446744073709552", UINT64_MAX, &v), "overflow");
 	CHECK_STR(sbx_parse_seconds("100", 99000, &v), "too large");
+}
+
+TEST(env_names)
+{
+	CHECK(!sbx_env_name_invalid("_A1", 3));
+	CHECK(!sbx_env_name_invalid("PATH=x", 4));
+	CHECK_STR(sbx_env_name_invalid("", 0), "empty name");
+	CHECK_STR(sbx_env_name_invalid("1A", 2), "bad name");
+	CHECK_STR(sbx_env_name_invalid("A-B", 3), "bad name");
+	CHECK_STR(sbx_env_name_invalid("A\nB", 3), "bad name");
+}
+
+static void die_abspath(void *arg) { sbx_setprog("sbx-t"); sbx_opt_abspath("--root", arg); }
+static void die_need(void *arg) { sbx_setprog("sbx-t"); sbx_need(arg); }
+
+TEST(one_message_for_a_relative_path_and_for_no_memory)
+{
+	char err[256];
+	CHECK(unit_capture(die_abspath, "", err, sizeof err) == 100);
+	CHECK_STR(err, "sbx-t: usage: --root: invalid path '': empty\n");
+	CHECK(unit_capture(die_abspath, "a/b", err, sizeof err) == 100);
+	CHECK_STR(err, "sbx-t: usage: --root: invalid path 'a/b': not absolute\n");
+	char want[128];
+	snprintf(want, sizeof want, "sbx-t: fatal: unable to allocate memory: %s\n", strerror(ENOMEM));
+	CHECK(unit_capture(die_need, NULL, err, sizeof err) == 111);
+	CHECK_STR(err, want);
+	CHECK_STR(sbx_opt_abspath("--root", "/a"), "/a");
 }
 
 static void die_size(void *arg) { sbx_setprog("sbx-t"); sbx_opt_size("--memory", arg, UINT64_MAX); }

@@ -273,6 +273,10 @@ TEST(policy_roots_are_lexically_normal)
 	CHECK(!sbx_path_within("/ab", "/a"));
 	CHECK(!sbx_path_within("/a", "/a/b"));
 	CHECK(sbx_path_within("/anything", "/"));
+	/* Relative paths (deny-write's, under the workspace) the same way. */
+	CHECK(sbx_path_within(".git/hooks/x", ".git/hooks"));
+	CHECK(sbx_path_within(".git", ".git"));
+	CHECK(!sbx_path_within(".gitx", ".git"));
 }
 
 /* The merge table: each field, both directions, with and without a

@@ -36,8 +36,8 @@ TEST(sbpl_canon_refuses_what_cannot_be_named)
 	char big[PATH_MAX + 2];
 	char *c = (char *)1;
 	CANON("", "empty");
-	CANON("ws", "relative");
-	CANON("./ws", "relative");
+	CANON("ws", "not absolute");
+	CANON("./ws", "not absolute");
 	CANON("/a\0b", "contains NUL");
 	CANON("/a\nb", "contains a newline");
 	CANON("/a\rb", "contains a newline");
@@ -45,20 +45,13 @@ TEST(sbpl_canon_refuses_what_cannot_be_named)
 	CANON("/a/\xc0\xaf", "not valid UTF-8");      /* overlong "/" */
 	CANON("/a/\xed\xa0\x80", "not valid UTF-8");  /* surrogate */
 	CANON("/a/\xe6\x97", "not valid UTF-8");      /* truncated */
-	CANON("/a/../b", "'.' and '..' are not allowed");
-	CANON("/a/./b", "'.' and '..' are not allowed");
-	CANON("/a/..", "'.' and '..' are not allowed");
+	CANON("/a/../b", "'..' component");
+	CANON("/a/./b", "'.' component");
+	CANON("/a/..", "'..' component");
 	memset(big, 'a', sizeof big);
 	big[0] = '/';
 	CHECK_STR(sbx_sbpl_canon(big, PATH_MAX, &c), "too long");
 	CHECK(c == NULL);
-}
-
-TEST(sbpl_regex_quote_escapes_every_metacharacter)
-{
-	char *q = sbx_sbpl_regex_quote("a.b*c+d?e(f)g[h]i{j}k|l^m$n\\o \"p\" \xc3\xab");
-	CHECK_STR(q, "a\\.b\\*c\\+d\\?e\\(f\\)g\\[h\\]i\\{j\\}k\\|l\\^m\\$n\\\\o \"p\" \xc3\xab");
-	free(q);
 }
 
 static const char *glob(const char *ws, const char *in, char *out, size_t outsz)
@@ -78,6 +71,9 @@ static const char *glob(const char *ws, const char *in, char *out, size_t outsz)
 
 TEST(sbpl_glob_becomes_an_anchored_escaped_regex)
 {
+	/* Every regex metacharacter a name may hold is escaped. */
+	GLOB("a.b+c(d)e[h]i{j}k|l^m$n\\o \"p\" \xc3\xab",
+	     "^/private/var/ws/a\\.b\\+c\\(d\\)e\\[h\\]i\\{j\\}k\\|l\\^m\\$n\\\\o \"p\" \xc3\xab(/.*)?$ /private/var/ws");
 	GLOB(".env", "^/private/var/ws/\\.env(/.*)?$ /private/var/ws");
 	GLOB(".git/hooks/*", "^/private/var/ws/\\.git/hooks/[^/]*(/.*)?$ /private/var/ws/.git/hooks");
 	GLOB("**/.env", "^/private/var/ws(/.*)?/\\.env(/.*)?$ /private/var/ws");
@@ -97,8 +93,8 @@ TEST(sbpl_glob_refusals)
 	GLOB("/etc/passwd", "outside the workspace");
 	GLOB("/var/ws", "outside the workspace");
 	GLOB("/var/wsx/a", "outside the workspace");
-	GLOB("../x", "'.' and '..' are not allowed");
-	GLOB("a/./b", "'.' and '..' are not allowed");
+	GLOB("../x", "'..' component");
+	GLOB("a/./b", "'.' component");
 	GLOB("a**b", "'**' must be a whole component");
 	GLOB("a\nb", "contains a newline");
 	GLOB("\xff", "not valid UTF-8");
@@ -146,7 +142,7 @@ TEST(sbpl_build_names_the_bad_option)
 	struct sbx_sbpl s;
 	const char *bad, *badval;
 
-	CHECK_STR(sbx_sbpl_build(&cfg, &s, &bad, &badval), "relative");
+	CHECK_STR(sbx_sbpl_build(&cfg, &s, &bad, &badval), "not absolute");
 	CHECK_STR(bad, "--ro");
 	CHECK_STR(badval, "rel");
 	cfg.workspace = "/";
