@@ -61,6 +61,18 @@ void *sbx_need(void *p)
 	return p;
 }
 
+char *sbx_needf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return sbx_need(n < 0 ? NULL : s);
+}
+
 const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v)
 {
 	if (v && v % (1024ULL * 1024) == 0)

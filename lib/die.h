@@ -36,6 +36,8 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
  * unable to allocate memory: " and strerror(ENOMEM) (111):
  * x = sbx_need(malloc(n)). */
 void *sbx_need(void *p);
+/* A new string formatted like printf, or the same death as sbx_need. */
+char *sbx_needf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "64 MiB" when v is whole MiB, else "N bytes". */
 const char *sbx_fmt_bytes(char *buf, unsigned long sz, unsigned long long v);
 /* Milliseconds as seconds the way --timeout takes them: "3 s", "0.25 s". */

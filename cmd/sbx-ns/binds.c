@@ -64,9 +64,7 @@ void ns_add_bind(struct ns_plan *p, int ro, int byfd, const char *opt, const cha
 		ns_add_path(p, ro ? MNT_RO : MNT_RW, ro, opt, src);
 	op = &p->ops[p->nops - 1];
 	op->kind = MNT_BIND;
-	op->dest = strdup(dest);
-	if (!op->dest)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	op->dest = sbx_need(strdup(dest));
 }
 
 /* src lies in the workspace: by name, or by identity of one of its

@@ -73,17 +73,13 @@ void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev
 			return;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
-		d = realloc(l->v, cap * sizeof *d);
-		if (!d)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		d = sbx_need(realloc(l->v, cap * sizeof *d));
 		l->v = d;
 		l->cap = cap;
 	}
 	d = &l->v[l->n++];
 	d->kind = kind;
-	d->rel = strdup(rel);
-	if (!d->rel)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	d->rel = sbx_need(strdup(rel));
 	d->dev = dev;
 	d->ino = ino;
 }
@@ -133,9 +129,7 @@ static void open_up(struct deny_walk *w, int fd)
 		return;
 	if (w->nfix == w->capfix) {
 		size_t cap = w->capfix ? w->capfix * 2 : 4;
-		struct deny_fix *v = realloc(w->fix, cap * sizeof *v);
-		if (!v)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		struct deny_fix *v = sbx_need(realloc(w->fix, cap * sizeof *v));
 		w->fix = v;
 		w->capfix = cap;
 	}
@@ -490,13 +484,11 @@ void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p)
 		op->create = create;
 		op->kind = MNT_SCRATCH;
 		op->opt = "--tmp-in-workspace";
-		op->src = strdup(path);
+		op->src = sbx_need(strdup(path));
 		op->dest = (char *)dest[i];
 		op->dev = st.st_dev;
 		op->ino = st.st_ino;
 		op->isdir = 1;
-		if (!op->src)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	}
 	if (base >= 0)
 		close(base);

@@ -85,14 +85,11 @@ void ns_deny_candidate(struct deny_walk *w, const char *rel)
 {
 	if (w->ncand == w->capcand) {
 		size_t cap = w->capcand ? w->capcand * 2 : 8;
-		char **v = realloc(w->cand, cap * sizeof *v);
-		if (!v)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		char **v = sbx_need(realloc(w->cand, cap * sizeof *v));
 		w->cand = v;
 		w->capcand = cap;
 	}
-	if (!(w->cand[w->ncand++] = strdup(rel)))
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	w->cand[w->ncand++] = sbx_need(strdup(rel));
 }
 
 /* Birth time through statx (lib/walk.h); -1 if unknown. */
@@ -442,8 +439,9 @@ static char *read_all(int fd)
 	char *buf;
 	ssize_t n;
 
-	if (fstat(fd, &st) < 0 || st.st_size > REC_MAX || !(buf = malloc((size_t)st.st_size + 1)))
+	if (fstat(fd, &st) < 0 || st.st_size > REC_MAX)
 		return NULL;
+	buf = sbx_need(malloc((size_t)st.st_size + 1));
 	n = pread(fd, buf, (size_t)st.st_size, 0);
 	if (n != st.st_size) {
 		free(buf);
@@ -474,7 +472,6 @@ static int take_over(struct ns_run *r, int fd)
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char kind, rel[PATH_MAX], h[2 * PATH_MAX + 2];
 		unsigned long long dev, ino, a, b;
-		const char **g;
 
 		if (!ok) {
 			ok = !strcmp(line, REC_MAGIC) ? 1 : -1;
@@ -482,10 +479,9 @@ static int take_over(struct ns_run *r, int fd)
 			s.uid = (uid_t)a;
 		} else if (sscanf(line, "start %llu %llu", &a, &b) == 2) {
 			s.start_ns = (int64_t)a * 1000000000LL + (int64_t)b;
-		} else if (sscanf(line, "glob %8193s", h) == 1 && unhex(rel, h, sizeof rel) == 0 &&
-			   (g = realloc(globs, (nglobs + 1) * sizeof *g))) {
-			globs = g;
-			globs[nglobs++] = strdup(rel);
+		} else if (sscanf(line, "glob %8193s", h) == 1 && unhex(rel, h, sizeof rel) == 0) {
+			globs = sbx_need(realloc(globs, (nglobs + 1) * sizeof *globs));
+			globs[nglobs++] = sbx_need(strdup(rel));
 		} else if (sscanf(line, "have %c %llx %llx %8193s", &kind, &dev, &ino, h) == 4 &&
 			   unhex(rel, h, sizeof rel) == 0) {
 			ns_deny_push(&start, kind == 'P' ? DENY_PROTECT : DENY_ANCESTOR, rel,
@@ -511,9 +507,6 @@ static int take_over(struct ns_run *r, int fd)
 		 * born after that run ended only reuses the inode of the one the
 		 * record is about, and nothing in it can be that run's. */
 		int stale = born >= 0 && born > s.end_ns;
-		for (size_t i = 0; i < nglobs; i++)
-			if (!globs[i])
-				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 		if (!stale)
 			check(&s, globs, nglobs, &start);
 	}
@@ -537,9 +530,7 @@ void ns_deny_recover(struct ns_run *r)
 	int dfd, rfd;
 	DIR *d;
 
-	r->x.rec = calloc(1, sizeof *r->x.rec);
-	if (!r->x.rec)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	r->x.rec = sbx_need(calloc(1, sizeof *r->x.rec));
 	r->x.rec->fd = -1;
 	r->x.rec->owner = getpid();
 	dfd = r->x.rec->dirfd = state_dir(r, path, sizeof path);

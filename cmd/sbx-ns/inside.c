@@ -72,12 +72,10 @@ static const char *given(const struct ns_args *a, const char *name)
 char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char **path)
 {
 	size_t n = 5 + a->nsetenv + a->nkeepenv + 5 + 1, k = 0;
-	char **env = calloc(n, sizeof *env);
+	char **env = sbx_need(calloc(n, sizeof *env));
 	const char *home = given(a, "HOME") ? given(a, "HOME") : a->home ? a->home : NS_HOME;
-	char *cache = NULL, *config = NULL;
+	char *cache = sbx_needf("%s/.cache", home), *config = sbx_needf("%s/.config", home);
 
-	if (!env || asprintf(&cache, "%s/.cache", home) < 0 || asprintf(&config, "%s/.config", home) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	const char *defaults[5][2] = {
 		{ "PATH", a->cmdpath ? a->cmdpath : "/usr/local/bin:/usr/bin:/bin" }, { "HOME", home },
 		{ "TMPDIR", "/tmp" }, { "XDG_CACHE_HOME", cache }, { "XDG_CONFIG_HOME", config },
@@ -85,16 +83,14 @@ char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char
 	for (int d = 0; d < 5; d++) {
 		if (given(a, defaults[d][0]))
 			continue;
-		if (asprintf(&env[k], "%s=%s", defaults[d][0], defaults[d][1]) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-		k++;
+		env[k++] = sbx_needf("%s=%s", defaults[d][0], defaults[d][1]);
 	}
 	free(cache);
 	free(config);
 	for (size_t i = 0; i < a->nkeepenv; i++) {
 		const char *v = getenv(a->keepenv[i]);
-		if (v && asprintf(&env[k++], "%s=%s", a->keepenv[i], v) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		if (v)
+			env[k++] = sbx_needf("%s=%s", a->keepenv[i], v);
 	}
 	for (size_t i = 0; i < a->nsetenv; i++)
 		env[k++] = (char *)a->setenv[i];

@@ -137,9 +137,7 @@ static void check_env_unique(const struct ns_args *a, const char *opt, const cha
 
 static const char **push_str(const char **v, size_t *n, const char *s)
 {
-	v = realloc(v, (*n + 1) * sizeof *v);
-	if (!v)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	v = sbx_need(realloc(v, (*n + 1) * sizeof *v));
 	v[(*n)++] = s;
 	return v;
 }
@@ -226,9 +224,7 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_PROTECT: sbx_protect_add(&a->prot, "--protect", arg); break;
 		case O_GRANT_FD: p->grant_fd = sbx_opt_fd("--grant-fd", arg); break;
 		case O_GRANT_KEY:
-			p->grant_key = malloc(sizeof *p->grant_key);
-			if (!p->grant_key)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			p->grant_key = sbx_need(malloc(sizeof *p->grant_key));
 			sbx_grant_key_load("--grant-key", arg, p->grant_key);
 			break;
 		case O_TIMEOUT: a->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
@@ -274,13 +270,11 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
  * grant must fit this exact run. */
 static void check_policy(const struct ns_args *a, struct ns_plan *p)
 {
-	struct sbx_protect_root *roots = calloc(p->nops + 1, sizeof *roots);
-	const char **opts = calloc(p->nops + 1, sizeof *opts);
+	struct sbx_protect_root *roots = sbx_need(calloc(p->nops + 1, sizeof *roots));
+	const char **opts = sbx_need(calloc(p->nops + 1, sizeof *opts));
 	const struct mount_op *op;
 	size_t n = 0;
 
-	if (!roots || !opts)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	for (size_t it = 0; (op = ns_next_writable(p, &it)); ) {
 		roots[n].path = op->src;
 		roots[n].dev = op->dev;

@@ -84,9 +84,7 @@ void ns_parse_net(struct ns_plan *p, const char *s)
 				sbx_die_usage("--net: transparent repeated in '%s'", s);
 			p->transparent = 1;
 		} else if (!strncmp(comma, ",port=", 6)) {
-			char *v = strndup(comma + 6, (size_t)(end - comma - 6));
-			if (!v)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			char *v = sbx_need(strndup(comma + 6, (size_t)(end - comma - 6)));
 			if (have_port)
 				sbx_die_usage("--net: port repeated in '%s'", s);
 			p->port = (unsigned)sbx_opt_u64("--net: port", v, 1, 65535);
@@ -98,9 +96,7 @@ void ns_parse_net(struct ns_plan *p, const char *s)
 		end = comma;
 	}
 	if (*rest == ':') {
-		char *bp = strndup(rest + 1, (size_t)(end - rest - 1));
-		if (!bp)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		char *bp = sbx_need(strndup(rest + 1, (size_t)(end - rest - 1)));
 		if (!*bp)
 			sbx_die_usage("--net: invalid broker path '': empty");
 		if (*bp != '/')
@@ -309,9 +305,7 @@ void ns_check_net(const struct ns_args *a, struct ns_plan *p)
 		if (p->transparent)
 			capture_ports(p, path, ans, got);
 	}
-	p->broker_real = strdup(path);
-	if (!p->broker_real)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	p->broker_real = sbx_need(strdup(path));
 }
 
 /* The outer, just before the clone. */
@@ -595,8 +589,7 @@ char **ns_net_env(const struct ns_plan *p, char **env, size_t *k)
 	if (p->net != NET_BROKER)
 		return env;
 	for (size_t i = 0; i < 5; i++)
-		if (asprintf(&env[(*k)++], "%s=http://127.0.0.1:%u", proxy_vars[i], p->port) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		env[(*k)++] = sbx_needf("%s=http://127.0.0.1:%u", proxy_vars[i], p->port);
 	env[*k] = NULL;
 	return env;
 }

@@ -88,9 +88,7 @@ void ns_notify_outer(struct ns_run *r)
 		return;
 	close(r->x.notify_sock[1]);
 	r->x.notify_sock[1] = -1;
-	r->x.notify = calloc(1, sizeof *r->x.notify);
-	if (!r->x.notify)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	r->x.notify = sbx_need(calloc(1, sizeof *r->x.notify));
 	r->x.notify->sock = r->x.notify_sock[0];
 	r->x.notify->listener = -1;
 }
@@ -117,9 +115,7 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
 		return;
 	}
-	ins = malloc(p.len * sizeof *ins);
-	if (!ins)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	ins = sbx_need(malloc(p.len * sizeof *ins));
 	memcpy(ins, prog->filter, p.len * sizeof *ins);
 	for (unsigned i = 0; i < p.len; i++)
 		if (ins[i].code == (BPF_RET | BPF_K) && ins[i].k == (SECCOMP_RET_ERRNO | EPERM))

@@ -31,9 +31,7 @@ struct mount_op *ns_push_op(struct ns_plan *p)
 
 	if (p->nops == p->capops) {
 		size_t cap = p->capops ? p->capops * 2 : 16;
-		op = realloc(p->ops, cap * sizeof *op);
-		if (!op)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		op = sbx_need(realloc(p->ops, cap * sizeof *op));
 		p->ops = op;
 		p->capops = cap;
 	}
@@ -63,14 +61,6 @@ const struct mount_op *ns_next_writable(const struct ns_plan *p, size_t *it)
 			return op;
 	}
 	return NULL;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
-	return d;
 }
 
 /* NULL when path is canonical and every component exists and none is a
@@ -123,7 +113,7 @@ static void fill(struct mount_op *op, enum mount_kind kind, int ro, const char *
 	op->kind = kind;
 	op->ro = ro;
 	op->opt = opt;
-	op->src = xstrdup(path);
+	op->src = sbx_need(strdup(path));
 	op->dest = op->src;
 	op->dev = st->st_dev;
 	op->ino = st->st_ino;
@@ -234,8 +224,8 @@ void ns_add_runtime(const struct ns_args *a, struct ns_plan *p)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to read symlink %s", op->src);
 			target[len] = '\0';
 			op->kind = MNT_SYMLINK;
-			op->src = xstrdup(target);
-			op->dest = xstrdup(op->dest);
+			op->src = sbx_need(strdup(target));
+			op->dest = sbx_need(strdup(op->dest));
 		}
 	}
 	/* Move them in front of the caller's binds. */

@@ -191,9 +191,7 @@ void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given)
 	}
 	/* deny-write: the union, replacing the defaults (they are in it) */
 	free(p->deny);
-	p->deny = calloc(p->eff.deny.n + 1, sizeof *p->deny);
-	if (!p->deny)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	p->deny = sbx_need(calloc(p->eff.deny.n + 1, sizeof *p->deny));
 	for (size_t i = 0; i < p->eff.deny.n; i++) {
 		ns_check_glob(p->eff.deny.it[i].val);
 		p->deny[i] = p->eff.deny.it[i].val;

@@ -282,9 +282,7 @@ static void build_resolv(const struct ns_plan *p, struct ns_exec *x, const struc
 	close(fd);
 	if (unlink(tmp) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to remove %s from the new root", tmp);
-	x->resolv = strdup(dest); /* Landlock lets the command read it */
-	if (!x->resolv)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+	x->resolv = sbx_need(strdup(dest)); /* Landlock lets the command read it */
 }
 
 /* Without --home: the command's HOME, a directory of the sandbox's /tmp
@@ -336,10 +334,8 @@ static void build_bind(const struct ns_plan *p, const struct mount_op *op, int s
 void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid)
 {
 	struct owned o = { .n = 0 };
-	int *src = calloc(p->nops ? p->nops : 1, sizeof *src);
+	int *src = sbx_need(calloc(p->nops ? p->nops : 1, sizeof *src));
 
-	if (!src)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 	/* Sources first, while the host tree is whole, each checked. */
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct mount_op *op = &p->ops[i];

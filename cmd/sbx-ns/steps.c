@@ -23,7 +23,7 @@ static struct ns_step *push(struct ns_plan *p, enum step_kind kind, const char *
 	struct ns_step *s;
 
 	if (sbx_grow((void **)&p->steps, &p->capsteps, p->nsteps, sizeof *p->steps, 32) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+		sbx_need(NULL);
 	s = &p->steps[p->nsteps++];
 	memset(s, 0, sizeof *s);
 	s->kind = kind;
@@ -114,11 +114,9 @@ void ns_plan_root(const struct ns_args *a, struct ns_plan *p)
 	/* Deny-write, in path order (ancestors before what lies below). */
 	for (size_t i = 0; i < p->ndops; i++) {
 		const char *rel = p->dops[i].rel;
-		char *dest;
+		char *dest = sbx_needf("%s%s%s", p->ops[p->ws].dest, strcmp(rel, ".") ? "/" : "",
+				       strcmp(rel, ".") ? rel : "");
 
-		if (asprintf(&dest, "%s%s%s", p->ops[p->ws].dest, strcmp(rel, ".") ? "/" : "",
-			     strcmp(rel, ".") ? rel : "") < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
 		s = push(p, STEP_DENY, dest);
 		s->idx = i;
 		if (p->dops[i].kind == DENY_PROTECT)

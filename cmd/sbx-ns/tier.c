@@ -125,17 +125,16 @@ static void scratch(struct ns_run *r)
 
 	if (!mkdtemp(tmpl))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create the landlock tier's TMPDIR under /tmp");
-	r->x.tier_tmp = strdup(tmpl);
-	if (!r->x.tier_tmp || (r->p->root && chown(tmpl, r->p->uid, r->p->gid) < 0))
+	r->x.tier_tmp = sbx_need(strdup(tmpl));
+	if ((r->p->root && chown(tmpl, r->p->uid, r->p->gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", tmpl);
 	snprintf(home, sizeof home, "%s/home", tmpl);
 	if (mkdir(home, 0700) < 0 || (r->p->root && chown(home, r->p->uid, r->p->gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", home);
 	for (e = r->p->env; *e; e++)
 		for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++)
-			if (!strcmp(*e, moved[i].full) &&
-			    asprintf(e, "%s=%s%s", moved[i].name, tmpl, moved[i].sub) < 0)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to allocate memory");
+			if (!strcmp(*e, moved[i].full))
+				*e = sbx_needf("%s=%s%s", moved[i].name, tmpl, moved[i].sub);
 }
 
 int ns_tier_deny_unenforced(const struct ns_plan *p)

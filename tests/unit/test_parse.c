@@ -3,7 +3,9 @@
 #include "die.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *size(const char *s, uint64_t *v) { return sbx_parse_size(s, UINT64_MAX, v); }
@@ -122,6 +124,21 @@ TEST(one_message_for_a_relative_path_and_for_no_memory)
 	CHECK(unit_capture(die_need, NULL, err, sizeof err) == 111);
 	CHECK_STR(err, want);
 	CHECK_STR(sbx_opt_abspath("--root", "/a"), "/a");
+}
+
+/* A width past INT_MAX makes vasprintf fail at once, without allocating. */
+static void die_needf(void *arg) { sbx_setprog("sbx-t"); sbx_needf("x%*s", *(int *)arg, ""); }
+
+TEST(a_formatted_string_or_the_one_message_for_no_memory)
+{
+	char err[256], want[128];
+	int wide = INT_MAX;
+	char *s = sbx_needf("%s=%u", "PORT", 8080u);
+	CHECK_STR(s, "PORT=8080");
+	free(s);
+	snprintf(want, sizeof want, "sbx-t: fatal: unable to allocate memory: %s\n", strerror(ENOMEM));
+	CHECK(unit_capture(die_needf, &wide, err, sizeof err) == 111);
+	CHECK_STR(err, want);
 }
 
 static void die_size(void *arg) { sbx_setprog("sbx-t"); sbx_opt_size("--memory", arg, UINT64_MAX); }
