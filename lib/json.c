@@ -1,5 +1,6 @@
 #include "json.h"
 #include "grow.h"
+#include "opts.h"
 #include "status.h"
 
 #include <errno.h>
@@ -101,6 +102,7 @@ void sbx_json_begin(struct sbx_json *j, const char *tool, const char *event)
 		sbx_json_str(j, "tool", tool);
 	if (event)
 		sbx_json_str(j, "event", event);
+	j->head = j->len;
 	j->is_exit = event && !strcmp(event, "exit");
 }
 
@@ -230,11 +232,28 @@ static ssize_t write_line(int fd, const char *line, size_t len)
 	return w;
 }
 
+/* ,"version":V between the head and the rest of the line. */
+static void put_version(struct sbx_json *j)
+{
+	static const char v[] = ",\"version\":\"" SBX_VERSION "\"";
+	size_t n = sizeof v - 1, tail = j->len - j->head;
+
+	put(j, v, n);
+	if (j->failed)
+		return;
+	memmove(j->buf + j->head + n, j->buf + j->head, tail);
+	memcpy(j->buf + j->head, v, n);
+}
+
 int sbx_json_write(struct sbx_json *j, int fd)
 {
 	size_t len = 0;
-	const char *line = sbx_json_end(j, &len);
+	const char *line;
 	int r = 0;
+
+	if (j->head > 1 && sbx_status_first(fd))
+		put_version(j);
+	line = sbx_json_end(j, &len);
 
 	if (fd >= 0) {
 		if (!line) {

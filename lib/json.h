@@ -16,6 +16,7 @@ struct sbx_json {
 	int nested;   /* depth of open objects/arrays */
 	int need_comma;
 	int is_exit;  /* an "exit" event: the status contract notes it (status.h) */
+	size_t head;  /* end of "tool" and "event": where a first status line's "version" goes */
 };
 
 /* Starts `{"tool":TOOL,"event":EVENT` (tool/event may be NULL to omit). */
@@ -37,6 +38,8 @@ void sbx_json_close_arr(struct sbx_json *j);
  * or NULL if building failed. */
 const char *sbx_json_end(struct sbx_json *j, size_t *len);
 /* sbx_json_end + one write(2) to fd (fd < 0: nothing). Frees j.
+ * The first line this process writes to its status fd gets
+ * "version":SBX_VERSION right after "event" (status.h).
  * Returns 0, or -1 with errno (EPIPE etc.) for the caller to judge. */
 int sbx_json_write(struct sbx_json *j, int fd);
 void sbx_json_free(struct sbx_json *j);

@@ -9,7 +9,7 @@
 
 static int status_fd = -1;
 static pid_t owner;
-static int exit_written, write_failed;
+static int exit_written, write_failed, first_written;
 
 int sbx_status_opt(const char *arg)
 {
@@ -26,6 +26,14 @@ int sbx_status_fd(void)
 void sbx_status_disown(void)
 {
 	owner = 0; /* no process has pid 0 */
+}
+
+int sbx_status_first(int fd)
+{
+	if (fd != status_fd || status_fd < 0 || getpid() != owner || first_written)
+		return 0;
+	first_written = 1;
+	return 1;
 }
 
 void sbx_status_exit_on_die(int code, const char *msg)

@@ -25,6 +25,14 @@ void sbx_status_exit_on_die(int code, const char *msg);
  * also pid 1), so the pid check alone would let both write one. */
 void sbx_status_disown(void);
 
+/* Called by sbx_json_write before it writes a line to fd: 1 once, for the
+ * first line the owner of the status fd writes there (that line carries
+ * the version, so every run's first line says which sbx made it), else 0.
+ * A child, disowned or merely forked, never: the line it would write is
+ * its parent's run, whose first line the parent writes (or already did,
+ * which a flag copied at fork could not know). */
+int sbx_status_first(int fd);
+
 /* Called by sbx_json_write after every write: notes a written exit line,
  * and reports the first failed write to the status fd on stderr. */
 void sbx_status_wrote(int fd, int is_exit, int ok, int err);

@@ -33,16 +33,16 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	local ws
 	ws=$(ns_ws)
 	run -100 --separate-stderr fd5 sbx-ns --status-fd 5 --workspace "$ws" --bogus -- true
-	assert_output '{"tool":"sbx-ns","event":"exit","code":100,"stage":"setup","error":"unknown option --bogus"}'
+	assert_output '{"tool":"sbx-ns","event":"exit"'"$SBX_VER"',"code":100,"stage":"setup","error":"unknown option --bogus"}'
 	assert_equal "$stderr" "sbx-ns: usage: unknown option --bogus"
 	run -100 --separate-stderr fd5 sbx-cgroup --status-fd 5 --root /nonexistent --name a --pids 0 -- true
-	assert_line --index 0 --regexp '^\{"tool":"sbx-cgroup","event":"exit","code":100,'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-cgroup","event":"exit"'"$SBX_VER"',"code":100,'
 	assert_equal "${#lines[@]}" 1
 	run -100 --separate-stderr fd5 sbx-quota verify --status-fd 5 --workspace "$ws" --disk 0 -- true
-	assert_line --index 0 --regexp '^\{"tool":"sbx-quota","event":"exit","code":100,'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-quota","event":"exit"'"$SBX_VER"',"code":100,'
 	assert_equal "${#lines[@]}" 1
 	run -100 --separate-stderr fd5 sbx-seatbelt --status-fd 5 --workspace "$ws" --memory -1 -- true
-	assert_line --index 0 --regexp '^\{"tool":"sbx-seatbelt","event":"exit","code":100,'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-seatbelt","event":"exit"'"$SBX_VER"',"code":100,'
 	assert_equal "${#lines[@]}" 1
 }
 
@@ -51,10 +51,10 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	ws=$(ns_ws)
 	ln -s /etc/passwd "$ws/.env"
 	run -102 --separate-stderr fd5 ns_root --status-fd 5 --workspace "$ws" -- true
-	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env in the workspace: it is a symlink"}'
+	assert_output '{"tool":"sbx-ns","event":"exit"'"$SBX_VER"',"code":102,"stage":"setup","error":"unable to protect .env in the workspace: it is a symlink"}'
 	assert_equal "$stderr" "sbx-ns: fatal: unable to protect .env in the workspace: it is a symlink"
 	run -102 --separate-stderr fd5 ns_user --status-fd 5 --workspace "$ws" -- true
-	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env in the workspace: it is a symlink"}'
+	assert_output '{"tool":"sbx-ns","event":"exit"'"$SBX_VER"',"code":102,"stage":"setup","error":"unable to protect .env in the workspace: it is a symlink"}'
 }
 
 # Each refusal class that stops a tool before its command starts: a limit the
@@ -65,19 +65,19 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	local ws
 	ws=$(ns_ws)
 	run -101 --separate-stderr fd5 sbx-cgroup --status-fd 5 --root "$ws" --name a --memory 64M -- true
-	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":101,\"stage\":\"setup\",\"error\":\"hard limits unsupported: $ws is not on a cgroup v2 file system\"}"
+	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\"$SBX_VER,\"code\":101,\"stage\":\"setup\",\"error\":\"hard limits unsupported: $ws is not on a cgroup v2 file system\"}"
 	run -111 --separate-stderr fd5 sbx-cgroup --status-fd 5 --root "$ws/none" --name a --memory 64M -- true
-	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":111,\"stage\":\"setup\",\"error\":\"unable to open $ws/none: No such file or directory\"}"
+	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\"$SBX_VER,\"code\":111,\"stage\":\"setup\",\"error\":\"unable to open $ws/none: No such file or directory\"}"
 	run -101 --separate-stderr fd5 sbx-quota verify --status-fd 5 --workspace "$ws" --disk 1M -- true
-	assert_output --regexp '^\{"tool":"sbx-quota","event":"exit","code":101,"stage":"setup","error":"hard limits unsupported: .*"\}$'
+	assert_output --regexp '^\{"tool":"sbx-quota","event":"exit"'"$SBX_VER"',"code":101,"stage":"setup","error":"hard limits unsupported: .*"\}$'
 	run -111 --separate-stderr fd5 sbx-quota verify --status-fd 5 --workspace "$ws/none" --disk 1M -- true
-	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":111,\"stage\":\"setup\",\"error\":\"unable to open workspace $ws/none: No such file or directory\"}"
+	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\"$SBX_VER,\"code\":111,\"stage\":\"setup\",\"error\":\"unable to open workspace $ws/none: No such file or directory\"}"
 	run -106 --separate-stderr fd5 sbx-seatbelt --status-fd 5 --workspace "$ws" -- true
-	assert_output '{"tool":"sbx-seatbelt","event":"exit","code":106,"stage":"setup","error":"unable to run /usr/bin/sandbox-exec: Seatbelt exists only on macOS (on Linux confine with sbx-ns)"}'
+	assert_output '{"tool":"sbx-seatbelt","event":"exit"'"$SBX_VER"',"code":106,"stage":"setup","error":"unable to run /usr/bin/sandbox-exec: Seatbelt exists only on macOS (on Linux confine with sbx-ns)"}'
 	# A socket nobody listens on: the broker "does not answer".
 	/usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$NS_DIR/mute.sock"
 	run -102 --separate-stderr fd5 ns_root --status-fd 5 --workspace "$ws" --net "broker:$NS_DIR/mute.sock" -- true
-	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\",\"code\":102,\"stage\":\"setup\",\"error\":\"refusing to run: the broker at $NS_DIR/mute.sock does not answer: Connection refused\"}"
+	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":102,\"stage\":\"setup\",\"error\":\"refusing to run: the broker at $NS_DIR/mute.sock does not answer: Connection refused\"}"
 	rm -f "$NS_DIR/mute.sock"
 }
 
@@ -87,6 +87,10 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	run -3 --separate-stderr fd5 ns_user --status-fd 5 --workspace "$ws" -- sh -c 'exit 3'
 	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"event":"exit"')" 1
 	assert_line --index -1 --partial '"event":"exit","code":3'
+	# The version: on the first line (the outer's), never again (pid 1 and
+	# the command's reports are the outer's lines too).
+	assert_line --index 0 --regexp '^\{"tool":"sbx-ns","event":"namespaces"'"$SBX_VER"',"pid":'
+	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"version"')" 1
 }
 
 # sbx-ns as pid 1 of a pid namespace (a container's entrypoint), the container's /proc
@@ -111,7 +115,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	ln -s /etc/passwd "$ws/$name"
 	run -102 --separate-stderr fd5 ns_root --status-fd 5 --workspace "$ws" --deny-write '.env*' -- true
 	assert_equal "$stderr" 'sbx-ns: fatal: unable to protect .env\x1b[31mRED\x07 in the workspace: it is a symlink'
-	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup","error":"unable to protect .env\u001b[31mRED\u0007 in the workspace: it is a symlink"}'
+	assert_output '{"tool":"sbx-ns","event":"exit"'"$SBX_VER"',"code":102,"stage":"setup","error":"unable to protect .env\u001b[31mRED\u0007 in the workspace: it is a symlink"}'
 	# Nothing raw: no ESC or BEL byte reached stderr.
 	run -0 bash -c '! printf %s "$1" | grep -q "[[:cntrl:]]"' _ "$stderr"
 	# An 8-bit CSI (U+009B, a C1 control) and a byte that is not UTF-8 are

@@ -172,7 +172,7 @@ HOME=/tmp"
 	local ws
 	ws=$(ns_ws)
 	run -3 ns_fd5 ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- "$NS_ATT" exit 3
-	assert_line --index 0 --regexp '^\{"tool":"sbx-ns","event":"namespaces","pid":[0-9]+,"ns":\{"user":[0-9]+,"mnt":[0-9]+,"pid":[0-9]+,"ipc":[0-9]+,"uts":[0-9]+,"net":[0-9]+,"cgroup":[0-9]+\}\}$'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-ns","event":"namespaces"'"$SBX_VER"',"pid":[0-9]+,"ns":\{"user":[0-9]+,"mnt":[0-9]+,"pid":[0-9]+,"ipc":[0-9]+,"uts":[0-9]+,"net":[0-9]+,"cgroup":[0-9]+\}\}$'
 	assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"landlock\":[1-9][0-9]*,\"seccomp\":true,\"net\":\"none\",\"hidepid\":true,\"mounts\":\"${SBX_TEST_MOUNTS:-new}\",\"userns\":\"blocked\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
 	assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":3}'
 	assert_equal "${#lines[@]}" 3
@@ -217,7 +217,7 @@ HOME=/tmp"
 	chmod 0777 "$ws"
 	run -106 --separate-stderr unshare --user --map-root-user sh -c \
 		"echo 0 > /proc/sys/user/max_user_namespaces && exec sbx-ns --uid 1 --gid 1 --deny-write 'none*' --workspace $ws --status-fd 3 -- true 3>&1"
-	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\",\"code\":106,\"stage\":\"setup\",\"error\":\"unable to create namespaces: No space left on device; $BLOCKED\"}"
+	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":106,\"stage\":\"setup\",\"error\":\"unable to create namespaces: No space left on device; $BLOCKED\"}"
 	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: No space left on device; $BLOCKED"
 }
 
@@ -313,7 +313,7 @@ var"
 	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws/vendor"
 	run -0 --separate-stderr ns_fd5 ns_user --workspace "$ws" --ro "$ws/vendor" --ro "$NS_DIR/bin" --status-fd 5 -- \
 		sh -c "$NS_ATT append vendor/lib >&2; $NS_ATT write other >&2"
-	assert_equal "$(head -1 <<<"$output")" '{"tool":"sbx-ns","event":"warning","option":"--ro","path":"'"$ws/vendor"'","reason":"inside the workspace: ignored"}'
+	assert_equal "$(head -1 <<<"$output")" '{"tool":"sbx-ns","event":"warning"'"$SBX_VER"',"option":"--ro","path":"'"$ws/vendor"'","reason":"inside the workspace: ignored"}'
 	assert_equal "$stderr" "append: ok
 write: ok"
 	run -0 --separate-stderr ns_user --workspace "$ws" --deny-write vendor/lib --ro "$NS_DIR/bin" -- \
@@ -375,7 +375,7 @@ $ws"
 	chown 0:0 "$ws"
 	run -0 --separate-stderr ns_fd5 ns_root --status-fd 5 --workspace "$ws" -- true
 	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws"
-	assert_line -n 0 "{\"tool\":\"sbx-ns\",\"event\":\"warning\",\"option\":\"--uid\",\"path\":\"$ws\",\"reason\":\"uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws\"}"
+	assert_line -n 0 "{\"tool\":\"sbx-ns\",\"event\":\"warning\"$SBX_VER,\"option\":\"--uid\",\"path\":\"$ws\",\"reason\":\"uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 0, group 0, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws\"}"
 	chown 4242:4242 "$ws"
 	run -0 --separate-stderr ns_root --workspace "$ws" -- true
 	assert_equal "$stderr" "sbx-ns: warning: uid $SBX_TEST_UID cannot write to the workspace $ws (owner uid 4242, group 4242, mode 0755): chown -R $SBX_TEST_UID:$SBX_TEST_GID $ws, or run it as --uid 4242 --gid 4242"

@@ -56,7 +56,7 @@ kill_at() {
 	started) wait_for "grep -q started '$st'" ;;
 	written|chain) wait_for "[ -e '$ws/written' ]" ;;
 	esac
-	pid1=$(sed -n 's/.*"event":"namespaces","pid":\([0-9]*\).*/\1/p' "$st")
+	pid1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$st")
 	if [ "$point" = chain ]; then
 		kill -9 "$p" "$pid1"
 	else

@@ -352,7 +352,7 @@ write: EROFS"
 	ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 3 -- \
 		sh -c "while :; do $NS_ATT mount-tmpfs >>log; done" 3>"$ws.status" &
 	wait_for '[ -s "$ws/log" ]'
-	pid1=$(sed -n 's/.*"event":"namespaces","pid":\([0-9]*\).*/\1/p' "$ws.status")
+	pid1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$ws.status")
 	outer=$(awk '/^PPid:/ { print $2 }' "/proc/$pid1/status")
 	run -0 grep -c sbx-ns "/proc/$outer/comm"
 	kill -KILL "$outer"

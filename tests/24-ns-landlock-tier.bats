@@ -59,7 +59,7 @@ tier() {
 			--workspace "$ws" --status-fd 5 -- sh -c 'id -u >id; echo "$TMPDIR" >tmpdir; touch "$TMPDIR/t"
 				echo "$HOME $XDG_CACHE_HOME $XDG_CONFIG_HOME" >home; w=$PWD; cd && echo h >.rc && cat .rc >"$w/home-written"'
 		assert_regex "$stderr" "^$warning\$"
-		assert_line --index 0 '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
+		assert_line --index 0 '{"tool":"sbx-ns","event":"policy"'"$SBX_VER"',"baseline":true,"clamped":[],"unsafe_fallback":false}'
 		assert_line --index 1 --regexp "^\\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation not permitted\",\"landlock\":[1-9][0-9]*,\"landlock_net\":(true|false),\"landlock_scoped\":(true|false),\"landlock_lost\":\[[a-z\",-]*\],\"seccomp\":true,\"net\":\"none\",\"deny_write\":\"none\",\"tmpdir\":\"/tmp/sbx-landlock\\.[A-Za-z0-9]{6}\",\"uid\":$SBX_TEST_UID,\"gid\":$SBX_TEST_GID\\}\$"
 		assert_line --index 2 '{"tool":"sbx-ns","event":"exit","code":0,"isolation":"landlock"}'
 		assert_equal "$(cat "$ws/id")" "$SBX_TEST_UID"

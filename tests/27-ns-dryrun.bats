@@ -203,7 +203,7 @@ assert d["mounts"][20]["ino"] == st.st_ino and "create" not in d["mounts"][20], 
 	run -100 --separate-stderr ns_root --workspace "$ws" --dry-run=1 -- true
 	assert_equal "$stderr" "sbx-ns: usage: --dry-run takes no value"
 	run -0 --separate-stderr ns_fd5 ns_root --workspace "$ws" --status-fd 5 --dry-run -- true
-	assert_equal "${lines[1]}" '{"tool":"sbx-ns","event":"exit","code":0,"dry_run":true}'
+	assert_equal "${lines[1]}" '{"tool":"sbx-ns","event":"exit"'"$SBX_VER"',"code":0,"dry_run":true}'
 	assert_equal "${#lines[@]}" 2
 }
 

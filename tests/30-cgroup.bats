@@ -287,7 +287,7 @@ bad() {
 	run -0 --separate-stderr sbx-cgroup --root "$SCRATCH" --parent p --create --status-fd 7 7>"$BATS_TEST_TMPDIR/st"
 	assert_equal "$stderr" ""
 	run -0 cat "$BATS_TEST_TMPDIR/st"
-	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":0,\"cgroup\":\"$SCRATCH/p\",\"created\":true}"
+	assert_output "{\"tool\":\"sbx-cgroup\",\"event\":\"exit\"$SBX_VER,\"code\":0,\"cgroup\":\"$SCRATCH/p\",\"created\":true}"
 	assert_dir_exist "$SCRATCH/p"
 	run -0 --separate-stderr sbx-cgroup --root "$SCRATCH" --parent p --name a -- cat "$SCRATCH/p/a/cgroup.type"
 	assert_output "domain"
@@ -311,7 +311,7 @@ bad() {
 		7>"$BATS_TEST_TMPDIR/st"
 	assert_equal "$stderr" ""
 	assert_output "placed"
-	run -0 grep -c '"event":"start",.*"placement":"fork"}$' "$BATS_TEST_TMPDIR/st"
+	run -0 grep -c '"event":"start"'"$SBX_VER"',.*"placement":"fork"}$' "$BATS_TEST_TMPDIR/st"
 	assert_output 1
 	assert_not_exist "$SCRATCH/a"
 }

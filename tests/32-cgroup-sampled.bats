@@ -14,7 +14,7 @@ setup() {
 	run -7 --separate-stderr sbx-cgroup --sampled --memory 64M --status-fd 3 -- sh -c 'exit 7' 3>"$status_file"
 	assert_equal "$stderr" ""
 	run -0 head -1 "$status_file"
-	assert_output --regexp '^\{"tool":"sbx-cgroup","event":"start","pid":[0-9]+,"placement":"none","enforcement":"sampled, not hard"\}$'
+	assert_output --regexp '^\{"tool":"sbx-cgroup","event":"start"'"$SBX_VER"',"pid":[0-9]+,"placement":"none","enforcement":"sampled, not hard"\}$'
 	run -0 tail -1 "$status_file"
 	assert_output --regexp '^\{"tool":"sbx-cgroup","event":"exit","code":7,"command_code":7,"enforcement":"sampled, not hard",'
 }

@@ -216,7 +216,7 @@ extra=()
 
 @test "a refusal is written to --status-fd as the exit line" {
 	run -101 --separate-stderr bash -c 'exec 5>&1; exec sbx-quota verify --workspace "$1" --disk 8M --status-fd 5' sh "$ws"
-	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":101,\"stage\":\"setup\",\"error\":\"hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented\"}"
+	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\"$SBX_VER,\"code\":101,\"stage\":\"setup\",\"error\":\"hard limits unsupported: $ws (xfs): the kernel offers no quota control for it: Function not implemented\"}"
 }
 
 @test "report on the host's XFS shows the project id and that quota control is unavailable" {

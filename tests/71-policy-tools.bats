@@ -27,7 +27,7 @@ teardown_file() { rm -rf "$PT_DIR"; }
 
 @test "sbx-cgroup --clamp narrows to the baseline and says so on the status fd" {
 	run -101 --separate-stderr sbx-cgroup --root /sys/fs/cgroup/unified --name pol --memory 2G --clamp --baseline "$PT_DIR/base.json" --status-fd 5 -- true 5>"$BATS_TEST_TMPDIR/st"
-	assert_equal "$(head -1 "$BATS_TEST_TMPDIR/st")" '{"tool":"sbx-cgroup","event":"policy","baseline":true,"clamped":["resources.memory_mb"],"unsafe_fallback":false}'
+	assert_equal "$(head -1 "$BATS_TEST_TMPDIR/st")" '{"tool":"sbx-cgroup","event":"policy"'"$SBX_VER"',"baseline":true,"clamped":["resources.memory_mb"],"unsafe_fallback":false}'
 }
 
 @test "sbx-quota verify refuses a disk above the baseline's" {
@@ -101,7 +101,7 @@ no_userns() {
 	assert_output --partial '"network":{"mode":"none","allowlist":[]}'
 	run -0 --separate-stderr as_user sbx-ns --workspace "$PT_DIR/ws" --net host --clamp --baseline-fd 5 --status-fd 6 -- true \
 		5< <(echo '{"sandbox":{"writableRoots":["."],"network":{"mode":"localhost"}}}') 6>"$BATS_TEST_TMPDIR/st"
-	assert_equal "$(head -1 "$BATS_TEST_TMPDIR/st")" '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":["sandbox.network.mode"],"unsafe_fallback":false}'
+	assert_equal "$(head -1 "$BATS_TEST_TMPDIR/st")" '{"tool":"sbx-ns","event":"policy"'"$SBX_VER"',"baseline":true,"clamped":["sandbox.network.mode"],"unsafe_fallback":false}'
 	run grep -c '"net":"loopback"' "$BATS_TEST_TMPDIR/st"
 	assert_output 1
 }

@@ -202,7 +202,7 @@ mount-tmpfs: EPERM
 uid=1000(sbx) gid=1000(sbx) groups=1000(sbx)"
 	lines=("${stderr_lines[@]}")
 	assert_equal "${lines[0]}" "sbx-ns: WARNING: no user namespaces here (Operation not permitted): the command runs in the landlock tier: Landlock ABI 7 and seccomp, but no pid, mount or network namespace; other processes of the same user are visible; no fresh /proc"
-	assert_equal "${lines[1]}" '{"tool":"sbx-ns","event":"policy","baseline":true,"clamped":[],"unsafe_fallback":false}'
+	assert_equal "${lines[1]}" '{"tool":"sbx-ns","event":"policy"'"$SBX_VER"',"baseline":true,"clamped":[],"unsafe_fallback":false}'
 	[[ "${lines[2]}" =~ ^\{\"tool\":\"sbx-ns\",\"event\":\"started\",\"isolation\":\"landlock\",\"reason\":\"Operation\ not\ permitted\",\"landlock\":7,.*\"net\":\"none\", ]]
 }
 

@@ -13,6 +13,12 @@ SBX_ROOT="$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)"
 export SBX_ROOT SBX_BIN SBX_TESTBIN
 PATH="$SBX_BIN:$PATH"
 
+# The field the first status line of a run carries after "event", for
+# tests that compare whole lines: ,"version":"X.Y.Z" from the binaries
+# under test.
+read -r _ SBX_VER < <("$SBX_BIN/sbx-ns" --version)
+SBX_VER=',"version":"'"$SBX_VER"'"'
+
 bats_require_minimum_version 1.5.0
 # bats-support, bats-assert and bats-file, sourced file by file: every test
 # loads them again, and their load.bash files start one dirname process per

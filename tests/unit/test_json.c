@@ -1,7 +1,10 @@
 #include "unit.h"
 #include "json.h"
+#include "opts.h"
+#include "status.h"
 
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *line(struct sbx_json *j)
@@ -106,4 +109,57 @@ TEST(json_write_to_closed_fd_reports_error)
 	CHECK(sbx_json_write(&j, 987) == -1);
 	sbx_json_begin(&j, "t", "e");
 	CHECK(sbx_json_write(&j, -1) == 0);
+}
+
+/* What one process wrote to fd, read back (the line is small). */
+static int wrote(int fd, const char *want)
+{
+	char buf[256];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+
+	if (n < 0)
+		return 0;
+	buf[n] = 0;
+	return !strcmp(buf, want);
+}
+
+/* The version goes on the first line the owner writes to its status fd and
+ * on no other: not on a line to another fd, not on a later line, not on a
+ * line of a forked child. In a child process: the status fd is global. */
+TEST(json_version_only_on_the_first_status_line)
+{
+	int st = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sbx_json j;
+		int s[2], o[2], ok = 1;
+		char arg[16];
+		pid_t c;
+
+		if (pipe(s) || pipe(o))
+			_exit(2);
+		snprintf(arg, sizeof arg, "%d", s[1]);
+		sbx_status_opt(arg);
+		sbx_json_begin(&j, "t", "other");
+		sbx_json_write(&j, o[1]);
+		ok &= wrote(o[0], "{\"tool\":\"t\",\"event\":\"other\"}\n");
+		c = fork();
+		if (c == 0) {
+			sbx_json_begin(&j, "t", "child");
+			_exit(sbx_json_write(&j, s[1]) ? 1 : 0);
+		}
+		waitpid(c, NULL, 0);
+		ok &= wrote(s[0], "{\"tool\":\"t\",\"event\":\"child\"}\n");
+		sbx_json_begin(&j, "t", "first");
+		sbx_json_int(&j, "n", 1);
+		sbx_json_write(&j, s[1]);
+		ok &= wrote(s[0], "{\"tool\":\"t\",\"event\":\"first\",\"version\":\"" SBX_VERSION "\",\"n\":1}\n");
+		sbx_json_begin(&j, "t", "exit");
+		sbx_json_write(&j, s[1]);
+		ok &= wrote(s[0], "{\"tool\":\"t\",\"event\":\"exit\"}\n");
+		_exit(ok ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }

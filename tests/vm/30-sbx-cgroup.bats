@@ -56,7 +56,7 @@ assert_dead() {
 	run -0 grep -c . "$st"
 	assert_output 2
 	run -0 sed -n 1p "$st"
-	assert_output --regexp "^\{\"tool\":\"sbx-cgroup\",\"event\":\"start\",\"cgroup\":\"$R/$N\",\"pid\":[0-9]+,\"placement\":\"clone3\"\}$"
+	assert_output --regexp "^\{\"tool\":\"sbx-cgroup\",\"event\":\"start\"$SBX_VER,\"cgroup\":\"$R/$N\",\"pid\":[0-9]+,\"placement\":\"clone3\"\}$"
 	local peak='[0-9]+'
 	vm_memory_peak || peak=null
 	run -0 sed -n 2p "$st"
@@ -81,7 +81,7 @@ assert_dead() {
 	assert_equal "$stderr" ""
 	assert_output "8
 67108864"
-	run -0 grep -c '"event":"start",.*"placement":"fork"}$' "$st"
+	run -0 grep -c '"event":"start"'"$SBX_VER"',.*"placement":"fork"}$' "$st"
 	assert_output 1
 	assert_not_exist "$R/$N"
 }

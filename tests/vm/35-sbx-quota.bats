@@ -79,7 +79,7 @@ t_status_fd() {
 		lim='"limits_from":"statfs","block_limit":'$s',"inode_limit":15,"block_hard":8388608,"inode_hard":16,"bytes_used":[0-9]+,"inodes_used":1,"assurance":"record"'
 	run -0 --separate-stderr sh -c 'exec 5>&1 && exec sbx-quota verify --workspace "$1" --disk 8M --status-fd 5 >/dev/null' sh "$ws"
 	assert_equal "${#lines[@]}" 2
-	assert_regex "${lines[0]}" "^\\{\"tool\":\"sbx-quota\",\"event\":\"verified\",\"workspace\":\"$ws\",\"fs\":\"$1\",\"dev\":\"[0-9]+:[0-9]+\",\"fsid\":\"[0-9a-f]{16}\",\"mount_id\":[0-9]+,\"project\":$proj,$lim,\"entries\":1\\}$"
+	assert_regex "${lines[0]}" "^\\{\"tool\":\"sbx-quota\",\"event\":\"verified\"$SBX_VER,\"workspace\":\"$ws\",\"fs\":\"$1\",\"dev\":\"[0-9]+:[0-9]+\",\"fsid\":\"[0-9a-f]{16}\",\"mount_id\":[0-9]+,\"project\":$proj,$lim,\"entries\":1\\}$"
 	assert_equal "${lines[1]}" '{"tool":"sbx-quota","event":"exit","code":0}'
 }
 
@@ -370,7 +370,7 @@ t_soft_hides_hard() {
 	local why="refusing workspace $ws: statfs shows the soft limit of project $proj when one is set, its hard limits need CAP_SYS_ADMIN to read, and its record implies a block limit of $(soft "$1" 16777216), statfs shows 16777216; to fix: run sbx-quota prepare on it as root, or set accept_statfs_quota in the baseline"
 	run -102 --separate-stderr runas 1000 1000 sh -c 'exec 3>&1 && exec sbx-quota verify --workspace "$1" --disk 16M --status-fd 3 -- fill bytes "$1/data" 41943040' sh "$ws"
 	assert_equal "$stderr" "sbx-quota: fatal: $why"
-	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\",\"code\":102,\"stage\":\"setup\",\"error\":\"$why\"}"
+	assert_output "{\"tool\":\"sbx-quota\",\"event\":\"exit\"$SBX_VER,\"code\":102,\"stage\":\"setup\",\"error\":\"$why\"}"
 	assert_file_not_exist "$ws/data"
 
 	# Limits set by another tool, no record at all: likewise.

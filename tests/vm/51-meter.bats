@@ -81,7 +81,7 @@ lost_msg() { # PROG REASON LIMIT [UNIT]
 	run -103 --separate-stderr sbx-cgroup --sampled --memory 32M --status-fd 3 -- "$T/meter-hog" 256 10 3>"$status_file"
 	assert_regex "$stderr" "$(lost_msg sbx-cgroup memory 33554432)"
 	run -0 head -1 "$status_file"
-	assert_output --regexp '^\{"tool":"sbx-cgroup","event":"start","pid":[0-9]+,"placement":"none","enforcement":"sampled, not hard"\}$'
+	assert_output --regexp '^\{"tool":"sbx-cgroup","event":"start"'"$SBX_VER"',"pid":[0-9]+,"placement":"none","enforcement":"sampled, not hard"\}$'
 	run -0 tail -1 "$status_file"
 	assert_output --regexp '^\{"tool":"sbx-cgroup","event":"exit","code":103,'
 	run -104 --separate-stderr sbx-cgroup --sampled --timeout 0.3 -- sleep 30
