@@ -42,7 +42,7 @@ logged() { grep -cF -- "$2" "$NET_DIR/$1.err" || :; }
 
 # sandbox NAME SCRIPT: a sandbox of broker "fair" in the background, its
 # (or of --net $NET), its stdin a fifo this test holds open ($HOLD_FD: a line, or its end, moves
-# the script on), its output in $NET_DIR/NAME.out.
+# the script on), its output in $NET_DIR/NAME.out and NAME.err.
 sandbox() {
 	local ws
 	ws=$(ns_ws)
@@ -50,7 +50,7 @@ sandbox() {
 	mkfifo "$NET_DIR/$1.fifo"
 	exec {HOLD_FD}<>"$NET_DIR/$1.fifo"
 	nsh_user --workspace "$ws" --net "${NET:-broker:$NET_DIR/fair.sock}" -- sh -c "$2" \
-		<"$NET_DIR/$1.fifo" >"$NET_DIR/$1.out" 2>&1 &
+		<"$NET_DIR/$1.fifo" >"$NET_DIR/$1.out" 2>"$NET_DIR/$1.err" {HOLD_FD}>&- &
 	echo $! > "$NET_DIR/$1.pid"
 }
 
@@ -80,12 +80,15 @@ sandbox() {
 	run -0 sort "$NET_DIR/a.out"
 	assert_output "$(printf '200\n%.0s' 1 2 3 4 5 6 7 8; printf '503\n%.0s' 1 2 3 4 5 6 7 8 9 10 11 12; echo hello)"
 	assert_equal "$(held n)" 8
+	run -0 cat "$NET_DIR/a.err"
+	[[ $output == "sbx-ns: note: the broker refused 12 connections: n"*".held.test:80: $refusal (1); "* ]]
 	run -0 grep -c "\"host\":\"n[0-9]*.held.test\",\"port\":80,\"address\":null,\"decision\":\"refused\",\"status\":503,\"reason\":\"$refusal\"" "$NET_DIR/fair.err"
 	assert_output 12
 }
 
 @test "a sandbox that ends with lookups pending: the broker lets go of them, drops their late answers and serves the next" {
-	sandbox e 'for i in $(seq 1 6); do curl -sS http://e$i.held.test/ & done; read x'
+	local before
+	sandbox e 'for i in $(seq 1 6); do curl -sS http://e$i.held.test/ & done; read x; exit 0'
 	wait_for "[ \$(held e) -ge 4 ]"
 	before=$(logged fair '"state":"detached"')
 	exec {HOLD_FD}>&-
