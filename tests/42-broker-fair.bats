@@ -27,6 +27,11 @@ setup_file() {
 	net_broker fair --allow-host origin.test --allow-host '*.held.test' --allow-host pinned.test \
 		--resolve pinned.test=198.18.7.2 --allow-private-networks --max-sandbox-lookups 8
 	net_broker tp --allow-host origin.test --allow-host '*.wild.test' --allow-private-networks
+	# Its CLOCK_MONOTONIC stands still (tests/progs/clock-set.c): every
+	# answer it keeps is kept for the whole file.
+	echo 0 > "$NET_DIR/clock.now"
+	BROKER_WRAP="$SBX_TESTBIN/clock-set $NET_DIR/clock.now" net_broker kept --allow-host '*.held.test' \
+		--allow-host '*.quick.test' --allow-private-networks --max-sandbox-lookups 4
 }
 
 teardown() {
@@ -126,4 +131,35 @@ hello"
 	wait "$(cat "$NET_DIR/w.pid")"
 	assert_equal "$(cat "$NET_DIR/w.out")" "50
 240.0.0.1"
+}
+
+@test "an answer kept from this second serves its own sandbox without a worker, even at its lookup limit, and never another sandbox" {
+	# A: a name the DNS server answers at once (kept), then 4 names it
+	# holds (A's limit), then, when told, the first name again and a fifth
+	# held one.
+	NET=broker:$NET_DIR/kept.sock sandbox k 'curl -sS http://k.quick.test/
+		for i in 1 2 3 4; do curl -sS -o /dev/null -w "%{http_code}\n" http://c$i.held.test/ & done
+		read x; curl -sS http://k.quick.test/; curl -sS -o /dev/null -w "%{http_code}\n" http://c5.held.test/; wait'
+	wait_for "[ \$(held c) -eq 4 ] && grep -qx hello \"\$NET_DIR/k.out\""
+	echo go >&"$HOLD_FD"
+	wait_for "[ \$(grep -c . \"\$NET_DIR/k.out\") -eq 3 ]"
+	run -0 cat "$NET_DIR/k.out"
+	assert_output "hello
+hello
+503"
+	# B asks for the same name in the same second: its own lookup.
+	run -0 --separate-stderr nsh_user --workspace "$(ns_ws)" --net "broker:$NET_DIR/kept.sock" -- curl -sS http://k.quick.test/
+	assert_output "hello"
+	run -0 grep -c "^QUERY k.quick.test 1$" "$NET_DIR/dns.log"
+	assert_output 2
+	touch "$NET_DIR/dns.log.release"
+	wait "$(cat "$NET_DIR/k.pid")" || :
+	run -0 sort "$NET_DIR/k.out"
+	assert_output "200
+200
+200
+200
+503
+hello
+hello"
 }
