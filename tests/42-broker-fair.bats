@@ -91,6 +91,34 @@ sandbox() {
 	assert_output 12
 }
 
+@test "twelve sandboxes flooding the resolver: each has 4 names resolved at once, all together 32 beyond their first, and another sandbox still gets a thread" {
+	local i ws
+	# Each floods 5 held names: 4 with workers, 1 waiting.
+	for i in $(seq 1 12); do
+		ws=$(ns_ws)
+		nsh_user --workspace "$ws" --net "broker:$NET_DIR/fair.sock" -- sh -c \
+			"for j in 1 2 3 4 5; do curl -sS -o /dev/null -w '%{http_code}\\n' http://f$i-\$j.held.test/ & done; wait" \
+			</dev/null >"$NET_DIR/f$i.out" 2>&1 &
+		echo $! > "$NET_DIR/f$i.pid"
+	done
+	# 12 first lookups and 32 more: 44 names held.
+	wait_for "[ \$(grep -o '^QUERY f[0-9]*-[0-9]\.held\.test ' \"\$NET_DIR/dns.log\" | sort -u | wc -l) -ge 44 ]"
+	run -0 --separate-stderr nsh_user --workspace "$(ns_ws)" --net "broker:$NET_DIR/fair.sock" -- \
+		curl -sS http://origin.test/
+	assert_output "hello"
+	assert_equal "$stderr" ""
+	run -0 sh -c "grep -o '^QUERY f[0-9]*-[0-9]\.held\.test ' '$NET_DIR/dns.log' | sort -u | wc -l"
+	assert_output 44
+	# No sandbox had more than 4.
+	run -0 sh -c "grep -o '^QUERY f[0-9]*-' '$NET_DIR/dns.log' | sort | uniq -c | awk '\$1 > 8' | wc -l"
+	assert_output 0
+	touch "$NET_DIR/dns.log.release"
+	for i in $(seq 1 12); do
+		wait "$(cat "$NET_DIR/f$i.pid")"
+		assert_equal "$(sort "$NET_DIR/f$i.out" | uniq -c | tr -s ' ')" " 5 200"
+	done
+}
+
 @test "a sandbox that ends with lookups pending: the broker lets go of them, drops their late answers and serves the next" {
 	local before
 	sandbox e 'for i in $(seq 1 6); do curl -sS http://e$i.held.test/ & done; read x; exit 0'
