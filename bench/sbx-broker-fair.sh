@@ -45,6 +45,7 @@ W=$(mktemp -d /tmp/sbx-fair-bench.XXXXXX)
 NH=sbxfair$$h NO=sbxfair$$o
 pids=()
 cleanup() {
+	exec 2>/dev/null # the shell's word on each process killed here
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || :; done
 	wait 2>/dev/null || :
 	for ns in "$NH" "$NO"; do
