@@ -249,7 +249,8 @@ static int grow(struct broker_resolver *r)
 		/* Capacity, not a check: the lookups wait for the workers there
 		 * are. Said once. */
 		errno = e;
-		sbx_warn_errno("unable to start resolver thread %u; %u resolve names", r->nthreads + 1, r->nthreads);
+		sbx_warn_errno("unable to start resolver thread %u (names wait for the %u running)", r->nthreads + 1,
+			       r->nthreads);
 		r->max_threads = r->nthreads;
 		return -1;
 	}
