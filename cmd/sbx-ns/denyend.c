@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -74,6 +75,7 @@ struct deny_scope {
 	int status_fd;
 	int earlier;              /* a record of a run that was killed */
 	const struct deny_list *start;
+	const char *ws_path;      /* the workspace's canonical path */
 };
 
 static int64_t ts_ns(const struct timespec *t)
@@ -90,6 +92,23 @@ void ns_deny_candidate(struct deny_walk *w, const char *rel)
 		w->capcand = cap;
 	}
 	w->cand[w->ncand++] = sbx_need(strdup(rel));
+}
+
+void ns_deny_failed(struct deny_walk *w, const char *rel, const char *why)
+{
+	size_t a = strlen(rel), b = strlen(why);
+	char *e;
+
+	if (w->nfail == w->capfail) {
+		size_t cap = w->capfail ? w->capfail * 2 : 4;
+		char **v = sbx_need(realloc(w->fail, cap * sizeof *v));
+		w->fail = v;
+		w->capfail = cap;
+	}
+	e = sbx_need(malloc(a + b + 2));
+	memcpy(e, rel, a + 1);
+	memcpy(e + a + 1, why, b + 1);
+	w->fail[w->nfail++] = e;
 }
 
 /* Birth time through statx (lib/walk.h); -1 if unknown. */
@@ -136,24 +155,48 @@ static void report(const struct deny_scope *s, const char *rel, const char *to, 
 	sbx_json_write(&j, s->status_fd);
 }
 
+/* A protected path the end check could not make inert: it is live. */
+static void report_failed(const struct deny_scope *s, const char *rel, const char *why, int cleared)
+{
+	char q[PATH_MAX * 4 + 8], qw[PATH_MAX * 4 + 8];
+	struct sbx_json j;
+
+	sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
+	sbx_quote(qw, sizeof qw, s->ws_path, strlen(s->ws_path), PATH_MAX, 0);
+	sbx_warn("deny-write: unable to make the protected path %s inert (%s); it is live under its real "
+		 "name: remove it before git runs in %s", q, why, qw);
+	if (s->status_fd < 0)
+		return;
+	sbx_json_begin(&j, NS_PROG, "deny-write");
+	sbx_json_str(&j, "path", rel);
+	sbx_json_str(&j, "action", "failed");
+	sbx_json_str(&j, "reason", why);
+	if (cleared >= 0)
+		sbx_json_bool(&j, "exec_cleared", cleared);
+	sbx_json_bool(&j, "earlier_run", s->earlier);
+	sbx_json_write(&j, s->status_fd);
+}
+
 static int renameat2_(int dfd, const char *from, const char *to)
 {
 	return (int)syscall(SYS_renameat2, dfd, from, dfd, to, 1U /* RENAME_NOREPLACE */);
 }
 
-/* Rename name in dirfd to NAME.sbx-denied, -2, -3... never over anything. */
+/* Rename name in dirfd to NAME.sbx-denied, or if that is taken to
+ * NAME.sbx-denied-R with R 64 random bits (getrandom): a name the command
+ * could not know, so it cannot have taken them all. Never over anything. */
 static int move_aside(int dirfd, const char *name, char *to, size_t cap)
 {
-	int len = (int)strnlen(name, 200), rc = -1;
+	int len = (int)strnlen(name, 200), rc;
 
-	for (int k = 1; k < 100; k++) {
-		if (k == 1)
-			snprintf(to, cap, "%.*s.sbx-denied", len, name);
-		else
-			snprintf(to, cap, "%.*s.sbx-denied-%d", len, name, k);
+	snprintf(to, cap, "%.*s.sbx-denied", len, name);
+	rc = renameat2_(dirfd, name, to);
+	for (int k = 0; k < 8 && rc < 0 && errno == EEXIST; k++) {
+		unsigned long long r;
+		if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+			return -1;
+		snprintf(to, cap, "%.*s.sbx-denied-%016llx", len, name, r);
 		rc = renameat2_(dirfd, name, to);
-		if (rc == 0 || errno != EEXIST)
-			break;
 	}
 	return rc;
 }
@@ -214,7 +257,11 @@ static int git_init_config(int pfd, const char *rel, const char *name, const str
 	ssize_t n;
 	int fd;
 
-	if (strncmp(rel, ".git/", 5) || strcmp(name, "config") || !S_ISREG(st->st_mode) ||
+	size_t rl = strlen(rel);
+
+	/* A config directly in a ".git" directory, at any depth. */
+	if (rl < 11 || strcmp(rel + rl - 11, ".git/config") || (rl > 11 && rel[rl - 12] != '/') ||
+	    strcmp(name, "config") || !S_ISREG(st->st_mode) ||
 	    st->st_nlink != 1 || st->st_size <= 0 || st->st_size >= (off_t)sizeof buf)
 		return 0;
 	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -237,14 +284,15 @@ static int git_init_config(int pfd, const char *rel, const char *name, const str
 }
 
 /* Make one new protected path inert, if the command made it. */
-static void inert(const struct deny_scope *s, const char *rel)
+/* 0, or -1 if it stays live under its name. */
+static int inert(const struct deny_scope *s, const char *rel)
 {
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	char parent[PATH_MAX], to[PATH_MAX], torel[2 * PATH_MAX + 2], proc[40], *slash;
 	const char *name;
 	struct stat st, now, pst;
-	int pfd, fd, cleared = 0, rc = -1, e;
+	int pfd, fd, cleared = 0, rc = -1, e, ret = 0;
 	const char *why;
 
 	snprintf(parent, sizeof parent, "%s", rel);
@@ -258,13 +306,13 @@ static void inert(const struct deny_scope *s, const char *rel)
 		pfd = fcntl(s->wsfd, F_DUPFD_CLOEXEC, 3);
 	}
 	if (pfd < 0)
-		return; /* gone or replaced meanwhile: nothing at this path to act on */
+		return 0; /* gone or replaced meanwhile: nothing at this path to act on */
 	fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		if (fd >= 0)
 			close(fd);
 		close(pfd);
-		return;
+		return 0;
 	}
 	why = not_mine(s, &st, btime_ns(fd));
 	if (why && !new_ancestor(s, rel)) {
@@ -298,11 +346,15 @@ static void inert(const struct deny_scope *s, const char *rel)
 		}
 	}
 	if (rc < 0) {
-		char q[PATH_MAX * 4 + 8];
-		e = errno;
-		sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
-		errno = e;
-		sbx_warn_errno("deny-write: unable to move the protected path %s aside", q);
+		char reason[128];
+		snprintf(reason, sizeof reason, "rename: %s", strerror(errno));
+		/* Still at its name: at least not executable. */
+		if (S_ISREG(st.st_mode) && st.st_nlink == 1 && (st.st_mode & 07111)) {
+			snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+			cleared = chmod(proc, st.st_mode & 0666) == 0;
+		}
+		report_failed(s, rel, reason, S_ISREG(st.st_mode) ? cleared : -1);
+		ret = -1;
 		goto out;
 	}
 	if (fstatat(pfd, to, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
@@ -316,25 +368,44 @@ static void inert(const struct deny_scope *s, const char *rel)
 out:
 	close(fd);
 	close(pfd);
+	return ret;
 }
 
-/* Walk again, compare with the start set, act on what is new. */
-static void check(const struct deny_scope *s, const char *const *globs, size_t n,
-		  const struct deny_list *start)
+static int cmp_str(const void *a, const void *b)
 {
-	struct deny_walk w = { .check = 1, .start = start };
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Walk again, compare with the start set, act on what is new, in path
+ * order. Returns how many protected paths stay live (or could not be
+ * looked at). */
+static int check(const struct deny_scope *s, const char *const *globs, size_t n,
+		 const struct deny_list *start)
+{
+	struct deny_walk w = { .check = 1, .start = start, .ws_path = s->ws_path };
 	struct deny_scope sc = *s;
+	int failed = 0;
 
 	sc.start = start;
 	s = &sc;
 
 	ns_deny_walk(&w, s->wsfd, globs, n);
+	qsort(w.cand, w.ncand, sizeof *w.cand, cmp_str);
 	for (size_t i = 0; i < w.ncand; i++) {
-		inert(s, w.cand[i]);
-		free(w.cand[i]);
+		if (i == 0 || strcmp(w.cand[i], w.cand[i - 1]))
+			failed += inert(s, w.cand[i]) < 0;
 	}
+	for (size_t i = 0; i < w.ncand; i++)
+		free(w.cand[i]);
 	free(w.cand);
+	for (size_t i = 0; i < w.nfail; i++) {
+		report_failed(s, w.fail[i], w.fail[i] + strlen(w.fail[i]) + 1, -1);
+		free(w.fail[i]);
+		failed++;
+	}
+	free(w.fail);
 	ns_deny_restore(&w);
+	return failed;
 }
 
 /* --- the record --- */
@@ -455,7 +526,8 @@ static char *read_all(int fd)
  * it was used (or is garbage), -1 if its run still lives. */
 static int take_over(struct ns_run *r, int fd)
 {
-	struct deny_scope s = { .wsfd = r->p->wsfd, .status_fd = r->a->status_fd, .earlier = 1 };
+	struct deny_scope s = { .wsfd = r->p->wsfd, .status_fd = r->a->status_fd, .earlier = 1,
+				.ws_path = r->p->ops[r->p->ws].src };
 	struct deny_list start = { 0 };
 	const char **globs = NULL;
 	size_t nglobs = 0;
@@ -507,8 +579,9 @@ static int take_over(struct ns_run *r, int fd)
 		 * born after that run ended only reuses the inode of the one the
 		 * record is about, and nothing in it can be that run's. */
 		int stale = born >= 0 && born > s.end_ns;
-		if (!stale)
-			check(&s, globs, nglobs, &start);
+		if (!stale && check(&s, globs, nglobs, &start) > 0)
+			sbx_die(SBX_EXIT_POLICY, "deny-write: the end check of an earlier run on this workspace "
+				"could not complete (said above); the command does not run until it can");
 	}
 	for (size_t i = 0; i < nglobs; i++)
 		free((char *)globs[i]);
@@ -637,19 +710,24 @@ void ns_deny_heartbeat(struct ns_run *r)
 	futimens(r->x.rec->fd, NULL);
 }
 
-/* The sandbox is gone (its pid 1 reaped): before the exit is reported. */
-void ns_deny_end(struct ns_run *r)
+/* The sandbox is gone (its pid 1 reaped): before the exit is reported.
+ * -1: a protected path stays live (said); the run fails (102) and the
+ * record is kept, so the next run on the workspace tries again first. */
+int ns_deny_end(struct ns_run *r)
 {
-	struct deny_scope s = { .wsfd = r->p->wsfd, .uid = r->p->uid, .status_fd = r->a->status_fd };
+	struct deny_scope s = { .wsfd = r->p->wsfd, .uid = r->p->uid, .status_fd = r->a->status_fd,
+				.ws_path = r->p->ops[r->p->ws].src };
 	struct deny_list start = { .v = r->p->dops, .n = r->p->ndops };
 	size_t n;
 	const char *const *globs = ns_deny_globs(r->p, &n);
 
 	if (!r->x.rec || r->x.rec->fd < 0)
-		return;
+		return 0;
 	s.start_ns = ts_ns(&r->x.rec->start);
-	check(&s, globs, n, &start);
+	if (check(&s, globs, n, &start) > 0)
+		return -1;
 	rec_unlink(r);
+	return 0;
 }
 
 /* The unsafe fallback: no sandbox, no protection, nothing to take over. */

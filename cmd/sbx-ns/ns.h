@@ -84,6 +84,7 @@ struct deny_list {
  * the protected paths that are new (cand). */
 struct deny_walk {
 	int check;
+	const char *ws_path;   /* the workspace's canonical host path (includes) */
 	int depth;
 	struct deny_list found;
 	const struct deny_list *start;
@@ -91,6 +92,8 @@ struct deny_walk {
 	size_t ncand, capcand;
 	struct deny_fix { int fd; mode_t mode; } *fix; /* check: modes to put back */
 	size_t nfix, capfix;
+	char **fail;           /* check: "rel\0why" of what could not be looked at */
+	size_t nfail, capfail;
 };
 
 struct ns_deny_rec;
@@ -292,15 +295,23 @@ void ns_deny_restore(struct deny_walk *w);
 const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st);
 int ns_workspace_fd(struct ns_plan *p);
 void ns_plan_deny(struct ns_plan *p);
+const struct deny_op *ns_deny_covered(const struct deny_list *l, const char *rel);
+void ns_deny_new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth);
+void ns_deny_open_up(struct deny_walk *w, int fd);
+
+/* denygit.c: git's rule (every git directory of the workspace) */
+int ns_deny_git_on(const char *const *globs, size_t n);
+void ns_deny_git_walk(struct deny_walk *w, int wsfd);
 void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p);
 
 /* denyend.c: the record of a run, and protected paths created by it */
 void ns_deny_candidate(struct deny_walk *w, const char *rel);
+void ns_deny_failed(struct deny_walk *w, const char *rel, const char *why);
 void ns_deny_recover(struct ns_run *r);
 void ns_deny_record(struct ns_run *r);
 void ns_deny_started(struct ns_run *r, pid_t pid);
 void ns_deny_heartbeat(struct ns_run *r);
-void ns_deny_end(struct ns_run *r);
+int ns_deny_end(struct ns_run *r);
 void ns_deny_forget(struct ns_run *r);
 
 /* hint.c */

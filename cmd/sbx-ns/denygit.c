@@ -1,0 +1,613 @@
+/* Deny-write's git rule: in every directory below the workspace that git
+ * could take for a repository, the names that make git run a program.
+ *
+ * Git runs programs only from configuration (the repository's config and
+ * config.worktree and the files they include: fsmonitor, hooksPath, pager,
+ * editor, filters, credential helpers, aliases, sshCommand...) and from
+ * hooks. It finds a repository through a ".git" entry (a directory, or a
+ * file naming a git directory) in the working directory or one above it,
+ * or a directory that is one itself (HEAD, and objects/ and refs/ or a
+ * commondir file: a bare repository, a worktree's or a submodule's git
+ * directory); a git directory's commondir names where config and hooks are
+ * read from. So, in each such directory (the one definition, used at the
+ * start and at the end): config, config.worktree, commondir, gitdir and
+ * hooks/; every ".git" entry itself; and the files a protected config
+ * includes from the workspace. A gitfile's target must be a git directory
+ * to git, so it is one of those the walk finds by shape.
+ *
+ * Finding every one needs the whole tree: one iterative walk (getdents64,
+ * d_type, no stat per entry, each directory opened below its parent with
+ * RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS), bounded in depth and entries. At
+ * the start what exists is bound read-only (deny.c's start set); at the end
+ * what is new goes to denyend.c to be made inert. At the start a bound that
+ * is hit, another mount, or an entry that cannot be bound refuses the run;
+ * at the end a directory at the depth bound is moved aside whole and
+ * anything that stops the walk makes the end check fail (exit 102). */
+#include "ns.h"
+
+#include "die.h"
+#include "exitcodes.h"
+#include "policy.h"
+#include "sys.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define GIT_MAX_DEPTH 128          /* directories below the workspace */
+#define GIT_MAX_ENTRIES (1U << 22) /* entries of one walk */
+#define CONFIG_MAX (1 << 20)       /* bytes of a config read for includes */
+#define INCLUDE_DEPTH 10           /* git's own limit */
+#define BUFSZ 32768
+
+/* The names in a git directory that make git run programs. */
+static const char *const git_names[] = { "config", "config.worktree", "commondir", "gitdir", "hooks", NULL };
+
+enum { F_HEAD = 1, F_OBJECTS = 2, F_REFS = 4, F_COMMONDIR = 8, F_DOTGIT = 16 };
+
+/* A directory git takes for a git directory. */
+static int shaped(unsigned f)
+{
+	return (f & F_DOTGIT) || ((f & F_HEAD) && ((f & F_COMMONDIR) || ((f & F_OBJECTS) && (f & F_REFS))));
+}
+
+int ns_deny_git_on(const char *const *globs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(globs[i], ".git/config"))
+			return 1;
+	return 0;
+}
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+struct lvl {
+	int fd;
+	char *buf;
+	size_t pos, len, plen;
+	unsigned flags;
+};
+
+struct gw {
+	struct deny_walk *w;
+	int wsfd;
+	struct lvl *lv;
+	unsigned nlv;
+	size_t entries;
+	char path[PATH_MAX];
+};
+
+static const char *type_name(mode_t m)
+{
+	return S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a fifo" : S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m) || S_ISBLK(m) ? "a device" : S_ISDIR(m) ? "a directory" : "not a regular file";
+}
+
+static void join(char *out, const char *dir, const char *name)
+{
+	if (*dir)
+		snprintf(out, PATH_MAX, "%s/%s", dir, name);
+	else
+		snprintf(out, PATH_MAX, "%s", name);
+}
+
+/* The end check could not look at rel: said, and the run fails. */
+static void cannot(struct deny_walk *w, const char *rel, const char *why)
+{
+	ns_deny_failed(w, *rel ? rel : ".", why);
+}
+
+static int opendir_at(int fd, const char *name)
+{
+	return sbx_openat2(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			   RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
+}
+
+/* --- includes --- */
+
+/* Lexically: dir/v, "." and ".." resolved; -1 if it leaves the workspace. */
+static int normalize(char *out, const char *dir, const char *v)
+{
+	char buf[2 * PATH_MAX + 2], *save = NULL, *c;
+	size_t n = 0;
+
+	if ((size_t)snprintf(buf, sizeof buf, "%s/%s", dir, v) >= sizeof buf)
+		return -1;
+	out[0] = '\0';
+	for (c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (!strcmp(c, "..")) {
+			char *s;
+			if (!n)
+				return -1;
+			s = strrchr(out, '/');
+			n = s ? (size_t)(s - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + strlen(c) + 2 >= PATH_MAX)
+			return -1;
+		if (n)
+			out[n++] = '/';
+		strcpy(out + n, c);
+		n += strlen(c);
+	}
+	return n ? 0 : -1;
+}
+
+/* An include's value as git reads it: quotes and escapes, comments. */
+static void config_value(const char *s, char *out, size_t cap)
+{
+	size_t n = 0;
+	int q = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	for (; *s && n + 1 < cap; s++) {
+		if (*s == '"') {
+			q = !q;
+		} else if (*s == '\\' && s[1]) {
+			s++;
+			out[n++] = *s == 't' ? '\t' : *s == 'n' ? '\n' : *s;
+		} else if (!q && (*s == '#' || *s == ';')) {
+			break;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	while (n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
+		n--;
+	out[n] = '\0';
+}
+
+static void include_target(struct gw *g, const char *cfgrel, const char *v, int depth);
+
+/* Every include.path and includeIf.*.path of one config file. */
+static void includes(struct gw *g, int fd, const char *cfgrel, int depth)
+{
+	char *buf, *line, *save = NULL, sect[64] = "";
+	struct stat st;
+	ssize_t n;
+
+	if (depth > INCLUDE_DEPTH || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if (st.st_size > CONFIG_MAX) {
+		if (!g->w->check)
+			sbx_die(SBX_EXIT_POLICY, "unable to protect the files %s includes: larger than %d bytes",
+				cfgrel, CONFIG_MAX);
+		cannot(g->w, cfgrel, "a config larger than 1 MiB");
+		return;
+	}
+	buf = sbx_need(malloc((size_t)st.st_size + 1));
+	n = pread(fd, buf, (size_t)st.st_size, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *s = line, key[16], val[PATH_MAX];
+		size_t k = 0;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '[') {
+			size_t m = 0;
+			for (s++; *s && *s != ']' && *s != ' ' && *s != '\t' && *s != '"' && *s != '.'; s++)
+				if (m + 1 < sizeof sect)
+					sect[m++] = *s;
+			sect[m] = '\0';
+			s = strchr(s, ']');
+			if (!s)
+				continue;
+			s++;
+			while (*s == ' ' || *s == '\t')
+				s++;
+		}
+		if (strcasecmp(sect, "include") && strcasecmp(sect, "includeif"))
+			continue;
+		while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '-' || (*s >= '0' && *s <= '9'))
+			if (k + 1 < sizeof key)
+				key[k++] = *s++;
+			else
+				s++;
+		key[k] = '\0';
+		if (strcasecmp(key, "path"))
+			continue;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s != '=')
+			continue;
+		config_value(s + 1, val, sizeof val);
+		if (*val)
+			include_target(g, cfgrel, val, depth);
+	}
+	free(buf);
+}
+
+/* The first component of rel that is not a directory one can pass. */
+static void first_link(int wsfd, const char *rel, char *out)
+{
+	char p[PATH_MAX], *s;
+	struct stat st;
+
+	snprintf(p, sizeof p, "%s", rel);
+	for (s = p;; s++) {
+		s = strchr(s, '/');
+		if (s)
+			*s = '\0';
+		if (fstatat(wsfd, p, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || !s)
+			break;
+		*s = '/';
+	}
+	snprintf(out, PATH_MAX, "%s", p);
+}
+
+static void include_target(struct gw *g, const char *cfgrel, const char *v, int depth)
+{
+	struct deny_walk *w = g->w;
+	char dir[PATH_MAX], rel[PATH_MAX], abs[2 * PATH_MAX + 2], *s;
+	const char *ws = w->ws_path, *home = getenv("HOME");
+	size_t wl = strlen(ws);
+	struct stat st;
+	int fd;
+
+	snprintf(dir, sizeof dir, "%s", cfgrel);
+	s = strrchr(dir, '/');
+	if (s)
+		*s = '\0';
+	else
+		dir[0] = '\0';
+	if (!strncmp(v, "~/", 2) || !strncmp(v, "/", 1)) {
+		if (v[0] == '~') {
+			if (!home || home[0] != '/')
+				return;
+			snprintf(abs, sizeof abs, "%s/%s", home, v + 2);
+		} else {
+			snprintf(abs, sizeof abs, "%s", v);
+		}
+		if (strncmp(abs, ws, wl) || (abs[wl] != '/' && abs[wl] != '\0'))
+			return; /* outside the workspace: out of the command's reach */
+		if (normalize(rel, "", abs + wl) < 0)
+			return;
+	} else if (!strncmp(v, "%(prefix)/", 10)) {
+		return;
+	} else if (normalize(rel, dir, v) < 0) {
+		return;
+	}
+	fd = sbx_openat2(g->wsfd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
+	if (fd < 0 && errno == ENOENT)
+		return; /* nothing to bind; created later, the end check sees it */
+	if (fd < 0 && errno == ELOOP) {
+		if (!w->check)
+			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace (included by %s): a "
+				"symlink on its path", rel, cfgrel);
+		first_link(g->wsfd, rel, abs);
+		if (fstatat(g->wsfd, abs, &st, AT_SYMLINK_NOFOLLOW) == 0 && !ns_deny_known(w->start, abs, &st))
+			ns_deny_candidate(w, abs);
+		return;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (!w->check)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace (included by %s)", rel, cfgrel);
+		if (errno != ENOTDIR)
+			cannot(w, rel, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return; /* git includes only files */
+	}
+	if (!w->check) {
+		if (st.st_nlink > 1)
+			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
+				rel, (unsigned long)st.st_nlink);
+		if (!ns_deny_covered(&w->found, rel))
+			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+		includes(g, fd, rel, depth + 1);
+	} else if (ns_deny_known(w->start, rel, &st)) {
+		includes(g, fd, rel, depth + 1);
+	} else {
+		ns_deny_candidate(w, rel);
+	}
+	close(fd);
+}
+
+/* --- one git directory --- */
+
+/* A directory that held git's names at the start is looked at again at
+ * the end whatever its shape now (a HEAD removed must not hide it). */
+static int was_git_dir(const struct deny_list *start, const char *rel)
+{
+	size_t n = strlen(rel);
+
+	for (size_t i = 0; i < start->n; i++) {
+		const char *p = start->v[i].rel, *b;
+		if (start->v[i].kind != DENY_PROTECT)
+			continue;
+		if (n) {
+			if (strncmp(p, rel, n) || p[n] != '/')
+				continue;
+			b = p + n + 1;
+		} else {
+			b = p;
+		}
+		for (const char *const *g = git_names; *g; g++)
+			if (!strcmp(b, *g))
+				return 1;
+	}
+	return 0;
+}
+
+static void git_dir(struct gw *g, int fd, const char *dirrel)
+{
+	struct deny_walk *w = g->w;
+
+	for (const char *const *nm = git_names; *nm; nm++) {
+		char rel[PATH_MAX];
+		struct stat st;
+		int hooks = !strcmp(*nm, "hooks");
+		int cfg = !strcmp(*nm, "config") || !strcmp(*nm, "config.worktree");
+
+		join(rel, dirrel, *nm);
+		if (fstatat(fd, *nm, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				continue;
+			if (!w->check)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
+			cannot(w, rel, strerror(errno));
+			continue;
+		}
+		if (!w->check && ns_deny_covered(&w->found, rel)) {
+			/* Found already (a glob named it): bound; its includes
+			 * still count. */
+		} else if (!w->check) {
+			if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it is %s", rel,
+					type_name(st.st_mode));
+			if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
+					rel, (unsigned long)st.st_nlink);
+			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+		} else if (!ns_deny_known(w->start, rel, &st)) {
+			int sub;
+			if (hooks && S_ISDIR(st.st_mode) &&
+			    (sub = openat(fd, *nm, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+				ns_deny_new_tree(w, sub, rel, 0);
+				close(sub);
+			} else {
+				ns_deny_candidate(w, rel);
+			}
+			continue;
+		}
+		if (cfg && S_ISREG(st.st_mode)) {
+			int cfd = openat(fd, *nm, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+			if (cfd >= 0) {
+				includes(g, cfd, rel, 0);
+				close(cfd);
+			} else if (!w->check) {
+				sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
+			} else {
+				cannot(w, rel, strerror(errno));
+			}
+		}
+	}
+}
+
+/* A ".git" that is not a directory: a gitfile is protected, anything else
+ * refused; at the end a new one is moved aside. */
+static void dotgit_entry(struct gw *g, int dirfd, const char *rel)
+{
+	struct deny_walk *w = g->w;
+	struct stat st;
+
+	if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (!w->check)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
+		return; /* gone meanwhile */
+	}
+	if (S_ISDIR(st.st_mode))
+		return;
+	if (w->check) {
+		if (!ns_deny_known(w->start, rel, &st))
+			ns_deny_candidate(w, rel);
+		return;
+	}
+	if (ns_deny_covered(&w->found, rel))
+		return;
+	if (!S_ISREG(st.st_mode))
+		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it is %s", rel, type_name(st.st_mode));
+	if (st.st_nlink > 1)
+		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
+			rel, (unsigned long)st.st_nlink);
+	ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+}
+
+/* --- the walk --- */
+
+static int push(struct gw *g, unsigned depth, int fd, size_t plen, unsigned flags)
+{
+	if (depth >= g->nlv) {
+		struct lvl *n = sbx_need(realloc(g->lv, (depth + 1) * sizeof *n));
+		g->lv = n;
+		n[depth].buf = sbx_need(malloc(BUFSZ));
+		g->nlv = depth + 1;
+	}
+	g->lv[depth].fd = fd;
+	g->lv[depth].pos = g->lv[depth].len = 0;
+	g->lv[depth].plen = plen;
+	g->lv[depth].flags = flags;
+	return 0;
+}
+
+/* Open a directory below its parent for reading, never through a link or
+ * onto another mount; -1 if it is not to be walked (said, for the end). */
+static int open_sub(struct gw *g, int pfd, const char *name, const char *rel)
+{
+	struct deny_walk *w = g->w;
+	struct stat st;
+	int pathfd = opendir_at(pfd, name), fd;
+
+	if (pathfd < 0) {
+		if (errno == EXDEV) {
+			if (!w->check)
+				sbx_die(SBX_EXIT_POLICY, "unable to check %s in the workspace for git directories: it is "
+					"another mount (deny-write does not cross mounts; unmount it, or give --deny-write "
+					"without .git/config)", rel);
+			cannot(w, rel, "another mount");
+			return -1;
+		}
+		if (w->check && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+			return -1; /* replaced meanwhile (not by the command: it is gone) */
+		if (!w->check)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
+		cannot(w, rel, strerror(errno));
+		return -1;
+	}
+	if (w->check) {
+		const struct deny_op *o;
+		if (fstat(pathfd, &st) == 0 && (o = ns_deny_known(w->start, rel, &st)) && o->kind == DENY_PROTECT) {
+			close(pathfd);
+			return -1; /* read-only all along */
+		}
+	}
+	ns_deny_open_up(w, pathfd);
+	fd = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (!w->check)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace", rel);
+		cannot(w, rel, strerror(errno));
+	}
+	close(pathfd);
+	return fd;
+}
+
+void ns_deny_git_walk(struct deny_walk *w, int wsfd)
+{
+	struct gw g = { .w = w, .wsfd = wsfd };
+	unsigned depth = 0;
+	int cut = 0;
+	int fd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (!w->check)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read the workspace");
+		cannot(w, "", strerror(errno));
+		return;
+	}
+	g.path[0] = '\0';
+	push(&g, 0, fd, 0, 0);
+	for (;;) {
+		struct lvl *L = &g.lv[depth];
+		struct linux_dirent64 *d;
+		size_t nl, plen;
+		int type, sub;
+
+		if (L->pos >= L->len) {
+			long n = syscall(SYS_getdents64, L->fd, L->buf, BUFSZ);
+			if (n > 0) {
+				L->len = (size_t)n;
+				L->pos = 0;
+				continue;
+			}
+			g.path[L->plen] = '\0';
+			if (n < 0) {
+				if (!w->check)
+					sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace",
+						      L->plen ? g.path : ".");
+				cannot(w, g.path, strerror(errno));
+			} else if (shaped(L->flags) || (w->check && was_git_dir(w->start, g.path))) {
+				git_dir(&g, L->fd, g.path);
+			}
+			close(L->fd);
+			if (depth == 0)
+				break;
+			depth--;
+			continue;
+		}
+		d = (struct linux_dirent64 *)(void *)(L->buf + L->pos);
+		L->pos += d->d_reclen;
+		if (d->d_name[0] == '.' && (d->d_name[1] == '\0' || (d->d_name[1] == '.' && d->d_name[2] == '\0')))
+			continue;
+		if (++g.entries > GIT_MAX_ENTRIES) {
+			if (!w->check)
+				sbx_die(SBX_EXIT_POLICY, "unable to check the workspace for git directories: more than %u "
+					"entries (give --deny-write without .git/config to drop git's rule)",
+					GIT_MAX_ENTRIES);
+			cannot(w, "", "more entries than the bound");
+			cut = 1;
+			break;
+		}
+		if (!strcmp(d->d_name, "HEAD"))
+			L->flags |= F_HEAD;
+		else if (!strcmp(d->d_name, "objects"))
+			L->flags |= F_OBJECTS;
+		else if (!strcmp(d->d_name, "refs"))
+			L->flags |= F_REFS;
+		else if (!strcmp(d->d_name, "commondir"))
+			L->flags |= F_COMMONDIR;
+		nl = strlen(d->d_name);
+		if (L->plen + nl + 2 >= sizeof g.path - NAME_MAX - 2) {
+			g.path[L->plen] = '\0';
+			if (!w->check)
+				sbx_die(SBX_EXIT_POLICY, "unable to check below %s in the workspace: its path is too long",
+					g.path);
+			cannot(w, g.path, "a path too long");
+			continue;
+		}
+		plen = L->plen;
+		if (plen)
+			g.path[plen++] = '/';
+		memcpy(g.path + plen, d->d_name, nl + 1);
+		plen += nl;
+		type = d->d_type;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(L->fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+		}
+		if (!strcmp(d->d_name, ".git") && type != DT_DIR) {
+			dotgit_entry(&g, L->fd, g.path);
+			continue;
+		}
+		if (type != DT_DIR)
+			continue;
+		if (!w->check && ns_deny_covered(&w->found, g.path))
+			continue;
+		if (depth + 1 > GIT_MAX_DEPTH) {
+			if (!w->check)
+				sbx_die(SBX_EXIT_POLICY, "unable to check below %s in the workspace for git directories: "
+					"deeper than %d directories", g.path, GIT_MAX_DEPTH);
+			ns_deny_candidate(w, g.path); /* moved aside whole */
+			continue;
+		}
+		sub = open_sub(&g, L->fd, d->d_name, g.path);
+		if (sub < 0)
+			continue;
+		push(&g, depth + 1, sub, plen, strcmp(d->d_name, ".git") ? 0 : F_DOTGIT);
+		depth++;
+	}
+	/* A walk cut short leaves its directories open. */
+	for (unsigned i = 0; cut && i <= depth; i++)
+		close(g.lv[i].fd);
+	for (unsigned i = 0; i < g.nlv; i++)
+		free(g.lv[i].buf);
+	free(g.lv);
+}
