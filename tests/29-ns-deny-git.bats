@@ -241,3 +241,24 @@ sbx-ns: warning: deny-write: the command created the protected path q/.git; move
 	assert_output '{"tool":"sbx-ns","event":"deny-write","path":".git/hooks/pre-commit","action":"failed","reason":"rename: Resource busy","exec_cleared":true,"earlier_run":false}'
 	run -0 grep -c '"event":"exit","code":102' "$st"
 }
+
+@test "the directory a protected config names in core.hooksPath is protected like hooks/; a missing one the command makes is moved aside" {
+	local ws a="$NS_DIR/bin/ns-attempt"
+	ws=$(git_ws)
+	mkdir "$ws/.husky"
+	printf '#!/bin/sh\n' >"$ws/.husky/pre-commit"
+	chmod 755 "$ws/.husky/pre-commit"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
+	host_git "$ws" config core.hooksPath .husky
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
+		"$a append .husky/pre-commit; $a write .husky/post-checkout; $a rename .husky h"
+	assert_output "append: EROFS
+write: EROFS
+rename: EBUSY"
+	assert_equal "$stderr" ""
+	host_git "$ws" config core.hooksPath "$ws/hooks2"
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		"mkdir hooks2 && printf '#!/bin/sh\ntouch $MARK\n' > hooks2/pre-commit && chmod 755 hooks2/pre-commit"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path hooks2/pre-commit; moved it to hooks2/pre-commit.sbx-denied and cleared its execute bits"
+	host_clean "$ws"
+}

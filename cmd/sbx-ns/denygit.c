@@ -53,7 +53,7 @@
 /* The names in a git directory that make git run programs. */
 static const char *const git_names[] = { "config", "config.worktree", "commondir", "gitdir", "hooks", NULL };
 
-enum { F_HEAD = 1, F_OBJECTS = 2, F_REFS = 4, F_COMMONDIR = 8, F_DOTGIT = 16 };
+enum { F_HEAD = 1, F_OBJECTS = 2, F_REFS = 4, F_COMMONDIR = 8, F_DOTGIT = 16, F_INGIT = 32 };
 
 /* A directory git takes for a git directory. */
 static int shaped(unsigned f)
@@ -177,10 +177,12 @@ static void config_value(const char *s, char *out, size_t cap)
 	out[n] = '\0';
 }
 
-static void include_target(struct gw *g, const char *cfgrel, const char *v, int depth);
+static void include_target(struct gw *g, const char *cfgrel, const char *gitdir, const char *v, int depth);
+static void hooks_target(struct gw *g, const char *gitdir, const char *v);
 
-/* Every include.path and includeIf.*.path of one config file. */
-static void includes(struct gw *g, int fd, const char *cfgrel, int depth)
+/* Every include.path, includeIf.*.path and core.hooksPath of one config
+ * file of the git directory gitdir. */
+static void includes(struct gw *g, int fd, const char *cfgrel, const char *gitdir, int depth)
 {
 	char *buf, *line, *save = NULL, sect[64] = "";
 	struct stat st;
@@ -201,6 +203,7 @@ static void includes(struct gw *g, int fd, const char *cfgrel, int depth)
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *s = line, key[16], val[PATH_MAX];
 		size_t k = 0;
+		int inc, hp;
 
 		while (*s == ' ' || *s == '\t')
 			s++;
@@ -217,7 +220,8 @@ static void includes(struct gw *g, int fd, const char *cfgrel, int depth)
 			while (*s == ' ' || *s == '\t')
 				s++;
 		}
-		if (strcasecmp(sect, "include") && strcasecmp(sect, "includeif"))
+		inc = !strcasecmp(sect, "include") || !strcasecmp(sect, "includeif");
+		if (!inc && strcasecmp(sect, "core"))
 			continue;
 		while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '-' || (*s >= '0' && *s <= '9'))
 			if (k + 1 < sizeof key)
@@ -225,15 +229,20 @@ static void includes(struct gw *g, int fd, const char *cfgrel, int depth)
 			else
 				s++;
 		key[k] = '\0';
-		if (strcasecmp(key, "path"))
+		hp = !inc && !strcasecmp(key, "hookspath");
+		if (!hp && (!inc || strcasecmp(key, "path")))
 			continue;
 		while (*s == ' ' || *s == '\t')
 			s++;
 		if (*s != '=')
 			continue;
 		config_value(s + 1, val, sizeof val);
-		if (*val)
-			include_target(g, cfgrel, val, depth);
+		if (!*val)
+			continue;
+		if (hp)
+			hooks_target(g, gitdir, val);
+		else
+			include_target(g, cfgrel, gitdir, val, depth);
 	}
 	free(buf);
 }
@@ -256,14 +265,60 @@ static void first_link(int wsfd, const char *rel, char *out)
 	snprintf(out, PATH_MAX, "%s", p);
 }
 
-static void include_target(struct gw *g, const char *cfgrel, const char *v, int depth)
+/* v as git resolves it from directory dir (relative to the workspace),
+ * into rel; -1 if that is outside the workspace. */
+static int resolve(struct gw *g, const char *dir, const char *v, char *rel)
+{
+	const char *ws = g->w->ws_path, *home = getenv("HOME");
+	char abs[2 * PATH_MAX + 2];
+	size_t wl = strlen(ws);
+
+	if (!strncmp(v, "~/", 2) || v[0] == '/') {
+		if (v[0] == '~') {
+			if (!home || home[0] != '/')
+				return -1;
+			snprintf(abs, sizeof abs, "%s/%s", home, v + 2);
+		} else {
+			snprintf(abs, sizeof abs, "%s", v);
+		}
+		if (strncmp(abs, ws, wl) || (abs[wl] != '/' && abs[wl] != '\0'))
+			return -1; /* outside the workspace: out of the command's reach */
+		return normalize(rel, "", abs + wl);
+	}
+	if (!strncmp(v, "%(prefix)/", 10))
+		return -1;
+	return normalize(rel, dir, v);
+}
+
+/* rel opened without following anything: O_PATH, so that nothing (a
+ * fifo, a device) is opened for real; -1 and errno if it cannot be. */
+static int open_beneath(struct gw *g, const char *rel)
+{
+	return sbx_openat2(g->wsfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
+}
+
+/* A target with a symlink on its path: refused at the start; at the end
+ * the first link, the command's doing, is what git would follow. */
+static void linked_target(struct gw *g, const char *rel, const char *by)
+{
+	char first[PATH_MAX];
+	struct stat st;
+
+	if (!g->w->check)
+		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace (named by %s): a symlink on its path",
+			rel, by);
+	first_link(g->wsfd, rel, first);
+	if (fstatat(g->wsfd, first, &st, AT_SYMLINK_NOFOLLOW) == 0 && !ns_deny_known(g->w->start, first, &st))
+		ns_deny_candidate(g->w, first);
+}
+
+static void include_target(struct gw *g, const char *cfgrel, const char *gitdir, const char *v, int depth)
 {
 	struct deny_walk *w = g->w;
-	char dir[PATH_MAX], rel[PATH_MAX], abs[2 * PATH_MAX + 2], *s;
-	const char *ws = w->ws_path, *home = getenv("HOME");
-	size_t wl = strlen(ws);
-	struct stat st;
-	int fd;
+	char dir[PATH_MAX], rel[PATH_MAX], proc[40], *s;
+	struct stat st, st2;
+	int pfd, fd;
 
 	snprintf(dir, sizeof dir, "%s", cfgrel);
 	s = strrchr(dir, '/');
@@ -271,48 +326,37 @@ static void include_target(struct gw *g, const char *cfgrel, const char *v, int 
 		*s = '\0';
 	else
 		dir[0] = '\0';
-	if (!strncmp(v, "~/", 2) || !strncmp(v, "/", 1)) {
-		if (v[0] == '~') {
-			if (!home || home[0] != '/')
-				return;
-			snprintf(abs, sizeof abs, "%s/%s", home, v + 2);
-		} else {
-			snprintf(abs, sizeof abs, "%s", v);
-		}
-		if (strncmp(abs, ws, wl) || (abs[wl] != '/' && abs[wl] != '\0'))
-			return; /* outside the workspace: out of the command's reach */
-		if (normalize(rel, "", abs + wl) < 0)
-			return;
-	} else if (!strncmp(v, "%(prefix)/", 10)) {
+	if (resolve(g, dir, v, rel) < 0)
 		return;
-	} else if (normalize(rel, dir, v) < 0) {
-		return;
-	}
-	fd = sbx_openat2(g->wsfd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
-			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
-	if (fd < 0 && errno == ENOENT)
+	pfd = open_beneath(g, rel);
+	if (pfd < 0 && (errno == ENOENT || errno == ENOTDIR))
 		return; /* nothing to bind; created later, the end check sees it */
-	if (fd < 0 && errno == ELOOP) {
-		if (!w->check)
-			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace (included by %s): a "
-				"symlink on its path", rel, cfgrel);
-		first_link(g->wsfd, rel, abs);
-		if (fstatat(g->wsfd, abs, &st, AT_SYMLINK_NOFOLLOW) == 0 && !ns_deny_known(w->start, abs, &st))
-			ns_deny_candidate(w, abs);
+	if (pfd < 0 && errno == ELOOP) {
+		linked_target(g, rel, cfgrel);
 		return;
 	}
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (pfd < 0 || fstat(pfd, &st) < 0) {
 		if (!w->check)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace (included by %s)", rel, cfgrel);
-		if (errno != ENOTDIR)
-			cannot(w, rel, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		cannot(w, rel, strerror(errno));
+		if (pfd >= 0)
+			close(pfd);
 		return;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+		close(pfd);
 		return; /* git includes only files */
+	}
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	close(pfd);
+	if (fd < 0 || fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
+		if (!w->check)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read %s in the workspace (included by %s)", rel, cfgrel);
+		cannot(w, rel, "unreadable");
+		if (fd >= 0)
+			close(fd);
+		return;
 	}
 	if (!w->check) {
 		if (st.st_nlink > 1)
@@ -320,11 +364,69 @@ static void include_target(struct gw *g, const char *cfgrel, const char *v, int 
 				rel, (unsigned long)st.st_nlink);
 		if (!ns_deny_covered(&w->found, rel))
 			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
-		includes(g, fd, rel, depth + 1);
+		includes(g, fd, rel, gitdir, depth + 1);
 	} else if (ns_deny_known(w->start, rel, &st)) {
-		includes(g, fd, rel, depth + 1);
+		includes(g, fd, rel, gitdir, depth + 1);
 	} else {
 		ns_deny_candidate(w, rel);
+	}
+	close(fd);
+}
+
+/* core.hooksPath: a relative one is taken from the working tree (the
+ * directory holding a ".git"), else from the git directory. */
+static void hooks_target(struct gw *g, const char *gitdir, const char *v)
+{
+	struct deny_walk *w = g->w;
+	char dir[PATH_MAX], rel[PATH_MAX], *s;
+	const char *base = strrchr(gitdir, '/');
+	struct stat st;
+	int fd;
+
+	snprintf(dir, sizeof dir, "%s", gitdir);
+	if (!strcmp(base ? base + 1 : gitdir, ".git")) {
+		s = strrchr(dir, '/');
+		if (s)
+			*s = '\0';
+		else
+			dir[0] = '\0';
+	}
+	if (resolve(g, dir, v, rel) < 0) {
+		if (strcmp(v, ".") && strcmp(v, "./"))
+			return;
+		snprintf(rel, sizeof rel, "%s", dir); /* the working tree itself */
+		if (!*rel)
+			snprintf(rel, sizeof rel, ".");
+	}
+	fd = !strcmp(rel, ".") ? fcntl(g->wsfd, F_DUPFD_CLOEXEC, 3) : open_beneath(g, rel);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return;
+	if (fd < 0 && errno == ELOOP) {
+		linked_target(g, rel, "core.hooksPath");
+		return;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (!w->check)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace (core.hooksPath)", rel);
+		cannot(w, rel, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (!w->check) {
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace (core.hooksPath): it is %s",
+				rel, type_name(st.st_mode));
+		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
+				rel, (unsigned long)st.st_nlink);
+		if (!ns_deny_covered(&w->found, rel))
+			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+	} else if (!ns_deny_known(w->start, rel, &st) && !ns_deny_covered(w->start, rel)) {
+		if (S_ISDIR(st.st_mode))
+			ns_deny_new_tree(w, fd, rel, 0);
+		else
+			ns_deny_candidate(w, rel);
 	}
 	close(fd);
 }
@@ -399,7 +501,7 @@ static void git_dir(struct gw *g, int fd, const char *dirrel)
 		if (cfg && S_ISREG(st.st_mode)) {
 			int cfd = openat(fd, *nm, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 			if (cfd >= 0) {
-				includes(g, cfd, rel, 0);
+				includes(g, cfd, rel, dirrel, 0);
 				close(cfd);
 			} else if (!w->check) {
 				sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
@@ -418,7 +520,7 @@ static void dotgit_entry(struct gw *g, int dirfd, const char *rel)
 	struct stat st;
 
 	if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (!w->check)
+		if (!w->check && errno != ENOENT)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
 		return; /* gone meanwhile */
 	}
@@ -473,8 +575,10 @@ static int open_sub(struct gw *g, int pfd, const char *name, const char *rel)
 			cannot(w, rel, "another mount");
 			return -1;
 		}
-		if (w->check && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
-			return -1; /* replaced meanwhile (not by the command: it is gone) */
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			return -1; /* gone or replaced since it was listed (by the host: at
+				    * the end the command is gone); what is there then
+				    * is the end check's */
 		if (!w->check)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
 		cannot(w, rel, strerror(errno));
@@ -589,6 +693,12 @@ void ns_deny_git_walk(struct deny_walk *w, int wsfd)
 		}
 		if (type != DT_DIR)
 			continue;
+		/* Object storage inside a .git (objects/, lfs/: as many
+		 * entries as the tree, or more) is never a repository to git:
+		 * it finds one from the user's working directory up, or
+		 * through a commondir or gitfile (protected). */
+		if ((L->flags & F_INGIT) && (!strcmp(d->d_name, "objects") || !strcmp(d->d_name, "lfs")))
+			continue;
 		if (!w->check && ns_deny_covered(&w->found, g.path))
 			continue;
 		if (depth + 1 > GIT_MAX_DEPTH) {
@@ -601,7 +711,7 @@ void ns_deny_git_walk(struct deny_walk *w, int wsfd)
 		sub = open_sub(&g, L->fd, d->d_name, g.path);
 		if (sub < 0)
 			continue;
-		push(&g, depth + 1, sub, plen, strcmp(d->d_name, ".git") ? 0 : F_DOTGIT);
+		push(&g, depth + 1, sub, plen, (L->flags & F_INGIT) | (strcmp(d->d_name, ".git") ? 0 : F_DOTGIT | F_INGIT));
 		depth++;
 	}
 	/* A walk cut short leaves its directories open. */
