@@ -262,3 +262,22 @@ rename: EBUSY"
 	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path hooks2/pre-commit; moved it to hooks2/pre-commit.sbx-denied and cleared its execute bits"
 	host_clean "$ws"
 }
+
+@test "in a tree older than the timestamp grain, what the command plants deep in old directories is found (the end walk reads again only what changed)" {
+	local ws t0
+	ws=$(git_ws)
+	as_user mkdir -p "$ws/p/b/c" "$ws/x/y/z" "$ws/m/n"
+	host_git "$ws/m/n" init -q
+	t0=$(date +%s%N)
+	# Directories whose ctime is older than the start by more than 2 s
+	# are not read again unless they changed: wait until they are.
+	wait_for "[ \$(date +%s%N) -gt $((t0 + 2500000000)) ]"
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		"$(evil "$ws") git init -q p/b/c/r && $(evil_cfg "$ws") >> p/b/c/r/.git/config &&
+		 mkdir x/y/z/t && mv p/b/c/r x/y/z/t/r && echo ../../.git > m/n/.git/commondir &&
+		 mkdir -p x/y/z/t/s && echo 'ref: refs/heads/main' > x/y/z/t/s/HEAD && mkdir x/y/z/t/s/objects x/y/z/t/s/refs && cp .evilfsm x/y/z/t/s/config"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path m/n/.git/commondir; moved it to m/n/.git/commondir.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path x/y/z/t/r/.git/config; moved it to x/y/z/t/r/.git/config.sbx-denied
+sbx-ns: warning: deny-write: the command created the protected path x/y/z/t/s/config; moved it to x/y/z/t/s/config.sbx-denied and cleared its execute bits"
+	host_clean "$ws" "$ws/x/y/z/t/r" "$ws/m/n"
+}

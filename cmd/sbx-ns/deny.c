@@ -437,6 +437,7 @@ void ns_plan_deny(struct ns_plan *p)
 	qsort(w.found.v, w.found.n, sizeof *w.found.v, cmp_dop);
 	p->dops = w.found.v;
 	p->ndops = w.found.n;
+	p->dtree = w.tree_out;
 }
 
 /* --tmp-in-workspace: /tmp and /dev/shm are directories of the workspace's

@@ -380,9 +380,9 @@ static int cmp_str(const void *a, const void *b)
  * order. Returns how many protected paths stay live (or could not be
  * looked at). */
 static int check(const struct deny_scope *s, const char *const *globs, size_t n,
-		 const struct deny_list *start)
+		 const struct deny_list *start, const struct deny_tree *tree)
 {
-	struct deny_walk w = { .check = 1, .start = start, .ws_path = s->ws_path };
+	struct deny_walk w = { .check = 1, .start = start, .ws_path = s->ws_path, .tree_in = tree };
 	struct deny_scope sc = *s;
 	int failed = 0;
 
@@ -405,6 +405,7 @@ static int check(const struct deny_scope *s, const char *const *globs, size_t n,
 	}
 	free(w.fail);
 	ns_deny_restore(&w);
+	ns_deny_tree_free(&w.tree_out);
 	return failed;
 }
 
@@ -579,7 +580,7 @@ static int take_over(struct ns_run *r, int fd)
 		 * born after that run ended only reuses the inode of the one the
 		 * record is about, and nothing in it can be that run's. */
 		int stale = born >= 0 && born > s.end_ns;
-		if (!stale && check(&s, globs, nglobs, &start) > 0)
+		if (!stale && check(&s, globs, nglobs, &start, NULL) > 0)
 			sbx_die(SBX_EXIT_POLICY, "deny-write: the end check of an earlier run on this workspace "
 				"could not complete (said above); the command does not run until it can");
 	}
@@ -724,7 +725,7 @@ int ns_deny_end(struct ns_run *r)
 	if (!r->x.rec || r->x.rec->fd < 0)
 		return 0;
 	s.start_ns = ts_ns(&r->x.rec->start);
-	if (check(&s, globs, n, &start) > 0)
+	if (check(&s, globs, n, &start, &r->p->dtree) > 0)
 		return -1;
 	rec_unlink(r);
 	return 0;

@@ -15,14 +15,12 @@
  * includes from the workspace. A gitfile's target must be a git directory
  * to git, so it is one of those the walk finds by shape.
  *
- * Finding every one needs the whole tree: one iterative walk (getdents64,
- * d_type, no stat per entry, each directory opened below its parent with
- * RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS), bounded in depth and entries. At
- * the start what exists is bound read-only (deny.c's start set); at the end
- * what is new goes to denyend.c to be made inert. At the start a bound that
- * is hit, another mount, or an entry that cannot be bound refuses the run;
- * at the end a directory at the depth bound is moved aside whole and
- * anything that stops the walk makes the end check fail (exit 102). */
+ * Finding every one needs the whole tree: denytree.c walks it and calls
+ * ns_git_dir for each git directory and ns_git_dotgit for each ".git" that
+ * is not a directory. At the start what exists is bound read-only (the
+ * start set); at the end what is new goes to denyend.c to be made inert.
+ * Whatever cannot be bound refuses the run at the start; whatever cannot
+ * be looked at at the end fails it (ns_deny_failed, exit 102). */
 #include "ns.h"
 
 #include "die.h"
@@ -30,7 +28,6 @@
 #include "policy.h"
 #include "sys.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -41,24 +38,27 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#define GIT_MAX_DEPTH 128          /* directories below the workspace */
-#define GIT_MAX_ENTRIES (1U << 22) /* entries of one walk */
 #define CONFIG_MAX (1 << 20)       /* bytes of a config read for includes */
 #define INCLUDE_DEPTH 10           /* git's own limit */
-#define BUFSZ 32768
 
 /* The names in a git directory that make git run programs. */
 static const char *const git_names[] = { "config", "config.worktree", "commondir", "gitdir", "hooks", NULL };
 
-enum { F_HEAD = 1, F_OBJECTS = 2, F_REFS = 4, F_COMMONDIR = 8, F_DOTGIT = 16, F_INGIT = 32 };
-
-/* A directory git takes for a git directory. */
-static int shaped(unsigned f)
+/* A directory git takes for a git directory: a ".git", or HEAD with
+ * objects/ and refs/ or with a commondir (of any type: git follows links). */
+int ns_git_shaped(unsigned f)
 {
-	return (f & F_DOTGIT) || ((f & F_HEAD) && ((f & F_COMMONDIR) || ((f & F_OBJECTS) && (f & F_REFS))));
+	return (f & NS_GIT_DOTGIT) || ((f & NS_GIT_HEAD) &&
+		((f & NS_GIT_COMMONDIR) || ((f & NS_GIT_OBJECTS) && (f & NS_GIT_REFS))));
+}
+
+/* The shape bit an entry's name gives its directory. */
+unsigned ns_git_name_flag(const char *name)
+{
+	return !strcmp(name, "HEAD") ? NS_GIT_HEAD : !strcmp(name, "objects") ? NS_GIT_OBJECTS :
+	       !strcmp(name, "refs") ? NS_GIT_REFS : !strcmp(name, "commondir") ? NS_GIT_COMMONDIR : 0;
 }
 
 int ns_deny_git_on(const char *const *globs, size_t n)
@@ -69,28 +69,10 @@ int ns_deny_git_on(const char *const *globs, size_t n)
 	return 0;
 }
 
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-struct lvl {
-	int fd;
-	char *buf;
-	size_t pos, len, plen;
-	unsigned flags;
-};
-
+/* What the include and hooksPath checks need of a walk. */
 struct gw {
 	struct deny_walk *w;
 	int wsfd;
-	struct lvl *lv;
-	unsigned nlv;
-	size_t entries;
-	char path[PATH_MAX];
 };
 
 static const char *type_name(mode_t m)
@@ -111,12 +93,6 @@ static void join(char *out, const char *dir, const char *name)
 static void cannot(struct deny_walk *w, const char *rel, const char *why)
 {
 	ns_deny_failed(w, *rel ? rel : ".", why);
-}
-
-static int opendir_at(int fd, const char *name)
-{
-	return sbx_openat2(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			   RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
 }
 
 /* --- includes --- */
@@ -435,7 +411,7 @@ static void hooks_target(struct gw *g, const char *gitdir, const char *v)
 
 /* A directory that held git's names at the start is looked at again at
  * the end whatever its shape now (a HEAD removed must not hide it). */
-static int was_git_dir(const struct deny_list *start, const char *rel)
+int ns_git_was_dir(const struct deny_list *start, const char *rel)
 {
 	size_t n = strlen(rel);
 
@@ -457,9 +433,9 @@ static int was_git_dir(const struct deny_list *start, const char *rel)
 	return 0;
 }
 
-static void git_dir(struct gw *g, int fd, const char *dirrel)
+void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *dirrel)
 {
-	struct deny_walk *w = g->w;
+	struct gw gg = { .w = w, .wsfd = wsfd }, *g = &gg;
 
 	for (const char *const *nm = git_names; *nm; nm++) {
 		char rel[PATH_MAX];
@@ -514,9 +490,8 @@ static void git_dir(struct gw *g, int fd, const char *dirrel)
 
 /* A ".git" that is not a directory: a gitfile is protected, anything else
  * refused; at the end a new one is moved aside. */
-static void dotgit_entry(struct gw *g, int dirfd, const char *rel)
+void ns_git_dotgit(struct deny_walk *w, int dirfd, const char *rel)
 {
-	struct deny_walk *w = g->w;
 	struct stat st;
 
 	if (fstatat(dirfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -539,185 +514,4 @@ static void dotgit_entry(struct gw *g, int dirfd, const char *rel)
 		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
 			rel, (unsigned long)st.st_nlink);
 	ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
-}
-
-/* --- the walk --- */
-
-static int push(struct gw *g, unsigned depth, int fd, size_t plen, unsigned flags)
-{
-	if (depth >= g->nlv) {
-		struct lvl *n = sbx_need(realloc(g->lv, (depth + 1) * sizeof *n));
-		g->lv = n;
-		n[depth].buf = sbx_need(malloc(BUFSZ));
-		g->nlv = depth + 1;
-	}
-	g->lv[depth].fd = fd;
-	g->lv[depth].pos = g->lv[depth].len = 0;
-	g->lv[depth].plen = plen;
-	g->lv[depth].flags = flags;
-	return 0;
-}
-
-/* Open a directory below its parent for reading, never through a link or
- * onto another mount; -1 if it is not to be walked (said, for the end). */
-static int open_sub(struct gw *g, int pfd, const char *name, const char *rel)
-{
-	struct deny_walk *w = g->w;
-	struct stat st;
-	int pathfd = opendir_at(pfd, name), fd;
-
-	if (pathfd < 0) {
-		if (errno == EXDEV) {
-			if (!w->check)
-				sbx_die(SBX_EXIT_POLICY, "unable to check %s in the workspace for git directories: it is "
-					"another mount (deny-write does not cross mounts; unmount it, or give --deny-write "
-					"without .git/config)", rel);
-			cannot(w, rel, "another mount");
-			return -1;
-		}
-		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-			return -1; /* gone or replaced since it was listed (by the host: at
-				    * the end the command is gone); what is there then
-				    * is the end check's */
-		if (!w->check)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
-		cannot(w, rel, strerror(errno));
-		return -1;
-	}
-	if (w->check) {
-		const struct deny_op *o;
-		if (fstat(pathfd, &st) == 0 && (o = ns_deny_known(w->start, rel, &st)) && o->kind == DENY_PROTECT) {
-			close(pathfd);
-			return -1; /* read-only all along */
-		}
-	}
-	ns_deny_open_up(w, pathfd);
-	fd = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		if (!w->check)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace", rel);
-		cannot(w, rel, strerror(errno));
-	}
-	close(pathfd);
-	return fd;
-}
-
-void ns_deny_git_walk(struct deny_walk *w, int wsfd)
-{
-	struct gw g = { .w = w, .wsfd = wsfd };
-	unsigned depth = 0;
-	int cut = 0;
-	int fd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0) {
-		if (!w->check)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to read the workspace");
-		cannot(w, "", strerror(errno));
-		return;
-	}
-	g.path[0] = '\0';
-	push(&g, 0, fd, 0, 0);
-	for (;;) {
-		struct lvl *L = &g.lv[depth];
-		struct linux_dirent64 *d;
-		size_t nl, plen;
-		int type, sub;
-
-		if (L->pos >= L->len) {
-			long n = syscall(SYS_getdents64, L->fd, L->buf, BUFSZ);
-			if (n > 0) {
-				L->len = (size_t)n;
-				L->pos = 0;
-				continue;
-			}
-			g.path[L->plen] = '\0';
-			if (n < 0) {
-				if (!w->check)
-					sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace",
-						      L->plen ? g.path : ".");
-				cannot(w, g.path, strerror(errno));
-			} else if (shaped(L->flags) || (w->check && was_git_dir(w->start, g.path))) {
-				git_dir(&g, L->fd, g.path);
-			}
-			close(L->fd);
-			if (depth == 0)
-				break;
-			depth--;
-			continue;
-		}
-		d = (struct linux_dirent64 *)(void *)(L->buf + L->pos);
-		L->pos += d->d_reclen;
-		if (d->d_name[0] == '.' && (d->d_name[1] == '\0' || (d->d_name[1] == '.' && d->d_name[2] == '\0')))
-			continue;
-		if (++g.entries > GIT_MAX_ENTRIES) {
-			if (!w->check)
-				sbx_die(SBX_EXIT_POLICY, "unable to check the workspace for git directories: more than %u "
-					"entries (give --deny-write without .git/config to drop git's rule)",
-					GIT_MAX_ENTRIES);
-			cannot(w, "", "more entries than the bound");
-			cut = 1;
-			break;
-		}
-		if (!strcmp(d->d_name, "HEAD"))
-			L->flags |= F_HEAD;
-		else if (!strcmp(d->d_name, "objects"))
-			L->flags |= F_OBJECTS;
-		else if (!strcmp(d->d_name, "refs"))
-			L->flags |= F_REFS;
-		else if (!strcmp(d->d_name, "commondir"))
-			L->flags |= F_COMMONDIR;
-		nl = strlen(d->d_name);
-		if (L->plen + nl + 2 >= sizeof g.path - NAME_MAX - 2) {
-			g.path[L->plen] = '\0';
-			if (!w->check)
-				sbx_die(SBX_EXIT_POLICY, "unable to check below %s in the workspace: its path is too long",
-					g.path);
-			cannot(w, g.path, "a path too long");
-			continue;
-		}
-		plen = L->plen;
-		if (plen)
-			g.path[plen++] = '/';
-		memcpy(g.path + plen, d->d_name, nl + 1);
-		plen += nl;
-		type = d->d_type;
-		if (type == DT_UNKNOWN) {
-			struct stat st;
-			if (fstatat(L->fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
-		}
-		if (!strcmp(d->d_name, ".git") && type != DT_DIR) {
-			dotgit_entry(&g, L->fd, g.path);
-			continue;
-		}
-		if (type != DT_DIR)
-			continue;
-		/* Object storage inside a .git (objects/, lfs/: as many
-		 * entries as the tree, or more) is never a repository to git:
-		 * it finds one from the user's working directory up, or
-		 * through a commondir or gitfile (protected). */
-		if ((L->flags & F_INGIT) && (!strcmp(d->d_name, "objects") || !strcmp(d->d_name, "lfs")))
-			continue;
-		if (!w->check && ns_deny_covered(&w->found, g.path))
-			continue;
-		if (depth + 1 > GIT_MAX_DEPTH) {
-			if (!w->check)
-				sbx_die(SBX_EXIT_POLICY, "unable to check below %s in the workspace for git directories: "
-					"deeper than %d directories", g.path, GIT_MAX_DEPTH);
-			ns_deny_candidate(w, g.path); /* moved aside whole */
-			continue;
-		}
-		sub = open_sub(&g, L->fd, d->d_name, g.path);
-		if (sub < 0)
-			continue;
-		push(&g, depth + 1, sub, plen, (L->flags & F_INGIT) | (strcmp(d->d_name, ".git") ? 0 : F_DOTGIT | F_INGIT));
-		depth++;
-	}
-	/* A walk cut short leaves its directories open. */
-	for (unsigned i = 0; cut && i <= depth; i++)
-		close(g.lv[i].fd);
-	for (unsigned i = 0; i < g.nlv; i++)
-		free(g.lv[i].buf);
-	free(g.lv);
 }

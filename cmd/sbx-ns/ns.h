@@ -79,6 +79,23 @@ struct deny_list {
 	size_t n, cap;
 };
 
+/* The directories one walk of the whole tree read, in walk order (each
+ * after its parent), with the ctime each had before it was read: the
+ * next walk reads again only those whose ctime is not that one. */
+struct deny_dir {
+	char *rel;
+	dev_t dev;
+	ino_t ino;
+	int64_t ctime;
+	unsigned flags, depth;
+};
+
+struct deny_tree {
+	struct deny_dir *v;
+	size_t n, cap;
+	int64_t read_ns;       /* when the walk began (CLOCK_REALTIME_COARSE) */
+};
+
 /* One walk of the globs over the workspace: at the start (check 0) it
  * fills found; at the end (check 1) it compares with start and collects
  * the protected paths that are new (cand). */
@@ -93,6 +110,8 @@ struct deny_walk {
 	struct deny_fix { int fd; mode_t mode; } *fix; /* check: modes to put back */
 	size_t nfix, capfix;
 	char **fail;           /* check: "rel\0why" of what could not be looked at */
+	const struct deny_tree *tree_in; /* the last walk's directories, or NULL: read all */
+	struct deny_tree tree_out;       /* this walk's */
 	size_t nfail, capfail;
 };
 
@@ -197,6 +216,7 @@ struct ns_plan {
 	gid_t caller_gid;
 	int wsfd;              /* O_PATH on the workspace, the outer's own */
 	struct deny_op *dops;  /* the deny-write start set, in path order */
+	struct deny_tree dtree; /* the directories the start walk read */
 	size_t ndops;
 	struct ns_step *steps; /* the root, step by step (steps.c) */
 	size_t nsteps, capsteps;
@@ -299,9 +319,19 @@ const struct deny_op *ns_deny_covered(const struct deny_list *l, const char *rel
 void ns_deny_new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth);
 void ns_deny_open_up(struct deny_walk *w, int fd);
 
-/* denygit.c: git's rule (every git directory of the workspace) */
+/* denygit.c: git's rule, for one git directory */
+enum { NS_GIT_HEAD = 1, NS_GIT_OBJECTS = 2, NS_GIT_REFS = 4, NS_GIT_COMMONDIR = 8,
+       NS_GIT_DOTGIT = 16, NS_GIT_INGIT = 32 };
 int ns_deny_git_on(const char *const *globs, size_t n);
+int ns_git_shaped(unsigned flags);
+unsigned ns_git_name_flag(const char *name);
+int ns_git_was_dir(const struct deny_list *start, const char *rel);
+void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *rel);
+void ns_git_dotgit(struct deny_walk *w, int dirfd, const char *rel);
+
+/* denytree.c: the walk of the whole tree that finds every git directory */
 void ns_deny_git_walk(struct deny_walk *w, int wsfd);
+void ns_deny_tree_free(struct deny_tree *t);
 void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p);
 
 /* denyend.c: the record of a run, and protected paths created by it */
