@@ -281,3 +281,20 @@ sbx-ns: warning: deny-write: the command created the protected path x/y/z/t/r/.g
 sbx-ns: warning: deny-write: the command created the protected path x/y/z/t/s/config; moved it to x/y/z/t/s/config.sbx-denied and cleared its execute bits"
 	host_clean "$ws" "$ws/x/y/z/t/r" "$ws/m/n"
 }
+
+@test "the next run's start reads again only what changed: an old nested repository stays protected, a new one is found" {
+	local ws t0 a="$NS_DIR/bin/ns-attempt"
+	ws=$(git_ws)
+	as_user mkdir -p "$ws/v/w"
+	host_git "$ws/v/w" init -q lib
+	t0=$(date +%s%N)
+	wait_for "[ \$(date +%s%N) -gt $((t0 + 2500000000)) ]"
+	run -0 --separate-stderr ns_user --workspace "$ws" -- true
+	host_git "$ws/v" init -q new
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
+		"$a append v/w/lib/.git/config; $a write v/w/lib/.git/hooks/pre-commit; $a append v/new/.git/config"
+	assert_output "append: EROFS
+write: EROFS
+append: EROFS"
+	assert_equal "$stderr" ""
+}

@@ -121,11 +121,14 @@ static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comp
  * its mode put back afterwards (ns_deny_restore). */
 void ns_deny_open_up(struct deny_walk *w, int fd)
 {
+	static uid_t euid = (uid_t)-1;
 	struct stat st;
 	char proc[40];
 
-	if (geteuid() == 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 0700) == 0700)
+	if (euid == (uid_t)-1)
+		euid = geteuid();
+	if (euid == 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != euid || (st.st_mode & 0700) == 0700)
 		return;
 	if (w->nfix == w->capfix) {
 		size_t cap = w->capfix ? w->capfix * 2 : 4;
@@ -412,9 +415,9 @@ int ns_workspace_fd(struct ns_plan *p)
 }
 
 /* The start set: every match, then every directory leading to one. */
-void ns_plan_deny(struct ns_plan *p)
+void ns_plan_deny(struct ns_plan *p, const struct deny_tree *prev)
 {
-	struct deny_walk w = { .check = 0, .ws_path = p->ops[p->ws].src };
+	struct deny_walk w = { .check = 0, .ws_path = p->ops[p->ws].src, .tree_in = prev };
 	size_t n, nprot;
 	const char *const *globs = ns_deny_globs(p, &n);
 	int wsfd = ns_workspace_fd(p);

@@ -63,6 +63,7 @@ struct ns_deny_rec {
 	pid_t owner;            /* the outer process; never acted on by a child */
 	char name[128];
 	char dir[PATH_MAX];
+	struct deny_tree prev;  /* the last run's end walk, kept (denytree.c) */
 	struct timespec start;
 	time_t beat;
 };
@@ -380,7 +381,7 @@ static int cmp_str(const void *a, const void *b)
  * order. Returns how many protected paths stay live (or could not be
  * looked at). */
 static int check(const struct deny_scope *s, const char *const *globs, size_t n,
-		 const struct deny_list *start, const struct deny_tree *tree)
+		 const struct deny_list *start, const struct deny_tree *tree, struct deny_tree *keep)
 {
 	struct deny_walk w = { .check = 1, .start = start, .ws_path = s->ws_path, .tree_in = tree };
 	struct deny_scope sc = *s;
@@ -405,7 +406,10 @@ static int check(const struct deny_scope *s, const char *const *globs, size_t n,
 	}
 	free(w.fail);
 	ns_deny_restore(&w);
-	ns_deny_tree_free(&w.tree_out);
+	if (keep && !failed)
+		*keep = w.tree_out;
+	else
+		ns_deny_tree_free(&w.tree_out);
 	return failed;
 }
 
@@ -580,7 +584,7 @@ static int take_over(struct ns_run *r, int fd)
 		 * born after that run ended only reuses the inode of the one the
 		 * record is about, and nothing in it can be that run's. */
 		int stale = born >= 0 && born > s.end_ns;
-		if (!stale && check(&s, globs, nglobs, &start, NULL) > 0)
+		if (!stale && check(&s, globs, nglobs, &start, NULL, NULL) > 0)
 			sbx_die(SBX_EXIT_POLICY, "deny-write: the end check of an earlier run on this workspace "
 				"could not complete (said above); the command does not run until it can");
 	}
@@ -592,6 +596,31 @@ static int take_over(struct ns_run *r, int fd)
 	free(start.v);
 	free(buf);
 	return done < 0 ? -1 : 0;
+}
+
+/* The name of the kept tree of this workspace, and what it must match:
+ * the workspace (device, inode, birth time) and the deny-write list. */
+static char *tree_key(const struct ns_run *r, char *name, size_t cap)
+{
+	size_t n, len;
+	const char *const *globs = ns_deny_globs(r->p, &n);
+	char *key, *o;
+
+	snprintf(name, cap, "tree-%llx-%llx", (unsigned long long)r->p->ops[r->p->ws].dev,
+		 (unsigned long long)r->p->ops[r->p->ws].ino);
+	len = 96;
+	for (size_t i = 0; i < n; i++)
+		len += 2 * strlen(globs[i]) + 1;
+	key = sbx_need(malloc(len));
+	o = key + snprintf(key, len, "ws %llx %llx %lld\nglobs ", (unsigned long long)r->p->ops[r->p->ws].dev,
+			   (unsigned long long)r->p->ops[r->p->ws].ino, (long long)btime_ns(r->p->wsfd));
+	for (size_t i = 0; i < n; i++) {
+		hex(o, globs[i]);
+		o += strlen(o);
+		*o++ = ',';
+	}
+	*o = '\0';
+	return key;
 }
 
 /* Before the plan: the records of this workspace whose runs were killed
@@ -618,6 +647,14 @@ void ns_deny_recover(struct ns_run *r)
 		struct stat st;
 		int fd;
 
+		if (!strncmp(e->d_name, "tree-", 5)) {
+			/* A kept tree unused for a day (its workspace gone,
+			 * most likely) goes: it is only a cost saved. */
+			if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st.st_mtime < time(NULL) - 86400)
+				unlinkat(dfd, e->d_name, 0);
+			continue;
+		}
 		if (strncmp(e->d_name, pre, plen))
 			continue;
 		fd = openat(dfd, e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -629,6 +666,17 @@ void ns_deny_recover(struct ns_run *r)
 		close(fd);
 	}
 	closedir(d);
+	/* The directories the last run's end walk read (denytree.c). */
+	{
+		char name[64], *key = tree_key(r, name, sizeof name);
+		ns_deny_tree_load(dfd, name, key, &r->x.rec->prev);
+		free(key);
+	}
+}
+
+const struct deny_tree *ns_deny_prev(const struct ns_run *r)
+{
+	return r->x.rec && r->x.rec->prev.n ? &r->x.rec->prev : NULL;
 }
 
 static void rec_write(struct ns_run *r, const char *s)
@@ -724,9 +772,18 @@ int ns_deny_end(struct ns_run *r)
 
 	if (!r->x.rec || r->x.rec->fd < 0)
 		return 0;
+	struct deny_tree end = { 0 };
+	char name[64], *key;
+
 	s.start_ns = ts_ns(&r->x.rec->start);
-	if (check(&s, globs, n, &start, &r->p->dtree) > 0)
+	if (check(&s, globs, n, &start, &r->p->dtree, &end) > 0)
 		return -1;
+	if (end.n) {
+		key = tree_key(r, name, sizeof name);
+		ns_deny_tree_save(r->x.rec->dirfd, name, key, &end);
+		free(key);
+		ns_deny_tree_free(&end);
+	}
 	rec_unlink(r);
 	return 0;
 }

@@ -135,41 +135,57 @@ static void push(struct tw *t, unsigned depth, int fd, size_t plen, unsigned fla
 	t->lv[depth].idx = tree_add(&t->w->tree_out, t->path, &st, flags, tdepth);
 }
 
-/* Open a directory below its parent for reading, never through a link or
+/* A directory below its parent as an O_PATH fd, never through a link or
  * onto another mount; -1 if it is not to be walked (said, at the end). */
-static int open_sub(struct tw *t, int pfd, const char *name, const char *rel)
+static int open_path(struct tw *t, int pfd, const char *name, const char *rel)
 {
 	struct deny_walk *w = t->w;
-	int pathfd = sbx_openat2(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				 RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
-	int fd;
+	int fd = sbx_openat2(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			     RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
 
-	if (pathfd < 0) {
-		if (errno == EXDEV) {
-			if (!w->check)
-				sbx_die(SBX_EXIT_POLICY, "unable to check %s in the workspace for git directories: it is "
-					"another mount (deny-write does not cross mounts; unmount it, or give --deny-write "
-					"without .git/config)", rel);
-			cannot(w, rel, "another mount");
-			return -1;
-		}
-		/* Gone or replaced since it was listed (by the host: at the
-		 * end the command is gone); what is there then is the end
-		 * check's. */
-		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-			return -1;
+	if (fd >= 0)
+		return fd;
+	if (errno == EXDEV) {
 		if (!w->check)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
-		cannot(w, rel, strerror(errno));
+			sbx_die(SBX_EXIT_POLICY, "unable to check %s in the workspace for git directories: it is "
+				"another mount (deny-write does not cross mounts; unmount it, or give --deny-write "
+				"without .git/config)", rel);
+		cannot(w, rel, "another mount");
 		return -1;
 	}
-	ns_deny_open_up(w, pathfd);
+	/* Gone or replaced since it was listed (by the host: at the end the
+	 * command is gone); what is there then is the end check's. */
+	if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+		return -1;
+	if (!w->check)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
+	cannot(w, rel, strerror(errno));
+	return -1;
+}
+
+/* The same directory open for reading (opened up first if the command
+ * made it unreadable to its owner: ns_deny_open_up). */
+static int read_fd(struct tw *t, int pathfd, const char *rel)
+{
+	int fd;
+
+	ns_deny_open_up(t->w, pathfd);
 	fd = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		if (!w->check)
+		if (!t->w->check)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace", rel);
-		cannot(w, rel, strerror(errno));
+		cannot(t->w, rel, strerror(errno));
 	}
+	return fd;
+}
+
+static int open_sub(struct tw *t, int pfd, const char *name, const char *rel)
+{
+	int pathfd = open_path(t, pfd, name, rel), fd;
+
+	if (pathfd < 0)
+		return -1;
+	fd = read_fd(t, pathfd, rel);
 	close(pathfd);
 	return fd;
 }
@@ -299,8 +315,15 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 	}
 }
 
+static int unchanged(const struct deny_tree *in, const struct deny_dir *e, const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_dev == e->dev && st->st_ino == e->ino &&
+	       ts(&st->st_ctim) == e->ctime && e->ctime < in->read_ns - GRAIN_NS;
+}
+
 /* The last walk's directories, again: those unchanged only for their git
- * names, the others read again, what is new walked whole. */
+ * names (a leaf: one fstatat), the others read again, what is new walked
+ * whole. */
 static void revisit(struct tw *t)
 {
 	const struct deny_tree *in = t->w->tree_in;
@@ -319,8 +342,9 @@ static void revisit(struct tw *t)
 		const struct deny_dir *e = &in->v[i];
 		const char *base = strrchr(e->rel, '/');
 		unsigned d = e->depth, flags;
+		int git = ns_git_shaped(e->flags) || (w->check && ns_git_was_dir(w->start, e->rel));
 		struct stat st;
-		int fd;
+		int pathfd, rd;
 
 		if (d > GIT_MAX_DEPTH || (skip_below >= 0 && d > (unsigned long)skip_below))
 			continue;
@@ -331,35 +355,47 @@ static void revisit(struct tw *t)
 			fds[k] = -1;
 		}
 		base = base ? base + 1 : e->rel;
-		if (d == 0)
-			fd = openat(t->wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		else if (fds[d - 1] < 0)
+		if (d > 0 && fds[d - 1] < 0)
 			continue; /* its parent is gone */
-		else
-			fd = open_sub(t, fds[d - 1], base, e->rel);
-		if (fd < 0)
+		/* A leaf directory that did not change: nothing to open. */
+		if (d > 0 && !git && (i + 1 == in->n || in->v[i + 1].depth <= d) &&
+		    fstatat(fds[d - 1], base, &st, AT_SYMLINK_NOFOLLOW) == 0 && unchanged(in, e, &st)) {
+			tree_add(&w->tree_out, e->rel, &st, e->flags, d);
 			continue;
-		if (fstat(fd, &st) < 0) {
+		}
+		pathfd = d == 0 ? openat(t->wsfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+				  open_path(t, fds[d - 1], base, e->rel);
+		if (pathfd < 0)
+			continue;
+		if (fstat(pathfd, &st) < 0) {
 			cannot(w, e->rel, strerror(errno));
-			close(fd);
+			close(pathfd);
+			continue;
+		}
+		if (unchanged(in, e, &st)) {
+			tree_add(&w->tree_out, e->rel, &st, e->flags, d);
+			if ((st.st_mode & 0500) != 0500)
+				ns_deny_open_up(w, pathfd);
+			if (git)
+				ns_git_dir(w, t->wsfd, pathfd, e->rel);
+			fds[d] = pathfd;
 			continue;
 		}
 		flags = !strcmp(base, ".git") ? NS_GIT_DOTGIT | NS_GIT_INGIT : e->flags & NS_GIT_INGIT;
-		if (st.st_dev != e->dev || st.st_ino != e->ino) {
+		rd = read_fd(t, pathfd, e->rel);
+		if (rd < 0) {
+			close(pathfd);
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode) || st.st_dev != e->dev || st.st_ino != e->ino) {
 			/* Another directory at that name: all of it is new. */
-			walk_from(t, fd, e->rel, d, flags, 0);
+			close(pathfd);
+			walk_from(t, rd, e->rel, d, flags, 0);
 			skip_below = d;
 			continue;
 		}
-		if (ts(&st.st_ctim) == e->ctime && e->ctime < in->read_ns - GRAIN_NS) {
-			tree_add(&w->tree_out, e->rel, &st, e->flags, d);
-			if (ns_git_shaped(e->flags) || (w->check && ns_git_was_dir(w->start, e->rel)))
-				ns_git_dir(w, t->wsfd, fd, e->rel);
-			fds[d] = fd;
-			continue;
-		}
-		fds[d] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		walk_from(t, fd, e->rel, d, flags, 1);
+		fds[d] = pathfd;
+		walk_from(t, rd, e->rel, d, flags, 1);
 	}
 	for (int i = 0; i <= GIT_MAX_DEPTH; i++)
 		if (fds[i] >= 0)
@@ -405,4 +441,155 @@ void ns_deny_git_walk(struct deny_walk *w, int wsfd)
 	for (unsigned i = 0; i < t.nlv; i++)
 		free(t.lv[i].buf);
 	free(t.lv);
+}
+
+/* --- the tree kept between runs ---
+ *
+ * The end walk's directories are kept in the caller's record directory
+ * (denyend.c: the command can neither see nor forge it), so that the next
+ * run's start walk reads again only what changed since (the same ctime
+ * rule). A file that does not parse, is of another workspace (key: its
+ * device, inode and birth time, and the deny-write list) or too big is
+ * not used: the walk then reads everything. */
+#define TREE_MAGIC "sbx-ns deny-write tree 1"
+#define TREE_MAX (64U << 20)
+
+static void hexs(FILE *f, const char *s)
+{
+	if (!*s)
+		fputc('-', f);
+	for (; *s; s++)
+		fprintf(f, "%02x", (unsigned char)*s);
+}
+
+void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struct deny_tree *t)
+{
+	char tmp[160], proc[40];
+	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return; /* only a cost: the next run reads everything */
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	fprintf(f, "%s\n%s\nread %lld\n", TREE_MAGIC, key, (long long)t->read_ns);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct deny_dir *d = &t->v[i];
+		fprintf(f, "d %u %u %llx %llx %lld ", d->depth, d->flags, (unsigned long long)d->dev,
+			(unsigned long long)d->ino, (long long)d->ctime);
+		hexs(f, d->rel);
+		fputc('\n', f);
+	}
+	fputs("end\n", f);
+	if (fflush(f) == 0) {
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		snprintf(tmp, sizeof tmp, "%s.%ld", name, (long)getpid());
+		if (linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW) == 0 &&
+		    renameat(dirfd, tmp, dirfd, name) < 0)
+			unlinkat(dirfd, tmp, 0);
+	}
+	fclose(f);
+}
+
+static int unhexs(const char *s, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (!strcmp(s, "-")) {
+		out[0] = '\0';
+		return 0;
+	}
+	for (; s[0] && s[1]; s += 2) {
+		unsigned v;
+		if (sscanf(s, "%2x", &v) != 1 || n + 1 >= cap)
+			return -1;
+		out[n++] = (char)v;
+	}
+	out[n] = '\0';
+	return *s || !n || memchr(out, '\0', n) ? -1 : 0;
+}
+
+/* rel is a direct subdirectory of dir (both relative to the workspace). */
+static int child_of(const char *dir, const char *rel)
+{
+	size_t n = strlen(dir);
+
+	if (!n)
+		return *rel && !strchr(rel, '/');
+	return !strncmp(rel, dir, n) && rel[n] == '/' && rel[n + 1] && !strchr(rel + n + 1, '/');
+}
+
+int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_tree *t)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char *buf = NULL, *line, *save = NULL;
+	size_t klen = strlen(key);
+	int ok = 0, done = 0;
+	struct stat st;
+	long long rd;
+
+	memset(t, 0, sizeof *t);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size < TREE_MAX &&
+	    st.st_uid == geteuid()) {
+		buf = sbx_need(malloc((size_t)st.st_size + 1));
+		if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[st.st_size] = '\0';
+		}
+	}
+	close(fd);
+	if (!buf)
+		return -1;
+	/* Magic, then the key (lines of its own), then the read time. */
+	if (strncmp(buf, TREE_MAGIC "\n", sizeof TREE_MAGIC) || strncmp(buf + sizeof TREE_MAGIC, key, klen) ||
+	    buf[sizeof TREE_MAGIC + klen] != '\n') {
+		free(buf);
+		return -1;
+	}
+	size_t last[GIT_MAX_DEPTH + 1];
+
+	for (line = strtok_r(buf + sizeof TREE_MAGIC + klen + 1, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned depth, flags;
+		unsigned long long dev, ino;
+		long long ct;
+		char h[2 * PATH_MAX + 2], rel[PATH_MAX];
+		struct stat fake;
+
+		if (!ok) {
+			ok = sscanf(line, "read %lld", &rd) == 1 ? 1 : -1;
+			t->read_ns = rd;
+		} else if (!strcmp(line, "end")) {
+			done = 1;
+			break;
+		} else if (sscanf(line, "d %u %u %llx %llx %lld %8193s", &depth, &flags, &dev, &ino, &ct, h) == 6 &&
+			   unhexs(h, rel, sizeof rel) == 0 && depth <= GIT_MAX_DEPTH &&
+			   (t->n ? depth >= 1 && depth <= t->v[t->n - 1].depth + 1 : depth == 0 && !*rel) &&
+			   (!depth || child_of(t->v[last[depth - 1]].rel, rel))) {
+			last[depth] = t->n;
+			memset(&fake, 0, sizeof fake);
+			fake.st_dev = (dev_t)dev;
+			fake.st_ino = (ino_t)ino;
+			fake.st_ctim.tv_sec = ct / 1000000000LL;
+			fake.st_ctim.tv_nsec = ct % 1000000000LL;
+			tree_add(t, rel, &fake, flags, depth);
+		} else {
+			ok = -1;
+		}
+		if (ok < 0)
+			break;
+	}
+	free(buf);
+	if (ok <= 0 || !done || !t->n) {
+		ns_deny_tree_free(t);
+		return -1;
+	}
+	return 0;
 }

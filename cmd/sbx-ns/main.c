@@ -615,7 +615,7 @@ int main(int argc, char **argv)
 		ns_workspace_fd(&plan);
 		ns_deny_recover(&r);
 	}
-	ns_plan_deny(&plan);
+	ns_plan_deny(&plan, ns_deny_prev(&r));
 	ns_plan_root(r.a, &plan);
 	if (r.a->dry_run)
 		ns_dry_run(&r);

@@ -314,7 +314,7 @@ void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_
 void ns_deny_restore(struct deny_walk *w);
 const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st);
 int ns_workspace_fd(struct ns_plan *p);
-void ns_plan_deny(struct ns_plan *p);
+void ns_plan_deny(struct ns_plan *p, const struct deny_tree *prev);
 const struct deny_op *ns_deny_covered(const struct deny_list *l, const char *rel);
 void ns_deny_new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth);
 void ns_deny_open_up(struct deny_walk *w, int fd);
@@ -332,12 +332,15 @@ void ns_git_dotgit(struct deny_walk *w, int dirfd, const char *rel);
 /* denytree.c: the walk of the whole tree that finds every git directory */
 void ns_deny_git_walk(struct deny_walk *w, int wsfd);
 void ns_deny_tree_free(struct deny_tree *t);
+void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struct deny_tree *t);
+int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_tree *t);
 void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p);
 
 /* denyend.c: the record of a run, and protected paths created by it */
 void ns_deny_candidate(struct deny_walk *w, const char *rel);
 void ns_deny_failed(struct deny_walk *w, const char *rel, const char *why);
 void ns_deny_recover(struct ns_run *r);
+const struct deny_tree *ns_deny_prev(const struct ns_run *r);
 void ns_deny_record(struct ns_run *r);
 void ns_deny_started(struct ns_run *r, pid_t pid);
 void ns_deny_heartbeat(struct ns_run *r);
