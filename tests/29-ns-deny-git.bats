@@ -298,3 +298,25 @@ write: EROFS
 append: EROFS"
 	assert_equal "$stderr" ""
 }
+
+@test "a tree deeper than 128 directories: refused at the start; one the command makes is moved aside whole at the bound" {
+	local ws deep
+	ws=$(ns_ws)
+	deep=$(printf 'd/%.0s' $(seq 130))
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c "mkdir -p ${deep}r/.git/hooks && echo x > ${deep}r/.git/config"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path $(printf 'd/%.0s' $(seq 128))d; moved it to $(printf 'd/%.0s' $(seq 128))d.sbx-denied"
+	ws=$(ns_ws)
+	mkdir -p "$ws/$deep"
+	run -102 --separate-stderr ns_user --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to check below $(printf 'd/%.0s' $(seq 128))d in the workspace for git directories: deeper than 128 directories"
+}
+
+@test "a nested repository the command made unreadable is still looked into; its modes are put back" {
+	local ws
+	ws=$(git_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c \
+		'git init -q v/r && printf "[core]\n\tfsmonitor = x\n" >> v/r/.git/config && chmod 000 v/r/.git && chmod 100 v/r'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path v/r/.git/config; moved it to v/r/.git/config.sbx-denied"
+	assert_equal "$(stat -c %a "$ws/v/r" "$ws/v/r/.git")" "100
+0"
+}

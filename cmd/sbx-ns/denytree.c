@@ -46,6 +46,7 @@
 #define GIT_MAX_ENTRIES (1U << 22) /* entries read by one walk */
 #define BUFSZ 32768
 #define GRAIN_NS 2000000000LL      /* the coarsest timestamps (FAT: 2 s) */
+#define TREE_DIRS_MAX (1U << 20)   /* directories a tree keeps (memory) */
 
 struct linux_dirent64 {
 	uint64_t d_ino;
@@ -90,6 +91,10 @@ static size_t tree_add(struct deny_tree *t, const char *rel, const struct stat *
 {
 	struct deny_dir *d;
 
+	if (t->overflow || t->n >= TREE_DIRS_MAX) {
+		t->overflow = 1;
+		return 0;
+	}
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
 		t->v = sbx_need(realloc(t->v, cap * sizeof *t->v));
@@ -241,7 +246,8 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 			} else if (ns_git_shaped(L->flags) || (w->check && ns_git_was_dir(w->start, t->path))) {
 				ns_git_dir(w, t->wsfd, L->fd, t->path);
 			}
-			w->tree_out.v[L->idx].flags = L->flags;
+			if (!w->tree_out.overflow)
+				w->tree_out.v[L->idx].flags = L->flags;
 			close(L->fd);
 			if (depth == 0)
 				return;
@@ -426,7 +432,7 @@ void ns_deny_git_walk(struct deny_walk *w, int wsfd)
 
 	clock_gettime(CLOCK_REALTIME_COARSE, &now);
 	w->tree_out.read_ns = ts(&now);
-	if (w->tree_in && w->tree_in->n && local_fs(wsfd)) {
+	if (w->tree_in && w->tree_in->n && !w->tree_in->overflow && local_fs(wsfd)) {
 		revisit(&t);
 	} else {
 		fd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -468,6 +474,11 @@ void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struc
 	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	FILE *f;
 
+	if (t->overflow) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	if (fd < 0)
 		return; /* only a cost: the next run reads everything */
 	f = fdopen(fd, "w");

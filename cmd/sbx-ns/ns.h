@@ -94,6 +94,7 @@ struct deny_tree {
 	struct deny_dir *v;
 	size_t n, cap;
 	int64_t read_ns;       /* when the walk began (CLOCK_REALTIME_COARSE) */
+	int overflow;          /* more directories than it keeps: not to be used */
 };
 
 /* One walk of the globs over the workspace: at the start (check 0) it
