@@ -320,3 +320,24 @@ append: EROFS"
 	assert_equal "$(stat -c %a "$ws/v/r" "$ws/v/r/.git")" "100
 0"
 }
+
+@test "names with control characters in a nested repository's path are escaped in both reports" {
+	local ws
+	ws=$(git_ws)
+	run -0 --separate-stderr ns_fd5 ns_user --status-fd 5 --workspace "$ws" -- sh -c \
+		'd="$(printf "v\033]0;x\007")"; mkdir -p "$d/.git" && printf "[core]\n\tfsmonitor = x\n" > "$d/.git/config"'
+	run -0 grep '"event":"deny-write"' <<<"$output"
+	assert_output '{"tool":"sbx-ns","event":"deny-write","path":"v\u001b]0;x\u0007/.git/config","action":"moved aside","moved_to":"v\u001b]0;x\u0007/.git/config.sbx-denied","exec_cleared":false,"earlier_run":false}'
+	assert_equal "$stderr" 'sbx-ns: warning: deny-write: the command created the protected path v\x1b]0;x\x07/.git/config; moved it to v\x1b]0;x\x07/.git/config.sbx-denied'
+}
+
+@test "an include whose path holds a symlink is refused at the start; one the command makes is moved aside" {
+	local ws
+	ws=$(git_ws)
+	printf '[include]\n\tpath = ../conf/x\n' >>"$ws/.git/config"
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'mkdir real && echo "[core]" > real/x && ln -s real conf'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path conf; moved it to conf.sbx-denied"
+	as_user ln -s real "$ws/conf"
+	run -102 --separate-stderr ns_user --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to protect conf/x in the workspace (named by .git/config): a symlink on its path"
+}
