@@ -338,8 +338,25 @@ int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_
 void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p);
 
 /* denyend.c: the record of a run, and protected paths created by it */
+/* denyinert.c: what is new at the end, made inert */
+/* Who and when, for one end check. */
+struct deny_scope {
+	int wsfd;
+	uid_t uid;
+	int64_t start_ns, end_ns; /* end_ns 0: the run has just ended (now) */
+	int status_fd;
+	int earlier;              /* a record of a run that was killed */
+	const struct deny_list *start;
+	const char *ws_path;      /* the workspace's canonical path */
+};
+
 void ns_deny_candidate(struct deny_walk *w, const char *rel);
 void ns_deny_failed(struct deny_walk *w, const char *rel, const char *why);
+int64_t ns_deny_btime(int fd);
+int ns_deny_check(const struct deny_scope *s, const char *const *globs, size_t n,
+		  const struct deny_list *start, const struct deny_tree *tree, struct deny_tree *keep);
+
+/* denyend.c: the record of a run */
 void ns_deny_recover(struct ns_run *r);
 const struct deny_tree *ns_deny_prev(const struct ns_run *r);
 void ns_deny_record(struct ns_run *r);
