@@ -341,3 +341,23 @@ append: EROFS"
 	run -102 --separate-stderr ns_user --workspace "$ws" -- true
 	assert_equal "$stderr" "sbx-ns: fatal: unable to protect conf/x in the workspace (named by .git/config): a symlink on its path"
 }
+
+@test "a program a protected config names by a path in the workspace is protected; a missing one the command makes is moved aside" {
+	local ws a="$NS_DIR/bin/ns-attempt"
+	ws=$(git_ws)
+	mkdir "$ws/tools"
+	printf '#!/bin/sh\n' >"$ws/tools/fsm.sh"
+	chmod 755 "$ws/tools/fsm.sh"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws/tools"
+	host_git "$ws" config core.fsmonitor tools/fsm.sh
+	host_git "$ws" config filter.x.clean "sh scripts/clean.sh --opt=a/b"
+	host_git "$ws" config alias.t '!./run/t.sh'
+	host_git "$ws" config remote.origin.fetch '+refs/heads/*:refs/remotes/origin/*'
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
+		"$a append tools/fsm.sh; mkdir scripts run && printf '#!/bin/sh\ntouch $MARK\n' > scripts/clean.sh && cp scripts/clean.sh run/t.sh && chmod 755 run/t.sh"
+	assert_output "append: EROFS"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path run/t.sh; moved it to run/t.sh.sbx-denied and cleared its execute bits
+sbx-ns: warning: deny-write: the command created the protected path scripts/clean.sh; moved it to scripts/clean.sh.sbx-denied"
+	host_git "$ws" t >/dev/null 2>&1 || true
+	host_clean "$ws"
+}

@@ -155,6 +155,7 @@ static void config_value(const char *s, char *out, size_t cap)
 
 static void include_target(struct gw *g, const char *cfgrel, const char *gitdir, const char *v, int depth);
 static void hooks_target(struct gw *g, const char *gitdir, const char *v);
+static void program_words(struct gw *g, const char *gitdir, const char *v);
 
 /* Every include.path, includeIf.*.path and core.hooksPath of one config
  * file of the git directory gitdir. */
@@ -197,16 +198,14 @@ static void includes(struct gw *g, int fd, const char *cfgrel, const char *gitdi
 				s++;
 		}
 		inc = !strcasecmp(sect, "include") || !strcasecmp(sect, "includeif");
-		if (!inc && strcasecmp(sect, "core"))
-			continue;
 		while ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '-' || (*s >= '0' && *s <= '9'))
 			if (k + 1 < sizeof key)
 				key[k++] = *s++;
 			else
 				s++;
 		key[k] = '\0';
-		hp = !inc && !strcasecmp(key, "hookspath");
-		if (!hp && (!inc || strcasecmp(key, "path")))
+		hp = !inc && !strcasecmp(sect, "core") && !strcasecmp(key, "hookspath");
+		if (inc && strcasecmp(key, "path"))
 			continue;
 		while (*s == ' ' || *s == '\t')
 			s++;
@@ -217,8 +216,10 @@ static void includes(struct gw *g, int fd, const char *cfgrel, const char *gitdi
 			continue;
 		if (hp)
 			hooks_target(g, gitdir, val);
-		else
+		else if (inc)
 			include_target(g, cfgrel, gitdir, val, depth);
+		else
+			program_words(g, gitdir, val);
 	}
 	free(buf);
 }
@@ -349,17 +350,14 @@ static void include_target(struct gw *g, const char *cfgrel, const char *gitdir,
 	close(fd);
 }
 
-/* core.hooksPath: a relative one is taken from the working tree (the
- * directory holding a ".git"), else from the git directory. */
-static void hooks_target(struct gw *g, const char *gitdir, const char *v)
+/* The directory git runs commands in and takes hooksPath from: the
+ * working tree (the directory holding a ".git"), else the git directory. */
+static void work_dir(const char *gitdir, char *dir)
 {
-	struct deny_walk *w = g->w;
-	char dir[PATH_MAX], rel[PATH_MAX], *s;
 	const char *base = strrchr(gitdir, '/');
-	struct stat st;
-	int fd;
+	char *s;
 
-	snprintf(dir, sizeof dir, "%s", gitdir);
+	snprintf(dir, PATH_MAX, "%s", gitdir);
 	if (!strcmp(base ? base + 1 : gitdir, ".git")) {
 		s = strrchr(dir, '/');
 		if (s)
@@ -367,6 +365,68 @@ static void hooks_target(struct gw *g, const char *gitdir, const char *v)
 		else
 			dir[0] = '\0';
 	}
+}
+
+/* A file a config value names by a path (a word holding a '/'): git runs
+ * commands from configuration (fsmonitor, pager, editor, filters,
+ * credential helpers, aliases, diff and merge drivers...) in the working
+ * tree, so one that lies in the workspace is protected like a hook. Any
+ * key: a list of those that run programs would miss the next one. */
+static void program_target(struct gw *g, const char *gitdir, const char *v)
+{
+	struct deny_walk *w = g->w;
+	char dir[PATH_MAX], rel[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	work_dir(gitdir, dir);
+	if (resolve(g, dir, v, rel) < 0)
+		return;
+	fd = open_beneath(g, rel);
+	if (fd < 0 && errno == ELOOP) {
+		linked_target(g, rel, "a protected config");
+		return;
+	}
+	if (fd < 0)
+		return; /* missing (the end check sees it if made), or no file */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (!w->check) {
+			if (st.st_nlink > 1)
+				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace (named by a "
+					"protected config): it has %lu hard links", rel, (unsigned long)st.st_nlink);
+			if (!ns_deny_covered(&w->found, rel))
+				ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+		} else if (!ns_deny_known(w->start, rel, &st) && !ns_deny_covered(w->start, rel)) {
+			ns_deny_candidate(w, rel);
+		}
+	}
+	close(fd);
+}
+
+static void program_words(struct gw *g, const char *gitdir, const char *v)
+{
+	char buf[PATH_MAX], *word, *save = NULL;
+
+	snprintf(buf, sizeof buf, "%s", v);
+	for (word = strtok_r(buf, " \t'\"", &save); word; word = strtok_r(NULL, " \t'\"", &save)) {
+		while (*word == '!')
+			word++;
+		/* Options, assignments, URLs and refspecs name no file here. */
+		if (!strchr(word, '/') || *word == '-' || *word == '+' || strchr(word, '=') || strchr(word, ':'))
+			continue;
+		program_target(g, gitdir, word);
+	}
+}
+
+/* core.hooksPath: a relative one is taken from the working tree. */
+static void hooks_target(struct gw *g, const char *gitdir, const char *v)
+{
+	struct deny_walk *w = g->w;
+	char dir[PATH_MAX], rel[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	work_dir(gitdir, dir);
 	if (resolve(g, dir, v, rel) < 0) {
 		if (strcmp(v, ".") && strcmp(v, "./"))
 			return;
