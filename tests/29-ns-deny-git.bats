@@ -361,3 +361,11 @@ sbx-ns: warning: deny-write: the command created the protected path scripts/clea
 	host_git "$ws" t >/dev/null 2>&1 || true
 	host_clean "$ws"
 }
+
+@test "a git directory whose HEAD the command removed is still checked at the end" {
+	local ws
+	ws=$(git_ws)
+	host_git "$ws" init -q --bare .git/modules/a
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'rm .git/modules/a/HEAD && echo ../b > .git/modules/a/commondir'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/modules/a/commondir; moved it to .git/modules/a/commondir.sbx-denied"
+}

@@ -473,22 +473,22 @@ static void hooks_target(struct gw *g, const char *gitdir, const char *v)
  * the end whatever its shape now (a HEAD removed must not hide it). */
 int ns_git_was_dir(const struct deny_list *start, const char *rel)
 {
-	size_t n = strlen(rel);
+	/* The start set is in path order (ns_plan_deny, and the record). */
+	for (const char *const *g = git_names; *g; g++) {
+		char p[PATH_MAX];
+		size_t lo = 0, hi = start->n;
 
-	for (size_t i = 0; i < start->n; i++) {
-		const char *p = start->v[i].rel, *b;
-		if (start->v[i].kind != DENY_PROTECT)
-			continue;
-		if (n) {
-			if (strncmp(p, rel, n) || p[n] != '/')
-				continue;
-			b = p + n + 1;
-		} else {
-			b = p;
-		}
-		for (const char *const *g = git_names; *g; g++)
-			if (!strcmp(b, *g))
+		join(p, rel, *g);
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = strcmp(start->v[mid].rel, p);
+			if (!c && start->v[mid].kind == DENY_PROTECT)
 				return 1;
+			if (c < 0 || (!c && start->v[mid].kind < DENY_PROTECT))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
 	return 0;
 }
