@@ -369,3 +369,16 @@ sbx-ns: warning: deny-write: the command created the protected path scripts/clea
 	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'rm .git/modules/a/HEAD && echo ../b > .git/modules/a/commondir'
 	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/modules/a/commondir; moved it to .git/modules/a/commondir.sbx-denied"
 }
+
+@test "what the caller's global config names by a relative path is taken from every repository: hooks it names are moved aside" {
+	local ws h="$NS_DIR/home.$BATS_TEST_NUMBER"
+	ws=$(git_ws)
+	mkdir "$h"
+	printf '[core]\n\thooksPath = .githooks\n' >"$h/.gitconfig"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$h"
+	run -0 --separate-stderr as_user env HOME="$h" sbx-ns --workspace "$ws" -- sh -c \
+		"mkdir .githooks && printf '#!/bin/sh\ntouch $MARK\n' > .githooks/pre-commit && chmod 755 .githooks/pre-commit"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .githooks/pre-commit; moved it to .githooks/pre-commit.sbx-denied and cleared its execute bits"
+	as_user env HOME="$h" git -c user.name=t -c user.email=t@example.org -C "$ws" commit -q --allow-empty -m probe
+	assert_file_not_exist "$MARK"
+}

@@ -168,6 +168,8 @@ static void includes(struct gw *g, int fd, const char *cfgrel, const char *gitdi
 	if (depth > INCLUDE_DEPTH || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
 	if (st.st_size > CONFIG_MAX) {
+		if (!cfgrel)
+			return; /* the caller's own: not ours to refuse for */
 		if (!g->w->check)
 			sbx_die(SBX_EXIT_POLICY, "unable to protect the files %s includes: larger than %d bytes",
 				cfgrel, CONFIG_MAX);
@@ -216,9 +218,9 @@ static void includes(struct gw *g, int fd, const char *cfgrel, const char *gitdi
 			continue;
 		if (hp)
 			hooks_target(g, gitdir, val);
-		else if (inc)
+		else if (inc && cfgrel)
 			include_target(g, cfgrel, gitdir, val, depth);
-		else
+		else if (!inc)
 			program_words(g, gitdir, val);
 	}
 	free(buf);
@@ -493,9 +495,37 @@ int ns_git_was_dir(const struct deny_list *start, const char *rel)
 	return 0;
 }
 
+/* The caller's global and the system configuration: what they name by a
+ * relative path (core.hooksPath = .githooks, an alias running ./x) is
+ * taken from every repository's working tree. Includes of theirs lie
+ * outside the workspace and are not followed. */
+static void global_configs(struct gw *g, const char *gitdir)
+{
+	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	char path[3][PATH_MAX];
+	int n = 0;
+
+	snprintf(path[n++], PATH_MAX, "/etc/gitconfig");
+	if (xdg && xdg[0] == '/')
+		snprintf(path[n++], PATH_MAX, "%s/git/config", xdg);
+	else if (home && home[0] == '/')
+		snprintf(path[n++], PATH_MAX, "%s/.config/git/config", home);
+	if (home && home[0] == '/')
+		snprintf(path[n++], PATH_MAX, "%s/.gitconfig", home);
+	for (int i = 0; i < n; i++) {
+		int fd = open(path[i], O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		includes(g, fd, NULL, gitdir, 0);
+		close(fd);
+	}
+}
+
 void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *dirrel)
 {
 	struct gw gg = { .w = w, .wsfd = wsfd }, *g = &gg;
+
+	global_configs(g, dirrel);
 
 	for (const char *const *nm = git_names; *nm; nm++) {
 		char rel[PATH_MAX];
