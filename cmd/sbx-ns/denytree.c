@@ -505,6 +505,11 @@ void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struc
 	fclose(f);
 }
 
+static int nibble(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 static int unhexs(const char *s, char *out, size_t cap)
 {
 	size_t n = 0;
@@ -514,10 +519,10 @@ static int unhexs(const char *s, char *out, size_t cap)
 		return 0;
 	}
 	for (; s[0] && s[1]; s += 2) {
-		unsigned v;
-		if (sscanf(s, "%2x", &v) != 1 || n + 1 >= cap)
+		int hi = nibble(s[0]), lo = nibble(s[1]);
+		if (hi < 0 || lo < 0 || n + 1 >= cap)
 			return -1;
-		out[n++] = (char)v;
+		out[n++] = (char)(hi << 4 | lo);
 	}
 	out[n] = '\0';
 	return *s || !n || memchr(out, '\0', n) ? -1 : 0;
