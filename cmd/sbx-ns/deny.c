@@ -10,9 +10,11 @@
  * cannot be renamed or removed (EBUSY) and what lies below stays protected.
  * Nothing is created in the workspace: a protected path that is missing
  * stays missing. If the command creates one, the same walk finds it again
- * at the end (denyend.c), and it is moved aside before the run is reported
- * finished. The walk reads only the directories the globs name (and, for a
- * "**" in the middle, the subtree it stands for), never the whole tree. */
+ * at the end (denyinert.c), and it is moved aside before the run is
+ * reported finished. The globs' walk reads only the directories they name
+ * (and, for a "**" in the middle, the subtree it stands for); while the
+ * list holds .git/config, git's rule (denygit.c) walks the whole tree
+ * (denytree.c) for every git directory. */
 #include "ns.h"
 
 #include "die.h"

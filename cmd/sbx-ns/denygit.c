@@ -11,14 +11,17 @@
  * directory); a git directory's commondir names where config and hooks are
  * read from. So, in each such directory (the one definition, used at the
  * start and at the end): config, config.worktree, commondir, gitdir and
- * hooks/; every ".git" entry itself; and the files a protected config
- * includes from the workspace. A gitfile's target must be a git directory
- * to git, so it is one of those the walk finds by shape.
+ * hooks/; every ".git" entry itself; and, when they lie in the workspace,
+ * the files a protected config includes, the directory its core.hooksPath
+ * names and every file a word of its values names by a path (a program
+ * git may run), also for the caller's global and the system config's
+ * relative values. A gitfile's target must be a git directory to git, so
+ * it is one of those the walk finds by shape.
  *
  * Finding every one needs the whole tree: denytree.c walks it and calls
  * ns_git_dir for each git directory and ns_git_dotgit for each ".git" that
  * is not a directory. At the start what exists is bound read-only (the
- * start set); at the end what is new goes to denyend.c to be made inert.
+ * start set); at the end what is new goes to denyinert.c to be made inert.
  * Whatever cannot be bound refuses the run at the start; whatever cannot
  * be looked at at the end fails it (ns_deny_failed, exit 102). */
 #include "ns.h"
