@@ -5,7 +5,7 @@
  * a buffer kept per depth, an entry's type comes from d_type (no stat per
  * entry), and each directory is opened below its parent with
  * RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS, so the walk never follows a link
- * and never leaves the workspace's mount. Bounds: GIT_MAX_DEPTH directories
+ * and never leaves the workspace's mount. Bounds: NS_DENY_MAX_DEPTH directories
  * deep and GIT_MAX_ENTRIES entries; at the start a bound hit or another
  * mount refuses the run, at the end a directory at the depth bound is
  * moved aside whole and anything else that stops the walk fails the run.
@@ -19,7 +19,8 @@
  * granularity (2 s), holds the same names as then, so only its git names
  * are looked at; every other one is read again, and a directory new since
  * is walked whole. Only on local filesystems (a network filesystem's
- * cached attributes may lag): elsewhere the end walk reads everything. */
+ * cached attributes may lag): elsewhere the end walk reads everything.
+ * The end walk's list is kept for the next run's start (denykeep.c). */
 #include "ns.h"
 
 #include "die.h"
@@ -42,7 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GIT_MAX_DEPTH 128          /* directories below the workspace */
 #define GIT_MAX_ENTRIES (1U << 22) /* entries read by one walk */
 #define BUFSZ 32768
 #define GRAIN_NS 2000000000LL      /* the coarsest timestamps (FAT: 2 s) */
@@ -86,7 +86,7 @@ static void cannot(struct deny_walk *w, const char *rel, const char *why)
 	ns_deny_failed(w, *rel ? rel : ".", why);
 }
 
-static size_t tree_add(struct deny_tree *t, const char *rel, const struct stat *st, unsigned flags,
+size_t ns_deny_tree_add(struct deny_tree *t, const char *rel, const struct stat *st, unsigned flags,
 		       unsigned depth)
 {
 	struct deny_dir *d;
@@ -137,7 +137,7 @@ static void push(struct tw *t, unsigned depth, int fd, size_t plen, unsigned fla
 	 * leaves a newer one, so the next walk reads them again. */
 	if (fstat(fd, &st) < 0)
 		memset(&st, 0, sizeof st);
-	t->lv[depth].idx = tree_add(&t->w->tree_out, t->path, &st, flags, tdepth);
+	t->lv[depth].idx = ns_deny_tree_add(&t->w->tree_out, t->path, &st, flags, tdepth);
 }
 
 /* A directory below its parent as an O_PATH fd, never through a link or
@@ -304,10 +304,10 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 			continue;
 		if (skip_known && depth == 0 && is_known(t, t->path))
 			continue;
-		if (tdepth + depth + 1 > GIT_MAX_DEPTH) {
+		if (tdepth + depth + 1 > NS_DENY_MAX_DEPTH) {
 			if (!w->check)
 				sbx_die(SBX_EXIT_POLICY, "unable to check below %s in the workspace for git directories: "
-					"deeper than %d directories", t->path, GIT_MAX_DEPTH);
+					"deeper than %d directories", t->path, NS_DENY_MAX_DEPTH);
 			ns_deny_candidate(w, t->path); /* moved aside whole */
 			continue;
 		}
@@ -334,10 +334,10 @@ static void revisit(struct tw *t)
 {
 	const struct deny_tree *in = t->w->tree_in;
 	struct deny_walk *w = t->w;
-	int fds[GIT_MAX_DEPTH + 1];
+	int fds[NS_DENY_MAX_DEPTH + 1];
 	long skip_below = -1;
 
-	for (int i = 0; i <= GIT_MAX_DEPTH; i++)
+	for (int i = 0; i <= NS_DENY_MAX_DEPTH; i++)
 		fds[i] = -1;
 	t->known = sbx_need(malloc(in->n * sizeof *t->known));
 	for (size_t i = 0; i < in->n; i++)
@@ -352,10 +352,10 @@ static void revisit(struct tw *t)
 		struct stat st;
 		int pathfd, rd;
 
-		if (d > GIT_MAX_DEPTH || (skip_below >= 0 && d > (unsigned long)skip_below))
+		if (d > NS_DENY_MAX_DEPTH || (skip_below >= 0 && d > (unsigned long)skip_below))
 			continue;
 		skip_below = -1;
-		for (unsigned k = d; k <= GIT_MAX_DEPTH; k++) {
+		for (unsigned k = d; k <= NS_DENY_MAX_DEPTH; k++) {
 			if (fds[k] >= 0)
 				close(fds[k]);
 			fds[k] = -1;
@@ -366,7 +366,7 @@ static void revisit(struct tw *t)
 		/* A leaf directory that did not change: nothing to open. */
 		if (d > 0 && !git && (i + 1 == in->n || in->v[i + 1].depth <= d) &&
 		    fstatat(fds[d - 1], base, &st, AT_SYMLINK_NOFOLLOW) == 0 && unchanged(in, e, &st)) {
-			tree_add(&w->tree_out, e->rel, &st, e->flags, d);
+			ns_deny_tree_add(&w->tree_out, e->rel, &st, e->flags, d);
 			continue;
 		}
 		pathfd = d == 0 ? openat(t->wsfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
@@ -379,7 +379,7 @@ static void revisit(struct tw *t)
 			continue;
 		}
 		if (unchanged(in, e, &st)) {
-			tree_add(&w->tree_out, e->rel, &st, e->flags, d);
+			ns_deny_tree_add(&w->tree_out, e->rel, &st, e->flags, d);
 			if ((st.st_mode & 0500) != 0500)
 				ns_deny_open_up(w, pathfd);
 			if (git)
@@ -403,7 +403,7 @@ static void revisit(struct tw *t)
 		fds[d] = pathfd;
 		walk_from(t, rd, e->rel, d, flags, 1);
 	}
-	for (int i = 0; i <= GIT_MAX_DEPTH; i++)
+	for (int i = 0; i <= NS_DENY_MAX_DEPTH; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	free(t->known);
@@ -447,165 +447,4 @@ void ns_deny_git_walk(struct deny_walk *w, int wsfd)
 	for (unsigned i = 0; i < t.nlv; i++)
 		free(t.lv[i].buf);
 	free(t.lv);
-}
-
-/* --- the tree kept between runs ---
- *
- * The end walk's directories are kept in the caller's record directory
- * (denyend.c: the command can neither see nor forge it), so that the next
- * run's start walk reads again only what changed since (the same ctime
- * rule). A file that does not parse, is of another workspace (key: its
- * device, inode and birth time, and the deny-write list) or too big is
- * not used: the walk then reads everything. */
-#define TREE_MAGIC "sbx-ns deny-write tree 1"
-#define TREE_MAX (64U << 20)
-
-static void hexs(FILE *f, const char *s)
-{
-	if (!*s)
-		fputc('-', f);
-	for (; *s; s++)
-		fprintf(f, "%02x", (unsigned char)*s);
-}
-
-void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struct deny_tree *t)
-{
-	char tmp[160], proc[40];
-	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	FILE *f;
-
-	if (t->overflow) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	if (fd < 0)
-		return; /* only a cost: the next run reads everything */
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return;
-	}
-	fprintf(f, "%s\n%s\nread %lld\n", TREE_MAGIC, key, (long long)t->read_ns);
-	for (size_t i = 0; i < t->n; i++) {
-		const struct deny_dir *d = &t->v[i];
-		fprintf(f, "d %u %u %llx %llx %lld ", d->depth, d->flags, (unsigned long long)d->dev,
-			(unsigned long long)d->ino, (long long)d->ctime);
-		hexs(f, d->rel);
-		fputc('\n', f);
-	}
-	fputs("end\n", f);
-	if (fflush(f) == 0) {
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		snprintf(tmp, sizeof tmp, "%s.%ld", name, (long)getpid());
-		if (linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW) == 0 &&
-		    renameat(dirfd, tmp, dirfd, name) < 0)
-			unlinkat(dirfd, tmp, 0);
-	}
-	fclose(f);
-}
-
-static int nibble(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-static int unhexs(const char *s, char *out, size_t cap)
-{
-	size_t n = 0;
-
-	if (!strcmp(s, "-")) {
-		out[0] = '\0';
-		return 0;
-	}
-	for (; s[0] && s[1]; s += 2) {
-		int hi = nibble(s[0]), lo = nibble(s[1]);
-		if (hi < 0 || lo < 0 || n + 1 >= cap)
-			return -1;
-		out[n++] = (char)(hi << 4 | lo);
-	}
-	out[n] = '\0';
-	return *s || !n || memchr(out, '\0', n) ? -1 : 0;
-}
-
-/* rel is a direct subdirectory of dir (both relative to the workspace). */
-static int child_of(const char *dir, const char *rel)
-{
-	size_t n = strlen(dir);
-
-	if (!n)
-		return *rel && !strchr(rel, '/');
-	return !strncmp(rel, dir, n) && rel[n] == '/' && rel[n + 1] && !strchr(rel + n + 1, '/');
-}
-
-int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_tree *t)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	char *buf = NULL, *line, *save = NULL;
-	size_t klen = strlen(key);
-	int ok = 0, done = 0;
-	struct stat st;
-	long long rd;
-
-	memset(t, 0, sizeof *t);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (size_t)st.st_size < TREE_MAX &&
-	    st.st_uid == geteuid()) {
-		buf = sbx_need(malloc((size_t)st.st_size + 1));
-		if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-			free(buf);
-			buf = NULL;
-		} else {
-			buf[st.st_size] = '\0';
-		}
-	}
-	close(fd);
-	if (!buf)
-		return -1;
-	/* Magic, then the key (lines of its own), then the read time. */
-	if (strncmp(buf, TREE_MAGIC "\n", sizeof TREE_MAGIC) || strncmp(buf + sizeof TREE_MAGIC, key, klen) ||
-	    buf[sizeof TREE_MAGIC + klen] != '\n') {
-		free(buf);
-		return -1;
-	}
-	size_t last[GIT_MAX_DEPTH + 1];
-
-	for (line = strtok_r(buf + sizeof TREE_MAGIC + klen + 1, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned depth, flags;
-		unsigned long long dev, ino;
-		long long ct;
-		char h[2 * PATH_MAX + 2], rel[PATH_MAX];
-		struct stat fake;
-
-		if (!ok) {
-			ok = sscanf(line, "read %lld", &rd) == 1 ? 1 : -1;
-			t->read_ns = rd;
-		} else if (!strcmp(line, "end")) {
-			done = 1;
-			break;
-		} else if (sscanf(line, "d %u %u %llx %llx %lld %8193s", &depth, &flags, &dev, &ino, &ct, h) == 6 &&
-			   unhexs(h, rel, sizeof rel) == 0 && depth <= GIT_MAX_DEPTH &&
-			   (t->n ? depth >= 1 && depth <= t->v[t->n - 1].depth + 1 : depth == 0 && !*rel) &&
-			   (!depth || child_of(t->v[last[depth - 1]].rel, rel))) {
-			last[depth] = t->n;
-			memset(&fake, 0, sizeof fake);
-			fake.st_dev = (dev_t)dev;
-			fake.st_ino = (ino_t)ino;
-			fake.st_ctim.tv_sec = ct / 1000000000LL;
-			fake.st_ctim.tv_nsec = ct % 1000000000LL;
-			tree_add(t, rel, &fake, flags, depth);
-		} else {
-			ok = -1;
-		}
-		if (ok < 0)
-			break;
-	}
-	free(buf);
-	if (ok <= 0 || !done || !t->n) {
-		ns_deny_tree_free(t);
-		return -1;
-	}
-	return 0;
 }

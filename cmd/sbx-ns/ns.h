@@ -330,7 +330,15 @@ int ns_git_was_dir(const struct deny_list *start, const char *rel);
 void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *rel);
 void ns_git_dotgit(struct deny_walk *w, int dirfd, const char *rel);
 
-/* denytree.c: the walk of the whole tree that finds every git directory */
+/* denyconf.c: what a protected config names in the workspace */
+void ns_git_config(struct deny_walk *w, int wsfd, int fd, const char *cfgrel, const char *gitdir);
+void ns_git_global(struct deny_walk *w, int wsfd, const char *gitdir);
+
+/* denytree.c: the walk of the whole tree that finds every git directory;
+ * denykeep.c: its list kept between runs */
+#define NS_DENY_MAX_DEPTH 128  /* directories below the workspace */
+size_t ns_deny_tree_add(struct deny_tree *t, const char *rel, const struct stat *st, unsigned flags,
+			unsigned depth);
 void ns_deny_git_walk(struct deny_walk *w, int wsfd);
 void ns_deny_tree_free(struct deny_tree *t);
 void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struct deny_tree *t);
