@@ -235,11 +235,21 @@ sbx-ns: warning: deny-write: the command created the protected path q/.git; move
 		until [ -e "$ws/made" ]; do sleep 0.02; done
 		mount --bind "$ws/.git/hooks/pre-commit" "$ws/.git/hooks/pre-commit"
 		touch "$ws/go"
-		wait $p' sh "$ws" sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID"
+		wait $p; rc=$?
+		"$@" --workspace "$ws" -- true 2>"'"$st.again"'"; echo $? >>"'"$st.again"'"
+		exit $rc' sh "$ws" sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID"
 	assert_equal "$stderr" "sbx-ns: warning: deny-write: unable to make the protected path .git/hooks/pre-commit inert (rename: Resource busy); it is live under its real name: remove it before git runs in $ws"
 	run -0 grep '"event":"deny-write"' "$st"
 	assert_output '{"tool":"sbx-ns","event":"deny-write","path":".git/hooks/pre-commit","action":"failed","reason":"rename: Resource busy","exec_cleared":true,"earlier_run":false}'
 	run -0 grep -c '"event":"exit","code":102' "$st"
+	# While the hook stays pinned, the next run refuses before its command.
+	assert_equal "$(cat "$st.again")" "sbx-ns: warning: deny-write: unable to make the protected path .git/hooks/pre-commit inert (rename: Resource busy); it is live under its real name: remove it before git runs in $ws
+sbx-ns: fatal: deny-write: the end check of an earlier run on this workspace could not complete (said above); the command does not run until it can
+102"
+	# The record was kept: the next run (the pin gone) tries again first.
+	run -0 --separate-stderr ns_root --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied"
+	assert_file_not_exist "$ws/.git/hooks/pre-commit"
 }
 
 @test "the directory a protected config names in core.hooksPath is protected like hooks/; a missing one the command makes is moved aside" {
