@@ -1,16 +1,31 @@
 /* Decision lines: one JSON line per connection in the log, and the same
- * line to the sandbox the connection came from, never waited for. */
+ * line to the sandbox the connection came from, never waited for.
+ *
+ * Every line of the log passes through one budget here: a sandbox's (its
+ * connections, its DNS queries) or a client's of the broker's own sockets
+ * (by uid), at most LOG_LINES_PER_SEC lines in any one second each. The
+ * lines past it are not written but counted by kind, and one "dropped"
+ * line says how many when the second is over (or the sandbox ends). Each
+ * line is shorter than LOG_LINE_MAX: its strings are bounded (a host of
+ * 253 bytes, a reason of 199, a method of 15, each byte at most 6 once
+ * escaped), so a flood grows the log by at most
+ * (LOG_LINES_PER_SEC + 1) * LOG_LINE_MAX bytes a second per budget. The
+ * sandbox's channel is not the log: it gets every line it has room for. */
 #include "conn.h"
 #include "clock.h"
 #include "die.h"
 #include "fd.h"
 #include "json.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* UTC to the millisecond. The seconds are formatted once per second:
  * every log line has a time. */
@@ -41,10 +56,123 @@ void iso_time(char *buf, size_t sz)
 	buf[n + 5] = '\0';
 }
 
-void log_line(struct loop *L, struct sbx_json *j)
+static void write_log(struct loop *L, const char *line, size_t len)
 {
 	/* The log is the record of what left the machine: a failed write is
 	 * reported, never silently dropped. */
+	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
+		sbx_warn_errno("unable to write the log");
+}
+
+void log_budget_init(struct log_budget *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(b, 0, sizeof *b);
+	va_start(ap, fmt);
+	vsnprintf(b->who, sizeof b->who, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t dropped(const struct log_budget *b)
+{
+	uint64_t n = 0;
+	for (int k = 0; k < LOG_KINDS; k++)
+		n += b->dropped[k];
+	return n;
+}
+
+static void summary(struct loop *L, struct log_budget *b)
+{
+	struct sbx_json j;
+	char t[40];
+
+	if (!dropped(b))
+		return;
+	iso_time(t, sizeof t);
+	sbx_json_begin(&j, "sbx-broker", "dropped");
+	sbx_json_str(&j, "time", t);
+	sbx_json_str(&j, "who", b->who);
+	sbx_json_uint(&j, "lines", dropped(b));
+	sbx_json_uint(&j, "connection", b->dropped[LOG_CONNECTION]);
+	sbx_json_uint(&j, "dns", b->dropped[LOG_DNS]);
+	sbx_json_uint(&j, "sandbox", b->dropped[LOG_SANDBOX]);
+	sbx_json_str(&j, "reason", "more than " STR(LOG_LINES_PER_SEC) " lines in one second (the log's budget)");
+	if (sbx_json_write(&j, L->cfg->log_fd) < 0)
+		sbx_warn_errno("unable to write the log");
+	memset(b->dropped, 0, sizeof b->dropped);
+}
+
+static void unpend(struct loop *L, struct log_budget *b)
+{
+	struct log_budget **p;
+
+	if (!b->pending)
+		return;
+	for (p = &L->log_pending; *p && *p != b; p = &(*p)->next_pending)
+		;
+	if (*p)
+		*p = b->next_pending;
+	b->pending = 0;
+}
+
+void log_budget_flush(struct loop *L, struct log_budget *b)
+{
+	summary(L, b);
+	unpend(L, b);
+}
+
+int log_tick(struct loop *L)
+{
+	uint64_t now = sbx_now_ms();
+	struct log_budget **p = &L->log_pending;
+
+	while (*p) {
+		struct log_budget *b = *p;
+		if (b->sec != now / 1000) {
+			*p = b->next_pending;
+			b->pending = 0;
+			summary(L, b);
+			continue;
+		}
+		p = &b->next_pending;
+	}
+	return L->log_pending ? (int)(1000 - now % 1000) : -1;
+}
+
+/* 1: the line may be written; 0: it is counted instead. */
+static int admit(struct loop *L, struct log_budget *b, enum log_kind kind)
+{
+	uint64_t sec;
+
+	if (!b)
+		return 1;
+	sec = sbx_now_ms() / 1000;
+	if (sec != b->sec) {
+		summary(L, b); /* the last second's count before this second's first line */
+		unpend(L, b);
+		b->sec = sec;
+		b->lines = 0;
+	}
+	if (b->lines < LOG_LINES_PER_SEC) {
+		b->lines++;
+		return 1;
+	}
+	b->dropped[kind]++;
+	if (!b->pending) {
+		b->pending = 1;
+		b->next_pending = L->log_pending;
+		L->log_pending = b;
+	}
+	return 0;
+}
+
+void log_line(struct loop *L, struct log_budget *b, enum log_kind kind, struct sbx_json *j)
+{
+	if (!admit(L, b, kind)) {
+		sbx_json_free(j);
+		return;
+	}
 	if (sbx_json_write(j, L->cfg->log_fd) < 0)
 		sbx_warn_errno("unable to write the log");
 }
@@ -132,9 +260,15 @@ void log_conn(struct loop *L, struct conn *c)
 	sbx_json_uint(&j, "bytes_down", c->down.count);
 	sbx_json_uint(&j, "duration_ms", sbx_now_ms() - c->start_ms);
 	line = sbx_json_end(&j, &len);
-	if (line && c->sb && !c->sb->dead)
+	if (line && c->sb && !c->sb->dead && !c->untold)
 		tell_sandbox(L, c->sb, line, len);
-	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
-		sbx_warn_errno("unable to write the log");
+	if (!line || len < LOG_LINE_MAX) {
+		if (admit(L, c->sb ? &c->sb->log : c->peer ? &c->peer->log : &L->anon.log,
+			  !strcmp(c->method, "DNS") ? LOG_DNS : LOG_CONNECTION))
+			write_log(L, line, len);
+	} else {
+		sbx_warn("a log line of %zu bytes was not written (lines are shorter than %d)", len,
+			 LOG_LINE_MAX);
+	}
 	sbx_json_free(&j);
 }
