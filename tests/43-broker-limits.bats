@@ -14,6 +14,7 @@ setup_file() {
 	cat > "$NET_DIR/cl.py" <<-'PY'
 	# cl.py hold ADDR:PORT N FILE: N idle TCP connections, their count to FILE once open.
 	# cl.py req SOCK|ADDR:PORT HOST:PORT: one CONNECT; prints the status line and the reason.
+	# cl.py gone SOCK|ADDR:PORT: one CONNECT, closed without waiting for the answer.
 	# cl.py flood SOCK N: N refused CONNECTs in a row.
 	# cl.py dns NAME: one A query for NAME (raw bytes allowed) to the resolver at 127.0.0.1.
 	import os, socket, sys, time
@@ -21,7 +22,7 @@ setup_file() {
 	    if a.startswith("/"):
 	        s = socket.socket(socket.AF_UNIX); s.connect(a); return s
 	    h, p = a.rsplit(":", 1)
-	    return socket.create_connection((h, int(p)))
+	    return socket.create_connection((h.strip("[]"), int(p)))
 	def req(a, hp):
 	    s = conn(a)
 	    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (hp, hp)).encode())
@@ -41,6 +42,10 @@ setup_file() {
 	    time.sleep(3600)
 	elif m == "req":
 	    print(req(sys.argv[2], sys.argv[3]))
+	elif m == "gone":
+	    s = conn(sys.argv[2])
+	    s.sendall(b"CONNECT origin.test:80 HTTP/1.1\r\nHost: origin.test:80\r\n\r\n")
+	    s.close()
 	elif m == "flood":
 	    for i in range(int(sys.argv[3])):
 	        req(sys.argv[2], "refused%d.test:443" % i)
@@ -88,16 +93,16 @@ inh() { ip netns exec "$NH" "$@"; }
 @test "idle --listen-tcp connections of one uid: its excess is refused with a log line, another uid and a full sandbox still get through" {
 	net_broker lim --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3130 \
 		--max-connections 50 --log-fd 4 4>"$NET_DIR/lim.log"
-	run -0 grep -c '"max_peer_connections":12,"reserved_connections":3' "$NET_DIR/lim.log"
 	# 45 idle connections, as the finding's landlock-tier command held: 12 are served.
 	install -o "$SBX_TEST_UID" -m 0644 /dev/null "$NET_DIR/held"
-	asuser "$PY" "$NET_DIR/cl.py" hold 127.0.0.1:3130 12 "$NET_DIR/held" &
+	asuser "$PY" "$NET_DIR/cl.py" hold 127.0.0.1:3130 45 "$NET_DIR/held" &
 	echo $! > "$NET_DIR/hold.pid"
 	wait_for '[ -s "$NET_DIR/held" ]'
 	run -0 asuser "$PY" "$NET_DIR/cl.py" req 127.0.0.1:3130 origin.test:443
 	assert_output "HTTP/1.1 503 Service Unavailable; this uid's connection limit on --listen-tcp reached (--max-peer-connections) (uid $SBX_TEST_UID)"
-	run -0 grep -c "\"decision\":\"refused\",\"status\":503,\"reason\":\"this uid's connection limit on --listen-tcp reached (--max-peer-connections) (uid $SBX_TEST_UID)\"" "$NET_DIR/lim.log"
-	assert_output 1
+	# 33 of the held ones and this one, each with its line
+	wait_for '[ "$(grep -c "\"decision\":\"refused\",\"status\":503,\"reason\":\"this uid'"'"'s connection limit on --listen-tcp reached (--max-peer-connections) (uid $SBX_TEST_UID)\"" "$NET_DIR/lim.log")" = 34 ]'
+	run -0 grep -c '"max_peer_connections":12,"reserved_connections":3' "$NET_DIR/lim.log"
 	# Another uid on the same port is not this one's count.
 	run -0 inh "$PY" "$NET_DIR/cl.py" req 127.0.0.1:3130 origin.test:80
 	assert_output "HTTP/1.1 200 Connection established"
@@ -106,6 +111,27 @@ inh() { ip netns exec "$NH" "$@"; }
 	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/lim.sock" -- curl -sS http://origin.test/
 	assert_output "hello"
 	assert_equal "$stderr" ""
+}
+
+@test "on [::1] too, the cap is per uid; a client that closed before it was accepted is refused, never taken for uid 0's" {
+	net_broker v6 --allow-host origin.test --allow-private-networks --listen-tcp '[::1]:3132' \
+		--max-connections 40 --max-peer-connections 3 --log-fd 4 4>"$NET_DIR/v6.log"
+	install -o "$SBX_TEST_UID" -m 0644 /dev/null "$NET_DIR/held3"
+	asuser "$PY" "$NET_DIR/cl.py" hold '[::1]:3132' 3 "$NET_DIR/held3" &
+	echo $! > "$NET_DIR/hold.pid"
+	wait_for '[ -s "$NET_DIR/held3" ]'
+	run -0 asuser "$PY" "$NET_DIR/cl.py" req '[::1]:3132' origin.test:80
+	assert_output "HTTP/1.1 503 Service Unavailable; this uid's connection limit on --listen-tcp reached (--max-peer-connections) (uid $SBX_TEST_UID)"
+	run -0 inh "$PY" "$NET_DIR/cl.py" req '[::1]:3132' origin.test:80
+	assert_output "HTTP/1.1 200 Connection established"
+	# The broker stopped, the client connects, asks and closes: when the
+	# broker accepts, the peer's socket has no owner any more.
+	kill -STOP "$(cat "$NET_DIR/v6.pid")"
+	asuser "$PY" "$NET_DIR/cl.py" gone '[::1]:3132'
+	kill -CONT "$(cat "$NET_DIR/v6.pid")"
+	wait_for 'grep -q "unable to find the uid of this --listen-tcp client" "$NET_DIR/v6.log"'
+	run -0 grep -c '"decision":"refused","status":503,"reason":"unable to find the uid of this --listen-tcp client"' "$NET_DIR/v6.log"
+	assert_output 1
 }
 
 @test "--listen-tcp clients and sandboxes stop short of the reserved slots; the broker's socket takes them" {

@@ -94,8 +94,8 @@ int broker_listen_tcp(const struct broker_tcp *t, const char *arg)
  * table, and NETLINK_SOCK_DIAG finds it by its four-tuple (the peer's
  * source is our peer address, its destination our local address). The uid
  * is the socket's owner (its creator), which the peer cannot choose.
- * 0 with *uid, or -1: not found (the peer is gone already, or not local),
- * and the connection is refused. */
+ * 0 with *uid, or -1: not found (the peer is gone or closed already, or
+ * not local), and the connection is refused. */
 int broker_tcp_peer_uid(int diag, int fd, uid_t *uid)
 {
 	struct sockaddr_storage me, peer;
@@ -146,6 +146,11 @@ int broker_tcp_peer_uid(int diag, int fd, uid_t *uid)
 		/* The socket found must be the peer's: its own port is the
 		 * peer's, its destination ours. */
 		if (m->id.idiag_sport != req.r.id.idiag_sport || m->id.idiag_dport != req.r.id.idiag_dport)
+			return -1;
+		/* A peer that closed already is a socket without an owner
+		 * (TIME_WAIT, or orphaned: the kernel says uid 0 for it): not
+		 * taken for root's. */
+		if (!m->idiag_inode)
 			return -1;
 		*uid = (uid_t)m->idiag_uid;
 	}
