@@ -26,6 +26,7 @@ cc -O2 -pthread -o "$W/net" "$(dirname "$0")/net.c"
 one() {
 	unshare -n sh -c '
 		ip link set lo up
+		rm -f "$2/s" "$2/ready"
 		"$1" --listen "$2/s" --listen-tcp 127.0.0.1:3128 --allow-host allowed.test \
 			--log-fd 4 --ready-fd 3 4>"$2/log" 3>"$2/ready" 2>/dev/null &
 		b=$!

@@ -67,6 +67,15 @@ teardown() {
 }
 
 asuser() { ip netns exec "$NH" setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups -- "$@"; }
+# hold ADDR:PORT N FILE: the test user's N idle connections, in the
+# background until teardown (the pid is python's: ip and setpriv exec).
+hold() {
+	install -o "$SBX_TEST_UID" -m 0644 /dev/null "$3"
+	ip netns exec "$NH" setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups -- \
+		"$PY" "$NET_DIR/cl.py" hold "$@" &
+	echo $! > "$NET_DIR/hold.pid"
+	wait_for "[ -s '$3' ]"
+}
 inh() { ip netns exec "$NH" "$@"; }
 
 @test "bad values of --max-peer-connections and --reserved-connections are usage errors" {
@@ -94,10 +103,7 @@ inh() { ip netns exec "$NH" "$@"; }
 	net_broker lim --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3130 \
 		--max-connections 50 --log-fd 4 4>"$NET_DIR/lim.log"
 	# 45 idle connections, as the finding's landlock-tier command held: 12 are served.
-	install -o "$SBX_TEST_UID" -m 0644 /dev/null "$NET_DIR/held"
-	asuser "$PY" "$NET_DIR/cl.py" hold 127.0.0.1:3130 45 "$NET_DIR/held" &
-	echo $! > "$NET_DIR/hold.pid"
-	wait_for '[ -s "$NET_DIR/held" ]'
+	hold 127.0.0.1:3130 45 "$NET_DIR/held"
 	run -0 asuser "$PY" "$NET_DIR/cl.py" req 127.0.0.1:3130 origin.test:443
 	assert_output "HTTP/1.1 503 Service Unavailable; this uid's connection limit on --listen-tcp reached (--max-peer-connections) (uid $SBX_TEST_UID)"
 	# 33 of the held ones and this one, each with its line
@@ -116,10 +122,7 @@ inh() { ip netns exec "$NH" "$@"; }
 @test "on [::1] too, the cap is per uid; a client that closed before it was accepted is refused, never taken for uid 0's" {
 	net_broker v6 --allow-host origin.test --allow-private-networks --listen-tcp '[::1]:3132' \
 		--max-connections 40 --max-peer-connections 3 --log-fd 4 4>"$NET_DIR/v6.log"
-	install -o "$SBX_TEST_UID" -m 0644 /dev/null "$NET_DIR/held3"
-	asuser "$PY" "$NET_DIR/cl.py" hold '[::1]:3132' 3 "$NET_DIR/held3" &
-	echo $! > "$NET_DIR/hold.pid"
-	wait_for '[ -s "$NET_DIR/held3" ]'
+	hold '[::1]:3132' 3 "$NET_DIR/held3"
 	run -0 asuser "$PY" "$NET_DIR/cl.py" req '[::1]:3132' origin.test:80
 	assert_output "HTTP/1.1 503 Service Unavailable; this uid's connection limit on --listen-tcp reached (--max-peer-connections) (uid $SBX_TEST_UID)"
 	run -0 inh "$PY" "$NET_DIR/cl.py" req '[::1]:3132' origin.test:80
@@ -137,10 +140,7 @@ inh() { ip netns exec "$NH" "$@"; }
 @test "--listen-tcp clients and sandboxes stop short of the reserved slots; the broker's socket takes them" {
 	net_broker res --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3131 \
 		--max-connections 8 --reserved-connections 2 --max-peer-connections 6
-	install -o "$SBX_TEST_UID" -m 0644 /dev/null "$NET_DIR/held2"
-	asuser "$PY" "$NET_DIR/cl.py" hold 127.0.0.1:3131 6 "$NET_DIR/held2" &
-	echo $! > "$NET_DIR/hold.pid"
-	wait_for '[ -s "$NET_DIR/held2" ]'
+	hold 127.0.0.1:3131 6 "$NET_DIR/held2"
 	run -0 inh "$PY" "$NET_DIR/cl.py" req 127.0.0.1:3131 origin.test:80
 	assert_output "HTTP/1.1 503 Service Unavailable; connection limit reached (--max-connections; the rest is reserved for handoffs and probes, --reserved-connections) (uid 0)"
 	run -0 inh "$PY" "$NET_DIR/cl.py" req "$NET_DIR/res.sock" origin.test:80
@@ -169,6 +169,29 @@ inh() { ip netns exec "$NH" "$@"; }
 	run -0 grep -c '"event":"dropped",.*"who":"uid 0 on the broker'"'"'s socket","lines":[0-9]*,"connection":[0-9]*,"dns":0,"sandbox":0,"reason":"more than 50 lines in one second (the log'"'"'s budget)"' "$NET_DIR/flood.log"
 	run -0 awk 'length($0) >= 4096' "$NET_DIR/flood.log"
 	assert_output ""
+}
+
+@test "25 uids flooding at once: all budgets together write at most 1,000 lines a second, and every refusal is a line or counted" {
+	local u sum lines t0 t1 pids=()
+	net_broker all --allow-host origin.test --log-fd 4 4>"$NET_DIR/many.log"
+	t0=$(date +%s)
+	for u in $(seq 3001 3025); do
+		ip netns exec "$NH" setpriv --reuid="$u" --regid="$u" --clear-groups -- \
+			"$PY" "$NET_DIR/cl.py" flood "$NET_DIR/all.sock" 2000 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	t1=$(date +%s)
+	kill "$(cat "$NET_DIR/all.pid")"
+	wait_for 'grep -q "\"event\":\"exit\"" "$NET_DIR/many.log"'
+	lines=$(grep -c '"event":"connection"' "$NET_DIR/many.log")
+	sum=$(grep '"event":"dropped"' "$NET_DIR/many.log" | sed 's/.*"lines":\([0-9]*\).*/\1/' | paste -sd+ | bc)
+	assert_equal "$((lines + sum))" 50000
+	run -0 grep -c '"who":"all clients together","lines":[0-9]*,"connection":[0-9]*,"dns":0,"sandbox":0,"reason":"more than 1000 lines in one second from all clients together (the log'"'"'s ceiling)"' "$NET_DIR/many.log"
+	# 1,000 lines and the ceiling's own summary in each second of the flood
+	# (and of the broker's clock: one more second where the two straddle)
+	[ "$(grep -vc '"event":"\(listening\|exit\)"' "$NET_DIR/many.log")" -le $((1001 * (t1 - t0 + 2))) ]
+	[ "$lines" -lt 25000 ]
 }
 
 @test "the 1000th address of an interface is the host's own: refused (no list is cut short)" {

@@ -44,11 +44,12 @@ struct handle {
  * one second; the rest are counted, and the count goes out in one
  * "dropped" line when the second is over (or the sandbox ends). */
 #define LOG_LINES_PER_SEC 50
+#define LOG_LINES_ALL_PER_SEC 1000 /* every budget together: the log's ceiling */
 #define LOG_LINE_MAX 4096        /* every line is shorter (log.c) */
 enum log_kind { LOG_CONNECTION, LOG_DNS, LOG_SANDBOX, LOG_KINDS };
 struct log_budget {
 	uint64_t sec;                /* the second lines are counted in */
-	unsigned lines;              /* written in it */
+	unsigned lines, limit;       /* written in it, and at most */
 	uint64_t dropped[LOG_KINDS]; /* not written since the last summary */
 	int pending;                 /* on the loop's list: a summary is due */
 	struct log_budget *next_pending;
@@ -172,7 +173,7 @@ struct loop {
 	size_t nconns;
 	struct peer *peers, anon;   /* anon: past PEERS_MAX, or not known */
 	size_t npeers;
-	struct log_budget *log_pending;
+	struct log_budget *log_pending, log_all; /* log_all: the ceiling */
 	int diag_fd;                /* NETLINK_SOCK_DIAG: the uid behind a TCP peer */
 	struct sandbox *sbs, *dead_sbs, *flush;
 	size_t nsbs;

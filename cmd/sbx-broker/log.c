@@ -3,13 +3,18 @@
  *
  * Every line of the log passes through one budget here: a sandbox's (its
  * connections, its DNS queries) or a client's of the broker's own sockets
- * (by uid), at most LOG_LINES_PER_SEC lines in any one second each. The
+ * (by uid), at most LOG_LINES_PER_SEC lines in each second of the
+ * monotonic clock each. The
  * lines past it are not written but counted by kind, and one "dropped"
  * line says how many when the second is over (or the sandbox ends). Each
  * line is shorter than LOG_LINE_MAX: its strings are bounded (a host of
  * 253 bytes, a reason of 199, a method of 15, each byte at most 6 once
  * escaped), so a flood grows the log by at most
- * (LOG_LINES_PER_SEC + 1) * LOG_LINE_MAX bytes a second per budget. The
+ * (LOG_LINES_PER_SEC + 1) * LOG_LINE_MAX bytes a second per budget. All
+ * budgets together write at most LOG_LINES_ALL_PER_SEC lines a second
+ * (their summaries included) and one summary of their own: however many
+ * sandboxes and uids, the log grows by at most
+ * (LOG_LINES_ALL_PER_SEC + 1) * LOG_LINE_MAX bytes a second. The
  * sandbox's channel is not the log: it gets every line it has room for. */
 #include "conn.h"
 #include "clock.h"
@@ -24,8 +29,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 /* UTC to the millisecond. The seconds are formatted once per second:
  * every log line has a time. */
@@ -69,6 +72,7 @@ void log_budget_init(struct log_budget *b, const char *fmt, ...)
 	va_list ap;
 
 	memset(b, 0, sizeof *b);
+	b->limit = LOG_LINES_PER_SEC;
 	va_start(ap, fmt);
 	vsnprintf(b->who, sizeof b->who, fmt, ap);
 	va_end(ap);
@@ -82,25 +86,13 @@ static uint64_t dropped(const struct log_budget *b)
 	return n;
 }
 
-static void summary(struct loop *L, struct log_budget *b)
+static void pend(struct loop *L, struct log_budget *b)
 {
-	struct sbx_json j;
-	char t[40];
-
-	if (!dropped(b))
+	if (b->pending)
 		return;
-	iso_time(t, sizeof t);
-	sbx_json_begin(&j, "sbx-broker", "dropped");
-	sbx_json_str(&j, "time", t);
-	sbx_json_str(&j, "who", b->who);
-	sbx_json_uint(&j, "lines", dropped(b));
-	sbx_json_uint(&j, "connection", b->dropped[LOG_CONNECTION]);
-	sbx_json_uint(&j, "dns", b->dropped[LOG_DNS]);
-	sbx_json_uint(&j, "sandbox", b->dropped[LOG_SANDBOX]);
-	sbx_json_str(&j, "reason", "more than " STR(LOG_LINES_PER_SEC) " lines in one second (the log's budget)");
-	if (sbx_json_write(&j, L->cfg->log_fd) < 0)
-		sbx_warn_errno("unable to write the log");
-	memset(b->dropped, 0, sizeof b->dropped);
+	b->pending = 1;
+	b->next_pending = L->log_pending;
+	L->log_pending = b;
 }
 
 static void unpend(struct loop *L, struct log_budget *b)
@@ -114,6 +106,67 @@ static void unpend(struct loop *L, struct log_budget *b)
 	if (*p)
 		*p = b->next_pending;
 	b->pending = 0;
+}
+
+static void summary(struct loop *L, struct log_budget *b);
+
+/* A new second: b's count of the last one goes out first. */
+static void roll(struct loop *L, struct log_budget *b)
+{
+	uint64_t sec = sbx_now_ms() / 1000;
+
+	if (sec == b->sec)
+		return;
+	summary(L, b);
+	unpend(L, b);
+	b->sec = sec;
+	b->lines = 0;
+}
+
+/* Room for one more line of the broker's ceiling (all budgets together). */
+static int all_room(struct loop *L)
+{
+	roll(L, &L->log_all);
+	if (L->log_all.lines >= L->log_all.limit)
+		return 0;
+	L->log_all.lines++;
+	return 1;
+}
+
+/* The summary of b's dropped lines. A budget's own summary is a line of
+ * the ceiling too: past it, its counts become the ceiling's, said in the
+ * ceiling's summary (which is never dropped: one a second at most). */
+static void summary(struct loop *L, struct log_budget *b)
+{
+	struct sbx_json j;
+	char t[40], why[120];
+
+	if (!dropped(b))
+		return;
+	if (b != &L->log_all && !all_room(L)) {
+		for (int k = 0; k < LOG_KINDS; k++)
+			L->log_all.dropped[k] += b->dropped[k];
+		memset(b->dropped, 0, sizeof b->dropped);
+		pend(L, &L->log_all);
+		return;
+	}
+	iso_time(t, sizeof t);
+	if (b == &L->log_all)
+		snprintf(why, sizeof why, "more than %u lines in one second from all clients together (the "
+			 "log's ceiling)", b->limit);
+	else
+		snprintf(why, sizeof why, "more than %u lines in one second (the log's budget)", b->limit);
+	sbx_json_begin(&j, "sbx-broker", "dropped");
+	sbx_json_str(&j, "time", t);
+	sbx_json_str(&j, "who", b->who);
+	sbx_json_uint(&j, "lines", dropped(b));
+	sbx_json_uint(&j, "connection", b->dropped[LOG_CONNECTION]);
+	sbx_json_uint(&j, "dns", b->dropped[LOG_DNS]);
+	sbx_json_uint(&j, "sandbox", b->dropped[LOG_SANDBOX]);
+	sbx_json_str(&j, "reason", why);
+	if (sbx_json_write(&j, L->cfg->log_fd) < 0)
+		sbx_warn_errno("unable to write the log");
+	memset(b->dropped, 0, sizeof b->dropped);
 }
 
 void log_budget_flush(struct loop *L, struct log_budget *b)
@@ -132,7 +185,8 @@ int log_tick(struct loop *L)
 		if (b->sec != now / 1000) {
 			*p = b->next_pending;
 			b->pending = 0;
-			summary(L, b);
+			summary(L, b); /* may put the ceiling on the list again */
+			p = &L->log_pending;
 			continue;
 		}
 		p = &b->next_pending;
@@ -140,31 +194,25 @@ int log_tick(struct loop *L)
 	return L->log_pending ? (int)(1000 - now % 1000) : -1;
 }
 
-/* 1: the line may be written; 0: it is counted instead. */
+/* 1: the line may be written; 0: it is counted instead, in b's count or,
+ * past the ceiling, in the ceiling's. */
 static int admit(struct loop *L, struct log_budget *b, enum log_kind kind)
 {
-	uint64_t sec;
-
 	if (!b)
 		return 1;
-	sec = sbx_now_ms() / 1000;
-	if (sec != b->sec) {
-		summary(L, b); /* the last second's count before this second's first line */
-		unpend(L, b);
-		b->sec = sec;
-		b->lines = 0;
+	roll(L, b);
+	if (b->lines >= b->limit) {
+		b->dropped[kind]++;
+		pend(L, b);
+		return 0;
 	}
-	if (b->lines < LOG_LINES_PER_SEC) {
-		b->lines++;
-		return 1;
+	if (!all_room(L)) {
+		L->log_all.dropped[kind]++;
+		pend(L, &L->log_all);
+		return 0;
 	}
-	b->dropped[kind]++;
-	if (!b->pending) {
-		b->pending = 1;
-		b->next_pending = L->log_pending;
-		L->log_pending = b;
-	}
-	return 0;
+	b->lines++;
+	return 1;
 }
 
 void log_line(struct loop *L, struct log_budget *b, enum log_kind kind, struct sbx_json *j)

@@ -272,6 +272,8 @@ int broker_loop(const struct broker_cfg *cfg)
 	 * reach only the signalfd. */
 	broker_resolver_start(&L.res, cfg, RESOLVER_THREADS);
 	L.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	log_budget_init(&L.log_all, "all clients together");
+	L.log_all.limit = LOG_LINES_ALL_PER_SEC;
 	log_budget_init(&L.anon.log, "clients not told apart (no uid known, or more than %d uids)", PEERS_MAX);
 	L.diag_fd = -1;
 	if (cfg->tcp_fd >= 0 || cfg->listen_is_tcp) {
@@ -305,6 +307,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		sbx_json_uint(&j, "max_peer_connections", cfg->max_peer_conns);
 		sbx_json_uint(&j, "reserved_connections", cfg->reserved_conns);
 		sbx_json_uint(&j, "log_lines_per_second", LOG_LINES_PER_SEC);
+		sbx_json_uint(&j, "log_lines_per_second_all", LOG_LINES_ALL_PER_SEC);
 		log_line(&L, NULL, LOG_SANDBOX, &j);
 	}
 	sbx_ready_fd(cfg->ready_fd);
