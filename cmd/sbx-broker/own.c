@@ -122,14 +122,14 @@ static int dump(int fd, unsigned seq, struct broker_own **out)
 				else if (a->rta_type == IFA_LOCAL)
 					local = RTA_DATA(a);
 			}
-			/* IFA_LOCAL is the interface's own address; IFA_ADDRESS is
-			 * the peer's on a point-to-point link. Both are kept. */
-			if (!addr && !local)
+			/* IFA_LOCAL is the interface's own address where there is
+			 * one (IFA_ADDRESS is then the peer's, on a point-to-point
+			 * link), as getifaddrs takes it. */
+			if (!local)
+				local = addr;
+			if (!local)
 				goto fail;
-			if (local && !(o = own_add(o, m->ifa_family, local, m->ifa_index)))
-				return -1;
-			if (addr && (!local || memcmp(addr, local, m->ifa_family == AF_INET ? 4 : 16)) &&
-			    !(o = own_add(o, m->ifa_family, addr, m->ifa_index)))
+			if (!(o = own_add(o, m->ifa_family, local, m->ifa_index)))
 				return -1;
 		}
 		if (left)
