@@ -33,7 +33,8 @@
 	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
 	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
-	"                  [--max-peer-connections N] [--reserved-connections N]\n" \
+	"                  [--max-peer-connections N]\n" \
+	"                  [--reserved-connections N]\n" \
 	"                  [--log-fd FD] [--ready-fd FD]\n" \
 	"       sbx-broker --version\n"
 
