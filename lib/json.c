@@ -18,13 +18,15 @@ static void put(struct sbx_json *j, const char *s, size_t n)
 
 static void puts_(struct sbx_json *j, const char *s) { put(j, s, strlen(s)); }
 
-size_t sbx_utf8_len(const unsigned char *p, size_t n)
+size_t sbx_utf8_decode(const unsigned char *p, size_t n, uint32_t *out)
 {
 	uint32_t cp;
 	size_t len, i;
 
-	if (p[0] < 0x80)
+	if (p[0] < 0x80) {
+		*out = p[0];
 		return 1;
+	}
 	if (p[0] >= 0xc2 && p[0] <= 0xdf)
 		len = 2, cp = p[0] & 0x1f;
 	else if (p[0] >= 0xe0 && p[0] <= 0xef)
@@ -43,14 +45,38 @@ size_t sbx_utf8_len(const unsigned char *p, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
 	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	*out = cp;
 	return len;
+}
+
+size_t sbx_utf8_len(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	return sbx_utf8_decode(p, n, &cp);
+}
+
+/* The one rule for what reaches a reader as it is (json.h). */
+int sbx_cp_printable(uint32_t cp)
+{
+	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+		return 0; /* C0, DEL, C1: CSI (U+009B) and OSC (U+009D) drive terminals */
+	if (cp == 0x2028 || cp == 0x2029)
+		return 0; /* line and paragraph separators: a line break to some readers */
+	if (cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069))
+		return 0; /* bidi controls: they reorder what is shown after them */
+	if (cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb))
+		return 0; /* zero-width no-break space, interlinear annotations: invisible */
+	return 1;
 }
 
 static void quoted(struct sbx_json *j, const char *s, size_t n)
 {
+	static const char hex[] = "0123456789abcdef";
 	const unsigned char *p = (const unsigned char *)s;
 	char esc[8];
 	size_t i = 0, l;
+	uint32_t cp;
 
 	put(j, "\"", 1);
 	while (i < n) {
@@ -60,13 +86,18 @@ static void quoted(struct sbx_json *j, const char *s, size_t n)
 			esc[1] = (char)c;
 			put(j, esc, 2);
 			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			snprintf(esc, sizeof esc, "\\u%04x", c);
-			put(j, esc, 6);
-			i++;
-		} else if ((l = sbx_utf8_len(p + i, n - i)) == 0) {
+		} else if ((l = sbx_utf8_decode(p + i, n - i, &cp)) == 0) {
 			puts_(j, "\\ufffd");
 			i++;
+		} else if (!sbx_cp_printable(cp)) {
+			/* Every non-printing code point is in the BMP. */
+			memcpy(esc, "\\u", 2);
+			esc[2] = hex[cp >> 12 & 15];
+			esc[3] = hex[cp >> 8 & 15];
+			esc[4] = hex[cp >> 4 & 15];
+			esc[5] = hex[cp & 15];
+			put(j, esc, 6);
+			i += l;
 		} else {
 			/* Plain printable ASCII goes in one piece: a log line
 			 * is mostly that, and one append per byte dominated

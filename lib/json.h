@@ -1,8 +1,10 @@
 /* JSON lines for --status-fd and logs: one object per event, built in
  * memory and written with a single write(2) so that several tools sharing
  * one status fd never interleave. Every string is escaped: quotes,
- * backslashes, control characters, and invalid UTF-8 (each bad byte becomes
- * U+FFFD), so a hostile file name cannot break or forge a line. */
+ * backslashes, every non-printing code point (sbx_cp_printable: C0, DEL,
+ * C1, U+2028/2029, bidi controls) as \uXXXX, and invalid UTF-8 (each bad
+ * byte becomes U+FFFD), so a hostile file name cannot break or forge a line,
+ * nor drive the terminal of whoever reads the log. */
 #ifndef SBX_JSON_H
 #define SBX_JSON_H
 
@@ -48,5 +50,13 @@ void sbx_json_free(struct sbx_json *j);
  * invalid. Rejects overlong forms, surrogates and code points past U+10FFFF.
  * The one decoder behind JSON escaping and the messages' escaping (die.c). */
 size_t sbx_utf8_len(const unsigned char *p, size_t n);
+/* The same, with the code point in *cp. */
+size_t sbx_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
+/* 1 if code point cp is shown as it is, 0 if it is escaped: the one rule
+ * for JSON (\uXXXX) and for messages (lib/quote.c, \xNN per byte).
+ * Escaped: C0 and DEL, C1 (U+0080-U+009F), U+2028 and U+2029, the bidi
+ * controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), U+FEFF
+ * and U+FFF9-U+FFFB. Every one is in the BMP. */
+int sbx_cp_printable(uint32_t cp);
 
 #endif

@@ -6,17 +6,19 @@
 
 /* How many bytes the character at s (n left) keeps as it is: 1 for
  * printable ASCII (but the backslash and the quote in a name), the length
- * of a UTF-8 sequence that is no C1 control when utf8, else 0 (escaped). */
+ * of a UTF-8 sequence of a printable code point (sbx_cp_printable, the
+ * rule JSON escapes by too) when utf8, else 0 (escaped). */
 static size_t kept(const unsigned char *s, size_t n, int name, int utf8)
 {
+	uint32_t cp;
 	size_t k;
 
 	if (s[0] < 0x80)
-		return s[0] >= 0x20 && s[0] != 0x7f && !(name && (s[0] == '\\' || s[0] == '\''));
+		return sbx_cp_printable(s[0]) && !(name && (s[0] == '\\' || s[0] == '\''));
 	if (!utf8)
 		return 0;
-	k = sbx_utf8_len(s, n);
-	return k == 2 && s[0] == 0xc2 && s[1] < 0xa0 ? 0 : k;
+	k = sbx_utf8_decode(s, n, &cp);
+	return k && sbx_cp_printable(cp) ? k : 0;
 }
 
 static int valid_utf8(const unsigned char *s, size_t n)

@@ -49,6 +49,9 @@ struct broker_cfg {
 	size_t max_conns;
 	size_t max_sb_conns;       /* per handed-off sandbox */
 	size_t max_sb_lookups;     /* names being resolved, per sandbox */
+	size_t max_peer_conns;     /* per uid on --listen-tcp */
+	size_t reserved_conns;     /* the last slots: the broker's own Unix socket only */
+	int listen_is_tcp;         /* listen_fd is the --listen-tcp socket */
 	int log_fd, ready_fd;
 };
 
@@ -74,7 +77,7 @@ struct broker_req {
 	struct broker_req *next;
 };
 
-#define BROKER_MAX_OWN 256
+struct broker_own;
 
 /* One sandbox's lookups (the clients of the broker's own sockets share
  * one): its queue, and how many of them workers have. The loop's alone;
@@ -105,10 +108,9 @@ struct broker_resolver {
 	uint64_t lane_ids;
 	struct broker_lane own_sockets;  /* the clients of the broker's own sockets */
 	struct broker_lane *turn_head, *turn_tail; /* lanes with lookups waiting, in turn order */
-	/* the host's own addresses, refreshed once a second */
+	/* the host's own addresses, refreshed once a second (own.c) */
 	pthread_mutex_t own_mu;
-	struct sockaddr_storage own[BROKER_MAX_OWN];
-	size_t own_n;
+	struct broker_own *own;          /* NULL: not read, or not readable */
 	long own_sec;
 	const struct broker_cfg *cfg;    /* read-only while the workers run */
 };
@@ -127,6 +129,13 @@ int broker_resolver_queue(struct broker_resolver *r, struct broker_lane *l, stru
 void broker_resolver_dispatch(struct broker_resolver *r);
 /* Take every answered request (a list linked by next, oldest first). */
 struct broker_req *broker_resolver_take(struct broker_resolver *r);
+
+/* The host's own addresses, the whole list (own.c): a reference to the
+ * list of this second, or NULL when it cannot be read whole (refuse).
+ * *sec: the second it was read in. Give it back with broker_own_put. */
+const struct broker_own *broker_own_get(struct broker_resolver *r, long *sec);
+void broker_own_put(struct broker_resolver *r, const struct broker_own *o);
+const struct sockaddr_storage *broker_own_addrs(const struct broker_own *o, size_t *n);
 
 /* Answers that passed the check, reusable within the second of the check
  * (answers.c). */
@@ -164,6 +173,10 @@ struct broker_tcp {
 };
 void broker_parse_tcp(struct broker_tcp *t, const char *arg);
 int broker_listen_tcp(const struct broker_tcp *t, const char *arg);
+/* The NETLINK_SOCK_DIAG socket, and the uid that owns the peer's end of
+ * a connection accepted on --listen-tcp: 0, or -1 when it is not known. */
+int broker_diag_open(void);
+int broker_tcp_peer_uid(int diag, int fd, uid_t *uid);
 
 /* Pinned names (pins.c). */
 void broker_add_resolve(struct broker_cfg *cfg, const char *arg);

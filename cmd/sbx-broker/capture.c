@@ -15,12 +15,11 @@
 #define DNS_BATCH 64      /* UDP queries per wakeup: one sandbox's flood waits its turn */
 #define DNS_TCP_QUERIES 16 /* per connection */
 
-#define DNS_LINES_PER_SEC 50 /* per sandbox: a flood cannot fill the host's disk with lines */
-
-static void dns_line(struct loop *L, struct sandbox *sb, const char *decision, const char *name,
+static void dns_line(struct loop *L, struct sandbox *sb, int untold, const char *decision, const char *name,
 		     const char *addr, const char *reason)
 {
-	struct conn tmp = { .decision = decision, .start_ms = sbx_now_ms(), .port = SBX_DNS_PORT, .sb = sb };
+	struct conn tmp = { .decision = decision, .start_ms = sbx_now_ms(), .port = SBX_DNS_PORT, .sb = sb,
+			    .untold = untold };
 
 	snprintf(tmp.method, sizeof tmp.method, "DNS");
 	snprintf(tmp.host, sizeof tmp.host, "%s", name);
@@ -29,44 +28,14 @@ static void dns_line(struct loop *L, struct sandbox *sb, const char *decision, c
 	log_conn(L, &tmp);
 }
 
-/* The count of refusals not logged one by one, in one line. */
-void dns_log_flush(struct loop *L, struct sandbox *sb)
-{
-	char why[120];
-
-	if (!sb->dns_unlogged)
-		return;
-	snprintf(why, sizeof why, "DNS: %llu more refused queries in one second, not logged one by one",
-		 (unsigned long long)sb->dns_unlogged);
-	sb->dns_unlogged = 0;
-	dns_line(L, sb, "refused", "", "", why);
-}
-
 /* One line per refused query and per name given an address (at most
  * 256 a sandbox), in the connection's format: method DNS, port 53. The
  * sandbox is told of the refusals; the names it was given are the
- * broker's log's. At most DNS_LINES_PER_SEC refusals a second per
- * sandbox are logged one by one: the rest are counted and said in one
- * line with the next second's first refusal, or at the sandbox's end. */
+ * broker's log's. The lines are the sandbox's, within its log budget
+ * (log.c) like its connections'. */
 static void dns_log(struct loop *L, struct sandbox *sb, const struct broker_dns_result *res)
 {
-	uint64_t sec = sbx_now_ms() / 1000;
-
-	if (!strcmp(res->decision, "allowed")) {
-		dns_line(L, NULL, res->decision, res->name, res->addr, res->reason);
-		return;
-	}
-	if (sec != sb->dns_sec) {
-		dns_log_flush(L, sb);
-		sb->dns_sec = sec;
-		sb->dns_lines = 0;
-	}
-	if (sb->dns_lines >= DNS_LINES_PER_SEC) {
-		sb->dns_unlogged++;
-		return;
-	}
-	sb->dns_lines++;
-	dns_line(L, sb, res->decision, res->name, res->addr, res->reason);
+	dns_line(L, sb, !strcmp(res->decision, "allowed"), res->decision, res->name, res->addr, res->reason);
 }
 
 void on_dns(struct loop *L, struct sandbox *sb, int fd)

@@ -147,6 +147,9 @@ void conn_close(struct loop *L, struct conn *c)
 	L->nconns--;
 	if (c->sb)
 		c->sb->nconns--;
+	if (c->peer)
+		c->peer->nconns--;
+
 	/* Freed after the current batch of events, which may still name it. */
 	c->dead = 1;
 	c->cfd = c->ofd = -1;

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define HEAD_MAX (32 * 1024)     /* request head, 431 past it */
 #define READ_FIRST 2048          /* a read buffer's first size */
@@ -36,6 +37,36 @@ struct handle {
 	enum kind kind;
 	struct conn *c;
 	struct sandbox *sb;
+};
+
+/* One budget of log lines (log.c): a sandbox's, or a client's of the
+ * broker's own sockets (by uid). At most LOG_LINES_PER_SEC lines in any
+ * one second; the rest are counted, and the count goes out in one
+ * "dropped" line when the second is over (or the sandbox ends). */
+#define LOG_LINES_PER_SEC 50
+#define LOG_LINES_ALL_PER_SEC 1000 /* every budget together: the log's ceiling */
+#define LOG_LINE_MAX 4096        /* every line is shorter (log.c) */
+enum log_kind { LOG_CONNECTION, LOG_DNS, LOG_SANDBOX, LOG_KINDS };
+struct log_budget {
+	uint64_t sec;                /* the second lines are counted in */
+	unsigned lines, limit;       /* written in it, and at most */
+	uint64_t dropped[LOG_KINDS]; /* not written since the last summary */
+	int pending;                 /* on the loop's list: a summary is due */
+	struct log_budget *next_pending;
+	char who[176];               /* whose lines: "sandbox ..." or "uid N on ..." */
+};
+
+/* A client of the broker's own sockets, by uid: from SO_PEERCRED on the
+ * Unix socket, from the kernel's socket table (sock_diag) on --listen-tcp,
+ * each kept apart. Kept for the broker's life (its log budget must outlive
+ * its connections, or opening and closing would reset it). */
+#define PEERS_MAX 4096
+struct peer {
+	int tcp;
+	uid_t uid;
+	size_t nconns;               /* open now */
+	struct log_budget log;
+	struct peer *next;
 };
 
 /* A sandbox's listening sockets, handed over by sbx-ns (see handoff()):
@@ -56,7 +87,8 @@ struct sandbox {
 	unsigned char role[SB_FDS];
 	struct broker_synth *synth;  /* transparent: its names' addresses */
 	struct broker_lane *lane;    /* its lookups (resolve.c), made at the first */
-	uint64_t dns_sec, dns_lines, dns_unlogged; /* transparent: DNS lines this second */
+	struct log_budget log;       /* its lines in the broker's log */
+	struct peer *owner;          /* who handed it over: its attached and detached lines */
 	char where[160];             /* the listeners' addresses, for the log */
 	uint64_t unreported;         /* decision lines the channel had no room for */
 	char *out;                   /* decision lines not yet sent */
@@ -119,6 +151,8 @@ struct conn {
 	int client_eof;             /* a read on cfd returned 0: nothing left unread */
 	int logged;                 /* its line is written (and told to its sandbox) */
 	int quiet;                  /* sbx-ns's probe: not a request, not logged */
+	int untold;                 /* logged, not told to its sandbox */
+	struct peer *peer;          /* accepted on the broker's own socket: whose */
 	struct conn *next_dead;
 	struct sandbox *sb;         /* accepted on a sandbox's listener */
 	int captured, opaque;       /* transparent: on a captured port; --allow-tcp */
@@ -138,6 +172,10 @@ struct loop {
 	struct handle hl, ht, hs, hr;
 	struct conn *head, *tail, *dead;
 	size_t nconns;
+	struct peer *peers, anon;   /* anon: past PEERS_MAX, or not known */
+	size_t npeers;
+	struct log_budget *log_pending, log_all; /* log_all: the ceiling */
+	int diag_fd;                /* NETLINK_SOCK_DIAG: the uid behind a TCP peer */
 	struct sandbox *sbs, *dead_sbs, *flush;
 	size_t nsbs;
 	/* Freed connections and requests kept for reuse: musl's allocator
@@ -165,9 +203,16 @@ int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max);
 /* log.c */
 struct sbx_json;
 void iso_time(char *buf, size_t sz);
-void log_line(struct loop *L, struct sbx_json *j);
+/* A line of the broker's own (NULL budget: never dropped) or one charged
+ * to budget b as kind. */
+void log_line(struct loop *L, struct log_budget *b, enum log_kind kind, struct sbx_json *j);
 void sandbox_flush(struct sandbox *sb);
 void log_conn(struct loop *L, struct conn *c);
+void log_budget_init(struct log_budget *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The summary of b's dropped lines now, and b off the loop's list. */
+void log_budget_flush(struct loop *L, struct log_budget *b);
+/* Summaries due at this second; the ms until the next is due, or -1. */
+int log_tick(struct loop *L);
 
 /* http.c */
 int read_head(struct loop *L, struct conn *c);
@@ -197,7 +242,6 @@ void on_channel(struct loop *L, struct sandbox *sb);
 
 /* capture.c */
 void on_dns(struct loop *L, struct sandbox *sb, int fd);
-void dns_log_flush(struct loop *L, struct sandbox *sb);
 int dns_tcp(struct loop *L, struct conn *c);
 int capture_start(struct loop *L, struct conn *c);
 

@@ -98,7 +98,7 @@ static void sandbox_log(struct loop *L, const struct sandbox *sb, const char *ev
 	sbx_json_str(&j, "state", event);
 	sbx_json_str(&j, "listeners", sb->where);
 	sbx_json_str(&j, "reason", why);
-	log_line(L, &j);
+	log_line(L, sb->owner ? &sb->owner->log : &L->anon.log, LOG_SANDBOX, &j);
 }
 
 /* The sandbox is over (its channel ended) or the broker is: its listeners
@@ -117,7 +117,6 @@ void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 	}
 	broker_synth_free(sb->synth);
 	sb->synth = NULL;
-	dns_log_flush(L, sb);
 	/* Its connections' lines go out before the channel closes: sbx-ns
 	 * reads the channel to its end. */
 	for (c = L->head; c; c = next) {
@@ -130,6 +129,7 @@ void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 	/* Its lookups with workers keep the lane until they come back. */
 	broker_lane_release(&L->res, sb->lane);
 	sb->lane = NULL;
+	log_budget_flush(L, &sb->log);
 	sandbox_flush(sb);
 	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
 	close(sb->ch);
@@ -222,6 +222,8 @@ static int handoff(struct loop *L, struct conn *c, int *fds, size_t nfds, int tr
 	}
 	sb->ch = c->cfd;
 	sb->nl = nfds;
+	sb->owner = c->peer;
+	log_budget_init(&sb->log, "sandbox %s", sb->where);
 	sb->hch = (struct handle){ K_SB_CHANNEL, NULL, sb };
 	e = (struct epoll_event){ .events = EPOLLIN | EPOLLRDHUP, .data.ptr = &sb->hch };
 	if (epoll_ctl(L->ep, EPOLL_CTL_MOD, sb->ch, &e) < 0)

@@ -1,16 +1,34 @@
 /* Decision lines: one JSON line per connection in the log, and the same
- * line to the sandbox the connection came from, never waited for. */
+ * line to the sandbox the connection came from, never waited for.
+ *
+ * Every line of the log passes through one budget here: a sandbox's (its
+ * connections, its DNS queries) or a client's of the broker's own sockets
+ * (by uid), at most LOG_LINES_PER_SEC lines in each second of the
+ * monotonic clock each. The
+ * lines past it are not written but counted by kind, and one "dropped"
+ * line says how many when the second is over (or the sandbox ends). Each
+ * line is shorter than LOG_LINE_MAX: its strings are bounded (a host of
+ * 253 bytes, a reason of 199, a method of 15, each byte at most 6 once
+ * escaped), so a flood grows the log by at most
+ * (LOG_LINES_PER_SEC + 1) * LOG_LINE_MAX bytes a second per budget. All
+ * budgets together write at most LOG_LINES_ALL_PER_SEC lines a second
+ * (their summaries included) and one summary of their own: however many
+ * sandboxes and uids, the log grows by at most
+ * (LOG_LINES_ALL_PER_SEC + 1) * LOG_LINE_MAX bytes a second. The
+ * sandbox's channel is not the log: it gets every line it has room for. */
 #include "conn.h"
 #include "clock.h"
 #include "die.h"
 #include "fd.h"
 #include "json.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+
 
 /* UTC to the millisecond. The seconds are formatted once per second:
  * every log line has a time. */
@@ -41,10 +59,168 @@ void iso_time(char *buf, size_t sz)
 	buf[n + 5] = '\0';
 }
 
-void log_line(struct loop *L, struct sbx_json *j)
+static void write_log(struct loop *L, const char *line, size_t len)
 {
 	/* The log is the record of what left the machine: a failed write is
 	 * reported, never silently dropped. */
+	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
+		sbx_warn_errno("unable to write the log");
+}
+
+void log_budget_init(struct log_budget *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(b, 0, sizeof *b);
+	b->limit = LOG_LINES_PER_SEC;
+	va_start(ap, fmt);
+	vsnprintf(b->who, sizeof b->who, fmt, ap);
+	va_end(ap);
+}
+
+static uint64_t dropped(const struct log_budget *b)
+{
+	uint64_t n = 0;
+	for (int k = 0; k < LOG_KINDS; k++)
+		n += b->dropped[k];
+	return n;
+}
+
+static void pend(struct loop *L, struct log_budget *b)
+{
+	if (b->pending)
+		return;
+	b->pending = 1;
+	b->next_pending = L->log_pending;
+	L->log_pending = b;
+}
+
+static void unpend(struct loop *L, struct log_budget *b)
+{
+	struct log_budget **p;
+
+	if (!b->pending)
+		return;
+	for (p = &L->log_pending; *p && *p != b; p = &(*p)->next_pending)
+		;
+	if (*p)
+		*p = b->next_pending;
+	b->pending = 0;
+}
+
+static void summary(struct loop *L, struct log_budget *b);
+
+/* A new second: b's count of the last one goes out first. */
+static void roll(struct loop *L, struct log_budget *b)
+{
+	uint64_t sec = sbx_now_ms() / 1000;
+
+	if (sec == b->sec)
+		return;
+	summary(L, b);
+	unpend(L, b);
+	b->sec = sec;
+	b->lines = 0;
+}
+
+/* Room for one more line of the broker's ceiling (all budgets together). */
+static int all_room(struct loop *L)
+{
+	roll(L, &L->log_all);
+	if (L->log_all.lines >= L->log_all.limit)
+		return 0;
+	L->log_all.lines++;
+	return 1;
+}
+
+/* The summary of b's dropped lines. A budget's own summary is a line of
+ * the ceiling too: past it, its counts become the ceiling's, said in the
+ * ceiling's summary (which is never dropped: one a second at most). */
+static void summary(struct loop *L, struct log_budget *b)
+{
+	struct sbx_json j;
+	char t[40], why[120];
+
+	if (!dropped(b))
+		return;
+	if (b != &L->log_all && !all_room(L)) {
+		for (int k = 0; k < LOG_KINDS; k++)
+			L->log_all.dropped[k] += b->dropped[k];
+		memset(b->dropped, 0, sizeof b->dropped);
+		pend(L, &L->log_all);
+		return;
+	}
+	iso_time(t, sizeof t);
+	if (b == &L->log_all)
+		snprintf(why, sizeof why, "more than %u lines in one second from all clients together (the "
+			 "log's ceiling)", b->limit);
+	else
+		snprintf(why, sizeof why, "more than %u lines in one second (the log's budget)", b->limit);
+	sbx_json_begin(&j, "sbx-broker", "dropped");
+	sbx_json_str(&j, "time", t);
+	sbx_json_str(&j, "who", b->who);
+	sbx_json_uint(&j, "lines", dropped(b));
+	sbx_json_uint(&j, "connection", b->dropped[LOG_CONNECTION]);
+	sbx_json_uint(&j, "dns", b->dropped[LOG_DNS]);
+	sbx_json_uint(&j, "sandbox", b->dropped[LOG_SANDBOX]);
+	sbx_json_str(&j, "reason", why);
+	if (sbx_json_write(&j, L->cfg->log_fd) < 0)
+		sbx_warn_errno("unable to write the log");
+	memset(b->dropped, 0, sizeof b->dropped);
+}
+
+void log_budget_flush(struct loop *L, struct log_budget *b)
+{
+	summary(L, b);
+	unpend(L, b);
+}
+
+int log_tick(struct loop *L)
+{
+	uint64_t now = sbx_now_ms();
+	struct log_budget **p = &L->log_pending;
+
+	while (*p) {
+		struct log_budget *b = *p;
+		if (b->sec != now / 1000) {
+			*p = b->next_pending;
+			b->pending = 0;
+			summary(L, b); /* may put the ceiling on the list again */
+			p = &L->log_pending;
+			continue;
+		}
+		p = &b->next_pending;
+	}
+	return L->log_pending ? (int)(1000 - now % 1000) : -1;
+}
+
+/* 1: the line may be written; 0: it is counted instead, in b's count or,
+ * past the ceiling, in the ceiling's. */
+static int admit(struct loop *L, struct log_budget *b, enum log_kind kind)
+{
+	if (!b)
+		return 1;
+	roll(L, b);
+	if (b->lines >= b->limit) {
+		b->dropped[kind]++;
+		pend(L, b);
+		return 0;
+	}
+	if (!all_room(L)) {
+		L->log_all.dropped[kind]++;
+		pend(L, &L->log_all);
+		return 0;
+	}
+	b->lines++;
+	return 1;
+}
+
+void log_line(struct loop *L, struct log_budget *b, enum log_kind kind, struct sbx_json *j)
+{
+	if (!admit(L, b, kind)) {
+		sbx_json_free(j);
+		return;
+	}
 	if (sbx_json_write(j, L->cfg->log_fd) < 0)
 		sbx_warn_errno("unable to write the log");
 }
@@ -132,9 +308,15 @@ void log_conn(struct loop *L, struct conn *c)
 	sbx_json_uint(&j, "bytes_down", c->down.count);
 	sbx_json_uint(&j, "duration_ms", sbx_now_ms() - c->start_ms);
 	line = sbx_json_end(&j, &len);
-	if (line && c->sb && !c->sb->dead)
+	if (line && c->sb && !c->sb->dead && !c->untold)
 		tell_sandbox(L, c->sb, line, len);
-	if (!line || sbx_write_all(L->cfg->log_fd, line, len) < 0)
-		sbx_warn_errno("unable to write the log");
+	if (!line || len < LOG_LINE_MAX) {
+		if (admit(L, c->sb ? &c->sb->log : c->peer ? &c->peer->log : &L->anon.log,
+			  !strcmp(c->method, "DNS") ? LOG_DNS : LOG_CONNECTION))
+			write_log(L, line, len);
+	} else {
+		sbx_warn("a log line of %zu bytes was not written (lines are shorter than %d)", len,
+			 LOG_LINE_MAX);
+	}
 	sbx_json_free(&j);
 }

@@ -65,10 +65,67 @@ static void on_resolved(struct loop *L)
 	}
 }
 
-static void on_accept(struct loop *L, int lfd, struct sandbox *sb, enum role role)
+/* The client of a connection on the broker's own sockets, by uid: NULL
+ * when a TCP peer's uid cannot be found (the connection is refused). */
+static struct peer *peer_of(struct loop *L, int fd, int tcp)
+{
+	struct peer *p;
+	uid_t uid;
+
+	if (tcp) {
+		if (broker_tcp_peer_uid(L->diag_fd, fd, &uid) < 0)
+			return NULL;
+	} else {
+		struct ucred cr;
+		socklen_t l = sizeof cr;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0)
+			return &L->anon;
+		uid = cr.uid;
+	}
+	for (p = L->peers; p; p = p->next)
+		if (p->uid == uid && p->tcp == tcp)
+			return p;
+	if (L->npeers >= PEERS_MAX || !(p = calloc(1, sizeof *p)))
+		return &L->anon;
+	p->uid = uid;
+	p->tcp = tcp;
+	log_budget_init(&p->log, "uid %u on %s", (unsigned)uid, tcp ? "--listen-tcp" : "the broker's socket");
+	p->next = L->peers;
+	L->peers = p;
+	L->npeers++;
+	return p;
+}
+
+/* Why a new connection may not be served, or NULL. The last
+ * --reserved-connections slots are only for the broker's own Unix socket
+ * (sbx-ns's handoffs and probes come there); --listen-tcp clients and
+ * sandboxes' connections stop short of them, and each uid on --listen-tcp
+ * holds at most --max-peer-connections. */
+static const char *over_limit(const struct loop *L, const struct sandbox *sb, const struct peer *peer, int tcp)
+{
+	const struct broker_cfg *cfg = L->cfg;
+	size_t shared = cfg->max_conns - cfg->reserved_conns;
+
+	if (L->nconns >= cfg->max_conns)
+		return "connection limit reached (--max-connections)";
+	if (tcp && !peer)
+		return "unable to find the uid of this --listen-tcp client";
+	if (sb && sb->nconns >= cfg->max_sb_conns)
+		return "this sandbox's connection limit reached (--max-sandbox-connections)";
+	if (tcp && peer->nconns >= cfg->max_peer_conns)
+		return "this uid's connection limit on --listen-tcp reached (--max-peer-connections)";
+	if ((sb || tcp) && L->nconns >= shared)
+		return "connection limit reached (--max-connections; the rest is reserved for handoffs "
+		       "and probes, --reserved-connections)";
+	return NULL;
+}
+
+static void on_accept(struct loop *L, int lfd, struct sandbox *sb, enum role role, int tcp)
 {
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct peer *peer = NULL;
+		const char *why;
 		struct conn *c;
 
 		if (fd < 0) {
@@ -89,11 +146,15 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb, enum role rol
 			}
 			return;
 		}
-		if (L->nconns >= L->cfg->max_conns || (sb && sb->nconns >= L->cfg->max_sb_conns)) {
-			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = sbx_now_ms(), .sb = sb };
-			snprintf(tmp.reason, sizeof tmp.reason, "%s",
-				 L->nconns >= L->cfg->max_conns ? "connection limit reached (--max-connections)" :
-				 "this sandbox's connection limit reached (--max-sandbox-connections)");
+		if (!sb)
+			peer = peer_of(L, fd, tcp);
+		if ((why = over_limit(L, sb, peer, tcp))) {
+			struct conn tmp = { .decision = "refused", .status = 503, .start_ms = sbx_now_ms(), .sb = sb,
+					    .peer = peer ? peer : &L->anon };
+			if (tcp && peer)
+				snprintf(tmp.reason, sizeof tmp.reason, "%s (uid %u)", why, (unsigned)peer->uid);
+			else
+				snprintf(tmp.reason, sizeof tmp.reason, "%s", why);
 			log_conn(L, &tmp);
 			send_error(fd, 503, tmp.reason);
 			drain_close(fd, sb != NULL, 0);
@@ -109,6 +170,10 @@ static void on_accept(struct loop *L, int lfd, struct sandbox *sb, enum role rol
 		c->sb = sb;
 		if (sb)
 			sb->nconns++;
+		c->peer = peer;
+		if (peer)
+			peer->nconns++;
+
 		c->ofd = -1;
 		c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
 		c->hc = (struct handle){ K_CLIENT, c, NULL };
@@ -163,12 +228,14 @@ static void terminate(struct loop *L, int sig)
 		set_reason(L->head, "broker terminated");
 		refuse(L, L->head, 503, "broker terminated");
 	}
+	while (L->log_pending)
+		log_budget_flush(L, L->log_pending);
 	iso_time(t, sizeof t);
 	sbx_json_begin(&j, "sbx-broker", "exit");
 	sbx_json_str(&j, "time", t);
 	sbx_json_int(&j, "code", 0);
 	sbx_json_int(&j, "signal", sig);
-	log_line(L, &j);
+	log_line(L, NULL, LOG_SANDBOX, &j);
 }
 
 int broker_loop(const struct broker_cfg *cfg)
@@ -190,6 +257,16 @@ int broker_loop(const struct broker_cfg *cfg)
 	 * reach only the signalfd. */
 	broker_resolver_start(&L.res, cfg, RESOLVER_THREADS);
 	L.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	log_budget_init(&L.log_all, "all clients together");
+	L.log_all.limit = LOG_LINES_ALL_PER_SEC;
+	log_budget_init(&L.anon.log, "clients not told apart (no uid known, or more than %d uids)", PEERS_MAX);
+	L.diag_fd = -1;
+	if (cfg->tcp_fd >= 0 || cfg->listen_is_tcp) {
+		L.diag_fd = broker_diag_open();
+		if (L.diag_fd < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to open NETLINK_SOCK_DIAG (it finds the uid of each "
+				      "--listen-tcp client, for --max-peer-connections)");
+	}
 	L.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (L.ep < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create an epoll instance");
@@ -213,17 +290,25 @@ int broker_loop(const struct broker_cfg *cfg)
 		sbx_json_uint(&j, "max_connections", cfg->max_conns);
 		sbx_json_uint(&j, "max_sandbox_connections", cfg->max_sb_conns);
 		sbx_json_uint(&j, "max_sandbox_lookups", cfg->max_sb_lookups);
-		log_line(&L, &j);
+		sbx_json_uint(&j, "max_peer_connections", cfg->max_peer_conns);
+		sbx_json_uint(&j, "reserved_connections", cfg->reserved_conns);
+		sbx_json_uint(&j, "log_lines_per_second", LOG_LINES_PER_SEC);
+		sbx_json_uint(&j, "log_lines_per_second_all", LOG_LINES_ALL_PER_SEC);
+		log_line(&L, NULL, LOG_SANDBOX, &j);
 	}
 	sbx_ready_fd(cfg->ready_fd);
 
 	for (;;) {
 		uint64_t now = sbx_now_ms();
-		int timeout = -1, n;
+		int timeout = -1, n, t;
 
 		expire(&L, now);
 		if (L.head)
 			timeout = (int)(L.head->deadline_ms - now);
+		/* A budget's summary is due when its second is over. */
+		t = log_tick(&L);
+		if (t >= 0 && (timeout < 0 || t < timeout))
+			timeout = t;
 		n = epoll_wait(L.ep, evs, sizeof evs / sizeof evs[0], timeout);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -234,11 +319,12 @@ int broker_loop(const struct broker_cfg *cfg)
 			struct handle *h = evs[i].data.ptr;
 			switch (h->kind) {
 			case K_LISTEN:
-				on_accept(&L, h == &L.ht ? L.tfd : L.lfd, NULL, R_PROXY);
+				on_accept(&L, h == &L.ht ? L.tfd : L.lfd, NULL, R_PROXY,
+					  h == &L.ht || cfg->listen_is_tcp);
 				break;
 			case K_SB_LISTEN:
 				if (!h->sb->dead)
-					on_accept(&L, h->sb->lfd[h - h->sb->hl], h->sb, h->sb->role[h - h->sb->hl]);
+					on_accept(&L, h->sb->lfd[h - h->sb->hl], h->sb, h->sb->role[h - h->sb->hl], 0);
 				break;
 			case K_SB_DNS:
 				if (!h->sb->dead)

@@ -34,6 +34,8 @@
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
 	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
 	"                  [--max-sandbox-lookups N]\n" \
+	"                  [--max-peer-connections N]\n" \
+	"                  [--reserved-connections N]\n" \
 	"                  [--log-fd FD] [--ready-fd FD]\n" \
 	"       sbx-broker --version\n"
 
@@ -41,7 +43,7 @@ enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
-	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS,
+	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS, O_PEERCONNS, O_RESERVED,
 };
 
 static const struct sbx_opt options[] = {
@@ -65,6 +67,8 @@ static const struct sbx_opt options[] = {
 	{ "max-connections", SBX_ARG, SBX_ONCE, O_CONNS },
 	{ "max-sandbox-connections", SBX_ARG, SBX_ONCE, O_SBCONNS },
 	{ "max-sandbox-lookups", SBX_ARG, SBX_ONCE, O_SBLOOKUPS },
+	{ "max-peer-connections", SBX_ARG, SBX_ONCE, O_PEERCONNS },
+	{ "reserved-connections", SBX_ARG, SBX_ONCE, O_RESERVED },
 	{ "log-fd", SBX_ARG, SBX_ONCE, O_LOG },
 	{ "ready-fd", SBX_ARG, SBX_ONCE, O_READY },
 	{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
@@ -213,7 +217,7 @@ int main(int argc, char **argv)
 	int id, listen_fd = -1, log_fd = -1, smode = -1;
 	gid_t sgroup = (gid_t)-1;
 	const char *sgroup_arg = NULL;
-	size_t max_conns = 0, max_sb_conns = 0;
+	size_t max_conns = 0, max_sb_conns = 0, max_peer_conns = 0, reserved = 0;
 
 	sbx_setprog("sbx-broker");
 	sbx_opt_version(argc, argv);
@@ -257,6 +261,10 @@ int main(int argc, char **argv)
 		case O_SBLOOKUPS:
 			cfg.max_sb_lookups = (size_t)sbx_opt_u64("--max-sandbox-lookups", arg, 1, 100000);
 			break;
+		case O_PEERCONNS:
+			max_peer_conns = (size_t)sbx_opt_u64("--max-peer-connections", arg, 1, 1000000);
+			break;
+		case O_RESERVED: reserved = (size_t)sbx_opt_u64("--reserved-connections", arg, 1, 1000000); break;
 		case O_LOG: log_fd = sbx_opt_fd("--log-fd", arg); break;
 		case O_READY: cfg.ready_fd = sbx_opt_fd("--ready-fd", arg); break;
 		case O_HELP:
@@ -315,15 +323,30 @@ int main(int argc, char **argv)
 			      cfg.max_conns);
 	if (max_sb_conns)
 		cfg.max_sb_conns = max_sb_conns;
+	/* The last slots are the broker's own socket's (handoffs, probes):
+	 * a sixteenth by default, at least one when there are two. */
+	cfg.reserved_conns = cfg.max_conns / 16 ? cfg.max_conns / 16 : cfg.max_conns > 1;
+	if (reserved && reserved >= cfg.max_conns)
+		sbx_die_usage("--reserved-connections %zu leaves nothing of --max-connections (%zu) for anything "
+			      "else", reserved, cfg.max_conns);
+	if (reserved)
+		cfg.reserved_conns = reserved;
+	cfg.max_peer_conns = cfg.max_conns / 4 ? cfg.max_conns / 4 : 1;
+	if (max_peer_conns > cfg.max_conns - cfg.reserved_conns)
+		sbx_die_usage("--max-peer-connections %zu is more than --max-connections less the reserved "
+			      "ones (%zu)", max_peer_conns, cfg.max_conns - cfg.reserved_conns);
+	if (max_peer_conns)
+		cfg.max_peer_conns = max_peer_conns;
 	if (listen) {
 		listen_fd = broker_listen_path(listen, smode, sgroup, &cfg.listen_made);
 		cfg.listen_path = listen;
 	}
 	/* The TCP port alone is the broker's socket; beside a Unix socket it is
 	 * a second one. */
-	if (tcp_arg && listen_fd < 0)
+	if (tcp_arg && listen_fd < 0) {
 		listen_fd = broker_listen_tcp(&tcp, tcp_arg);
-	else if (tcp_arg)
+		cfg.listen_is_tcp = 1;
+	} else if (tcp_arg)
 		cfg.tcp_fd = broker_listen_tcp(&tcp, tcp_arg);
 	cfg.listen_fd = listen_fd;
 	/* Nothing else of the caller's is inherited by the broker's

@@ -30,52 +30,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
 #include <string.h>
 #include <unistd.h>
 
-
-static size_t read_own(struct sockaddr_storage *own, size_t max)
-{
-	struct ifaddrs *ifa, *i;
-	size_t n = 0;
-
-	if (getifaddrs(&ifa) < 0)
-		return (size_t)-1;
-	for (i = ifa; i && n < max; i = i->ifa_next) {
-		if (!i->ifa_addr)
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET)
-			memcpy(&own[n++], i->ifa_addr, sizeof(struct sockaddr_in));
-		else if (i->ifa_addr->sa_family == AF_INET6)
-			memcpy(&own[n++], i->ifa_addr, sizeof(struct sockaddr_in6));
-	}
-	freeifaddrs(ifa);
-	return n;
-}
-
-/* The interface list is a netlink dump: shared by the workers and read at
- * most once a second, not once per name. */
-static size_t own_addresses(struct broker_resolver *r, struct sockaddr_storage *own, size_t max, long *sec)
-{
-	long now = broker_answers_second();
-	size_t n;
-
-	pthread_mutex_lock(&r->own_mu);
-	if (r->own_n == (size_t)-1 || now != r->own_sec) {
-		r->own_n = read_own(r->own, BROKER_MAX_OWN);
-		r->own_sec = now;
-	}
-	n = r->own_n;
-	*sec = r->own_sec;
-	if (n != (size_t)-1)
-		memcpy(own, r->own, (n < max ? n : max) * sizeof *own);
-	pthread_mutex_unlock(&r->own_mu);
-	return n;
-}
 
 /* What gets dialled: IPv4 for the mapped and compatible IPv6 forms. */
 static void dial_form(const struct sockaddr *sa, unsigned port, struct sockaddr_storage *out)
@@ -131,20 +91,21 @@ static int lookup(struct broker_req *q, struct sockaddr_storage *out, size_t *n)
  * addresses to dial. */
 static void check(struct broker_resolver *r, struct broker_req *q, const struct sockaddr_storage *ans, size_t nans)
 {
-	struct sockaddr_storage own[BROKER_MAX_OWN];
+	const struct broker_own *own;
 	size_t nown;
 	struct sbx_addr_rule rule;
 
-	nown = own_addresses(r, own, BROKER_MAX_OWN, &q->checked_sec);
-	if (nown == (size_t)-1) {
+	own = broker_own_get(r, &q->checked_sec);
+	if (!own) {
 		/* Without the host's own addresses the check cannot be made:
 		 * fail closed. */
 		q->refused = "unable to list this host's addresses";
 		q->status = 502;
 		return;
 	}
-	rule = (struct sbx_addr_rule){ .allow_private = q->allow_private, .own = own, .nown = nown,
+	rule = (struct sbx_addr_rule){ .allow_private = q->allow_private, .own = broker_own_addrs(own, &nown),
 				       .deny = r->cfg->deny, .ndeny = r->cfg->ndeny };
+	rule.nown = nown;
 	/* One refused address refuses the name: an attacker who controls a
 	 * name's DNS can mix a public answer with an internal one. */
 	for (size_t i = 0; i < nans; i++) {
@@ -155,6 +116,7 @@ static void check(struct broker_resolver *r, struct broker_req *q, const struct 
 			q->refused = why;
 			q->status = 403;
 			q->naddrs = 0;
+			broker_own_put(r, own);
 			return;
 		}
 		if (q->naddrs < BROKER_MAX_ADDRS) {
@@ -167,6 +129,7 @@ static void check(struct broker_resolver *r, struct broker_req *q, const struct 
 				q->addrs[q->naddrs++] = d;
 		}
 	}
+	broker_own_put(r, own);
 	if (!q->naddrs) {
 		q->refused = "name has no internet address";
 		q->status = 502;
@@ -265,7 +228,6 @@ void broker_resolver_start(struct broker_resolver *r, const struct broker_cfg *c
 	r->cfg = cfg;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_mutex_init(&r->own_mu, NULL);
-	r->own_n = (size_t)-1;
 	pthread_cond_init(&r->cv, NULL);
 	r->result_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (r->result_fd < 0)

@@ -163,3 +163,75 @@ TEST(json_version_only_on_the_first_status_line)
 	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
+
+/* The UTF-8 form of code point cp into b: its length. */
+static size_t enc(uint32_t cp, char *b)
+{
+	if (cp < 0x80) {
+		b[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		b[0] = (char)(0xc0 | cp >> 6);
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	b[0] = (char)(0xe0 | cp >> 12);
+	b[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+	b[2] = (char)(0x80 | (cp & 0x3f));
+	return 3;
+}
+
+/* Every C1 control (CSI U+009B and OSC U+009D drive terminals), the line
+ * and paragraph separators and the bidi controls leave as \uXXXX, never
+ * as their bytes. */
+TEST(json_escapes_every_non_printing_code_point)
+{
+	static const uint32_t more[] = { 0x2028, 0x2029, 0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c,
+					 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0xfeff, 0xfff9,
+					 0xfffa, 0xfffb };
+	uint32_t cps[32 + sizeof more / sizeof more[0]];
+	size_t n = 0;
+
+	for (uint32_t cp = 0x80; cp <= 0x9f; cp++)
+		cps[n++] = cp;
+	for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+		cps[n++] = more[i];
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_json j;
+		char in[8], want[64];
+		size_t l = enc(cps[i], in + 1);
+		in[0] = 'a';
+		in[l + 1] = 'b';
+		sbx_json_begin(&j, NULL, NULL);
+		sbx_json_strn(&j, "s", in, l + 2);
+		snprintf(want, sizeof want, "{\"s\":\"a\\u%04x" "b\"}\n", (unsigned)cps[i]);
+		CHECK_STR(line(&j), want);
+		CHECK(!sbx_cp_printable(cps[i]));
+	}
+}
+
+/* Their neighbours, and the rest of Unicode's text, stay as they are. */
+TEST(json_keeps_printable_neighbours)
+{
+	static const uint32_t keep[] = { 0x7e, 0xa0, 0xa1, 0xe9, 0x2027, 0x202f, 0x2065, 0x206a, 0x200d,
+					 0x061b, 0xfef0, 0xfffd };
+	for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+		struct sbx_json j;
+		char in[8], want[64];
+		size_t l = enc(keep[i], in);
+		sbx_json_begin(&j, NULL, NULL);
+		sbx_json_strn(&j, "s", in, l);
+		snprintf(want, sizeof want, "{\"s\":\"%.*s\"}\n", (int)l, in);
+		CHECK_STR(line(&j), want);
+		CHECK(sbx_cp_printable(keep[i]));
+	}
+	/* An emoji outside the BMP, and a C1 control written overlong
+	 * (invalid: each byte is U+FFFD, never the control). */
+	{
+		struct sbx_json j;
+		sbx_json_begin(&j, NULL, NULL);
+		sbx_json_str(&j, "s", "\xf0\x9f\x98\x80\xe0\x82\x9b");
+		CHECK_STR(line(&j), "{\"s\":\"\xf0\x9f\x98\x80\\ufffd\\ufffd\\ufffd\"}\n");
+	}
+}

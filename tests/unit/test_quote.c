@@ -61,3 +61,15 @@ TEST(quote_text_keeps_each_valid_character_and_escapes_the_rest)
 	CHECK_STR(Q("a\xff\xc3\xa9\x1b[2J\\", 9, SIZE_MAX, SBX_QUOTE_TEXT), "a\\xff\xc3\xa9\\x1b[2J\\");
 	CHECK_STR(Q("\xc2\x85x", 3, SIZE_MAX, SBX_QUOTE_TEXT), "\\xc2\\x85x");
 }
+
+/* Messages escape by the same rule as JSON (sbx_cp_printable): bidi
+ * controls and the line separators too, byte by byte. */
+TEST(quote_escapes_what_json_escapes)
+{
+	char out[64];
+
+	CHECK_STR(Q("a\xe2\x80\xae" "b", 5, SIZE_MAX, SBX_QUOTE_UTF8), "a\\xe2\\x80\\xaeb");
+	CHECK_STR(Q("a\xe2\x80\xa8" "b", 5, SIZE_MAX, SBX_QUOTE_TEXT), "a\\xe2\\x80\\xa8b");
+	CHECK_STR(Q("a\xc2\x9d" "b", 4, SIZE_MAX, SBX_QUOTE_TEXT), "a\\xc2\\x9db");
+	CHECK_STR(Q("\xe2\x80\xaf", 3, SIZE_MAX, SBX_QUOTE_UTF8), "\xe2\x80\xaf");
+}
