@@ -317,3 +317,27 @@ hooks.sbx-denied"
 	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'git init -q . && printf "\tbare = false # x\n" >> .git/config'
 	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path .git/config; moved it to .git/config.sbx-denied"
 }
+
+@test "the remote and branch lines git clone writes are left in a new repository; a remote that runs a program is moved aside" {
+	local ws url
+	# What git clone adds to git init's lines, made with git's own commands.
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'git init -q r && cd r &&
+		git remote add origin https://git.example.org/x.git && git remote add up user@git.example.org:x.git &&
+		git config branch.main.remote origin && git config branch.main.merge refs/heads/main'
+	assert_equal "$stderr" ""
+	run -0 grep -c -e '^	url = user@git.example.org:x.git$' -e '^	merge = refs/heads/main$' "$ws/r/.git/config"
+	assert_output 2
+	# Each of these names a program or a local repository: the config goes.
+	for url in 'ext::sh -c touch% /tmp/x' 'fd::3' '-oProxyCommand=x' 'file:///tmp/r' '/tmp/r' 'ssh://-oProxyCommand=x/r' 'https://a.example/x;y'; do
+		ws=$(ns_ws)
+		run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'git init -q r2 && git -C r2 config remote.origin.url "$1"' sh "$url"
+		assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path r2/.git/config; moved it to r2/.git/config.sbx-denied"
+	done
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'git init -q r && git -C r remote add origin https://git.example.org/x.git && git -C r config remote.origin.uploadpack "touch /tmp/x"'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path r/.git/config; moved it to r/.git/config.sbx-denied"
+	ws=$(ns_ws)
+	run -0 --separate-stderr ns_user --workspace "$ws" -- sh -c 'git init -q r && git -C r config branch.main.remote "-x"'
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: the command created the protected path r/.git/config; moved it to r/.git/config.sbx-denied"
+}

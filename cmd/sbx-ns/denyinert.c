@@ -200,19 +200,86 @@ static int new_ancestor(const struct deny_scope *s, const char *rel)
 	return 0;
 }
 
-/* What `git init` writes into a new .git/config, line by line: a config
- * made only of these lines sets nothing that runs a program (no hooksPath,
- * fsmonitor, sshCommand, filter, include, alias), so it is left in place
- * and the repository works on the host. Exact bytes, no parsing: anything
- * else (another key, a comment, a continuation) is moved aside. */
-static int git_init_config(int pfd, const char *rel, const char *name, const struct stat *st)
+/* A remote's or a branch's name as git clone writes it: letters, digits
+ * and . _ / -, not starting with '-' or '.'. */
+static int ref_name(const char *s, size_t n)
 {
-	static const char *const ok[] = {
-		"[core]", "\trepositoryformatversion = 0", "\tfilemode = true", "\tfilemode = false",
+	if (!n || n > 200 || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr("._/-", s[i])))
+			return 0;
+	return 1;
+}
+
+/* A remote URL that names a server, not a program: http(s), ssh or git
+ * URLs, or ssh's scp form user@host:path. No "::" (TRANSPORT::address runs
+ * git-remote-TRANSPORT), no local path (fetching runs git-upload-pack on a
+ * repository the command may have made), no leading '-' (an option to
+ * ssh), no space, quote, backslash or control byte. */
+static int server_url(const char *v)
+{
+	static const char *const schemes[] = { "https://", "http://", "ssh://", "git://", NULL };
+	const char *colon;
+
+	if (!*v || *v == '-' || strstr(v, "::") || strpbrk(v, " \t\"\\;#"))
+		return 0;
+	for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+		if (*c < 0x21 || *c == 0x7f)
+			return 0;
+	for (const char *const *k = schemes; *k; k++)
+		if (!strncmp(v, *k, strlen(*k)))
+			return v[strlen(*k)] != '\0' && v[strlen(*k)] != '-';
+	colon = strchr(v, ':');
+	if (strstr(v, "://"))
+		return 0; /* another scheme: file://, or a helper's */
+	return colon && colon > v && !memchr(v, '/', (size_t)(colon - v)) && colon[1] != '\0';
+}
+
+/* One line of a section the command's git init or git clone wrote. */
+static int inert_line(const char *sec, size_t seclen, const char *line)
+{
+	static const char *const core[] = {
+		"\trepositoryformatversion = 0", "\tfilemode = true", "\tfilemode = false",
 		"\tbare = false", "\tlogallrefupdates = true", "\tignorecase = true",
 		"\tprecomposeunicode = true", "\tsymlinks = false", NULL
 	};
-	char buf[1024], *line, *save = NULL;
+	char fetch[512];
+
+	if (!strcmp(sec, "[core]")) {
+		for (const char *const *k = core; *k; k++)
+			if (!strcmp(*k, line))
+				return 1;
+		return 0;
+	}
+	if (!strncmp(sec, "[remote \"", 9)) {
+		snprintf(fetch, sizeof fetch, "\tfetch = +refs/heads/*:refs/remotes/%.*s/*",
+			 (int)(seclen - 11), sec + 9);
+		return (!strncmp(line, "\turl = ", 7) && server_url(line + 7)) || !strcmp(line, fetch);
+	}
+	if (!strncmp(sec, "[branch \"", 9)) {
+		if (!strncmp(line, "\tremote = ", 10))
+			return ref_name(line + 10, strlen(line + 10));
+		if (!strncmp(line, "\tmerge = refs/heads/", 20))
+			return ref_name(line + 20, strlen(line + 20));
+	}
+	return 0;
+}
+
+/* What `git init` and `git clone` write into a new .git/config, line by
+ * line: [core] with the keys git init sets, [remote "N"] with a server
+ * url and the default fetch refspec, [branch "N"] with remote and merge.
+ * A config made only of these sets nothing that runs a program (no
+ * hooksPath, fsmonitor, sshCommand, uploadpack, filter, include, alias),
+ * so it is left in place and the repository works on the host. Exact
+ * lines, nothing else parsed: another key, a comment, a continuation, a
+ * key outside a section is moved aside. */
+static int git_init_config(int pfd, const char *rel, const char *name, const struct stat *st)
+{
+	char buf[4096], *line, *save = NULL;
+	const char *sec = NULL;
+	size_t seclen = 0;
 	struct stat now;
 	ssize_t n;
 	int fd;
@@ -234,11 +301,17 @@ static int git_init_config(int pfd, const char *rel, const char *name, const str
 		return 0;
 	buf[n] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		const char *const *k = ok;
-		while (*k && strcmp(*k, line))
-			k++;
-		if (!*k)
+		size_t len = strlen(line);
+		if (line[0] == '[') {
+			int quoted = (!strncmp(line, "[remote \"", 9) || !strncmp(line, "[branch \"", 9)) &&
+				     len > 11 && !strcmp(line + len - 2, "\"]") && ref_name(line + 9, len - 11);
+			if (!quoted && strcmp(line, "[core]"))
+				return 0;
+			sec = line;
+			seclen = len;
+		} else if (!sec || !inert_line(sec, seclen, line)) {
 			return 0;
+		}
 	}
 	return 1;
 }
