@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@
 #define REC_MAGIC "sbx-ns deny-write record 1"
 #define REC_MAX (1U << 22)
 #define SLACK_NS 2000000000LL
+#define RECOVER_WAIT_MS 10000  /* bound on waiting for a killed run's pid 1 to end */
 
 struct ns_deny_rec {
 	int dirfd;
@@ -64,6 +66,7 @@ struct ns_deny_rec {
 	char dir[PATH_MAX];
 	struct timespec start;
 	time_t beat;
+	pid_t dying;            /* pid 1 of a killed run, still ending */
 };
 
 /* Who and when, for one record. */
@@ -497,6 +500,8 @@ static int take_over(struct ns_run *r, int fd)
 	if (pid > 0 && pid1_alive(pid, pstart)) {
 		ok = 0;
 		done = -1;
+		/* Its outer is gone (the lock was free): pid 1 is ending. */
+		r->x.rec->dying = (pid_t)pid;
 	}
 	/* A record cut short was written before the sandbox existed. */
 	if (ok > 0 && done > 0 && pid > 0) {
@@ -520,9 +525,31 @@ static int take_over(struct ns_run *r, int fd)
 	return done < 0 ? -1 : 0;
 }
 
+static void recover_once(struct ns_run *r);
+
 /* Before the plan: the records of this workspace whose runs were killed
- * (the plan's workspace fd is open). */
+ * (the plan's workspace fd is open). A killed run whose pid 1 is still
+ * ending (its namespace being torn down) is waited for, a bounded time,
+ * so that what it left is made inert before this run's command starts. */
 void ns_deny_recover(struct ns_run *r)
+{
+	for (int round = 0; round < 4; round++) {
+		pid_t dying;
+		int pfd;
+
+		recover_once(r);
+		dying = r->x.rec->dying;
+		if (!dying || (pfd = sbx_pidfd_open(dying)) < 0)
+			return;
+		poll(&(struct pollfd){ .fd = pfd, .events = POLLIN }, 1, RECOVER_WAIT_MS);
+		close(pfd);
+		close(r->x.rec->dirfd);
+		free(r->x.rec);
+		r->x.rec = NULL;
+	}
+}
+
+static void recover_once(struct ns_run *r)
 {
 	char path[PATH_MAX], pre[64];
 	struct dirent *e;

@@ -158,6 +158,7 @@ struct ns_args {
 	uint64_t timeout_ms;   /* --timeout SEC: enforced here, bound by the grant; 0 none */
 	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
 	int print_policy;      /* --print-policy */
+	int recover;           /* --recover: killed runs' end checks only, no command */
 	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
 	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
 };
