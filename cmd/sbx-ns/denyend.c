@@ -679,6 +679,12 @@ void ns_deny_end(struct ns_run *r)
 	rec_unlink(r);
 }
 
+/* The caller's record directory (open since ns_deny_recover), or -1. */
+int ns_deny_dirfd(const struct ns_run *r)
+{
+	return r->x.rec ? r->x.rec->dirfd : -1;
+}
+
 /* The unsafe fallback: no sandbox, no protection, nothing to take over. */
 void ns_deny_forget(struct ns_run *r)
 {

@@ -214,6 +214,7 @@ struct ns_exec {
 	char *resolv;            /* transparent: where the sandbox's resolv.conf is bound */
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
+	int tier_rec;          /* its record, locked while the outer or the keeper lives (tierkeep.c) */
 	int tier_deny_off;     /* the tier runs with deny-write globs unenforced (tierDenyWrite) */
 	int tier_proc;         /* the tier because no fresh /proc could be mounted (errno), not clone */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
@@ -264,6 +265,14 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 noreturn void ns_landlock_tier(struct ns_run *r, int err);
 int ns_tier_allowed(const struct ns_plan *p);
 void ns_tier_end(struct ns_run *r);
+void ns_tier_remove(const char *path);
+noreturn void ns_host_exec(struct ns_run *r, void (*confine)(struct ns_run *));
+/* tierkeep.c */
+void ns_tier_kill_all(void);
+void ns_tier_leftovers(struct ns_run *r);
+int ns_tier_record(struct ns_run *r, const char *tmp);
+void ns_tier_unrecord(struct ns_run *r, const char *tmp);
+pid_t ns_tier_spawn(struct ns_run *r, void (*confine)(struct ns_run *), int *repfd);
 int ns_tier_deny_unenforced(const struct ns_plan *p);
 
 /* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
@@ -303,6 +312,7 @@ void ns_deny_started(struct ns_run *r, pid_t pid);
 void ns_deny_heartbeat(struct ns_run *r);
 void ns_deny_end(struct ns_run *r);
 void ns_deny_forget(struct ns_run *r);
+int ns_deny_dirfd(const struct ns_run *r);
 
 /* hint.c */
 void ns_check_ws_writable(const struct ns_args *a, const struct ns_plan *p);
