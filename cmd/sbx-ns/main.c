@@ -607,6 +607,7 @@ noreturn static void recover_only(struct ns_run *r, struct ns_plan *p)
 	p->root = p->caller_uid == 0;
 	ns_workspace_fd(p);
 	ns_deny_recover(r);
+	ns_tier_leftovers(r);
 	if (r->a->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
 		sbx_json_int(&j, "code", 0);
