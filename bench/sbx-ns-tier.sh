@@ -9,6 +9,9 @@
 # per call inside: getppid (the seccomp filter) and open+close in the workspace (a path
 # walk Landlock checks), full sandbox against the tier, in the same run.
 #
+# With SBX_OLD_BIN (an older build's bin/), that build's tier runs alongside ("old"):
+# the cost of the tier's keeper and subreapers, as a ratio.
+#
 #   bench/sbx-ns-tier.sh [RUNS]   (default 200; as root; needs SBX_BIN, SBX_TESTBIN, musl-gcc, python3)
 set -euo pipefail
 runs=${1:-200}
@@ -68,6 +71,9 @@ full=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_BIN/sbx-ns" "${common
 classic=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nomountapi" "$SBX_BIN/sbx-ns" "${common[@]}" --)
 tier=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$work/conf/base.json" "${common[@]}" --)
 wrap=("$SBX_TESTBIN/ns-nouserns")
+old=(true)
+[ -z "${SBX_OLD_BIN:-}" ] ||
+	old=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nouserns" "$SBX_OLD_BIN/sbx-ns" --baseline "$work/conf/base.json" "${common[@]}" --)
 
 # Interleaved, so that load drifting during the run hits all alike; medians.
 us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
@@ -80,15 +86,18 @@ for ((i = 0; i < runs; i++)); do
 	b=$(us); "${classic[@]}" "$work/bin/true"
 	c=$(us); "${tier[@]}" "$work/bin/true" 2>/dev/null
 	d=$(us); "${wrap[@]}" "$work/bin/true"
-	e=$(us)
-	echo "$((b - a)) $((c - b)) $((d - c)) $((e - d))"
+	e=$(us); "${old[@]}" "$work/bin/true" 2>/dev/null
+	f=$(us)
+	echo "$((b - a)) $((c - b)) $((d - c)) $((e - d)) $((f - e))"
 done >"$work/start.txt"
-python3 - "$work/start.txt" "$runs" <<'P'
+python3 - "$work/start.txt" "$runs" ${SBX_OLD_BIN:+old} <<'P'
 import statistics, sys
 rows = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
-m = [statistics.median(r[i] for r in rows) / 1000 for i in range(4)]
+m = [statistics.median(r[i] for r in rows) / 1000 for i in range(5)]
 print("startup median of %s: full/new %.2f ms, full/classic %.2f ms (%.2fx), landlock tier %.2f ms (%.2fx), "
       "wrapper alone %.2f ms" % (sys.argv[2], m[0], m[1], m[1] / m[0], m[2], m[2] / m[0], m[3]))
+if len(sys.argv) > 3:
+    print("landlock tier start+end: this build %.2f ms, old build %.2f ms (this/old %.2fx)" % (m[2], m[4], m[2] / m[4]))
 P
 
 med() { printf '%s\n' "$@" | sort -n | sed -n 5p; }
