@@ -122,3 +122,14 @@ sbx-cgroup: killed: memory limit 32 MiB reached"
 	run -0 tail -1 "$st"
 	assert_output '{"tool":"sbx-ns","event":"exit","code":0,"recover":true}'
 }
+
+@test "a fork bomb racing the freeze under --pids: the timeout still ends in order and the end check runs" {
+	chain_ws
+	run -104 --separate-stderr sbx-cgroup --root "$R" --name "$N" --pids 48 --timeout 3 --status-fd 7 -- \
+		sbx-ns "${ids[@]}" --workspace "$ws" -- sh -c "$plant; b() { while :; do b & done; }; b 2>/dev/null"
+	assert_regex "$stderr" "^$moved
+sbx-cgroup: killed: timeout of 3 s reached
+sbx-cgroup: note: pids limit 48 reached [0-9]+ times\$"
+	assert_inert
+	run -0 grep -c '"timed_out":true,.*"grace_expired":false,.*"cleanup":true}$' "$st"
+}
