@@ -125,8 +125,10 @@ sbx-cgroup: killed: memory limit 32 MiB reached"
 
 @test "a fork bomb racing the freeze under --pids: the timeout still ends in order and the end check runs" {
 	chain_ws
-	run -104 --separate-stderr sbx-cgroup --root "$R" --name "$N" --pids 48 --timeout 3 --status-fd 7 -- \
-		sbx-ns "${ids[@]}" --workspace "$ws" -- sh -c "$plant; b() { while :; do b & done; }; b 2>/dev/null"
+	run --separate-stderr sbx-cgroup --root "$R" --name "$N" --pids 48 --timeout 3 --status-fd 7 -- \
+		sbx-ns "${ids[@]}" --workspace "$ws" -- \
+		sh -c "$plant; (b() { while :; do b & done; }; b) 2>/dev/null & exec sleep 1000" 7>"$st"
+	[ "$status" = 104 ] || fail "exit $status: $stderr"
 	assert_regex "$stderr" "^$moved
 sbx-cgroup: killed: timeout of 3 s reached
 sbx-cgroup: note: pids limit 48 reached [0-9]+ times\$"
