@@ -9,8 +9,8 @@
 # per call inside: getppid (the seccomp filter) and open+close in the workspace (a path
 # walk Landlock checks), full sandbox against the tier, in the same run.
 #
-# With SBX_OLD_BIN (an older build's bin/), that build's tier runs alongside ("old"):
-# the cost of the tier's keeper and subreapers, as a ratio.
+# With SBX_OLD_BIN (an older build's bin/), the tier of that build runs alongside
+# ("old tier"): the cost of the tier's keeper and subreapers, as a ratio.
 #
 #   bench/sbx-ns-tier.sh [RUNS]   (default 200; as root; needs SBX_BIN, SBX_TESTBIN, musl-gcc, python3)
 set -euo pipefail
