@@ -191,8 +191,9 @@ one_run() {
 	assert_equal "$stderr" ""
 	assert_equal "$(cat "$ws/.env")" "KEY=1"
 	assert_file_not_exist "$xdg/sbx-ns/$key"
+	# What is left: the directories the run's end walk read, for the next.
 	run -0 ls -A "$xdg/sbx-ns"
-	assert_output ""
+	assert_output "tree-$(stat -c %D "$ws")-$(printf %x "$(stat -c %i "$ws")")"
 }
 
 @test "root without a writable /run keeps its records in /tmp/sbx-ns-0" {
@@ -225,4 +226,26 @@ one_run() {
 	assert_equal "$stderr" ""
 	assert_equal "$(cat "$ws/.env.new")" "new"
 	assert_file_not_exist "$xdg/sbx-ns/$key"
+}
+
+@test "SIGKILL of the chain: the next run finds the nested repository and commondir the killed command planted" {
+	local ws mode p pid1 st
+	for mode in ns_root ns_user; do
+		ws=$(ns_repo)
+		st="$NS_DIR/status.nested.$mode"
+		: >"$st"
+		ns_argv "$mode"
+		"${NS_ARGV[@]}" --workspace "$ws" --status-fd 5 -- sh -c \
+			'mkdir -p v/r/.git/hooks && printf "#!/bin/sh\n" > v/r/.git/hooks/pre-commit && chmod 755 v/r/.git/hooks/pre-commit &&
+			 echo x > .git/commondir && touch written; exec sleep 1000' 5>"$st" 3>&- 2>/dev/null &
+		p=$!
+		wait_for "[ -e '$ws/written' ]"
+		pid1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$st")
+		kill -9 "$p" "$pid1"
+		wait "$p" 2>/dev/null || true
+		wait_for "pid1_gone $pid1"
+		run -0 --separate-stderr "$mode" --workspace "$ws" -- true
+		assert_equal "$stderr" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .git/commondir; moved it to .git/commondir.sbx-denied
+sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path v/r/.git/hooks/pre-commit; moved it to v/r/.git/hooks/pre-commit.sbx-denied and cleared its execute bits"
+	done
 }

@@ -403,6 +403,12 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 @test "--max-sandbox-connections above --max-connections" {
 	usage "--max-sandbox-connections 9 is more than --max-connections (8)" "${H[@]}" --listen /tmp/x --max-connections 8 --max-sandbox-connections 9
 }
+@test "--max-sandbox-lookups zero" { usage "--max-sandbox-lookups: invalid number '0': zero not allowed" "${H[@]}" --max-sandbox-lookups 0; }
+@test "--max-sandbox-lookups negative" { usage "--max-sandbox-lookups: invalid number '-1': negative" "${H[@]}" --max-sandbox-lookups -1; }
+@test "--max-sandbox-lookups too large" { usage "--max-sandbox-lookups: invalid number '100001': too large" "${H[@]}" --max-sandbox-lookups 100001; }
+@test "--max-sandbox-lookups overflow" { usage "--max-sandbox-lookups: invalid number '99999999999999999999': overflow" "${H[@]}" --max-sandbox-lookups 99999999999999999999; }
+@test "--max-sandbox-lookups empty" { usage "--max-sandbox-lookups: invalid number '': empty" "${H[@]}" --max-sandbox-lookups ''; }
+@test "--max-sandbox-lookups twice" { usage "--max-sandbox-lookups given twice" "${H[@]}" --max-sandbox-lookups 2 --max-sandbox-lookups 2; }
 @test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open" --log-fd 9; }
 @test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open" --ready-fd 9; }
 @test "--log-fd and --ready-fd the same fd" { usage "--ready-fd: fd 4 is also --log-fd" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
@@ -451,7 +457,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 	assert_equal "$rc" 0
 	assert_file_not_exists "$D/s"
 	run -0 cat "$D/log"
-	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+,"max_sandbox_connections":[0-9]+\}$'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+,"max_sandbox_connections":[0-9]+,"max_sandbox_lookups":256\}$'
 	assert_line --index 1 --regexp '^\{"tool":"sbx-broker","event":"exit","time":"[0-9T:.-]+Z","code":0,"signal":15\}$'
 	run -0 cat "$D/err"
 	assert_output ""

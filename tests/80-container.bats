@@ -315,7 +315,9 @@ kube_net() {
 	kube_net_down
 	C_NET="net-$C_U"
 	sub="198.19.$(( $$ % 200 + 20 ))"
-	pm network create --internal --disable-dns --subnet "$sub.0/24" "$C_NET" >/dev/null
+	# Pods take their addresses from the upper half, so the origin's .2 is
+	# never also a pod's own address (which the broker rightly refuses).
+	pm network create --internal --disable-dns --subnet "$sub.0/24" --ip-range "$sub.128/25" "$C_NET" >/dev/null
 	br=$(pm network inspect --format '{{.NetworkInterface}}' "$C_NET")
 	ip link add "$br" type bridge
 	ip addr add "$sub.1/24" dev "$br"

@@ -121,6 +121,7 @@ net_wait_port() {
 
 # net_broker NAME ARGS...: sbx-broker in "h" (its own /etc/hosts) on
 # $NET_DIR/NAME.sock, open to the test user; its pid in $NET_DIR/NAME.pid.
+# $BROKER_WRAP, when set, is the program the broker runs under.
 net_broker() {
 	local name=$1 fd rc=0
 	shift
@@ -130,7 +131,7 @@ net_broker() {
 	# NET_PLAIN=1: the host's own /etc/hosts, names only from --resolve.
 	ip netns exec "$NH" unshare -m --propagation private sh -c \
 		'[ -n "$NET_PLAIN" ] || { mount --bind "$0/hosts" /etc/hosts && mount --bind "$0/resolv.conf" /etc/resolv.conf; } && exec "$@"' \
-		"$NET_DIR" "$SBX_BIN/sbx-broker" --listen "$NET_DIR/$name.sock" --ready-fd 3 "$@" \
+		"$NET_DIR" ${BROKER_WRAP:-} "$SBX_BIN/sbx-broker" --listen "$NET_DIR/$name.sock" --ready-fd 3 "$@" \
 		3>"$NET_DIR/$name.ready" </dev/null >/dev/null 2>>"$NET_DIR/$name.err" &
 	echo $! >> "$NET_DIR/pids"
 	echo $! > "$NET_DIR/$name.pid"

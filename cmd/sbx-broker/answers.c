@@ -6,8 +6,11 @@
  * that passed every check are kept, an answer is never used in a later
  * second than the one its check was made in (so an address added to an
  * interface is refused from the next second on, as before), and a name is
- * still never resolved between the check and the dial. The table belongs
- * to the loop thread alone. */
+ * still never resolved between the check and the dial. An answer serves
+ * only the lane (the sandbox) whose lookup made it: another sandbox's
+ * request for the name goes to its own lookup, so the broker's speed
+ * never tells a sandbox what another resolved in the same second. The
+ * table belongs to the loop thread alone. */
 #include "broker.h"
 #include "clock.h"
 
@@ -19,6 +22,7 @@
 
 struct answer {
 	long sec;                  /* -1: empty */
+	uint64_t lane_id;
 	char host[SBX_HOST_MAX + 1];
 	int allow_private;
 	size_t naddrs;
@@ -30,10 +34,12 @@ long broker_answers_second(void)
 	return (long)(sbx_now_ms() / 1000);
 }
 
-static size_t slot(const char *host)
+static size_t slot(uint64_t lane_id, const char *host)
 {
 	uint32_t h = 2166136261u;
 
+	for (int i = 0; i < 8; i++)
+		h = (h ^ (unsigned char)(lane_id >> (8 * i))) * 16777619u;
 	for (; *host; host++)
 		h = (h ^ (unsigned char)*host) * 16777619u;
 	return h % ANSWERS;
@@ -53,9 +59,9 @@ int broker_answers_get(const struct broker_answers *t, struct broker_req *q)
 
 	if (!t->tab)
 		return 0;
-	a = &t->tab[slot(q->host)];
+	a = &t->tab[slot(q->lane_id, q->host)];
 	if (a->sec != broker_answers_second() || a->allow_private != q->allow_private ||
-	    strcmp(a->host, q->host))
+	    a->lane_id != q->lane_id || strcmp(a->host, q->host))
 		return 0;
 	memcpy(q->addrs, a->addrs, a->naddrs * sizeof a->addrs[0]);
 	q->naddrs = a->naddrs;
@@ -78,8 +84,9 @@ void broker_answers_put(struct broker_answers *t, const struct broker_req *q)
 		for (size_t i = 0; i < ANSWERS; i++)
 			t->tab[i].sec = -1;
 	}
-	a = &t->tab[slot(q->host)];
+	a = &t->tab[slot(q->lane_id, q->host)];
 	a->sec = q->checked_sec;
+	a->lane_id = q->lane_id;
 	a->allow_private = q->allow_private;
 	memcpy(a->host, q->host, sizeof a->host);
 	a->naddrs = q->naddrs;

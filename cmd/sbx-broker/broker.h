@@ -48,14 +48,18 @@ struct broker_cfg {
 	uint64_t wall_ms, max_req, max_resp;
 	size_t max_conns;
 	size_t max_sb_conns;       /* per handed-off sandbox */
+	size_t max_sb_lookups;     /* names being resolved, per sandbox */
 	int log_fd, ready_fd;
 };
 
 /* One name to resolve. The worker fills the answer; the loop owns the
  * struct before and after (conn is cleared when the connection goes away
  * while the name is being resolved). */
+struct broker_lane;
 struct broker_req {
 	void *conn;
+	struct broker_lane *lane;  /* whose lookup it is, until it is answered */
+	uint64_t lane_id;          /* ... and for kept answers */
 	char host[SBX_HOST_MAX + 1];
 	unsigned port;
 	int allow_private;
@@ -72,13 +76,35 @@ struct broker_req {
 
 #define BROKER_MAX_OWN 256
 
+/* One sandbox's lookups (the clients of the broker's own sockets share
+ * one): its queue, and how many of them workers have. The loop's alone;
+ * it outlives its sandbox until the workers have given back all of its
+ * lookups. */
+struct broker_lane {
+	uint64_t id;
+	struct broker_req *head, *tail;  /* waiting for a worker, oldest first */
+	size_t pending;                  /* waiting, or with a worker */
+	unsigned inflight;               /* with a worker */
+	int listed, released;            /* on the resolver's turn list; its sandbox is gone */
+	struct broker_lane *prev, *next; /* the turn list */
+};
+
 struct broker_resolver {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct broker_req *head, *tail;  /* waiting for a worker */
+	struct broker_req *head, *tail;  /* handed to the workers: never more than they can take at once */
 	unsigned idle;                   /* workers asleep on cv */
 	struct broker_req *done, *done_tail; /* answered, for the loop */
 	int result_fd;                   /* eventfd: done became non-empty */
+	/* The loop's alone: */
+	pthread_attr_t attr;
+	unsigned nthreads, max_threads;  /* started; at most */
+	unsigned busy;                   /* lookups handed to workers, not yet taken back */
+	unsigned extra;                  /* of those, the ones beyond their lane's first */
+	size_t max_pending;              /* per lane */
+	uint64_t lane_ids;
+	struct broker_lane own_sockets;  /* the clients of the broker's own sockets */
+	struct broker_lane *turn_head, *turn_tail; /* lanes with lookups waiting, in turn order */
 	/* the host's own addresses, refreshed once a second */
 	pthread_mutex_t own_mu;
 	struct sockaddr_storage own[BROKER_MAX_OWN];
@@ -88,9 +114,17 @@ struct broker_resolver {
 };
 
 void broker_resolver_start(struct broker_resolver *r, const struct broker_cfg *cfg, unsigned nthreads);
-/* Hand over a list of requests (linked by next) at once. */
-void broker_resolver_submit(struct broker_resolver *r, struct broker_req *first, struct broker_req *last,
-			    unsigned n);
+/* A new sandbox's lane (NULL: out of memory), and its end: the lane goes
+ * once the workers have given back its lookups. */
+struct broker_lane *broker_lane_new(struct broker_resolver *r);
+void broker_lane_release(struct broker_resolver *r, struct broker_lane *l);
+/* q's name is pinned (--resolve): its answer, checked now, on the
+ * caller's thread. 1, or 0 when the name is not pinned. */
+int broker_resolve_pinned(struct broker_resolver *r, struct broker_req *q);
+/* Queue q in lane l: 0, or -1 when l already has max_pending lookups. */
+int broker_resolver_queue(struct broker_resolver *r, struct broker_lane *l, struct broker_req *q);
+/* Give waiting lookups to the workers, lanes in turn. */
+void broker_resolver_dispatch(struct broker_resolver *r);
 /* Take every answered request (a list linked by next, oldest first). */
 struct broker_req *broker_resolver_take(struct broker_resolver *r);
 

@@ -55,6 +55,7 @@ struct sandbox {
 	size_t nl;
 	unsigned char role[SB_FDS];
 	struct broker_synth *synth;  /* transparent: its names' addresses */
+	struct broker_lane *lane;    /* its lookups (resolve.c), made at the first */
 	uint64_t dns_sec, dns_lines, dns_unlogged; /* transparent: DNS lines this second */
 	char where[160];             /* the listeners' addresses, for the log */
 	uint64_t unreported;         /* decision lines the channel had no room for */
@@ -139,10 +140,6 @@ struct loop {
 	size_t nconns;
 	struct sandbox *sbs, *dead_sbs, *flush;
 	size_t nsbs;
-	/* Names read in this batch of events, handed to the resolver at
-	 * once before the loop waits again. */
-	struct broker_req *sub_first, *sub_last;
-	unsigned nsub;
 	/* Freed connections and requests kept for reuse: musl's allocator
 	 * gives emptied groups back to the kernel, and with resolver threads
 	 * running every unmap is a TLB shootdown across CPUs. */
@@ -176,6 +173,8 @@ void log_conn(struct loop *L, struct conn *c);
 int read_head(struct loop *L, struct conn *c);
 /* The name is allowed: resolve it and check every address, then dial. */
 int resolve_start(struct loop *L, struct conn *c);
+/* c->rq is answered: dial the checked address, or refuse. */
+int resolved(struct loop *L, struct conn *c);
 int established(struct loop *L, struct conn *c);
 int http(struct loop *L, struct conn *c);
 

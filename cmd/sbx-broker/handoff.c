@@ -127,6 +127,9 @@ void sandbox_end(struct loop *L, struct sandbox *sb, const char *why)
 			conn_close(L, c);
 		}
 	}
+	/* Its lookups with workers keep the lane until they come back. */
+	broker_lane_release(&L->res, sb->lane);
+	sb->lane = NULL;
 	sandbox_flush(sb);
 	epoll_ctl(L->ep, EPOLL_CTL_DEL, sb->ch, NULL);
 	close(sb->ch);

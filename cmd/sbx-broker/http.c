@@ -204,14 +204,24 @@ int read_head(struct loop *L, struct conn *c)
 	return resolve_start(L, c);
 }
 
+/* The name goes to the resolver in its sandbox's lane (resolve.c), unless
+ * it needs no worker: an answer kept from this second for this sandbox,
+ * or a pinned name, checked here. */
 int resolve_start(struct loop *L, struct conn *c)
 {
-	c->rq = req_new(L);
+	struct broker_lane *lane = &L->res.own_sockets;
+
+	if (c->sb && !c->sb->lane)
+		c->sb->lane = broker_lane_new(&L->res);
+	if (c->sb)
+		lane = c->sb->lane;
+	c->rq = lane ? req_new(L) : NULL;
 	if (!c->rq) {
 		refuse(L, c, 502, "out of memory");
 		return -1;
 	}
 	c->rq->conn = c;
+	c->rq->lane_id = lane->id;
 	c->rq->port = c->port;
 	c->rq->allow_private = L->cfg->allow_private;
 	snprintf(c->rq->host, sizeof c->rq->host, "%s", c->host);
@@ -220,14 +230,37 @@ int resolve_start(struct loop *L, struct conn *c)
 		c->decision = "allowed";
 		return dial(L, c);
 	}
+	if (broker_resolve_pinned(&L->res, c->rq))
+		return resolved(L, c);
+	if (broker_resolver_queue(&L->res, lane, c->rq) < 0) {
+		req_free(L, c->rq);
+		c->rq = NULL;
+		refuse(L, c, 503, "%s lookup limit reached (--max-sandbox-lookups)",
+		       c->sb ? "this sandbox's" : "the broker's own sockets'");
+		return -1;
+	}
 	c->st = S_RESOLVE;
-	if (L->sub_last)
-		L->sub_last->next = c->rq;
-	else
-		L->sub_first = c->rq;
-	L->sub_last = c->rq;
-	L->nsub++;
 	return 0;
+}
+
+int resolved(struct loop *L, struct conn *c)
+{
+	struct broker_req *q = c->rq;
+
+	c->st = S_DIAL; /* the answer now belongs to the connection */
+	if (q->refused) {
+		snprintf(c->addr, sizeof c->addr, "%s", q->addr_text);
+		c->decision = q->status == 403 ? "refused" : "failed";
+		if (q->addr_text[0])
+			refuse(L, c, q->status, "address %s refused: %s%s", q->addr_text, q->refused,
+			       q->closed_private ? "; --allow-private-networks opens private ranges" : "");
+		else
+			refuse(L, c, q->status, "%s: %s", c->host, q->refused);
+		return -1;
+	}
+	c->decision = "allowed";
+	broker_answers_put(&L->answers, q);
+	return dial(L, c);
 }
 
 int established(struct loop *L, struct conn *c)

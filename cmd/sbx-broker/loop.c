@@ -57,26 +57,11 @@ static void on_resolved(struct loop *L)
 	struct broker_req *q, *next;
 
 	for (q = broker_resolver_take(&L->res); q; q = next) {
-		struct conn *c = q->conn;
 		next = q->next;
-		if (!c) {
+		if (q->conn)
+			resolved(L, q->conn);
+		else
 			req_free(L, q);
-			continue;
-		}
-		c->st = S_DIAL; /* the answer now belongs to the connection */
-		if (q->refused) {
-			snprintf(c->addr, sizeof c->addr, "%s", q->addr_text);
-			c->decision = q->status == 403 ? "refused" : "failed";
-			if (q->addr_text[0])
-				refuse(L, c, q->status, "address %s refused: %s%s", q->addr_text, q->refused,
-				       q->closed_private ? "; --allow-private-networks opens private ranges" : "");
-			else
-				refuse(L, c, q->status, "%s: %s", c->host, q->refused);
-			continue;
-		}
-		c->decision = "allowed";
-		broker_answers_put(&L->answers, q);
-		dial(L, c);
 	}
 }
 
@@ -227,6 +212,7 @@ int broker_loop(const struct broker_cfg *cfg)
 		sbx_json_str(&j, "time", t);
 		sbx_json_uint(&j, "max_connections", cfg->max_conns);
 		sbx_json_uint(&j, "max_sandbox_connections", cfg->max_sb_conns);
+		sbx_json_uint(&j, "max_sandbox_lookups", cfg->max_sb_lookups);
 		log_line(&L, &j);
 	}
 	sbx_ready_fd(cfg->ready_fd);
@@ -296,10 +282,8 @@ int broker_loop(const struct broker_cfg *cfg)
 			free(sb->out);
 			free(sb);
 		}
-		if (L.sub_first) {
-			broker_resolver_submit(&L.res, L.sub_first, L.sub_last, L.nsub);
-			L.sub_first = L.sub_last = NULL;
-			L.nsub = 0;
-		}
+		/* Names read in this batch of events go to the workers at once,
+		 * before the loop waits again. */
+		broker_resolver_dispatch(&L.res);
 	}
 }

@@ -33,6 +33,7 @@
 	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
 	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
+	"                  [--max-sandbox-lookups N]\n" \
 	"                  [--log-fd FD] [--ready-fd FD]\n" \
 	"       sbx-broker --version\n"
 
@@ -40,7 +41,7 @@ enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
-	O_TCP, O_ALLOW_TCP,
+	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS,
 };
 
 static const struct sbx_opt options[] = {
@@ -63,6 +64,7 @@ static const struct sbx_opt options[] = {
 	{ "max-response-bytes", SBX_ARG, SBX_ONCE, O_RESP },
 	{ "max-connections", SBX_ARG, SBX_ONCE, O_CONNS },
 	{ "max-sandbox-connections", SBX_ARG, SBX_ONCE, O_SBCONNS },
+	{ "max-sandbox-lookups", SBX_ARG, SBX_ONCE, O_SBLOOKUPS },
 	{ "log-fd", SBX_ARG, SBX_ONCE, O_LOG },
 	{ "ready-fd", SBX_ARG, SBX_ONCE, O_READY },
 	{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
@@ -203,7 +205,7 @@ int main(int argc, char **argv)
 {
 	struct broker_cfg cfg = {
 		.listen_fd = -1, .tcp_fd = -1, .log_fd = 2, .ready_fd = -1,
-		.wall_ms = 30000, .max_req = 1 << 20, .max_resp = 10 << 20,
+		.wall_ms = 30000, .max_req = 1 << 20, .max_resp = 10 << 20, .max_sb_lookups = 256,
 	};
 	struct sbx_optstate st;
 	const char *arg, *listen = NULL, *mode = NULL, *upstream = NULL, *tcp_arg = NULL;
@@ -251,6 +253,9 @@ int main(int argc, char **argv)
 		case O_CONNS: max_conns = (size_t)sbx_opt_u64("--max-connections", arg, 1, 1000000); break;
 		case O_SBCONNS:
 			max_sb_conns = (size_t)sbx_opt_u64("--max-sandbox-connections", arg, 1, 1000000);
+			break;
+		case O_SBLOOKUPS:
+			cfg.max_sb_lookups = (size_t)sbx_opt_u64("--max-sandbox-lookups", arg, 1, 100000);
 			break;
 		case O_LOG: log_fd = sbx_opt_fd("--log-fd", arg); break;
 		case O_READY: cfg.ready_fd = sbx_opt_fd("--ready-fd", arg); break;

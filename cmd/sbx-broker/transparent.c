@@ -14,10 +14,16 @@
  *   NXDOMAIN, a malformed one FORMERR, REFUSED or nothing (lib/net/dns.c).
  *   Nothing is ever forwarded and no real address is ever returned.
  * - Synthetic addresses: one per name per sandbox, kept for the sandbox's
- *   life, handed out from one counter over 240.0.0.0/4 for the broker's
- *   life, so no two sandboxes ever hold the same address; a sandbox maps
- *   at most SYNTH_MAX names. The broker never dials them: a captured
- *   connection's destination only names the name. */
+ *   life, handed out from the sandbox's own counter (240.0.0.1 first, in
+ *   the order of its queries); a sandbox maps at most SYNTH_MAX names.
+ *   Nothing of one sandbox's allocation shows in another's: a counter
+ *   shared by the broker would tell each sandbox how many names the
+ *   others resolved. Two sandboxes may hold the same address for
+ *   different names: an address means a name only in the sandbox's own
+ *   table (each sandbox has its own network namespace, and a captured
+ *   connection is looked up in its sandbox's table alone). The broker
+ *   never dials them: a captured connection's destination only names the
+ *   name. */
 #include "broker.h"
 #include "die.h"
 #include "dns.h"
@@ -33,14 +39,12 @@
 #define DNS_TTL 300
 
 struct broker_synth {
-	size_t n;
+	size_t n;                  /* names mapped; the next address is n + 1 */
 	struct {
 		char name[SBX_HOST_MAX + 1];
 		uint32_t addr; /* host order */
 	} e[SYNTH_MAX];
 };
-
-static uint32_t synth_next = 1; /* 240.0.0.1 first; never reused */
 
 void broker_add_allow_tcp(struct broker_cfg *cfg, const char *s)
 {
@@ -151,11 +155,8 @@ static int synth_map(struct broker_synth **tp, const char *name, uint32_t *addr,
 		*why = "this sandbox has used all its synthetic addresses (256 names)";
 		return -1;
 	}
-	if (synth_next >= (1u << (32 - SBX_SYNTH_PREFIX)) - 1) {
-		*why = "the broker has used all synthetic addresses; restart it";
-		return -1;
-	}
-	*addr = SBX_SYNTH_NET | synth_next++;
+	/* SYNTH_MAX is far below the 2^28 - 2 addresses of 240.0.0.0/4. */
+	*addr = SBX_SYNTH_NET | (uint32_t)(t->n + 1);
 	snprintf(t->e[t->n].name, sizeof t->e[t->n].name, "%s", name);
 	t->e[t->n++].addr = *addr;
 	return 1;

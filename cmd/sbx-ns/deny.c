@@ -10,9 +10,11 @@
  * cannot be renamed or removed (EBUSY) and what lies below stays protected.
  * Nothing is created in the workspace: a protected path that is missing
  * stays missing. If the command creates one, the same walk finds it again
- * at the end (denyend.c), and it is moved aside before the run is reported
- * finished. The walk reads only the directories the globs name (and, for a
- * "**" in the middle, the subtree it stands for), never the whole tree. */
+ * at the end (denyinert.c), and it is moved aside before the run is
+ * reported finished. The globs' walk reads only the directories they name
+ * (and, for a "**" in the middle, the subtree it stands for); while the
+ * list holds .git/config, git's rule (denygit.c) walks the whole tree
+ * (denytree.c) for every git directory. */
 #include "ns.h"
 
 #include "die.h"
@@ -93,7 +95,7 @@ static void join(char *out, const char *prefix, const char *name)
 }
 
 /* At or below a protected directory of the start set. */
-static const struct deny_op *covered(const struct deny_list *l, const char *rel)
+const struct deny_op *ns_deny_covered(const struct deny_list *l, const char *rel)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		const char *p = l->v[i].rel;
@@ -119,13 +121,16 @@ static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comp
  * own that the command made unsearchable (root can): what the command hid
  * there would stay. The directory is opened to its owner for the check and
  * its mode put back afterwards (ns_deny_restore). */
-static void open_up(struct deny_walk *w, int fd)
+void ns_deny_open_up(struct deny_walk *w, int fd)
 {
+	static uid_t euid = (uid_t)-1;
 	struct stat st;
 	char proc[40];
 
-	if (!w->check || geteuid() == 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 0700) == 0700)
+	if (euid == (uid_t)-1)
+		euid = geteuid();
+	if (euid == 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != euid || (st.st_mode & 0700) == 0700)
 		return;
 	if (w->nfix == w->capfix) {
 		size_t cap = w->capfix ? w->capfix * 2 : 4;
@@ -179,7 +184,7 @@ static void descend(struct deny_walk *w, int dirfd, const char *name, const char
 			return; /* changed meanwhile: the objects below are looked at by name */
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
 	}
-	open_up(w, sub);
+	ns_deny_open_up(w, sub);
 	w->depth++;
 	walk(w, sub, rel, comps, i, n);
 	w->depth--;
@@ -188,7 +193,7 @@ static void descend(struct deny_walk *w, int dirfd, const char *name, const char
 
 /* A new directory where the glob ends in "**": everything in it is new.
  * Git's own *.sample files in a hooks directory are never run: left. */
-static void new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth)
+void ns_deny_new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth)
 {
 	int rfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	const char *base = strrchr(rel, '/');
@@ -215,7 +220,7 @@ static void new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth)
 		if (S_ISDIR(st.st_mode) && depth < MAX_COMPS) {
 			int fd = openat(dirfd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd >= 0) {
-				new_tree(w, fd, sub, depth + 1);
+				ns_deny_new_tree(w, fd, sub, depth + 1);
 				close(fd);
 				continue;
 			}
@@ -243,7 +248,7 @@ static void step(struct deny_walk *w, int dirfd, const char *prefix, const char 
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
 	}
 	if (!w->check) {
-		if (covered(&w->found, rel))
+		if (ns_deny_covered(&w->found, rel))
 			return;
 		if (S_ISLNK(st.st_mode))
 			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it is a symlink", rel);
@@ -262,7 +267,7 @@ static void step(struct deny_walk *w, int dirfd, const char *prefix, const char 
 			if (S_ISDIR(st.st_mode) && is_dstar(comps[n - 1])) {
 				int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 				if (fd >= 0) {
-					new_tree(w, fd, rel, 0);
+					ns_deny_new_tree(w, fd, rel, 0);
 					close(fd);
 					return;
 				}
@@ -311,7 +316,7 @@ static void any_depth(struct deny_walk *w, int dirfd, const char *prefix, char *
 			continue;
 		join(rel, prefix, e->d_name);
 		if (w->check ? (o = ns_deny_known(w->start, rel, &st)) && o->kind == DENY_PROTECT :
-			       covered(&w->found, rel) != NULL)
+			       ns_deny_covered(&w->found, rel) != NULL)
 			continue;
 		descend(w, dirfd, e->d_name, rel, comps, i, n);
 	}
@@ -366,7 +371,9 @@ static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comp
 
 void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n)
 {
-	open_up(w, wsfd);
+	int git = ns_deny_git_on(globs, n);
+
+	ns_deny_open_up(w, wsfd);
 	for (size_t g = 0; g < n; g++) {
 		char buf[PATH_MAX], *comps[MAX_COMPS], *save = NULL, *p;
 		int nc = 0;
@@ -378,6 +385,8 @@ void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_
 		}
 		walk(w, wsfd, "", comps, 0, nc);
 	}
+	if (git)
+		ns_deny_git_walk(w, wsfd);
 }
 
 static int cmp_dop(const void *a, const void *b)
@@ -408,14 +417,15 @@ int ns_workspace_fd(struct ns_plan *p)
 }
 
 /* The start set: every match, then every directory leading to one. */
-void ns_plan_deny(struct ns_plan *p)
+void ns_plan_deny(struct ns_plan *p, const struct deny_tree *prev)
 {
-	struct deny_walk w = { .check = 0 };
+	struct deny_walk w = { .check = 0, .ws_path = p->ops[p->ws].src, .tree_in = prev };
 	size_t n, nprot;
 	const char *const *globs = ns_deny_globs(p, &n);
 	int wsfd = ns_workspace_fd(p);
 
 	ns_deny_walk(&w, wsfd, globs, n);
+	ns_deny_restore(&w);
 	nprot = w.found.n;
 	for (size_t i = 0; i < nprot; i++) {
 		char anc[PATH_MAX], *s;
@@ -432,6 +442,7 @@ void ns_plan_deny(struct ns_plan *p)
 	qsort(w.found.v, w.found.n, sizeof *w.found.v, cmp_dop);
 	p->dops = w.found.v;
 	p->ndops = w.found.n;
+	p->dtree = w.tree_out;
 }
 
 /* --tmp-in-workspace: /tmp and /dev/shm are directories of the workspace's

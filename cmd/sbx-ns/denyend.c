@@ -1,31 +1,16 @@
-/* Deny-write after the fact: a protected path that was missing at the
- * start and that the command created cannot be refused without a
- * placeholder in the workspace (a mount needs an existing mount point), so
- * sbx-ns creates nothing there and makes such a path inert before the run
- * is reported finished: the same walk as at the start (deny.c) finds every
- * protected path that is not the very object of the start set; each one
- * the command made is renamed to NAME.sbx-denied (-2, -3... if taken),
- * execute, set-user-ID and set-group-ID bits cleared when it is a file with
- * a single link, never deleted, and reported (stderr, status
- * "deny-write").
- *
- * "The command made it": owned by the command's uid, changed (ctime: a
- * creation, a rename or a link sets it and nothing can set it back) no
- * earlier than the start of the run, and born (btime, where the
- * filesystem keeps it) no later than its end. Anything else is left as it
- * is and reported. A file created on the host by the same uid during the
- * run cannot be told apart: it is moved aside too (never deleted).
- *
- * If sbx-ns is killed, the next run on the same workspace does this for
- * it: each run keeps a record (its uid, start, globs and start set) in a
- * directory of the caller's that no writable root of the run contains (the
- * sandbox can neither see nor forge it): root's /run/sbx-ns, else
- * $XDG_RUNTIME_DIR/sbx-ns or /tmp/sbx-ns-UID, mode 0700. The record is
- * locked (flock) by the outer process for its life and its mtime is
- * touched every second; the pid and start time of the sandbox's pid 1
- * are in it. A later run takes over a record whose lock is free and whose
- * pid 1 is gone (a pid namespace's pid 1 outlives every process in it),
- * with the end of the run put at the last touch plus two seconds. */
+/* Deny-write after the fact, the record side: if sbx-ns is killed, the
+ * next run on the same workspace makes inert what that run's command left
+ * (denyinert.c does the checking and moving). Each run keeps a record
+ * (its uid, start, globs and start set) in a directory of the caller's
+ * that no writable root of the run contains (the sandbox can neither see
+ * nor forge it): root's /run/sbx-ns, else $XDG_RUNTIME_DIR/sbx-ns or
+ * /tmp/sbx-ns-UID, mode 0700. The record is locked (flock) by the outer
+ * process for its life and its mtime is touched every second; the pid and
+ * start time of the sandbox's pid 1 are in it. A later run takes over a
+ * record whose lock is free and whose pid 1 is gone (a pid namespace's pid
+ * 1 outlives every process in it), with the end of the run put at the last
+ * touch plus two seconds. The same directory keeps, per workspace, the
+ * directories the last end walk read (denytree.c). */
 #include "ns.h"
 
 #include "procstat.h"
@@ -48,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -64,280 +50,16 @@ struct ns_deny_rec {
 	pid_t owner;            /* the outer process; never acted on by a child */
 	char name[128];
 	char dir[PATH_MAX];
+	struct deny_tree prev;  /* the last run's end walk, kept (denytree.c) */
 	struct timespec start;
 	time_t beat;
 	pid_t dying;            /* pid 1 of a killed run, still ending */
 };
 
-/* Who and when, for one record. */
-struct deny_scope {
-	int wsfd;
-	uid_t uid;
-	int64_t start_ns, end_ns; /* end_ns 0: the run has just ended (now) */
-	int status_fd;
-	int earlier;              /* a record of a run that was killed */
-	const struct deny_list *start;
-};
 
 static int64_t ts_ns(const struct timespec *t)
 {
 	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
-}
-
-void ns_deny_candidate(struct deny_walk *w, const char *rel)
-{
-	if (w->ncand == w->capcand) {
-		size_t cap = w->capcand ? w->capcand * 2 : 8;
-		char **v = sbx_need(realloc(w->cand, cap * sizeof *v));
-		w->cand = v;
-		w->capcand = cap;
-	}
-	w->cand[w->ncand++] = sbx_need(strdup(rel));
-}
-
-/* Birth time through statx (lib/walk.h); -1 if unknown. */
-static int64_t btime_ns(int fd)
-{
-	struct sbx_statx sx;
-
-	memset(&sx, 0, sizeof sx);
-	if (sbx_statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, SBX_STATX_BTIME, &sx) < 0 ||
-	    !(sx.stx_mask & SBX_STATX_BTIME))
-		return -1;
-	return sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec;
-}
-
-static void report(const struct deny_scope *s, const char *rel, const char *to, int cleared,
-		   const char *kept)
-{
-	char q[PATH_MAX * 4 + 8], qt[PATH_MAX * 4 + 8];
-	const char *who = s->earlier ? "an earlier run's command (killed)" : "the command";
-	struct sbx_json j;
-
-	sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
-	if (to) {
-		sbx_quote(qt, sizeof qt, to, strlen(to), PATH_MAX, 0);
-		sbx_warn("deny-write: %s created the protected path %s; moved it to %s%s", who, q, qt,
-			 cleared ? " and cleared its execute bits" : "");
-	} else {
-		sbx_warn("deny-write: the protected path %s appeared during a run but %s; left as it is",
-			 q, kept);
-	}
-	if (s->status_fd < 0)
-		return;
-	sbx_json_begin(&j, NS_PROG, "deny-write");
-	sbx_json_str(&j, "path", rel);
-	if (to) {
-		sbx_json_str(&j, "action", "moved aside");
-		sbx_json_str(&j, "moved_to", to);
-		sbx_json_bool(&j, "exec_cleared", cleared);
-	} else {
-		sbx_json_str(&j, "action", "left");
-		sbx_json_str(&j, "reason", kept);
-	}
-	sbx_json_bool(&j, "earlier_run", s->earlier);
-	sbx_json_write(&j, s->status_fd);
-}
-
-static int renameat2_(int dfd, const char *from, const char *to)
-{
-	return (int)syscall(SYS_renameat2, dfd, from, dfd, to, 1U /* RENAME_NOREPLACE */);
-}
-
-/* Rename name in dirfd to NAME.sbx-denied, -2, -3... never over anything. */
-static int move_aside(int dirfd, const char *name, char *to, size_t cap)
-{
-	int len = (int)strnlen(name, 200), rc = -1;
-
-	for (int k = 1; k < 100; k++) {
-		if (k == 1)
-			snprintf(to, cap, "%.*s.sbx-denied", len, name);
-		else
-			snprintf(to, cap, "%.*s.sbx-denied-%d", len, name, k);
-		rc = renameat2_(dirfd, name, to);
-		if (rc == 0 || errno != EEXIST)
-			break;
-	}
-	return rc;
-}
-
-/* Why the object is not the command's, or NULL if it is. */
-static const char *not_mine(const struct deny_scope *s, const struct stat *st, int64_t born)
-{
-	if (st->st_uid != s->uid)
-		return "belongs to another user";
-	if (ts_ns(&st->st_ctim) < s->start_ns)
-		return "was not changed since it started";
-	if (s->end_ns && (born >= 0 ? born : ts_ns(&st->st_ctim)) > s->end_ns)
-		return "was made after that run ended";
-	return NULL;
-}
-
-/* A directory above rel that the command made or moved there: then what
- * lies below is the command's too, whatever its own times (mv olddir .git
- * changes the directory's ctime, not its files'). */
-static int new_ancestor(const struct deny_scope *s, const char *rel)
-{
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	char anc[PATH_MAX], *p;
-	struct stat st;
-
-	snprintf(anc, sizeof anc, "%s", rel);
-	for (p = strchr(anc, '/'); p; p = strchr(p + 1, '/')) {
-		int fd;
-		*p = '\0';
-		fd = sbx_openat2(s->wsfd, anc, how.flags, how.resolve);
-		if (fd >= 0 && fstat(fd, &st) == 0 && !ns_deny_known(s->start, anc, &st) &&
-		    !not_mine(s, &st, btime_ns(fd))) {
-			close(fd);
-			return 1;
-		}
-		if (fd >= 0)
-			close(fd);
-		*p = '/';
-	}
-	return 0;
-}
-
-/* What `git init` writes into a new .git/config, line by line: a config
- * made only of these lines sets nothing that runs a program (no hooksPath,
- * fsmonitor, sshCommand, filter, include, alias), so it is left in place
- * and the repository works on the host. Exact bytes, no parsing: anything
- * else (another key, a comment, a continuation) is moved aside. */
-static int git_init_config(int pfd, const char *rel, const char *name, const struct stat *st)
-{
-	static const char *const ok[] = {
-		"[core]", "\trepositoryformatversion = 0", "\tfilemode = true", "\tfilemode = false",
-		"\tbare = false", "\tlogallrefupdates = true", "\tignorecase = true",
-		"\tprecomposeunicode = true", "\tsymlinks = false", NULL
-	};
-	char buf[1024], *line, *save = NULL;
-	struct stat now;
-	ssize_t n;
-	int fd;
-
-	if (strncmp(rel, ".git/", 5) || strcmp(name, "config") || !S_ISREG(st->st_mode) ||
-	    st->st_nlink != 1 || st->st_size <= 0 || st->st_size >= (off_t)sizeof buf)
-		return 0;
-	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = fstat(fd, &now) == 0 && now.st_ino == st->st_ino && now.st_dev == st->st_dev ?
-		read(fd, buf, sizeof buf - 1) : -1;
-	close(fd);
-	if (n != st->st_size || buf[n - 1] != '\n' || memchr(buf, '\0', (size_t)n))
-		return 0;
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		const char *const *k = ok;
-		while (*k && strcmp(*k, line))
-			k++;
-		if (!*k)
-			return 0;
-	}
-	return 1;
-}
-
-/* Make one new protected path inert, if the command made it. */
-static void inert(const struct deny_scope *s, const char *rel)
-{
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	char parent[PATH_MAX], to[PATH_MAX], torel[2 * PATH_MAX + 2], proc[40], *slash;
-	const char *name;
-	struct stat st, now, pst;
-	int pfd, fd, cleared = 0, rc = -1, e;
-	const char *why;
-
-	snprintf(parent, sizeof parent, "%s", rel);
-	slash = strrchr(parent, '/');
-	if (slash) {
-		*slash = '\0';
-		name = slash + 1;
-		pfd = sbx_openat2(s->wsfd, parent, how.flags, how.resolve);
-	} else {
-		name = rel;
-		pfd = fcntl(s->wsfd, F_DUPFD_CLOEXEC, 3);
-	}
-	if (pfd < 0)
-		return; /* gone or replaced meanwhile: nothing at this path to act on */
-	fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		if (fd >= 0)
-			close(fd);
-		close(pfd);
-		return;
-	}
-	why = not_mine(s, &st, btime_ns(fd));
-	if (why && !new_ancestor(s, rel)) {
-		report(s, rel, NULL, 0, why);
-		goto out;
-	}
-	if (git_init_config(pfd, rel, name, &st))
-		goto out;
-	if (strstr(name, ".sbx-denied")) {
-		/* Moved aside already (by a run that ended meanwhile, or one
-		 * killed while doing so): its name says so; only the bits may
-		 * be left to clear. */
-		if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || !(st.st_mode & 07111))
-			goto out;
-		snprintf(to, sizeof to, "%s", name);
-		rc = 0;
-	}
-	if (rc < 0)
-		rc = move_aside(pfd, name, to, sizeof to);
-	if (rc < 0 && errno == EACCES && fstat(pfd, &pst) == 0 && S_ISDIR(pst.st_mode) &&
-	    (!not_mine(s, &pst, btime_ns(pfd)) || new_ancestor(s, rel))) {
-		/* The command made its directory read-only to keep what it
-		 * put there: the directory is the command's, opened for this
-		 * one rename and closed again. */
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-		if (chmod(proc, (pst.st_mode & 07777) | 0300) == 0) {
-			rc = move_aside(pfd, name, to, sizeof to);
-			e = errno;
-			chmod(proc, pst.st_mode & 07777);
-			errno = e;
-		}
-	}
-	if (rc < 0) {
-		char q[PATH_MAX * 4 + 8];
-		e = errno;
-		sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
-		errno = e;
-		sbx_warn_errno("deny-write: unable to move the protected path %s aside", q);
-		goto out;
-	}
-	if (fstatat(pfd, to, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
-	    now.st_dev == st.st_dev && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-	    (st.st_mode & 07111)) {
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		cleared = chmod(proc, st.st_mode & 0666) == 0;
-	}
-	snprintf(torel, sizeof torel, "%s%s%s", slash ? parent : "", slash ? "/" : "", to);
-	report(s, rel, torel, cleared, NULL);
-out:
-	close(fd);
-	close(pfd);
-}
-
-/* Walk again, compare with the start set, act on what is new. */
-static void check(const struct deny_scope *s, const char *const *globs, size_t n,
-		  const struct deny_list *start)
-{
-	struct deny_walk w = { .check = 1, .start = start };
-	struct deny_scope sc = *s;
-
-	sc.start = start;
-	s = &sc;
-
-	ns_deny_walk(&w, s->wsfd, globs, n);
-	for (size_t i = 0; i < w.ncand; i++) {
-		inert(s, w.cand[i]);
-		free(w.cand[i]);
-	}
-	free(w.cand);
-	ns_deny_restore(&w);
 }
 
 /* --- the record --- */
@@ -458,7 +180,8 @@ static char *read_all(int fd)
  * it was used (or is garbage), -1 if its run still lives. */
 static int take_over(struct ns_run *r, int fd)
 {
-	struct deny_scope s = { .wsfd = r->p->wsfd, .status_fd = r->a->status_fd, .earlier = 1 };
+	struct deny_scope s = { .wsfd = r->p->wsfd, .status_fd = r->a->status_fd, .earlier = 1,
+				.ws_path = r->p->ops[r->p->ws].src };
 	struct deny_list start = { 0 };
 	const char **globs = NULL;
 	size_t nglobs = 0;
@@ -505,15 +228,16 @@ static int take_over(struct ns_run *r, int fd)
 	}
 	/* A record cut short was written before the sandbox existed. */
 	if (ok > 0 && done > 0 && pid > 0) {
-		int64_t born = btime_ns(r->p->wsfd);
+		int64_t born = ns_deny_btime(r->p->wsfd);
 
 		s.end_ns = ts_ns(&st.st_mtim) + SLACK_NS;
 		/* A record names its workspace by device and inode: a directory
 		 * born after that run ended only reuses the inode of the one the
 		 * record is about, and nothing in it can be that run's. */
 		int stale = born >= 0 && born > s.end_ns;
-		if (!stale)
-			check(&s, globs, nglobs, &start);
+		if (!stale && ns_deny_check(&s, globs, nglobs, &start, NULL, NULL) > 0)
+			sbx_die(SBX_EXIT_POLICY, "deny-write: the end check of an earlier run on this workspace "
+				"could not complete (said above); the command does not run until it can");
 	}
 	for (size_t i = 0; i < nglobs; i++)
 		free((char *)globs[i]);
@@ -523,6 +247,31 @@ static int take_over(struct ns_run *r, int fd)
 	free(start.v);
 	free(buf);
 	return done < 0 ? -1 : 0;
+}
+
+/* The name of the kept tree of this workspace, and what it must match:
+ * the workspace (device, inode, birth time) and the deny-write list. */
+static char *tree_key(const struct ns_run *r, char *name, size_t cap)
+{
+	size_t n, len;
+	const char *const *globs = ns_deny_globs(r->p, &n);
+	char *key, *o;
+
+	snprintf(name, cap, "tree-%llx-%llx", (unsigned long long)r->p->ops[r->p->ws].dev,
+		 (unsigned long long)r->p->ops[r->p->ws].ino);
+	len = 96;
+	for (size_t i = 0; i < n; i++)
+		len += 2 * strlen(globs[i]) + 1;
+	key = sbx_need(malloc(len));
+	o = key + snprintf(key, len, "ws %llx %llx %lld\nglobs ", (unsigned long long)r->p->ops[r->p->ws].dev,
+			   (unsigned long long)r->p->ops[r->p->ws].ino, (long long)ns_deny_btime(r->p->wsfd));
+	for (size_t i = 0; i < n; i++) {
+		hex(o, globs[i]);
+		o += strlen(o);
+		*o++ = ',';
+	}
+	*o = '\0';
+	return key;
 }
 
 static void recover_once(struct ns_run *r);
@@ -544,6 +293,7 @@ void ns_deny_recover(struct ns_run *r)
 		poll(&(struct pollfd){ .fd = pfd, .events = POLLIN }, 1, RECOVER_WAIT_MS);
 		close(pfd);
 		close(r->x.rec->dirfd);
+		ns_deny_tree_free(&r->x.rec->prev);
 		free(r->x.rec);
 		r->x.rec = NULL;
 	}
@@ -571,6 +321,14 @@ static void recover_once(struct ns_run *r)
 		struct stat st;
 		int fd;
 
+		if (!strncmp(e->d_name, "tree-", 5)) {
+			/* A kept tree unused for a day (its workspace gone,
+			 * most likely) goes: it is only a cost saved. */
+			if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st.st_mtime < time(NULL) - 86400)
+				unlinkat(dfd, e->d_name, 0);
+			continue;
+		}
 		if (strncmp(e->d_name, pre, plen))
 			continue;
 		fd = openat(dfd, e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -582,6 +340,17 @@ static void recover_once(struct ns_run *r)
 		close(fd);
 	}
 	closedir(d);
+	/* The directories the last run's end walk read (denytree.c). */
+	{
+		char name[64], *key = tree_key(r, name, sizeof name);
+		ns_deny_tree_load(dfd, name, key, &r->x.rec->prev);
+		free(key);
+	}
+}
+
+const struct deny_tree *ns_deny_prev(const struct ns_run *r)
+{
+	return r->x.rec && r->x.rec->prev.n ? &r->x.rec->prev : NULL;
 }
 
 static void rec_write(struct ns_run *r, const char *s)
@@ -664,19 +433,33 @@ void ns_deny_heartbeat(struct ns_run *r)
 	futimens(r->x.rec->fd, NULL);
 }
 
-/* The sandbox is gone (its pid 1 reaped): before the exit is reported. */
-void ns_deny_end(struct ns_run *r)
+/* The sandbox is gone (its pid 1 reaped): before the exit is reported.
+ * -1: a protected path stays live (said); the run fails (102) and the
+ * record is kept, so the next run on the workspace tries again first. */
+int ns_deny_end(struct ns_run *r)
 {
-	struct deny_scope s = { .wsfd = r->p->wsfd, .uid = r->p->uid, .status_fd = r->a->status_fd };
+	struct deny_scope s = { .wsfd = r->p->wsfd, .uid = r->p->uid, .status_fd = r->a->status_fd,
+				.ws_path = r->p->ops[r->p->ws].src };
 	struct deny_list start = { .v = r->p->dops, .n = r->p->ndops };
 	size_t n;
 	const char *const *globs = ns_deny_globs(r->p, &n);
 
 	if (!r->x.rec || r->x.rec->fd < 0)
-		return;
+		return 0;
+	struct deny_tree end = { 0 };
+	char name[64], *key;
+
 	s.start_ns = ts_ns(&r->x.rec->start);
-	check(&s, globs, n, &start);
+	if (ns_deny_check(&s, globs, n, &start, &r->p->dtree, &end) > 0)
+		return -1;
+	if (end.n) {
+		key = tree_key(r, name, sizeof name);
+		ns_deny_tree_save(r->x.rec->dirfd, name, key, &end);
+		free(key);
+		ns_deny_tree_free(&end);
+	}
 	rec_unlink(r);
+	return 0;
 }
 
 /* The caller's record directory (open since ns_deny_recover), or -1. */

@@ -443,7 +443,7 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 /* The outcome: the command's code, 128+N for a signal; if the sandbox died
  * before the command started, its own code (the message is already out). */
 static int finish(const struct ns_args *a, int started, int have_exit, int cmd_status, int init_status,
-		  int timed_out)
+		  int timed_out, int deny_live)
 {
 	struct sbx_json j;
 	int code, sig = 0;
@@ -460,6 +460,10 @@ static int finish(const struct ns_args *a, int started, int have_exit, int cmd_s
 		if (WIFSIGNALED(init_status))
 			sig = WTERMSIG(init_status);
 	}
+	/* A protected path the end check left live fails the run, whatever
+	 * the command's own code. */
+	if (deny_live)
+		code = SBX_EXIT_POLICY;
 	if (a->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
 		sbx_json_int(&j, "code", code);
@@ -469,6 +473,8 @@ static int finish(const struct ns_args *a, int started, int have_exit, int cmd_s
 			sbx_json_str(&j, "stage", "setup");
 		if (timed_out)
 			sbx_json_bool(&j, "timeout", 1);
+		if (deny_live)
+			sbx_json_str(&j, "error", "deny-write: a protected path is live under its real name");
 		sbx_json_write(&j, a->status_fd);
 	}
 	return code;
@@ -483,7 +489,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	struct signalfd_siginfo si;
 	struct pollfd pf[4];
 	struct ns_report rep;
-	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0;
+	int sfd, started = 0, have_exit = 0, cmd_status = 0, st = 0, report_open = 1, timed_out = 0, deny_live;
 	uint64_t deadline = r->a->timeout_ms ? sbx_now_ms() + r->a->timeout_ms : 0;
 
 	ns_wait_signals(&set);
@@ -567,13 +573,13 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	}
 	close(sfd);
 	ns_notify_end(r);
-	ns_deny_end(r);
+	deny_live = ns_deny_end(r) < 0;
 	ns_net_finish(r);
 	/* pid 1 found no fresh /proc and the baseline allows the tier: the
 	 * caller takes it (the command never ran). */
 	if (r->x.tier_proc && !started && !timed_out)
 		return -1;
-	return finish(r->a, started, have_exit, cmd_status, st, timed_out);
+	return finish(r->a, started, have_exit, cmd_status, st, timed_out, deny_live);
 }
 
 /* The OOM killer of a memory limit picks the largest process; a command
@@ -670,7 +676,7 @@ int main(int argc, char **argv)
 		ns_workspace_fd(&plan);
 		ns_deny_recover(&r);
 	}
-	ns_plan_deny(&plan);
+	ns_plan_deny(&plan, ns_deny_prev(&r));
 	ns_plan_root(r.a, &plan);
 	if (r.a->dry_run)
 		ns_dry_run(&r);
