@@ -25,7 +25,8 @@ bad() {
 @test "--help prints the synopsis and exits 0" {
 	run -0 --separate-stderr sbx-ns --help
 	assert_line --index 0 --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
-	assert_line --index 1 "       sbx-ns --version"
+	assert_line --index 1 "       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]"
+	assert_line --index 2 "       sbx-ns --version"
 	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] '
 	assert_equal "$stderr" ""
 }

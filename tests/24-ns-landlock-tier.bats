@@ -206,3 +206,90 @@ truncate: ok"
 	# Gone (and reaped by init) without anyone killing it here; alive, tail would wait 20 s.
 	run -0 timeout 20 tail --pid="$(cat "$ws/pid")" -f /dev/null
 }
+
+# A command that leaves one descendant of each kind: a writer in its own process group
+# (setpgid, job control), one in its own session (setsid), a double fork, one that ignores
+# SIGTERM; each writes its pid to the workspace. Waits on nothing: they must be gone, and
+# reaped, when sbx-ns returns.
+leave_behind='set -m; (while :; do echo x >>log; sleep 0.1; done) & echo $! >p1; set +m
+	setsid sleep 600 & echo $! >p2
+	(sleep 600 & echo $! >p3) &
+	(trap "" TERM; exec sleep 600) & echo $! >p4
+	wait_p() { while [ ! -s "$1" ]; do sleep 0.01; done; }; wait_p p3'
+
+@test "in the tier every descendant (setpgid, setsid, double fork, SIGTERM ignored) is gone when sbx-ns returns" {
+	local ws who p
+	for who in root user; do
+		ws=$(ns_ws)
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" \
+			-- sh -c "$leave_behind"
+		for p in p1 p2 p3 p4; do
+			[ -s "$ws/$p" ] || fail "$who: $p not written"
+			[ ! -e "/proc/$(cat "$ws/$p")" ] || fail "$who: $p (pid $(cat "$ws/$p")) outlived sbx-ns"
+		done
+	done
+}
+
+# The tier's outer process (sbx-ns exec'd by ns-nouserns, $!), its keeper, and the
+# TMPDIR from the status line, for a run in the background.
+tier_bg() {
+	local who=$1
+	shift
+	# tier's two ways, exec'd: $! is sbx-ns itself
+	(
+		exec 4<"$NS_DIR/conf/nodeny.json" 5>"$BATS_TEST_TMPDIR/st" 2>/dev/null
+		if [ "$who" = root ]; then
+			exec "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
+				--baseline "$NS_BASE" --policy-fd 4 --status-fd 5 "$@"
+		fi
+		exec setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups --reset-env -- \
+			"$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$NS_BASE" --policy-fd 4 --status-fd 5 "$@"
+	) &
+	outer=$!
+	wait_for '[ -s "$ws/p4" ]' || fail "the command did not start"
+	tmpdir=$(sed -n 's/.*"tmpdir":"\([^"]*\)".*/\1/p' "$BATS_TEST_TMPDIR/st")
+	[ -d "$tmpdir" ] || fail "no TMPDIR: $(cat "$BATS_TEST_TMPDIR/st")"
+	[ "$(cat /proc/$outer/comm)" = sbx-ns ] || fail "$outer is not sbx-ns"
+	keeper=$(tr -d " " </proc/$outer/task/$outer/children)
+	[ "$(cat /proc/$keeper/comm)" = sbx-ns ] || fail "no keeper below $outer"
+}
+
+@test "SIGKILL of the tier's outer: its keeper kills every descendant and removes the TMPDIR" {
+	local ws who p outer keeper tmpdir
+	for who in root user; do
+		ws=$(ns_ws)
+		tier_bg "$who" --workspace "$ws" -- sh -c "$leave_behind; exec sleep 600"
+		kill -KILL "$outer"
+		wait "$outer" || :
+		for p in p1 p2 p3 p4; do
+			wait_for '[ ! -e "/proc/$(cat "$ws/$p")" ]' || fail "$who: $p outlived the outer"
+		done
+		wait_for '[ ! -e "/proc/$keeper" ]' || fail "$who: the keeper stayed"
+		assert_not_exist "$tmpdir"
+	done
+}
+
+@test "a TMPDIR that outlived both outer and keeper (SIGKILL) is removed by the next tier run, a live one never" {
+	local ws who outer keeper tmpdir live
+	for who in root user; do
+		ws=$(ns_ws)
+		# a live run alongside: its TMPDIR must stay
+		tier_bg "$who" --workspace "$ws" -- sh -c 'echo $$ >p4; exec sleep 600'
+		live=$tmpdir
+		local live_outer=$outer
+		ws=$(ns_ws)
+		tier_bg "$who" --workspace "$ws" -- sh -c 'echo $$ >p4; exec sleep 600'
+		# stopped first, so that neither sees the other die and cleans up
+		kill -STOP "$keeper" "$outer"
+		kill -KILL "$keeper" "$outer"
+		wait "$outer" || :
+		wait_for '[ ! -e "/proc/$(cat "$ws/p4")" ]' || fail "$who: the command outlived its keeper"
+		assert_dir_exist "$tmpdir"
+		run -0 --separate-stderr tier "$who" --baseline "$NS_BASE" --policy-fd 4 --workspace "$ws" -- true
+		assert_not_exist "$tmpdir"
+		assert_dir_exist "$live"
+		kill -TERM "$live_outer"
+		wait "$live_outer" || :
+		assert_not_exist "$live"
+	done
+}

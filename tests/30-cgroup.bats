@@ -338,3 +338,110 @@ bad() {
 	rmdir "$SCRATCH/chain"
 	rm -rf "$ws"
 }
+
+# A command below sbx-ns that plants an executable hook and then outlives its run.
+plant='mkdir -p .git/hooks; printf "#!/bin/sh\n" >.git/hooks/pre-commit; chmod 755 .git/hooks/pre-commit; touch planted'
+moved="sbx-ns: warning: deny-write: the command created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied and cleared its execute bits"
+
+chain_ws() {
+	sbx_test_user
+	ws=$(sbx_scratch)
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
+}
+
+@test "--timeout ends an sbx-ns below in order: its deny-write end check runs, exit 104" {
+	chain_ws
+	run -104 --separate-stderr sbx-cgroup --root "$SCRATCH" --name chain --timeout 1 --status-fd 7 \
+		-- sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" --workspace "$ws" \
+		-- sh -c "$plant; sleep 1000 & setsid sleep 1000 & exec sleep 1000" 7>"$BATS_TEST_TMPDIR/st"
+	assert_equal "$stderr" "$moved
+sbx-cgroup: killed: timeout of 1 s reached"
+	assert_not_exist "$ws/.git/hooks/pre-commit"
+	run -0 stat -c %A "$ws/.git/hooks/pre-commit.sbx-denied"
+	assert_output "-rw-r--r--"
+	run -0 grep -c '"event":"exit","code":104,.*"timed_out":true,"cancelled":false,"leftovers_killed":false,"grace_ms":5000,"grace_expired":false,.*"cleanup":true}$' "$BATS_TEST_TMPDIR/st"
+	assert_not_exist "$SCRATCH/chain"
+	rm -rf "$ws"
+}
+
+@test "cancelling sbx-cgroup (SIGTERM) ends an sbx-ns below in order: its end check runs, exit 143" {
+	chain_ws
+	local rc=0
+	sbx-cgroup --root "$SCRATCH" --name chain --status-fd 7 -- sbx-ns --uid "$SBX_TEST_UID" \
+		--gid "$SBX_TEST_GID" --workspace "$ws" -- sh -c "$plant; exec sleep 1000" \
+		7>"$BATS_TEST_TMPDIR/st" 2>"$BATS_TEST_TMPDIR/err" &
+	local sbx=$!
+	wait_for '[ -e "$ws/planted" ]'
+	kill -TERM "$sbx"
+	wait "$sbx" || rc=$?
+	assert_equal "$rc" 143
+	run -0 cat "$BATS_TEST_TMPDIR/err"
+	assert_output "$moved"
+	assert_not_exist "$ws/.git/hooks/pre-commit"
+	run -0 grep -c '"cancelled":true,"cancel_signal":15,"leftovers_killed":false,"grace_ms":5000,"grace_expired":false,' "$BATS_TEST_TMPDIR/st"
+	assert_not_exist "$SCRATCH/chain"
+	rm -rf "$ws"
+}
+
+@test "a direct child that ignores SIGTERM gains only the grace: killed at its end, said, exit 104" {
+	run -104 --separate-stderr sbx-cgroup --root "$SCRATCH" --name a --timeout 0.5 --status-fd 7 \
+		-- sh -c 'exec 2>/dev/null; trap "" TERM; while :; do sleep 1; done' 7>"$BATS_TEST_TMPDIR/st"
+	assert_equal "$stderr" "sbx-cgroup: warning: sh (pid $(sed -n 's/.*"event":"start".*"pid":\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/st")) was still running at the end of its grace of 5 s after SIGTERM; killed it (if it was sbx-ns, its deny-write end check did not finish: sbx-ns --recover on that workspace, or its next run, does it)
+sbx-cgroup: killed: timeout of 0.5 s reached"
+	run -0 grep -c '"timed_out":true,.*"grace_ms":5000,"grace_expired":true,.*"cleanup":true}$' "$BATS_TEST_TMPDIR/st"
+	assert_not_exist "$SCRATCH/a"
+}
+
+@test "a second cancelling signal cuts the grace short" {
+	local rc=0
+	sbx-cgroup --root "$SCRATCH" --name a --status-fd 7 -- sh -c 'trap "" TERM; touch "$0"; while :; do sleep 1; done' \
+		"$ran" 7>"$BATS_TEST_TMPDIR/st" 2>"$BATS_TEST_TMPDIR/err" &
+	local sbx=$!
+	wait_for '[ -e "$ran" ]'
+	# the second is read while the grace runs (sh ignores the first)
+	kill -TERM "$sbx"
+	kill -INT "$sbx"
+	wait "$sbx" || rc=$?
+	assert_equal "$rc" 143
+	run -0 grep -c '"grace_expired":true,' "$BATS_TEST_TMPDIR/st"
+	run -0 grep -c 'was still running at a second cancelling signal after SIGTERM' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "after SIGKILL of the whole chain sbx-ns --recover makes the planted hook inert, and says so" {
+	chain_ws
+	sbx-cgroup --root "$SCRATCH" --name chain -- sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
+		--workspace "$ws" -- sh -c "$plant; exec sleep 1000" 2>/dev/null &
+	local sbx=$!
+	wait_for '[ -e "$ws/planted" ]'
+	kill -KILL "$sbx" $(cat "$SCRATCH/chain/cgroup.procs")
+	wait "$sbx" || :
+	run -0 stat -c %A "$ws/.git/hooks/pre-commit"
+	assert_output "-rwxr-xr-x"
+	run -0 --separate-stderr sbx-ns --recover --workspace "$ws" --status-fd 7 7>"$BATS_TEST_TMPDIR/st"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .git/hooks/pre-commit; moved it to .git/hooks/pre-commit.sbx-denied and cleared its execute bits"
+	assert_not_exist "$ws/.git/hooks/pre-commit"
+	run -0 tail -1 "$BATS_TEST_TMPDIR/st"
+	assert_output '{"tool":"sbx-ns","event":"exit","code":0,"recover":true}'
+	# nothing left to take over
+	run -0 --separate-stderr sbx-ns --recover --workspace "$ws"
+	assert_equal "$stderr" ""
+	wait_for 'grep -qx "populated 0" "$SCRATCH/chain/cgroup.events"'
+	rmdir "$SCRATCH/chain"
+	rm -rf "$ws"
+}
+
+@test "sbx-ns --recover takes only the workspace and the status fd" {
+	local ws
+	ws=$(sbx_scratch)
+	run -100 --separate-stderr sbx-ns --recover --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --recover takes no program"
+	run -100 --separate-stderr sbx-ns --recover --workspace "$ws" --net none
+	assert_equal "$stderr" "sbx-ns: usage: --recover takes only --workspace or --workspace-fd, and --status-fd, not --net"
+	run -100 --separate-stderr sbx-ns --recover
+	assert_equal "$stderr" "sbx-ns: usage: missing --workspace or --workspace-fd"
+	run -100 --separate-stderr sbx-ns --recover --recover --workspace "$ws"
+	assert_regex "$stderr" '^sbx-ns: usage: .*--recover'
+	run -100 --separate-stderr sbx-ns --recover --workspace relative
+	assert_regex "$stderr" "^sbx-ns: usage: --workspace: invalid path 'relative'"
+	rm -rf "$ws"
+}

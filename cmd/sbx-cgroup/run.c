@@ -42,10 +42,13 @@ struct clone_args_v2 {
 /* What happened, for the exit line and the exit code. */
 struct outcome {
 	int status;            /* wait status of the command */
+	pid_t pid;             /* the direct child */
 	int timed_out;
 	int cancel_signal;     /* the signal that cancelled the run, or 0 */
 	int leftovers;         /* the command exited, its descendants did not */
 	int killed;            /* cgroup.kill was written */
+	int ordered;           /* the timeout or cancellation ended it in order (ending.c) */
+	struct ending end;
 	int cleanup_ok;
 	int have_oom, have_pids, have_cpu, have_peak, have_throttled;
 	unsigned long long oom_kill, pids_max, usage_usec, throttled_usec, peak;
@@ -196,6 +199,17 @@ static int kill_once(const struct cg *child, struct outcome *out)
 	return cg_kill(child);
 }
 
+/* A timeout or a cancellation: everything but the direct child at once,
+ * then the direct child after its grace (ending.c). */
+static int end_once(const struct cg *child, pid_t pid, int pidfd, int sigfd, struct outcome *out)
+{
+	if (out->killed)
+		return 0;
+	out->killed = 1;
+	out->ordered = 1;
+	return cg_end_ordered(child, pid, pidfd, sigfd, &out->end);
+}
+
 /* Wait for the command; a timeout or a cancelling signal kills the whole
  * cgroup, and the command is then reaped like any other ending. */
 static void supervise(const struct opts *o, const struct cg *child, pid_t pid, int pidfd,
@@ -239,7 +253,7 @@ static void supervise(const struct opts *o, const struct cg *child, pid_t pid, i
 				if (si.ssi_signo == SIGCHLD || out->cancel_signal)
 					continue;
 				out->cancel_signal = (int)si.ssi_signo;
-				if (kill_once(child, out) < 0)
+				if (end_once(child, pid, pidfd, sigfd, out) < 0)
 					sbx_warn_errno("unable to kill %s", child->path);
 			}
 		}
@@ -248,7 +262,7 @@ static void supervise(const struct opts *o, const struct cg *child, pid_t pid, i
 			if (read(tfd, &ticks, sizeof ticks) == sizeof ticks && !out->timed_out &&
 			    !out->cancel_signal) {
 				out->timed_out = 1;
-				if (kill_once(child, out) < 0)
+				if (end_once(child, pid, pidfd, sigfd, out) < 0)
 					sbx_warn_errno("unable to kill %s", child->path);
 			}
 			close(tfd);
@@ -313,6 +327,10 @@ static void status_exit(const struct opts *o, const struct cg *child, const stru
 	if (out->cancel_signal)
 		sbx_json_int(&j, "cancel_signal", out->cancel_signal);
 	sbx_json_bool(&j, "leftovers_killed", out->leftovers);
+	if (out->ordered && !out->end.plain) {
+		sbx_json_uint(&j, "grace_ms", GRACE_MS);
+		sbx_json_bool(&j, "grace_expired", out->end.grace_expired);
+	}
 #define OPT_UINT(key, have, v) do { if (have) sbx_json_uint(&j, key, v); else sbx_json_null(&j, key); } while (0)
 	OPT_UINT("oom_kill", out->have_oom, out->oom_kill);
 	OPT_UINT("pids_max_hits", out->have_pids, out->pids_max);
@@ -332,6 +350,11 @@ static void tell(const struct opts *o, const struct outcome *out, int code)
 {
 	char lim[64], peak[64];
 
+	if (out->ordered && !out->end.plain && out->end.grace_expired)
+		sbx_warn("%s (pid %d) was still running %s after SIGTERM; killed it (if it was "
+			 "sbx-ns, its deny-write end check did not finish: sbx-ns --recover on that "
+			 "workspace, or its next run, does it)", o->argv[0], out->pid,
+			 out->end.cut ? "at a second cancelling signal" : "at the end of its grace of 5 s");
 	if (out->cancel_signal)
 		return;
 	if (o->lim.memory)
@@ -445,6 +468,7 @@ int mode_run(const struct opts *o)
 	pid = spawn(o, &child, &oldmask, &pidfd, &how, &f);
 	if (pid < 0)
 		abandon(holder, o->name, &root, o->parent, parent_created, &f);
+	out.pid = pid;
 	status_start(o, &child, pid, how);
 	sbx_ready_fd(o->ready_fd);
 

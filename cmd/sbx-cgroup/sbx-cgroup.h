@@ -60,6 +60,18 @@ int mode_destroy(const struct opts *o);
 void cg_mark_supervised(const struct cg *cg);
 int cg_reap_orphan(const struct cg *holder, const char *name, struct sbx_err *f);
 
+/* ending.c: the ordered end of a timeout or cancellation */
+#define GRACE_MS 5000         /* the direct child's time to end after SIGTERM */
+struct ending {
+	uint64_t start_ms, swept_ms, end_ms;
+	int rounds;           /* sweeps that killed something */
+	int plain;            /* no pidfd or no freezer: cgroup.kill at once */
+	int grace_expired;    /* the direct child outlived GRACE_MS */
+	int cut;              /* a second cancelling signal cut the grace short */
+	int thaw_failed;
+};
+int cg_end_ordered(const struct cg *child, pid_t pid, int pidfd, int sigfd, struct ending *e);
+
 /* run.c */
 int mode_run(const struct opts *o);
 

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@
 #define REC_MAGIC "sbx-ns deny-write record 1"
 #define REC_MAX (1U << 22)
 #define SLACK_NS 2000000000LL
+#define RECOVER_WAIT_MS 10000  /* bound on waiting for a killed run's pid 1 to end */
 
 struct ns_deny_rec {
 	int dirfd;
@@ -51,6 +53,7 @@ struct ns_deny_rec {
 	struct deny_tree prev;  /* the last run's end walk, kept (denytree.c) */
 	struct timespec start;
 	time_t beat;
+	pid_t dying;            /* pid 1 of a killed run, still ending */
 };
 
 
@@ -220,6 +223,8 @@ static int take_over(struct ns_run *r, int fd)
 	if (pid > 0 && pid1_alive(pid, pstart)) {
 		ok = 0;
 		done = -1;
+		/* Its outer is gone (the lock was free): pid 1 is ending. */
+		r->x.rec->dying = (pid_t)pid;
 	}
 	/* A record cut short was written before the sandbox existed. */
 	if (ok > 0 && done > 0 && pid > 0) {
@@ -269,9 +274,32 @@ static char *tree_key(const struct ns_run *r, char *name, size_t cap)
 	return key;
 }
 
+static void recover_once(struct ns_run *r);
+
 /* Before the plan: the records of this workspace whose runs were killed
- * (the plan's workspace fd is open). */
+ * (the plan's workspace fd is open). A killed run whose pid 1 is still
+ * ending (its namespace being torn down) is waited for, a bounded time,
+ * so that what it left is made inert before this run's command starts. */
 void ns_deny_recover(struct ns_run *r)
+{
+	for (int round = 0; round < 4; round++) {
+		pid_t dying;
+		int pfd;
+
+		recover_once(r);
+		dying = r->x.rec->dying;
+		if (!dying || (pfd = sbx_pidfd_open(dying)) < 0)
+			return;
+		poll(&(struct pollfd){ .fd = pfd, .events = POLLIN }, 1, RECOVER_WAIT_MS);
+		close(pfd);
+		close(r->x.rec->dirfd);
+		ns_deny_tree_free(&r->x.rec->prev);
+		free(r->x.rec);
+		r->x.rec = NULL;
+	}
+}
+
+static void recover_once(struct ns_run *r)
 {
 	char path[PATH_MAX], pre[64];
 	struct dirent *e;
@@ -432,6 +460,12 @@ int ns_deny_end(struct ns_run *r)
 	}
 	rec_unlink(r);
 	return 0;
+}
+
+/* The caller's record directory (open since ns_deny_recover), or -1. */
+int ns_deny_dirfd(const struct ns_run *r)
+{
+	return r->x.rec ? r->x.rec->dirfd : -1;
 }
 
 /* The unsafe fallback: no sandbox, no protection, nothing to take over. */

@@ -50,6 +50,7 @@ static const char usage[] =
 	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
 	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
+	"       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]\n"
 	"       sbx-ns --version\n";
 
 enum {
@@ -59,7 +60,7 @@ enum {
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
-	O_DRY_RUN,
+	O_DRY_RUN, O_RECOVER,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -103,6 +104,7 @@ static const struct sbx_opt options[] = {
 	{ "clamp",            SBX_NOARG, SBX_ONCE, O_CLAMP },
 	{ "print-policy",     SBX_NOARG, SBX_ONCE, O_PRINT_POLICY },
 	{ "dry-run",          SBX_NOARG, SBX_ONCE, O_DRY_RUN },
+	{ "recover",          SBX_NOARG, SBX_ONCE, O_RECOVER },
 	{ 0, 0, 0, 0 }
 };
 
@@ -151,9 +153,14 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 	struct sbx_optstate st;
 	const char *arg;
 	int id, have_ws = 0, net_given = 0;
+	const char *other = NULL;
 
 	sbx_opt_init(&st, 1);
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
+		if (id != O_WORKSPACE && id != O_WORKSPACE_FD && id != O_STATUS_FD && id != O_RECOVER && !other)
+			for (const struct sbx_opt *o = options; o->name; o++)
+				if (o->id == id)
+					other = o->name;
 		switch (id) {
 		case O_HELP:
 			fputs(usage, stdout);
@@ -216,6 +223,7 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_CLAMP: a->pol.clamp = 1; break;
 		case O_PRINT_POLICY: a->print_policy = 1; break;
 		case O_DRY_RUN: a->dry_run = 1; break;
+		case O_RECOVER: a->recover = 1; break;
 		case O_BROKER_FD: ns_opt_broker_fd(p, arg); break;
 		case O_STATUS_FD: a->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: a->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
@@ -239,6 +247,16 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 			break;
 		}
 		}
+	}
+	if (a->recover) {
+		/* Only what names the workspace and where to report. */
+		if (st.ind < argc)
+			sbx_die_usage("--recover takes no program");
+		if (other)
+			sbx_die_usage("--recover takes only --workspace or --workspace-fd, and --status-fd, not --%s", other);
+		if (!have_ws)
+			sbx_die_usage("missing --workspace or --workspace-fd");
+		return 0;
 	}
 	/* --print-policy shows what would run; a program is optional. */
 	if (st.ind >= argc && !a->print_policy)
@@ -564,6 +582,47 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	return finish(r->a, started, have_exit, cmd_status, st, timed_out, deny_live);
 }
 
+/* The OOM killer of a memory limit picks the largest process; a command
+ * that keeps its memory in a tmpfs can make that the tiny outer, whose end
+ * check would then be lost. Root exempts the outer (pid 1 was cloned
+ * before, and keeps the caller's value); others (and a root without
+ * CAP_SYS_RESOURCE) cannot lower it, and a
+ * killed outer's record is taken over by the next run or --recover. */
+static void outer_oom_exempt(const struct ns_plan *p)
+{
+	int fd;
+
+	if (!p->root || (fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) < 0)
+		return;
+	if (write(fd, "-1000", 5) != 5 && errno != EACCES && errno != EPERM)
+		sbx_warn_errno("unable to exempt the outer process from the OOM killer");
+	close(fd);
+}
+
+/* --recover: what killed runs on this workspace left is made inert (the
+ * check their own end would have done), and nothing runs. A runtime calls
+ * it after a crash took the whole chain down. */
+noreturn static void recover_only(struct ns_run *r, struct ns_plan *p)
+{
+	struct sbx_json j;
+
+	p->caller_uid = getuid();
+	p->caller_gid = getgid();
+	if (geteuid() != p->caller_uid || getegid() != p->caller_gid)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run set-user-ID or set-group-ID");
+	p->root = p->caller_uid == 0;
+	ns_workspace_fd(p);
+	ns_deny_recover(r);
+	ns_tier_leftovers(r);
+	if (r->a->status_fd >= 0) {
+		sbx_json_begin(&j, NS_PROG, "exit");
+		sbx_json_int(&j, "code", 0);
+		sbx_json_bool(&j, "recover", 1);
+		sbx_json_write(&j, r->a->status_fd);
+	}
+	exit(SBX_EXIT_OK);
+}
+
 int main(int argc, char **argv)
 {
 	struct ns_args args;
@@ -585,6 +644,8 @@ int main(int argc, char **argv)
 	plan.broker_fd = -1;
 	sbx_policy_opts_init(&args.pol);
 	net_given = parse(&args, &plan, argc, argv);
+	if (args.recover)
+		recover_only(&r, &plan);
 	check_identity(r.a, &plan);
 
 	/* Killing whatever started sbx-ns kills the sandbox. */
@@ -671,6 +732,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	write_maps(r.p, pid);
 	ns_deny_started(&r, pid);
+	outer_oom_exempt(r.p);
 	status_namespaces(r.a, pid);
 	/* Go. The outer keeps its end open for life: the sandbox sees EOF
 	 * (and has its parent-death signal) when the outer is gone. */

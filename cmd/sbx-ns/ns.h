@@ -181,6 +181,7 @@ struct ns_args {
 	uint64_t timeout_ms;   /* --timeout SEC: enforced here, bound by the grant; 0 none */
 	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
 	int print_policy;      /* --print-policy */
+	int recover;           /* --recover: killed runs' end checks only, no command */
 	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
 	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
 };
@@ -237,6 +238,7 @@ struct ns_exec {
 	char *resolv;            /* transparent: where the sandbox's resolv.conf is bound */
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
+	int tier_rec;          /* its record, locked while the outer or the keeper lives (tierkeep.c) */
 	int tier_deny_off;     /* the tier runs with deny-write globs unenforced (tierDenyWrite) */
 	int tier_proc;         /* the tier because no fresh /proc could be mounted (errno), not clone */
 	sigset_t oldmask;      /* the caller's signal mask, restored for the command */
@@ -287,6 +289,14 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 noreturn void ns_landlock_tier(struct ns_run *r, int err);
 int ns_tier_allowed(const struct ns_plan *p);
 void ns_tier_end(struct ns_run *r);
+void ns_tier_remove(const char *path);
+noreturn void ns_host_exec(struct ns_run *r, void (*confine)(struct ns_run *));
+/* tierkeep.c */
+void ns_tier_kill_all(void);
+void ns_tier_leftovers(struct ns_run *r);
+int ns_tier_record(struct ns_run *r, const char *tmp);
+void ns_tier_unrecord(struct ns_run *r, const char *tmp);
+pid_t ns_tier_spawn(struct ns_run *r, void (*confine)(struct ns_run *), int *repfd);
 int ns_tier_deny_unenforced(const struct ns_plan *p);
 
 /* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
@@ -372,6 +382,7 @@ void ns_deny_started(struct ns_run *r, pid_t pid);
 void ns_deny_heartbeat(struct ns_run *r);
 int ns_deny_end(struct ns_run *r);
 void ns_deny_forget(struct ns_run *r);
+int ns_deny_dirfd(const struct ns_run *r);
 
 /* hint.c */
 void ns_check_ws_writable(const struct ns_args *a, const struct ns_plan *p);

@@ -251,49 +251,66 @@ static int wait_command(const struct ns_args *a, pid_t pid, int *st, int *timed_
 	}
 }
 
+/* In the command's process: its identity, the workspace, confine(), exec. */
+noreturn void ns_host_exec(struct ns_run *r, void (*confine)(struct ns_run *))
+{
+	if (r->a->status_fd >= 0)
+		close(r->a->status_fd);
+	if (sbx_close_fds_except(NULL, 0) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
+	if (r->p->root && (setgroups(0, NULL) < 0 || setresgid(r->p->gid, r->p->gid, r->p->gid) < 0 ||
+			setresuid(r->p->uid, r->p->uid, r->p->uid) < 0))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to switch to uid %u", (unsigned)r->p->uid);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
+	if (chdir(r->p->ops[r->p->ws].src) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p->ops[r->p->ws].src);
+	if (confine)
+		confine(r);
+	if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
+	if (r->a->allow.n)
+		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p->search, r->p->env);
+	sbx_exec(r->a->cmd, r->p->search, r->p->env);
+}
+
 /* The command as a host process, where no namespaces can be had: as it
  * would have run inside (never as root, the environment it would have had,
  * the workspace as its directory), confine() (if any) applied last before
  * exec, the outer waiting and reporting the outcome like a sandboxed run;
- * tier names the isolation in the exit event (NULL: the unsafe fallback). */
+ * tier names the isolation in the exit event (NULL: the unsafe fallback).
+ * A confined command runs below a keeper (tierkeep.c), and nothing it
+ * started outlives the run. */
 noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), const char *tier)
 {
 	struct sbx_json j;
-	int st = 0, code, timed_out;
+	int st = 0, code, timed_out, repfd = -1;
 	pid_t pid;
 
 	ns_deny_forget(r);
 	if (r->a->ready_fd >= 0)
 		close(r->a->ready_fd);
-	pid = fork();
-	if (pid < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
-	if (pid == 0) {
-		if (r->a->status_fd >= 0)
-			close(r->a->status_fd);
-		if (sbx_close_fds_except(NULL, 0) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
-		if (r->p->root && (setgroups(0, NULL) < 0 || setresgid(r->p->gid, r->p->gid, r->p->gid) < 0 ||
-				setresuid(r->p->uid, r->p->uid, r->p->uid) < 0))
-			sbx_die_errno(SBX_EXIT_SYS, "unable to switch to uid %u", (unsigned)r->p->uid);
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
-		if (chdir(r->p->ops[r->p->ws].src) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p->ops[r->p->ws].src);
-		if (confine)
-			confine(r);
-		if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
-		if (r->a->allow.n)
-			sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p->search, r->p->env);
-		sbx_exec(r->a->cmd, r->p->search, r->p->env);
+	if (confine) {
+		pid = ns_tier_spawn(r, confine, &repfd);
+	} else {
+		pid = fork();
+		if (pid < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to fork");
+		if (pid == 0)
+			ns_host_exec(r, confine);
 	}
 	if (wait_command(r->a, pid, &st, &timed_out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to wait for the command");
-	/* A confined command led its own session (process group): what it
-	 * left behind there goes with it. */
-	if (confine)
-		kill(-pid, SIGKILL);
+	if (confine) {
+		/* The keeper reported the command's own status; if it did
+		 * not (killed), its own is the outcome. What either left
+		 * behind, reparented here, goes now. */
+		int cst;
+		if (read(repfd, &cst, sizeof cst) == (ssize_t)sizeof cst)
+			st = cst;
+		close(repfd);
+		ns_tier_kill_all();
+	}
 	code = timed_out ? SBX_EXIT_TIMEOUT : sbx_wait_code(st);
 	if (r->a->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
@@ -310,8 +327,10 @@ noreturn void ns_host_run(struct ns_run *r, void (*confine)(struct ns_run *), co
 			sbx_json_bool(&j, "unsafe_fallback", 1);
 		sbx_json_write(&j, r->a->status_fd);
 	}
-	if (confine)
+	if (confine) {
 		ns_tier_end(r);
+		ns_tier_unrecord(r, r->x.tier_tmp);
+	}
 	exit(code);
 }
 

@@ -122,9 +122,21 @@ static void scratch(struct ns_run *r)
 {
 	char tmpl[] = "/tmp/sbx-landlock.XXXXXX", home[sizeof tmpl + 8];
 	char **e;
+	int tries = 0;
 
-	if (!mkdtemp(tmpl))
-		sbx_die_errno(SBX_EXIT_SYS, "unable to create the landlock tier's TMPDIR under /tmp");
+	/* What killed tier runs left, then this run's, recorded. */
+	r->x.tier_rec = -1;
+	ns_tier_leftovers(r);
+	for (;;) {
+		memcpy(tmpl + sizeof tmpl - 7, "XXXXXX", 6);
+		if (!mkdtemp(tmpl))
+			sbx_die_errno(SBX_EXIT_SYS, "unable to create the landlock tier's TMPDIR under /tmp");
+		if (ns_tier_record(r, tmpl) == 0)
+			break;
+		rmdir(tmpl);
+		if (++tries == 16)
+			sbx_die(SBX_EXIT_SYS, "unable to record the landlock tier's TMPDIR: every name taken");
+	}
 	r->x.tier_tmp = sbx_need(strdup(tmpl));
 	if ((r->p->root && chown(tmpl, r->p->uid, r->p->gid) < 0))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to prepare %s", tmpl);
@@ -251,6 +263,11 @@ static void remove_at(int dfd, const char *name, int depth)
 	}
 	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno == ENOTDIR)
 		unlinkat(dfd, name, 0);
+}
+
+void ns_tier_remove(const char *path)
+{
+	remove_at(AT_FDCWD, path, 0);
 }
 
 void ns_tier_end(struct ns_run *r)

@@ -137,7 +137,9 @@ assert_dead() {
 		-- "$SBX_TESTBIN/cg-escape" "$pidfile" wait 7>"$st"
 	assert_equal "$stderr" "sbx-cgroup: killed: timeout of 3 s reached"
 	assert_equal "$(exit_field timed_out)" true
-	assert_equal "$(exit_field signal)" 9
+	# the ordered end: the grandchild SIGKILLed in the frozen cgroup, the command SIGTERMed
+	assert_equal "$(exit_field signal)" 15
+	assert_equal "$(exit_field grace_expired)" false
 	assert_equal "$(exit_field cleanup)" true
 	assert_dead "$(cat "$pidfile")"
 	assert_not_exist "$R/$N"
