@@ -8,20 +8,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define BUFSZ 32768
-
 int sbx_statx(int dirfd, const char *path, int flags, unsigned mask, struct sbx_statx *st)
 {
 	return (int)syscall(SYS_statx, dirfd, path, flags, mask, st);
 }
-
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
 
 /* One open directory: its fd, the getdents64 buffer (kept and reused by
  * the next directory at the same depth) and the length of its path. */
@@ -82,7 +72,7 @@ static int push(struct walk *w, unsigned depth, int fd, size_t pathlen)
 		if (!n)
 			return -1;
 		w->lv = n;
-		n[depth].buf = malloc(BUFSZ);
+		n[depth].buf = malloc(SBX_DIRBUF);
 		if (!n[depth].buf)
 			return -1;
 		w->nlv = depth + 1;
@@ -98,6 +88,27 @@ static int stat_fd(int fd, unsigned mask, struct sbx_statx *st)
 	return sbx_statx(fd, "", AT_EMPTY_PATH, mask, st);
 }
 
+const struct sbx_dirent64 *sbx_dirent_next(int fd, char *buf, size_t *len, size_t *pos)
+{
+	for (;;) {
+		const struct sbx_dirent64 *d;
+		if (*pos >= *len) {
+			long n = syscall(SYS_getdents64, fd, buf, SBX_DIRBUF);
+			if (n <= 0) {
+				if (n == 0)
+					errno = 0;
+				return NULL;
+			}
+			*len = (size_t)n;
+			*pos = 0;
+		}
+		d = (const struct sbx_dirent64 *)(const void *)(buf + *pos);
+		*pos += d->d_reclen;
+		if (d->d_name[0] != '.' || (d->d_name[1] != '\0' && (d->d_name[1] != '.' || d->d_name[2] != '\0')))
+			return d;
+	}
+}
+
 static int run(struct walk *w, int rootfd, unsigned mask, sbx_walk_fn fn, void *ctx)
 {
 	unsigned depth = 0;
@@ -111,32 +122,24 @@ static int run(struct walk *w, int rootfd, unsigned mask, sbx_walk_fn fn, void *
 	}
 	for (;;) {
 		struct level *L = &w->lv[depth];
-		struct linux_dirent64 *d;
+		const struct sbx_dirent64 *d;
 		struct sbx_walk_entry e;
 		struct sbx_statx st;
 		size_t plen;
 		int type, r, cfd = -1;
 
-		if (L->pos >= L->len) {
-			long n = syscall(SYS_getdents64, L->fd, L->buf, BUFSZ);
-			if (n < 0)
-				return fail(w, "read directory", L->pathlen);
-			if (n == 0) {
-				close(L->fd);
-				L->fd = -1;
-				if (depth == 0)
-					return 0;
-				depth--;
-				continue;
-			}
-			L->len = (size_t)n;
-			L->pos = 0;
-		}
-		d = (struct linux_dirent64 *)(void *)(L->buf + L->pos);
-		L->pos += d->d_reclen;
-		if (d->d_name[0] == '.' && (d->d_name[1] == '\0' ||
-		    (d->d_name[1] == '.' && d->d_name[2] == '\0')))
+		errno = 0;
+		d = sbx_dirent_next(L->fd, L->buf, &L->len, &L->pos);
+		if (!d && errno)
+			return fail(w, "read directory", L->pathlen);
+		if (!d) {
+			close(L->fd);
+			L->fd = -1;
+			if (depth == 0)
+				return 0;
+			depth--;
 			continue;
+		}
 		if (path_append(w, L->pathlen, d->d_name, &plen) < 0)
 			return fail(w, "open", L->pathlen);
 

@@ -35,6 +35,20 @@ struct sbx_statx {
 #define SBX_STATX_MNT_ID 0x1000U
 int sbx_statx(int dirfd, const char *path, int flags, unsigned mask, struct sbx_statx *st);
 
+/* One directory read with getdents64 into a buffer of SBX_DIRBUF bytes
+ * that the caller keeps (with *len and *pos, both 0 at the start): the
+ * next entry, "." and ".." skipped; NULL at the end (errno 0) or when the
+ * read fails (errno set). The one reader of directories both walks use. */
+#define SBX_DIRBUF 32768
+struct sbx_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+const struct sbx_dirent64 *sbx_dirent_next(int fd, char *buf, size_t *len, size_t *pos);
+
 #define SBX_WALK_MAX_DEPTH 512   /* directories held open at once */
 
 struct sbx_walk_entry {

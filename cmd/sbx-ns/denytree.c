@@ -26,6 +26,7 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "sys.h"
+#include "walk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,17 +45,8 @@
 #include <unistd.h>
 
 #define GIT_MAX_ENTRIES (1U << 22) /* entries read by one walk */
-#define BUFSZ 32768
 #define GRAIN_NS 2000000000LL      /* the coarsest timestamps (FAT: 2 s) */
 #define TREE_DIRS_MAX (1U << 20)   /* directories a tree keeps (memory) */
-
-struct linux_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
 
 struct lvl {
 	int fd;
@@ -125,7 +117,7 @@ static void push(struct tw *t, unsigned depth, int fd, size_t plen, unsigned fla
 
 	if (depth >= t->nlv) {
 		t->lv = sbx_need(realloc(t->lv, (depth + 1) * sizeof *t->lv));
-		t->lv[depth].buf = sbx_need(malloc(BUFSZ));
+		t->lv[depth].buf = sbx_need(malloc(SBX_DIRBUF));
 		t->nlv = depth + 1;
 	}
 	t->lv[depth].fd = fd;
@@ -219,7 +211,7 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 	push(t, 0, fd, strlen(t->path), flags, tdepth);
 	for (;;) {
 		struct lvl *L = &t->lv[depth];
-		struct linux_dirent64 *d;
+		const struct sbx_dirent64 *d;
 		size_t nl, plen;
 		int type, sub;
 
@@ -230,15 +222,11 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 					return;
 			}
 		}
-		if (L->pos >= L->len) {
-			long n = syscall(SYS_getdents64, L->fd, L->buf, BUFSZ);
-			if (n > 0) {
-				L->len = (size_t)n;
-				L->pos = 0;
-				continue;
-			}
+		errno = 0;
+		d = sbx_dirent_next(L->fd, L->buf, &L->len, &L->pos);
+		if (!d) {
 			t->path[L->plen] = '\0';
-			if (n < 0) {
+			if (errno) {
 				if (!w->check)
 					sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace",
 						      L->plen ? t->path : ".");
@@ -254,10 +242,6 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 			depth--;
 			continue;
 		}
-		d = (struct linux_dirent64 *)(void *)(L->buf + L->pos);
-		L->pos += d->d_reclen;
-		if (d->d_name[0] == '.' && (d->d_name[1] == '\0' || (d->d_name[1] == '.' && d->d_name[2] == '\0')))
-			continue;
 		if (++t->entries > GIT_MAX_ENTRIES) {
 			if (!w->check)
 				sbx_die(SBX_EXIT_POLICY, "unable to check the workspace for git directories: more than %u "
