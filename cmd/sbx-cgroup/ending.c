@@ -13,7 +13,6 @@
 #include "sys.h"
 #include "clock.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,7 +24,6 @@
 
 #define FREEZE_WAIT_MS 2000   /* bound on waiting for "frozen 1" */
 #define SWEEP_MS 2000         /* bound on killing all but the direct child */
-#define MAX_DEPTH 32
 #define MAX_VICTIMS 4096      /* per round; more are taken in the next round */
 
 struct victims {
@@ -34,54 +32,31 @@ struct victims {
 	size_t n;
 };
 
-/* The pids of one cgroup's cgroup.procs, and of every cgroup below it. */
-static void list_pids(int dirfd, int depth, pid_t keep, struct victims *v, int open_fds,
-		      const struct victims *chk, int *listed)
-{
-	size_t size = 1 << 20;
-	char *procs = malloc(size), *p, *end;
-	struct dirent *e;
-	DIR *d;
-	int fd;
+/* What one listing of the subtree does: open a pidfd for each pid but
+ * keep (open), or mark which pids of an earlier listing are still there. */
+struct listing {
+	pid_t keep;
+	struct victims *open;
+	const struct victims *chk;
+	int *listed;
+};
 
-	if (procs && sbx_cg_read(dirfd, "cgroup.procs", procs, size) >= 0) {
-		for (p = procs; *p; p = end) {
-			long pid = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			while (*end == '\n')
-				end++;
-			if (pid <= 0 || (pid_t)pid == keep)
-				continue;
-			if (open_fds && v->n < MAX_VICTIMS) {
-				int pfd = sbx_pidfd_open((pid_t)pid);
-				if (pfd >= 0) {
-					v->pid[v->n] = (pid_t)pid;
-					v->fd[v->n++] = pfd;
-				}
-			}
-			for (size_t i = 0; chk && i < chk->n; i++)
-				if (chk->pid[i] == (pid_t)pid)
-					listed[i] = 1;
+static void listed_pid(void *ctx, pid_t pid)
+{
+	struct listing *l = ctx;
+
+	if (pid == l->keep)
+		return;
+	if (l->open && l->open->n < MAX_VICTIMS) {
+		int pfd = sbx_pidfd_open(pid);
+		if (pfd >= 0) {
+			l->open->pid[l->open->n] = pid;
+			l->open->fd[l->open->n++] = pfd;
 		}
 	}
-	free(procs);
-	if (depth >= MAX_DEPTH || (fd = sbx_cg_openat(dirfd, ".", O_RDONLY | O_DIRECTORY)) < 0)
-		return;
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return;
-	}
-	while ((e = readdir(d))) {
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		int sub = sbx_cg_openat(dirfd, e->d_name, O_PATH | O_DIRECTORY);
-		if (sub >= 0) {
-			list_pids(sub, depth + 1, keep, v, open_fds, chk, listed);
-			close(sub);
-		}
-	}
-	closedir(d);
+	for (size_t i = 0; l->chk && i < l->chk->n; i++)
+		if (l->chk->pid[i] == pid)
+			l->listed[i] = 1;
 }
 
 /* One round: a pidfd for each listed pid, then the list again; only a pid
@@ -97,9 +72,9 @@ static size_t sweep_round(const struct cg *child, pid_t keep, long long end)
 	size_t killed = 0, n = 0;
 
 	v.n = 0;
-	list_pids(child->fd, 0, keep, &v, 1, NULL, NULL);
+	cg_each_pid(child->fd, listed_pid, &(struct listing){ .keep = keep, .open = &v });
 	memset(listed, 0, sizeof listed);
-	list_pids(child->fd, 0, keep, &(struct victims){ .n = 0 }, 0, &v, listed);
+	cg_each_pid(child->fd, listed_pid, &(struct listing){ .keep = keep, .chk = &v, .listed = listed });
 	for (size_t i = 0; i < v.n; i++) {
 		if (listed[i] && sbx_pidfd_signal(v.fd[i], SIGKILL) == 0) {
 			killed++;

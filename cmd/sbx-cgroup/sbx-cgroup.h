@@ -50,6 +50,8 @@ int cg_write_limits(const struct cg *cg, const struct limits *lim, struct sbx_er
 int cg_prepare_parent(const struct cg *root, const char *name, const struct limits *lim,
 		      struct cg *out, int *created, struct sbx_err *f);
 int cg_populated(const struct cg *cg);
+/* fn for every pid in the cgroup dirfd and every cgroup below it. */
+void cg_each_pid(int dirfd, void (*fn)(void *ctx, pid_t pid), void *ctx);
 int cg_kill(const struct cg *cg);
 int cg_wait_empty(const struct cg *cg, unsigned ms);
 int cg_remove(const struct cg *parent, const char *name);

@@ -345,8 +345,7 @@ int cg_populated(const struct cg *cg)
 	return v != 0;
 }
 
-/* SIGKILL every process listed in dirfd's cgroup.procs and below. */
-static void kill_listed(int dirfd, int depth)
+static void each_pid(int dirfd, int depth, void (*fn)(void *ctx, pid_t pid), void *ctx)
 {
 	size_t size = 1 << 20;   /* pids of 7 digits and a newline: 131072 of them */
 	char *procs = malloc(size), *p, *end;
@@ -360,7 +359,7 @@ static void kill_listed(int dirfd, int depth)
 			if (end == p)
 				break;
 			if (pid > 0)
-				kill((pid_t)pid, SIGKILL);
+				fn(ctx, (pid_t)pid);
 			while (*end == '\n')
 				end++;
 		}
@@ -377,11 +376,24 @@ static void kill_listed(int dirfd, int depth)
 			continue;
 		int sub = sbx_cg_openat(dirfd, e->d_name, O_PATH | O_DIRECTORY);
 		if (sub >= 0) {
-			kill_listed(sub, depth + 1);
+			each_pid(sub, depth + 1, fn, ctx);
 			close(sub);
 		}
 	}
 	closedir(d);
+}
+
+/* fn for every pid listed in dirfd's cgroup.procs and in every cgroup
+ * below it (at most MAX_DEPTH levels): the one walk of a cgroup subtree's
+ * processes, for the kill fallback here and the ordered end (ending.c). */
+void cg_each_pid(int dirfd, void (*fn)(void *ctx, pid_t pid), void *ctx)
+{
+	each_pid(dirfd, 0, fn, ctx);
+}
+
+static void kill_one(void *ctx, pid_t pid)
+{
+	kill(pid, SIGKILL);
 }
 
 /* Kernels before 5.14 have no cgroup.kill: freeze so nothing can fork
@@ -401,7 +413,7 @@ static int kill_frozen(const struct cg *cg)
 			break;
 		poll(NULL, 0, 10);
 	}
-	kill_listed(cg->fd, 0);
+	cg_each_pid(cg->fd, kill_one, NULL);
 	return sbx_cg_write(cg->fd, "cgroup.freeze", "0");
 }
 
