@@ -141,6 +141,7 @@ noreturn static void command(struct ns_run *r, int hidepid)
 	close(r->x.report_fd);
 	sbx_ready_fd(r->a->ready_fd);
 	ns_explain_exec(r->a, r->p);
+	ns_grant_exec(r);
 	if (r->a->allow.n)
 		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p->search, r->p->env);
 	sbx_exec(r->a->cmd, r->p->search, r->p->env);
