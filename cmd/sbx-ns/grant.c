@@ -235,9 +235,10 @@ void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err)
 			"grant does not allow %s", strerror(err), what);
 }
 
-/* In the command's process, last: the lookup the sandbox makes must lead
- * to the file the plan hashed; that open file is what runs. */
-void ns_grant_exec(const struct ns_run *r)
+/* In the command's process, before it reports "started": the lookup the
+ * sandbox makes must lead to the file the plan hashed. Returns an O_PATH
+ * fd on it, or -1 when no plan grant is in force. */
+int ns_grant_open(const struct ns_run *r)
 {
 	const struct ns_program *g = &r->p->prog;
 	char *const *argv = r->a->cmd;
@@ -246,7 +247,7 @@ void ns_grant_exec(const struct ns_run *r)
 	int fd;
 
 	if (!r->p->grant_checked || r->p->grant_kind != SBX_GRANT_KIND_PLAN)
-		return;
+		return -1;
 	if (!g->found || sbx_exec_find(argv[0], r->p->search, path, sizeof path) < 0)
 		sbx_die(SBX_EXIT_NOTFOUND, "unable to find %s", argv[0]);
 	fd = open(path, O_PATH | O_CLOEXEC);
@@ -259,6 +260,16 @@ void ns_grant_exec(const struct ns_run *r)
 			"is not the file %s that was hashed, or it changed since)", path, g->path);
 	if (r->a->allow.n && !sbx_allowexec_has(&r->a->allow, st.st_dev, st.st_ino))
 		sbx_die(SBX_EXIT_POLICY, "refusing to run %s: not one of the --allow-exec files", argv[0]);
+	return fd;
+}
+
+/* Last: exactly the checked file runs, never the name again. */
+void ns_grant_exec(const struct ns_run *r, int fd)
+{
+	char *const *argv = r->a->cmd;
+
+	if (fd < 0)
+		return;
 	syscall(SYS_execveat, fd, "", argv, r->p->env, AT_EMPTY_PATH);
 	/* A script's interpreter is handed /dev/fd/N: keep it open then. */
 	if (errno == ENOENT && fcntl(fd, F_SETFD, 0) == 0)

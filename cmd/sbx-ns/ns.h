@@ -336,7 +336,8 @@ void ns_program_json(struct sbx_json *j, const struct ns_plan *p);
 void ns_check_grant(const struct ns_args *a, struct ns_plan *p);
 const char *ns_grant_name(const struct ns_plan *p);
 void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err);
-void ns_grant_exec(const struct ns_run *r);
+int ns_grant_open(const struct ns_run *r);
+void ns_grant_exec(const struct ns_run *r, int fd);
 
 /* steps.c: the root's steps, from the checked run */
 void ns_plan_root(const struct ns_args *a, struct ns_plan *p);
