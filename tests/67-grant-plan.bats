@@ -314,8 +314,8 @@ EOF
 	exec 7<>"$f"
 	for i in 1 2 3 4 5 6 7 8; do
 		( set +e; sbx-ns --workspace "$ws" "${id[@]}" "${base[@]}" --grant-fd 3 --grant-key "$key" \
-			--grant-nonce-dir "$nd" -- sh -c 'echo ran' 3<"$ws.grant" <"$f" >"$ws.out.$i" 2>"$ws.err.$i" 7>&-
-		  echo $? >"$ws.rc.$i" ) &
+			--grant-nonce-dir "$nd" -- sh -c 'echo ran' 3<"$ws.grant" <"$f" >"$ws.out.$i" 2>"$ws.err.$i"
+		  echo $? >"$ws.rc.$i" ) 7>&- &
 		pids+=($!)
 	done
 	# every one holds it as its stdin (and only the test holds it as fd 7)
@@ -352,24 +352,44 @@ EOF
 	run -100 --separate-stderr sbx-ns --workspace "$ws" "${id[@]}" --grant-nonce-dir "$nd" -- true
 	assert_equal "$stderr" "sbx-ns: usage: --grant-nonce-dir needs --grant-fd and --grant-key"
 	ln -s "$nd" "$nd.link"
-	bad 102 "fatal: grant nonce directory $nd.link is unsafe: it is not its canonical path $nd (a symbolic link, or '.', '..' or '//' on the way)" --grant-nonce-dir "$nd.link"
-	bad 102 "fatal: grant nonce directory $nd/ is unsafe: it is not its canonical path $nd (a symbolic link, or '.', '..' or '//' on the way)" --grant-nonce-dir "$nd/"
-	bad 111 "fatal: unable to open the grant nonce directory $nd.none: No such file or directory" --grant-nonce-dir "$nd.none"
+	bad 102 "fatal: grant nonce directory $nd.link is unsafe: $nd.link is a symbolic link" --grant-nonce-dir "$nd.link"
+	mkdir -m 0700 "$nd/sub"
+	bad 102 "fatal: grant nonce directory $nd.link/sub is unsafe: $nd.link is a symbolic link" --grant-nonce-dir "$nd.link/sub"
+	bad 100 "usage: --grant-nonce-dir: invalid path '$nd/': not canonical (a doubled or trailing '/')" --grant-nonce-dir "$nd/"
+	bad 100 "usage: --grant-nonce-dir: invalid path '$NS_DIR//x': not canonical (a doubled or trailing '/')" --grant-nonce-dir "$NS_DIR//x"
+	bad 100 "usage: --grant-nonce-dir: invalid path '$nd/../x': '..' component" --grant-nonce-dir "$nd/../x"
+	bad 100 "usage: --grant-nonce-dir: invalid path '/': the whole file system" --grant-nonce-dir /
+	bad 111 "fatal: unable to open the grant nonce directory $nd.none (at $nd.none): No such file or directory" --grant-nonce-dir "$nd.none"
 	touch "$nd.file"
-	bad 111 "fatal: unable to open the grant nonce directory $nd.file: Not a directory" --grant-nonce-dir "$nd.file"
+	bad 111 "fatal: unable to open the grant nonce directory $nd.file (at $nd.file): Not a directory" --grant-nonce-dir "$nd.file"
 	chmod 0770 "$nd"
-	bad 102 "fatal: grant nonce directory $nd is unsafe: mode 0770 lets group or others write to it: chmod go-w $nd" --grant-nonce-dir "$nd"
+	bad 102 "fatal: grant nonce directory $nd is unsafe: $nd has mode 0770, writable by group or others: chmod go-w $nd" --grant-nonce-dir "$nd"
 	chmod 1777 "$nd"
-	bad 102 "fatal: grant nonce directory $nd is unsafe: mode 1777 lets group or others write to it: chmod go-w $nd" --grant-nonce-dir "$nd"
+	bad 102 "fatal: grant nonce directory $nd is unsafe: $nd has mode 1777, writable by group or others: chmod go-w $nd" --grant-nonce-dir "$nd"
+	# An ancestor others may write to (and not sticky): they could swap DIR.
+	chmod 0777 "$nd"
+	bad 102 "fatal: grant nonce directory $nd/sub is unsafe: $nd has mode 0777, writable by group or others: chmod go-w $nd" --grant-nonce-dir "$nd/sub"
 	chmod 0700 "$nd"
 	chown "$SBX_TEST_UID" "$nd"
-	bad 102 "fatal: grant nonce directory $nd is unsafe: owned by uid $SBX_TEST_UID (not root or the caller)" --grant-nonce-dir "$nd"
+	bad 102 "fatal: grant nonce directory $nd is unsafe: $nd is owned by uid $SBX_TEST_UID (not root or the caller)" --grant-nonce-dir "$nd"
+	bad 102 "fatal: grant nonce directory $nd/sub is unsafe: $nd is owned by uid $SBX_TEST_UID (not root or the caller)" --grant-nonce-dir "$nd/sub"
 	chown 0 "$nd"
 	# Inside the workspace (the command could delete its record), or
 	# holding the workspace.
 	mkdir -m 0700 "$ws/.nonces"
-	bad 102 "fatal: grant nonce directory $ws/.nonces is unsafe: the sandbox's writable root --workspace $ws is, contains or lies inside it; choose a directory outside every writable root" --grant-nonce-dir "$ws/.nonces"
-	bad 102 "fatal: grant nonce directory $NS_DIR is unsafe: the sandbox's writable root --workspace $ws is, contains or lies inside it; choose a directory outside every writable root" --grant-nonce-dir "$NS_DIR"
+	# (owned by the command's user, the workspace is refused as an ancestor first)
+	bad 102 "fatal: grant nonce directory $ws/.nonces is unsafe: $ws is owned by uid $SBX_TEST_UID (not root or the caller)" --grant-nonce-dir "$ws/.nonces"
+	chown 0 "$ws"
+	# (the first line warns that the command's uid cannot write to it now)
+	bad_last() {
+		run -102 --separate-stderr granted "${id[@]}" "${base[@]}" --grant-nonce-dir "$1" -- true
+		assert_output ""
+		assert_equal "${#stderr_lines[@]}" 2
+		assert_equal "${stderr_lines[1]}" "sbx-ns: fatal: grant nonce directory $1 is unsafe: the sandbox's writable root --workspace $ws is, contains or lies inside it; choose a directory outside every writable root"
+	}
+	bad_last "$ws/.nonces"
+	bad_last "$NS_DIR"
+	chown "$SBX_TEST_UID" "$ws"
 	# Through another writable root.
 	local rw="$NS_DIR/rw.$BATS_TEST_NUMBER"
 	mkdir -p "$rw/n"

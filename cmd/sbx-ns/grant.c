@@ -21,6 +21,8 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "json.h"
+#include "cmdpath.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -124,36 +126,56 @@ void ns_program_json(struct sbx_json *j, const struct ns_plan *p)
 }
 
 /* --grant-nonce-dir DIR: where single-use grants are recorded. Checked as
- * every trusted directory: absolute, no symbolic link on the way, a
- * directory owned by the caller (or root), not writable by group or
- * others, and, once the plan is known, outside every writable root. */
+ * every trusted directory: absolute and canonical (parse time), opened one
+ * component at a time from / without following a symbolic link, each
+ * directory on the way owned by root or the caller and not writable by
+ * group or others unless sticky (/var/tmp), DIR itself owned by root or
+ * the caller and not writable by group or others at all, and, once the
+ * plan is known, outside every writable root. */
 static int nonce_dir(const struct ns_plan *p)
 {
 	const char *dir = p->nonce_dir;
-	char real[PATH_MAX];
 	struct sbx_protect prot = { 0 };
-	struct stat st;
 	const struct mount_op *op;
+	char *copy, *c, *next;
+	struct stat st;
 	int fd;
 
 	if (!dir)
 		return -1;
-	if (!realpath(dir, real))
-		sbx_die_errno(SBX_EXIT_SYS, "unable to open the grant nonce directory %s", dir);
-	if (strcmp(real, dir))
-		sbx_die(SBX_EXIT_POLICY, "grant nonce directory %s is unsafe: it is not its canonical path "
-			"%s (a symbolic link, or '.', '..' or '//' on the way)", dir, real);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	copy = sbx_need(strdup(dir));
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to open the grant nonce directory %s", dir);
-	if (fstat(fd, &st) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat the grant nonce directory %s", dir);
-	if (st.st_uid != 0 && st.st_uid != p->caller_uid)
-		sbx_die(SBX_EXIT_POLICY, "grant nonce directory %s is unsafe: owned by uid %u (not root or "
-			"the caller)", dir, (unsigned)st.st_uid);
-	if (st.st_mode & 022)
-		sbx_die(SBX_EXIT_POLICY, "grant nonce directory %s is unsafe: mode %04o lets group or "
-			"others write to it: chmod go-w %s", dir, (unsigned)(st.st_mode & 07777), dir);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open /");
+	for (c = copy + 1; c && *c; c = next) {
+		int last, nfd;
+
+		next = strchr(c, '/');
+		if (next)
+			*next++ = '\0';
+		last = !next || !*next;
+		nfd = openat(fd, c, (last ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && (errno == ELOOP || (errno == ENOTDIR && fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						      S_ISLNK(st.st_mode))))
+			sbx_die(SBX_EXIT_POLICY, "grant nonce directory %s is unsafe: %.*s is a symbolic link",
+				dir, (int)(c - copy + strlen(c)), dir);
+		if (nfd < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to open the grant nonce directory %s (at %.*s)", dir,
+				      (int)(c - copy + strlen(c)), dir);
+		close(fd);
+		fd = nfd;
+		if (fstat(fd, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat the grant nonce directory %s", dir);
+		if (st.st_uid != 0 && st.st_uid != p->caller_uid)
+			sbx_die(SBX_EXIT_POLICY, "grant nonce directory %s is unsafe: %.*s is owned by uid %u "
+				"(not root or the caller)", dir, (int)(c - copy + strlen(c)), dir,
+				(unsigned)st.st_uid);
+		if ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))
+			sbx_die(SBX_EXIT_POLICY, "grant nonce directory %s is unsafe: %.*s has mode %04o, "
+				"writable by group or others: chmod go-w %.*s", dir, (int)(c - copy + strlen(c)),
+				dir, (unsigned)(st.st_mode & 07777), (int)(c - copy + strlen(c)), dir);
+	}
+	free(copy);
 	/* The command must not be able to delete what records its grant. */
 	sbx_protect_add(&prot, "--grant-nonce-dir", dir);
 	for (size_t it = 0; (op = ns_next_writable(p, &it)); ) {
@@ -166,6 +188,22 @@ static int nonce_dir(const struct ns_plan *p)
 	free(prot.v[0].path);
 	free(prot.v);
 	return fd;
+}
+
+/* --grant-nonce-dir at parse time: the one spelling of an absolute path. */
+const char *ns_opt_nonce_dir(const char *arg)
+{
+	const char *bad;
+
+	sbx_opt_abspath("--grant-nonce-dir", arg);
+	bad = sbx_path_shape(arg, strlen(arg));
+	if (!bad && (strstr(arg, "//") || (strlen(arg) > 1 && arg[strlen(arg) - 1] == '/')))
+		bad = "not canonical (a doubled or trailing '/')";
+	if (!bad && !strcmp(arg, "/"))
+		bad = "the whole file system";
+	if (bad)
+		sbx_die_usage("--grant-nonce-dir: invalid path '%s': %s", arg, bad);
+	return arg;
 }
 
 static uint64_t now_s(void)

@@ -228,7 +228,7 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 			p->grant_key = sbx_need(malloc(sizeof *p->grant_key));
 			sbx_grant_key_load("--grant-key", arg, p->grant_key);
 			break;
-		case O_GRANT_NONCE_DIR: p->nonce_dir = sbx_opt_abspath("--grant-nonce-dir", arg); break;
+		case O_GRANT_NONCE_DIR: p->nonce_dir = ns_opt_nonce_dir(arg); break;
 		case O_TIMEOUT: a->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
 		case O_QUIET_DENIALS: a->quiet_denials = 1; break;
 		case O_BIND:

@@ -334,6 +334,7 @@ noreturn void ns_dry_run(struct ns_run *r);
 void ns_plan_program(const struct ns_args *a, struct ns_plan *p);
 void ns_program_json(struct sbx_json *j, const struct ns_plan *p);
 void ns_check_grant(const struct ns_args *a, struct ns_plan *p);
+const char *ns_opt_nonce_dir(const char *arg);
 const char *ns_grant_name(const struct ns_plan *p);
 void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err);
 int ns_grant_open(const struct ns_run *r);
