@@ -9,6 +9,8 @@ load helpers
 load ns
 
 
+ARGV_ONLY="sbx-ns: warning: the grant is argv-only: it binds the command (argv, cwd, env, stdin, timeout), not the sandbox (mounts, network, identity, filters, program); a plan grant binds both: sbx-check grant --plan"
+
 setup() {
 	ws=$(ns_ws)
 	key="$NS_DIR/key.$BATS_TEST_NUMBER"
@@ -16,9 +18,10 @@ setup() {
 	chmod 0600 "$key"
 }
 
-# The environment sbx-ns gives the command by default, for grants.
+# The environment sbx-ns gives the command by default, for argv grants
+# (plan grants: tests/67-grant-plan.bats).
 grant() {
-	sbx-check grant --key "$key" --cwd "$ws" --env "PATH=${GPATH:-/usr/local/bin:/usr/bin:/bin}" \
+	sbx-check grant --kind argv --key "$key" --cwd "$ws" --env "PATH=${GPATH:-/usr/local/bin:/usr/bin:/bin}" \
 		--env HOME=/tmp/home --env TMPDIR=/tmp --env XDG_CACHE_HOME=/tmp/home/.cache \
 		--env XDG_CONFIG_HOME=/tmp/home/.config "$@"
 }
@@ -104,6 +107,7 @@ grant() {
 	local ok=(--workspace "$ws" --timeout 30 --setenv A=1 --grant-fd 3 --grant-key "$key")
 	run -0 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hi)
 	assert_output "hi1"
+	assert_equal "$stderr" "$ARGV_ONLY"
 	run -102 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$B"' 3<"$ws.grant" < <(printf hi)
 	assert_equal "$stderr" "sbx-ns: fatal: grant refused: argv differs from the grant"
 	run -102 --separate-stderr ns_root "${ok[@]}" -- sh -c 'cat; echo "$A"' 3<"$ws.grant" < <(printf hI)
@@ -128,11 +132,11 @@ grant() {
 
 @test "an unprivileged caller's grant with its own key runs" {
 	chown "$SBX_TEST_UID" "$key"
-	as_user sbx-check grant --key "$key" --cwd "$ws" --env PATH=/usr/local/bin:/usr/bin:/bin \
+	as_user sbx-check grant --kind argv --key "$key" --cwd "$ws" --env PATH=/usr/local/bin:/usr/bin:/bin \
 		--env HOME=/tmp/home --env TMPDIR=/tmp --env XDG_CACHE_HOME=/tmp/home/.cache \
 		--env XDG_CONFIG_HOME=/tmp/home/.config -- true >"$ws.grant"
 	run -0 --separate-stderr ns_user --workspace "$ws" --grant-fd 3 --grant-key "$key" -- true 3<"$ws.grant" </dev/null
-	assert_equal "$stderr" ""
+	assert_equal "$stderr" "$ARGV_ONLY"
 }
 
 @test "the timeout kills the sandbox with 104" {

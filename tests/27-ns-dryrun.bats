@@ -88,6 +88,10 @@ want = {
     "landlock": {"abi": int(ll), "required": False},
     "mount_api": doc["mount_api"],
     "timeout_ms": 7000, "grant_checked": False, "policy": False,
+    # the file argv[0] resolves to, hashed: a plan grant binds it
+    "program": dict({"path": att, "size": os.stat(att).st_size,
+                     "sha256": __import__("hashlib").sha256(open(att, "rb").read()).hexdigest()},
+                    **ident(att)),
 }
 assert doc["mount_api"] in ("new", "classic"), doc["mount_api"]
 assert doc == want, json.dumps(doc, indent=1) + "\n!=\n" + json.dumps(want, indent=1)
@@ -180,7 +184,7 @@ assert d["mounts"][20]["ino"] == st.st_ino and "create" not in d["mounts"][20], 
 		run -102 --separate-stderr ns_root --workspace "$ws" --protect "$ws/keys" $dry -- true
 		assert_output ""
 		assert_equal "$stderr" "sbx-ns: fatal: refusing to start: protected path $ws/keys is writable through --workspace $ws"
-		sbx-check grant --key "$key" --cwd "$ws" --env A=1 -- true >"$ws.grant"
+		sbx-check grant --kind argv --key "$key" --cwd "$ws" --env A=1 -- true >"$ws.grant"
 		run -102 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 --grant-key "$key" $dry -- true 3<"$ws.grant" </dev/null
 		assert_output ""
 		assert_equal "$stderr" "sbx-ns: fatal: grant refused: env differs from the grant"

@@ -71,8 +71,8 @@ teardown() {
        sbx-check tools [--manifest FILE] [--json] [PATH...]
        sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]
        sbx-check proof --tier full|landlock [--ns PATH] [--json]
-       sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] [--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--] prog [args...]
-       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [--stdin-sha256 HEX | --stdin-file FILE]
+       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [--kind plan|argv] [--stdin-sha256 HEX | --stdin-file FILE] [--expires SEC] [--single-use]
+       sbx-check grant --key FILE --kind argv [--cwd DIR] [--timeout SEC] [--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--expires SEC] [--single-use] [--] prog [args...]
        sbx-check --version"
 	assert_equal "$stderr" ""
 }

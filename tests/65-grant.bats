@@ -23,7 +23,7 @@ teardown() {
 
 # The grant every verification test starts from.
 make_grant() {
-	sbx-check grant --key "$key" --cwd /tmp --timeout 30 --env A=1 --env LANG=C \
+	sbx-check grant --kind argv --key "$key" --cwd /tmp --timeout 30 --env A=1 --env LANG=C \
 		--stdin-file "$scratch/in" -- sh -c 'cat; echo "$A"' >"$scratch/grant"
 }
 
@@ -37,28 +37,28 @@ verify() {
 @test "grant refuses bad options with usage errors" {
 	run -100 --separate-stderr sbx-check grant -- true
 	assert_equal "$stderr" "sbx-check: usage: grant: missing --key"
-	run -100 --separate-stderr sbx-check grant --key
+	run -100 --separate-stderr sbx-check grant --kind argv --key
 	assert_equal "$stderr" "sbx-check: usage: --key needs a value"
-	run -100 --separate-stderr sbx-check grant --key "" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "" -- true
 	assert_equal "$stderr" "sbx-check: usage: --key: invalid path '': empty"
-	run -100 --separate-stderr sbx-check grant --key var/key -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key var/key -- true
 	assert_equal "$stderr" "sbx-check: usage: --key: invalid path 'var/key': not absolute"
-	run -100 --separate-stderr sbx-check grant --key "$key" --key "$key" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --key "$key" -- true
 	assert_equal "$stderr" "sbx-check: usage: --key given twice"
-	run -100 --separate-stderr sbx-check grant --key "$key"
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key"
 	assert_equal "$stderr" "sbx-check: usage: missing program"
-	run -100 --separate-stderr sbx-check grant --key "$key" -- ""
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" -- ""
 	assert_equal "$stderr" "sbx-check: usage: empty program name"
-	run -100 --separate-stderr sbx-check grant --key "$key" --json -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --json -- true
 	assert_equal "$stderr" "sbx-check: usage: unknown option --json"
-	run -0 --separate-stderr sbx-check grant --key "$key" true
+	run -0 --separate-stderr sbx-check grant --kind argv --key "$key" true
 	assert_equal "$stderr" ""
 }
 
 @test "grant refuses an empty, zero, negative, infinite, overflowing or garbage timeout" {
 	local t want
 	while IFS='|' read -r t want; do
-		run -100 --separate-stderr sbx-check grant --key "$key" --timeout "$t" -- true
+		run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --timeout "$t" -- true
 		assert_equal "$stderr" "sbx-check: usage: --timeout: invalid duration '$t': $want"
 	done <<'EOF'
 |empty
@@ -70,55 +70,55 @@ inf|not a number
 1.0001|more than three decimals
 604801|too large
 EOF
-	run -100 --separate-stderr sbx-check grant --key "$key" --timeout 1 --timeout 2 -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --timeout 1 --timeout 2 -- true
 	assert_equal "$stderr" "sbx-check: usage: --timeout given twice"
 }
 
 @test "grant refuses a bad stdin digest or stdin file" {
 	ln -s "$scratch/in" "$scratch/in-link"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-sha256 "" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-sha256 "" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-sha256: invalid digest '': empty"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-sha256 abc -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-sha256 abc -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-sha256: invalid digest 'abc': not 64 hex digits"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-sha256 "${insha^^}" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-sha256 "${insha^^}" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-sha256: invalid digest '${insha^^}': not lower-case hex"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-sha256 "$insha" --stdin-file "$scratch/in" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-sha256 "$insha" --stdin-file "$scratch/in" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-sha256 and --stdin-file are exclusive"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file "" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-file "" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: invalid path '': empty"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file in -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-file in -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: invalid path 'in': not absolute"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file "$scratch/none" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-file "$scratch/none" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: unable to find '$scratch/none': No such file or directory"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file "$scratch/in-link" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-file "$scratch/in-link" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: '$scratch/in-link' is a symlink"
-	run -100 --separate-stderr sbx-check grant --key "$key" --stdin-file "$scratch" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-file "$scratch" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: '$scratch' is not a regular file"
 }
 
 @test "grant refuses a bad working directory or environment entry" {
 	local d
 	for d in tmp ./tmp; do
-		run -100 --separate-stderr sbx-check grant --key "$key" --cwd "$d" -- true
+		run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --cwd "$d" -- true
 		assert_equal "$stderr" "sbx-check: usage: --cwd: invalid directory '$d': not absolute"
 	done
-	run -100 --separate-stderr sbx-check grant --key "$key" --cwd "" -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --cwd "" -- true
 	assert_equal "$stderr" "sbx-check: usage: --cwd: invalid directory '': empty"
-	run -100 --separate-stderr sbx-check grant --key "$key" --cwd /tmp/../etc -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --cwd /tmp/../etc -- true
 	assert_equal "$stderr" "sbx-check: usage: --cwd: invalid directory '/tmp/../etc': '..' component"
-	run -100 --separate-stderr sbx-check grant --key "$key" --cwd /tmp/. -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --cwd /tmp/. -- true
 	assert_equal "$stderr" "sbx-check: usage: --cwd: invalid directory '/tmp/.': '.' component"
-	run -100 --separate-stderr sbx-check grant --key "$key" --cwd /tmp/ -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --cwd /tmp/ -- true
 	assert_equal "$stderr" "sbx-check: usage: --cwd: invalid directory '/tmp/': not canonical"
-	run -100 --separate-stderr sbx-check grant --key "$key" --cwd //tmp -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --cwd //tmp -- true
 	assert_equal "$stderr" "sbx-check: usage: --cwd: invalid directory '//tmp': not canonical"
-	run -100 --separate-stderr sbx-check grant --key "$key" --env A -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --env A -- true
 	assert_equal "$stderr" "sbx-check: usage: --env: invalid variable 'A': missing '='"
-	run -100 --separate-stderr sbx-check grant --key "$key" --env =1 -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --env =1 -- true
 	assert_equal "$stderr" "sbx-check: usage: --env: invalid variable '=1': empty name"
-	run -100 --separate-stderr sbx-check grant --key "$key" --env 1A=1 -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --env 1A=1 -- true
 	assert_equal "$stderr" "sbx-check: usage: --env: invalid variable '1A=1': bad name"
-	run -100 --separate-stderr sbx-check grant --key "$key" --env A=1 --env A=2 -- true
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --env A=1 --env A=2 -- true
 	assert_equal "$stderr" "sbx-check: usage: --env: variable A given twice"
 }
 
@@ -126,60 +126,63 @@ EOF
 	local m
 	for m in 0644 0640 0604 0620 0602 0610 0601; do
 		chmod "$m" "$key"
-		run -102 --separate-stderr sbx-check grant --key "$key" -- true
+		run -102 --separate-stderr sbx-check grant --kind argv --key "$key" -- true
 		assert_equal "$stderr" "sbx-check: fatal: grant key $key is unsafe: mode $m gives group or others access"
 		assert_output ""
 	done
 	chmod 0400 "$key"
-	run -0 --separate-stderr sbx-check grant --key "$key" -- true
+	run -0 --separate-stderr sbx-check grant --kind argv --key "$key" -- true
 }
 
 @test "a key that is a symlink, not a regular file, too short or someone else's is refused" {
 	sbx_test_user
 	ln -s "$key" "$scratch/link"
-	run -102 --separate-stderr sbx-check grant --key "$scratch/link" -- true
+	run -102 --separate-stderr sbx-check grant --kind argv --key "$scratch/link" -- true
 	assert_equal "$stderr" "sbx-check: fatal: grant key $scratch/link is unsafe: a symlink"
-	run -102 --separate-stderr sbx-check grant --key "$scratch" -- true
+	run -102 --separate-stderr sbx-check grant --kind argv --key "$scratch" -- true
 	assert_equal "$stderr" "sbx-check: fatal: grant key $scratch is unsafe: not a regular file"
 	mkfifo -m 0600 "$scratch/fifo"
-	run -102 --separate-stderr sbx-check grant --key "$scratch/fifo" -- true
+	run -102 --separate-stderr sbx-check grant --kind argv --key "$scratch/fifo" -- true
 	assert_equal "$stderr" "sbx-check: fatal: grant key $scratch/fifo is unsafe: not a regular file"
 	head -c 31 /dev/urandom >"$scratch/short"
 	chmod 0600 "$scratch/short"
-	run -102 --separate-stderr sbx-check grant --key "$scratch/short" -- true
+	run -102 --separate-stderr sbx-check grant --kind argv --key "$scratch/short" -- true
 	assert_equal "$stderr" "sbx-check: fatal: grant key $scratch/short is unusable: 31 bytes, at least 32 needed"
-	run -111 --separate-stderr sbx-check grant --key "$scratch/none" -- true
+	run -111 --separate-stderr sbx-check grant --kind argv --key "$scratch/none" -- true
 	assert_equal "$stderr" "sbx-check: fatal: unable to open grant key $scratch/none: No such file or directory"
 	# Root may use the caller's key only when it is root's or the caller's.
 	chown "$SBX_TEST_UID" "$key"
-	run -102 --separate-stderr sbx-check grant --key "$key" -- true
+	run -102 --separate-stderr sbx-check grant --kind argv --key "$key" -- true
 	assert_equal "$stderr" "sbx-check: fatal: grant key $key is unsafe: owned by uid $SBX_TEST_UID (not root or the caller)"
 	# The owner itself may; root's key is unreadable to it.
-	run -0 --separate-stderr as_user sbx-check grant --key "$key" -- true
+	run -0 --separate-stderr as_user sbx-check grant --kind argv --key "$key" -- true
 	chown 0 "$key"
-	run -111 --separate-stderr as_user sbx-check grant --key "$key" -- true
+	run -111 --separate-stderr as_user sbx-check grant --kind argv --key "$key" -- true
 	assert_equal "$stderr" "sbx-check: fatal: unable to open grant key $key: Permission denied"
 }
 
-@test "a grant is seven strict lines and depends on every input" {
+@test "an argv grant is ten strict lines and depends on every input" {
 	make_grant
 	run -0 cat "$scratch/grant"
-	assert_line --index 0 "sbx-grant-v1"
-	assert_line --index 1 --regexp '^argv=[0-9a-f]{64}$'
-	assert_line --index 2 --regexp '^cwd=[0-9a-f]{64}$'
-	assert_line --index 3 --regexp '^env=[0-9a-f]{64}$'
-	assert_line --index 4 "stdin-sha256=$insha"
-	assert_line --index 5 "timeout-ms=30000"
-	assert_line --index 6 --regexp '^mac=[0-9a-f]{64}$'
-	assert_equal "${#lines[@]}" 7
+	assert_line --index 0 "sbx-grant-v2"
+	assert_line --index 1 "kind=argv"
+	assert_line --index 2 "expires=never"
+	assert_line --index 3 "nonce=none"
+	assert_line --index 4 --regexp '^argv=[0-9a-f]{64}$'
+	assert_line --index 5 --regexp '^cwd=[0-9a-f]{64}$'
+	assert_line --index 6 --regexp '^env=[0-9a-f]{64}$'
+	assert_line --index 7 "stdin-sha256=$insha"
+	assert_line --index 8 "timeout-ms=30000"
+	assert_line --index 9 --regexp '^mac=[0-9a-f]{64}$'
+	assert_equal "${#lines[@]}" 10
 	# Same inputs, same grant; the environment's order does not matter.
-	run -0 sbx-check grant --key "$key" --cwd /tmp --timeout 30 --env LANG=C --env A=1 \
+	run -0 sbx-check grant --kind argv --key "$key" --cwd /tmp --timeout 30 --env LANG=C --env A=1 \
 		--stdin-sha256 "$insha" -- sh -c 'cat; echo "$A"'
 	assert_equal "$output" "$(cat "$scratch/grant")"
 	# No stdin option: the empty stdin; no timeout: 0.
-	run -0 sbx-check grant --key "$key" -- true
-	assert_line --index 4 "stdin-sha256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-	assert_line --index 5 "timeout-ms=0"
+	run -0 sbx-check grant --kind argv --key "$key" -- true
+	assert_line --index 7 "stdin-sha256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	assert_line --index 8 "timeout-ms=0"
 }
 
 @test "a valid grant runs the command on exactly the verified stdin" {
@@ -191,7 +194,7 @@ EOF
 }
 
 @test "the command cannot rewrite the verified stdin" {
-	sbx-check grant --key "$key" --stdin-file "$scratch/in" --cwd / -- \
+	sbx-check grant --kind argv --key "$key" --stdin-file "$scratch/in" --cwd / -- \
 		sh -c 'if printf x 2>/dev/null >&0; then echo written; else echo sealed; fi; cat' >"$scratch/grant"
 	run -0 --separate-stderr verify "$scratch/in" -- \
 		sh -c 'if printf x 2>/dev/null >&0; then echo written; else echo sealed; fi; cat'
@@ -201,7 +204,7 @@ EOF
 @test "stdin with NUL bytes and a large stdin are hashed and passed whole" {
 	head -c 3000000 /dev/urandom >"$scratch/big"
 	printf 'a\0b' >>"$scratch/big"
-	sbx-check grant --key "$key" --stdin-file "$scratch/big" --cwd / -- sha256sum >"$scratch/grant"
+	sbx-check grant --kind argv --key "$key" --stdin-file "$scratch/big" --cwd / -- sha256sum >"$scratch/grant"
 	run -0 --separate-stderr verify "$scratch/big" -- sha256sum
 	assert_equal "$output" "$(sha256sum <"$scratch/big")"
 }
@@ -281,15 +284,15 @@ EOF
 	assert_equal "$stderr" "grant-verify: fatal: grant refused: the signature does not verify (forged, or made with another key)"
 	assert_output ""
 	# A field edited to match another run: the MAC no longer covers it.
-	sbx-check grant --key "$key" --cwd / -- true >"$scratch/other"
-	{ sed -n 1p "$scratch/good"; sed -n 2,3p "$scratch/other"; sed -n 4,7p "$scratch/good"; } >"$scratch/grant"
+	sbx-check grant --kind argv --key "$key" --cwd / -- true >"$scratch/other"
+	{ sed -n 1,4p "$scratch/good"; sed -n 5,6p "$scratch/other"; sed -n 7,10p "$scratch/good"; } >"$scratch/grant"
 	run -102 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" --cwd / --timeout 30 --setenv LANG=C \
 		--setenv A=1 -- true 3<"$scratch/grant" <"$scratch/in"
 	assert_equal "$stderr" "grant-verify: fatal: grant refused: the signature does not verify (forged, or made with another key)"
 	# The right run, signed with another key.
 	head -c 32 /dev/urandom >"$scratch/key2"
 	chmod 0600 "$scratch/key2"
-	sbx-check grant --key "$scratch/key2" --cwd /tmp --timeout 30 --env A=1 --env LANG=C \
+	sbx-check grant --kind argv --key "$scratch/key2" --cwd /tmp --timeout 30 --env A=1 --env LANG=C \
 		--stdin-file "$scratch/in" -- sh -c 'cat; echo "$A"' >"$scratch/grant"
 	run -102 --separate-stderr verify "$scratch/in" "${args[@]}"
 	assert_equal "$stderr" "grant-verify: fatal: grant refused: the signature does not verify (forged, or made with another key)"
@@ -305,16 +308,16 @@ EOF
 	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (empty)"
 	sed 's/^cwd=/cwd =/' "$scratch/grant" >"$scratch/bad"
 	run -102 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" -- true 3<"$scratch/bad" </dev/null
-	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (line 3: expected 'cwd=')"
+	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (line 6: expected 'cwd=')"
 	{ cat "$scratch/grant"; echo; } >"$scratch/bad"
 	run -102 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" -- true 3<"$scratch/bad" </dev/null
-	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (line 8: trailing data after 'mac=')"
+	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (line 11: trailing data after 'mac=')"
 	head -c 5000 /dev/zero >"$scratch/bad"
 	run -102 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" -- true 3<"$scratch/bad" </dev/null
 	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (longer than the largest grant)"
 	sed 's/$/\r/' "$scratch/grant" >"$scratch/bad"
 	run -102 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" -- true 3<"$scratch/bad" </dev/null
-	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (line 1: expected 'sbx-grant-v1')"
+	assert_equal "$stderr" "grant-verify: fatal: grant refused: malformed (line 1: expected 'sbx-grant-v2')"
 	run -111 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" -- true 3>"$scratch/wo" </dev/null
 	assert_equal "$stderr" "grant-verify: fatal: unable to read the grant from fd 3: Bad file descriptor"
 }

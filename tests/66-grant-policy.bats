@@ -64,7 +64,7 @@ EOF
 @test "a grant covers the command path through PATH" {
 	head -c 32 /dev/urandom >"$scratch/key"
 	chmod 0600 "$scratch/key"
-	sbx-check grant --key "$scratch/key" --cwd / --env "PATH=$scratch/bin:/bin" -- hello >"$scratch/grant"
+	sbx-check grant --kind argv --key "$scratch/key" --cwd / --env "PATH=$scratch/bin:/bin" -- hello >"$scratch/grant"
 	run -0 --separate-stderr "$gv" --grant-fd 3 --grant-key "$scratch/key" \
 		--command-path "$scratch/bin:/bin" -- hello 3<"$scratch/grant" </dev/null
 	assert_equal "$output" "hello from $scratch/bin/hello PATH=$scratch/bin:/bin"

@@ -1,7 +1,12 @@
 /* sbx-check grant: make a grant (lib/policy/grant.h) for one exact run, for hosts
- * and tests: the argv after the options, the working directory, the
- * environment as the command will receive it, the SHA-256 of its stdin and
- * its timeout, signed with the host's key. The grant goes to stdout. */
+ * and tests, signed with the host's key; the grant goes to stdout.
+ *   --plan FILE | --plan-fd FD: kind plan, the run and its sandbox as
+ *     `sbx-ns --dry-run` planned them (grant_plan.c);
+ *   --kind argv: the command only (argv after the options, the working
+ *     directory, the environment, the stdin digest, the timeout), nothing of
+ *     the sandbox; the weaker kind, only when asked for by name.
+ * --expires SEC makes it expire SEC seconds from now, --single-use gives it
+ * a fresh nonce, which sbx-ns records and refuses to see twice. */
 #include "cmdpath.h"
 #include "die.h"
 #include "digest.h"
@@ -18,11 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int chk_grant(int argc, char **argv);
 
-enum { G_KEY = 1, G_CWD, G_TIMEOUT, G_STDIN_SHA, G_STDIN_FILE, G_ENV, G_PLAN, G_PLAN_FD };
+enum { G_KEY = 1, G_CWD, G_TIMEOUT, G_STDIN_SHA, G_STDIN_FILE, G_ENV, G_PLAN, G_PLAN_FD, G_KIND,
+       G_EXPIRES, G_SINGLE_USE };
 
 static size_t name_len(const char *s)
 {
@@ -124,6 +131,9 @@ int chk_grant(int argc, char **argv)
 		{ "env", SBX_ARG, SBX_MANY, G_ENV },
 		{ "plan", SBX_ARG, SBX_ONCE, G_PLAN },
 		{ "plan-fd", SBX_ARG, SBX_ONCE, G_PLAN_FD },
+		{ "kind", SBX_ARG, SBX_ONCE, G_KIND },
+		{ "expires", SBX_ARG, SBX_ONCE, G_EXPIRES },
+		{ "single-use", SBX_NOARG, SBX_ONCE, G_SINGLE_USE },
 		{ 0 },
 	};
 	struct sbx_grant_input in = { 0 };
@@ -134,7 +144,9 @@ int chk_grant(int argc, char **argv)
 	const char *arg, *keypath = NULL, *dir = NULL, *plan = NULL, *plan_opt = NULL, *manual = NULL;
 	char **env = NULL;
 	size_t nenv = 0;
-	int id, have_stdin = 0;
+	int id, have_stdin = 0, single = 0;
+	enum sbx_grant_kind kind = 0;
+	uint64_t expires = 0;
 
 	struct sbx_sha256 empty;
 
@@ -169,6 +181,18 @@ int chk_grant(int argc, char **argv)
 			else
 				hash_file(arg, in.stdin_sha);
 			break;
+		case G_KIND:
+			if (!strcmp(arg, "plan"))
+				kind = SBX_GRANT_KIND_PLAN;
+			else if (!strcmp(arg, "argv"))
+				kind = SBX_GRANT_KIND_ARGV;
+			else
+				sbx_die_usage("--kind: invalid kind '%s': plan or argv", arg);
+			break;
+		case G_EXPIRES:
+			expires = sbx_opt_u64("--expires", arg, 1, SBX_GRANT_MAX_EXPIRY);
+			break;
+		case G_SINGLE_USE: single = 1; break;
 		case G_ENV:
 			grant_check_env("--env", arg, env, nenv);
 			manual = "--env";
@@ -185,8 +209,17 @@ int chk_grant(int argc, char **argv)
 			      plan_opt, manual);
 	if (plan && st.ind < argc)
 		sbx_die_usage("%s: the program comes from the plan", plan_opt);
+	if (!kind)
+		kind = plan ? SBX_GRANT_KIND_PLAN : 0;
+	if (!kind)
+		sbx_die_usage("grant: without --plan a grant binds only the command: give --plan "
+			      "(from sbx-ns --dry-run), or --kind argv for the weaker kind");
+	if (kind == SBX_GRANT_KIND_PLAN && !plan)
+		sbx_die_usage("--kind plan needs --plan or --plan-fd");
 	if (plan) {
 		grant_plan_load(plan_opt, plan, &in, &env);
+		if (kind == SBX_GRANT_KIND_ARGV)
+			in.have_plan = 0;
 	} else {
 		if (st.ind >= argc)
 			sbx_die_usage("missing program");
@@ -204,6 +237,16 @@ int chk_grant(int argc, char **argv)
 
 	key = sbx_need(malloc(sizeof *key));
 	sbx_grant_key_load("--key", keypath, key);
+	memset(&g, 0, sizeof g);
+	g.kind = kind;
+	if (expires) {
+		struct timespec ts;
+		if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || ts.tv_sec <= 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read the clock");
+		g.expires = (uint64_t)ts.tv_sec + expires;
+	}
+	if (single && sbx_grant_new_nonce(&g) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to draw a nonce (getrandom)");
 	sbx_grant_fields(&in, &g);
 	sbx_grant_sign(&g, key);
 	sbx_grant_key_wipe(key);

@@ -1,6 +1,7 @@
 /* sbx-check grant --plan FILE | --plan-fd FD: the run a grant is for, taken
  * from the plan `sbx-ns --dry-run` printed (its argv, working directory,
- * environment and timeout), so the grant matches that run byte for byte
+ * environment and timeout) and the sandbox (the digest of each group of
+ * the plan, lib/policy/grant_doc.c), so the grant matches that run byte for byte
  * without the caller rebuilding sbx-ns's environment by hand. The plan is
  * read whole, at most PLAN_MAX bytes, and parsed strictly (jansson,
  * duplicate keys refused); every value goes through the checks the
@@ -112,5 +113,12 @@ void grant_plan_load(const char *opt, const char *arg, struct sbx_grant_input *i
 	    (unsigned long long)json_integer_value(v) > GRANT_MAX_TIMEOUT_MS)
 		sbx_die_usage("%s: %s: \"timeout_ms\" is not a timeout", opt, shown);
 	in->timeout_ms = (uint64_t)json_integer_value(v);
+	/* The sandbox: one digest per group, the way sbx-ns computes them. */
+	{
+		const char *why;
+		if (sbx_grant_plan_groups(doc, in->plan, &why) < 0)
+			sbx_die_usage("%s: %s: %s", opt, shown, why);
+		in->have_plan = 1;
+	}
 	json_decref(doc);
 }

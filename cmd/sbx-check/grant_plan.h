@@ -16,7 +16,8 @@ void grant_check_env(const char *opt, const char *arg, char **env, size_t n);
 const char *grant_check_cwd(const char *opt, const char *arg);
 /* An absolute path to a regular file, not a symlink, opened for reading. */
 int grant_open_file(const char *opt, const char *arg);
-/* --plan FILE or --plan-fd FD: argv, cwd, env and timeout into in and envp. */
+/* --plan FILE or --plan-fd FD: argv, cwd, env, timeout and the plan's
+ * group digests into in and envp. */
 void grant_plan_load(const char *opt, const char *arg, struct sbx_grant_input *in, char ***envp);
 
 #endif

@@ -19,10 +19,11 @@ static const char usage[] =
 	"       sbx-check tools [--manifest FILE] [--json] [PATH...]\n"
 	"       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]\n"
 	"       sbx-check proof --tier full|landlock [--ns PATH] [--json]\n"
-	"       sbx-check grant --key FILE [--cwd DIR] [--timeout SEC] "
-	"[--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--] prog [args...]\n"
-	"       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) "
-	"[--stdin-sha256 HEX | --stdin-file FILE]\n"
+	"       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [--kind plan|argv] "
+	"[--stdin-sha256 HEX | --stdin-file FILE] [--expires SEC] [--single-use]\n"
+	"       sbx-check grant --key FILE --kind argv [--cwd DIR] [--timeout SEC] "
+	"[--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--expires SEC] "
+	"[--single-use] [--] prog [args...]\n"
 	"       sbx-check --version\n";
 
 int chk_grant(int argc, char **argv); /* grant.c */

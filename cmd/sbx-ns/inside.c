@@ -106,7 +106,7 @@ char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char
 noreturn static void command(struct ns_run *r, int hidepid)
 {
 	struct ns_report rep = { 'S', 0, hidepid };
-	int keep[3], nkeep = 0;
+	int keep[3], nkeep = 0, prog;
 
 	if (setsid() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
@@ -136,11 +136,13 @@ noreturn static void command(struct ns_run *r, int hidepid)
 	if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
 	ns_load_filter(r);
+	prog = ns_grant_open(r);
 	if (write(r->x.report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
 		_exit(SBX_EXIT_LOST);
 	close(r->x.report_fd);
 	sbx_ready_fd(r->a->ready_fd);
 	ns_explain_exec(r->a, r->p);
+	ns_grant_exec(r, prog);
 	if (r->a->allow.n)
 		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p->search, r->p->env);
 	sbx_exec(r->a->cmd, r->p->search, r->p->env);

@@ -47,7 +47,7 @@ static const char usage[] =
 	"[--deny-write GLOB]... [--home DIR] [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
 	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,transparent][,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
-	"[--grant-fd FD --grant-key FILE] [--timeout SEC] [--quiet-denials] "
+	"[--grant-fd FD --grant-key FILE [--grant-nonce-dir DIR]] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
 	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
 	"       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]\n"
@@ -57,7 +57,7 @@ enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
 	O_TMP_IN_WS, O_DENY_WRITE, O_REQUIRE_LANDLOCK, O_UID, O_GID, O_SETENV,
 	O_KEEP_ENV, O_NET, O_BROKER_FD, O_STATUS_FD, O_READY_FD, O_HELP,
-	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_TIMEOUT,
+	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_GRANT_NONCE_DIR, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
 	O_DRY_RUN, O_RECOVER,
@@ -91,6 +91,7 @@ static const struct sbx_opt options[] = {
 	{ "protect",          SBX_ARG,   SBX_MANY, O_PROTECT },
 	{ "grant-fd",         SBX_ARG,   SBX_ONCE, O_GRANT_FD },
 	{ "grant-key",        SBX_ARG,   SBX_ONCE, O_GRANT_KEY },
+	{ "grant-nonce-dir",  SBX_ARG,   SBX_ONCE, O_GRANT_NONCE_DIR },
 	{ "timeout",          SBX_ARG,   SBX_ONCE, O_TIMEOUT },
 	/* two arguments: SRC here, DEST taken from argv by parse() */
 	{ "bind",             SBX_ARG,   SBX_MANY, O_BIND },
@@ -235,6 +236,7 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 			p->grant_key = sbx_need(malloc(sizeof *p->grant_key));
 			sbx_grant_key_load("--grant-key", arg, p->grant_key);
 			break;
+		case O_GRANT_NONCE_DIR: p->nonce_dir = ns_opt_nonce_dir(arg); break;
 		case O_TIMEOUT: a->timeout_ms = sbx_opt_seconds("--timeout", arg, NS_MAX_TIMEOUT_MS); break;
 		case O_QUIET_DENIALS: a->quiet_denials = 1; break;
 		case O_BIND:
@@ -272,6 +274,8 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		sbx_die_usage("missing --workspace or --workspace-fd");
 	if ((p->grant_fd >= 0) != (p->grant_key != NULL))
 		sbx_die_usage("--grant-fd and --grant-key go together");
+	if (p->nonce_dir && p->grant_fd < 0)
+		sbx_die_usage("--grant-nonce-dir needs --grant-fd and --grant-key");
 	if (a->cmdpath) {
 		for (size_t i = 0; i < a->nsetenv; i++)
 			if (!strncmp(a->setenv[i], "PATH=", 5))
@@ -284,8 +288,8 @@ static int parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 }
 
 /* The process policy, before anything is created: no writable root may
- * expose a protected path, the program must be an allowed file, and a
- * grant must fit this exact run. */
+ * expose a protected path, the program must be an allowed file (a grant
+ * is checked once the plan is final: grant.c). */
 static void check_policy(const struct ns_args *a, struct ns_plan *p)
 {
 	struct sbx_protect_root *roots = sbx_need(calloc(p->nops + 1, sizeof *roots));
@@ -306,25 +310,6 @@ static void check_policy(const struct ns_args *a, struct ns_plan *p)
 	p->env = ns_build_env(a, p, &p->search);
 	if (a->allow.n)
 		sbx_allowexec_check(&a->allow, a->cmd[0], p->search, p->ops[p->ws].dest);
-	if (p->grant_key) {
-		struct sbx_grant_input in = {
-			.argv = a->cmd, .cwd = p->ops[p->ws].dest, .envp = p->env,
-			.timeout_ms = a->timeout_ms,
-		};
-		int mfd = sbx_grant_stdin(0, UINT64_MAX, in.stdin_sha);
-
-		if (mfd < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
-		sbx_grant_enforce(p->grant_fd, p->grant_key, &in);
-		p->grant_checked = 1;
-		sbx_grant_key_wipe(p->grant_key);
-		free(p->grant_key);
-		p->grant_key = NULL;
-		p->grant_fd = -1;
-		if (dup2(mfd, 0) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to pass stdin");
-		close(mfd);
-	}
 }
 
 /* Who the command runs as. Root never runs it as root: it names the
@@ -437,6 +422,8 @@ static void status_started(const struct ns_run *r, const struct ns_report *rep)
 	sbx_json_str(&j, "userns", "blocked");
 	sbx_json_uint(&j, "uid", r->p->uid);
 	sbx_json_uint(&j, "gid", r->p->gid);
+	if (ns_grant_name(r->p))
+		sbx_json_str(&j, "grant", ns_grant_name(r->p));
 	sbx_json_write(&j, r->a->status_fd);
 }
 
@@ -678,6 +665,10 @@ int main(int argc, char **argv)
 	}
 	ns_plan_deny(&plan, ns_deny_prev(&r));
 	ns_plan_root(r.a, &plan);
+	/* The plan is final: a grant is checked against it (grant.c). */
+	if (r.a->dry_run || plan.grant_key)
+		ns_plan_program(r.a, &plan);
+	ns_check_grant(r.a, &plan);
 	if (r.a->dry_run)
 		ns_dry_run(&r);
 
@@ -707,10 +698,14 @@ int main(int argc, char **argv)
 		 * be had, and only if the effective policy has both halves of
 		 * the unsafe fallback; anything else fails closed. */
 		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
-		if (r.p->pol_on && sbx_policy_unsafe_fallback(&r.p->eff) && nons)
+		if (r.p->pol_on && sbx_policy_unsafe_fallback(&r.p->eff) && nons) {
+			ns_grant_no_fallback(r.p, "the unsafe fallback", e);
 			ns_unsafe_fallback(&r, e);
-		if (ns_tier_allowed(r.p) && nons)
+		}
+		if (ns_tier_allowed(r.p) && nons) {
+			ns_grant_no_fallback(r.p, "the Landlock tier", e);
 			ns_landlock_tier(&r, e);
+		}
 		errno = e;
 		die_userns("create namespaces", "");
 	}
@@ -745,7 +740,9 @@ int main(int argc, char **argv)
 		close(r.a->ready_fd);
 	code = wait_sandbox(&r, pid);
 	ns_net_end(&r);
-	if (code < 0)
+	if (code < 0) {
+		ns_grant_no_fallback(r.p, "the Landlock tier", r.x.tier_proc);
 		ns_landlock_tier(&r, r.x.tier_proc);
+	}
 	return code;
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "allowexec.h"
 #include "grant.h"
@@ -148,6 +149,18 @@ struct ns_step {
 	const char *what;      /* STEP_DIR: for the message */
 };
 
+/* The program argv[0] resolves to, as hashed for the plan (grant.c). */
+struct ns_program {
+	int found;
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	unsigned char sha[32];
+	const char *allow;     /* the --allow-exec entry it is, or NULL */
+};
+
 /* --net: none (no interface up, no socket), loopback (a private lo),
  * broker (a private lo, a bridge to the broker's socket, a filter allowing
  * only TCP sockets), host (the host's network; listen() denied). */
@@ -211,6 +224,10 @@ struct ns_plan {
 	int grant_fd;          /* --grant-fd FD (consumed), else -1 */
 	struct sbx_grant_key *grant_key; /* --grant-key FILE, loaded while parsing */
 	int grant_checked;     /* the grant was enforced */
+	enum sbx_grant_kind grant_kind; /* which kind it was */
+	const char *nonce_dir; /* --grant-nonce-dir DIR */
+	struct ns_program prog; /* with a grant or --dry-run: the program (grant.c) */
+	int have_prog;
 	struct sbx_policy eff; /* the effective policy (when pol_on) */
 	int pol_on;
 	int root;              /* the caller is root (maps 0 too, switches to uid/gid) */
@@ -393,6 +410,16 @@ void ns_explain_exec(const struct ns_args *a, const struct ns_plan *p);
 struct sbx_json;
 void ns_plan_json(const struct ns_run *r, struct sbx_json *j);
 noreturn void ns_dry_run(struct ns_run *r);
+
+/* grant.c: the plan's program, the grant, the exec of the hashed file */
+void ns_plan_program(const struct ns_args *a, struct ns_plan *p);
+void ns_program_json(struct sbx_json *j, const struct ns_plan *p);
+void ns_check_grant(const struct ns_args *a, struct ns_plan *p);
+const char *ns_opt_nonce_dir(const char *arg);
+const char *ns_grant_name(const struct ns_plan *p);
+void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err);
+int ns_grant_open(const struct ns_run *r);
+void ns_grant_exec(const struct ns_run *r, int fd);
 
 /* steps.c: the root's steps, from the checked run */
 void ns_plan_root(const struct ns_args *a, struct ns_plan *p);

@@ -7,6 +7,7 @@
 #include "ns.h"
 
 #include "die.h"
+#include "digest.h"
 #include "exitcodes.h"
 #include "fd.h"
 #include "json.h"
@@ -231,6 +232,22 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 	sbx_json_uint(&j, "timeout_ms", r->a->timeout_ms);
 	sbx_json_bool(&j, "grant_checked", r->p->grant_checked);
 	sbx_json_bool(&j, "policy", r->p->pol_on);
+	if (r->p->pol_on) {
+		/* the effective policy whole: its fallbacks are bound too */
+		char *pol = sbx_policy_to_json(&r->p->eff, SBX_PSCOPE_NS), hex[SBX_SHA256_HEX];
+		unsigned char d[SBX_SHA256_LEN];
+		struct sbx_sha256 c;
+
+		if (!pol)
+			sbx_need(NULL);
+		sbx_sha256_init(&c);
+		sbx_sha256_update(&c, pol, strlen(pol));
+		sbx_sha256_final(&c, d);
+		sbx_digest_hex(d, SBX_SHA256_LEN, hex);
+		sbx_json_str(&j, "policy_sha256", hex);
+		free(pol);
+	}
+	ns_program_json(&j, r->p);
 	*out = j;
 }
 

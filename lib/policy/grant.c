@@ -9,8 +9,14 @@
  *   env    = SHA-256("sbx-grant-v1 env\0"  || n || (len || bytes) * n),
  *            entries sorted by bytes (strcmp: unsigned char order),
  *            duplicates kept
- *   mac    = HMAC-SHA-256(key, "sbx-grant-v1 mac\0" || argv || cwd || env
- *                               || stdin-sha256 || timeout-ms) */
+ *   plan groups: see grant_doc.c
+ *   mac    = HMAC-SHA-256(key, "sbx-grant-v2 mac\0" || every line of the
+ *            text form before "mac=", as sbx_grant_format writes them)
+ *
+ * The argv, cwd and env encodings keep their v1 tags: what they hash did
+ * not change. The MAC covers the text, which the strict parser maps one
+ * to one onto the fields, so every field (kind, expiry, nonce included)
+ * is authenticated. */
 #include "parse.h"
 #include "grant.h"
 #include "fd.h"
@@ -19,10 +25,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,7 +49,14 @@
 static const char tag_argv[] = "sbx-grant-v1 argv";
 static const char tag_cwd[] = "sbx-grant-v1 cwd";
 static const char tag_env[] = "sbx-grant-v1 env";
-static const char tag_mac[] = "sbx-grant-v1 mac";
+static const char tag_mac[] = "sbx-grant-v2 mac";
+
+/* The names of the fields, bit by bit (SBX_GRANT_ARGV ...), as the text
+ * form spells them (stdin and timeout excepted) and as refusals say. */
+static const char *const names[] = {
+	"argv", "cwd", "env", "stdin", "timeout", "identity", "mounts", "deny-write", "net",
+	"filters", "landlock", "policy", "program",
+};
 
 void sbx_grant_key_load(const char *opt, const char *path, struct sbx_grant_key *key)
 {
@@ -162,22 +178,67 @@ void sbx_grant_fields(const struct sbx_grant_input *in, struct sbx_grant *g)
 
 	memcpy(g->stdin_sha, in->stdin_sha, sizeof g->stdin_sha);
 	g->timeout_ms = in->timeout_ms;
+	if (in->have_plan)
+		memcpy(g->plan, in->plan, sizeof g->plan);
+}
+
+__attribute__((format(printf, 4, 5)))
+static void put(char *out, size_t cap, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(out + *n, cap - *n, fmt, ap);
+	va_end(ap);
+	if (w < 0 || (size_t)w >= cap - *n)
+		sbx_need(NULL);
+	*n += (size_t)w;
+}
+
+/* The text form up to (not including) the "mac=" line; returns its length. */
+static size_t body(const struct sbx_grant *g, char *out, size_t cap)
+{
+	char h[SBX_SHA256_HEX];
+	size_t n = 0;
+
+#define PUT(...) put(out, cap, &n, __VA_ARGS__)
+#define HEX(name, d) do { sbx_digest_hex(d, SBX_SHA256_LEN, h); PUT("%s=%s\n", name, h); } while (0)
+	PUT("sbx-grant-v2\nkind=%s\n", g->kind == SBX_GRANT_KIND_PLAN ? "plan" : "argv");
+	if (g->expires)
+		PUT("expires=%llu\n", (unsigned long long)g->expires);
+	else
+		PUT("expires=never\n");
+	if (g->have_nonce) {
+		char nh[2 * SBX_GRANT_NONCE + 1];
+		sbx_digest_hex(g->nonce, SBX_GRANT_NONCE, nh);
+		PUT("nonce=%s\n", nh);
+	} else {
+		PUT("nonce=none\n");
+	}
+	HEX("argv", g->argv);
+	HEX("cwd", g->cwd);
+	HEX("env", g->env);
+	HEX("stdin-sha256", g->stdin_sha);
+	PUT("timeout-ms=%llu\n", (unsigned long long)g->timeout_ms);
+	if (g->kind == SBX_GRANT_KIND_PLAN)
+		for (int i = 0; i < SBX_GRANT_NGROUPS; i++)
+			HEX(names[5 + i], g->plan[i]);
+#undef HEX
+#undef PUT
+	return n;
 }
 
 static void mac_of(const struct sbx_grant *g, const struct sbx_grant_key *key,
 		   unsigned char out[SBX_SHA256_LEN])
 {
 	struct sbx_hmac_sha256 h;
-	unsigned char t[8];
+	char text[SBX_GRANT_MAX];
+	size_t n = body(g, text, sizeof text);
 
 	sbx_hmac_sha256_init(&h, key->k, key->len);
 	sbx_hmac_sha256_update(&h, tag_mac, sizeof tag_mac);
-	sbx_hmac_sha256_update(&h, g->argv, sizeof g->argv);
-	sbx_hmac_sha256_update(&h, g->cwd, sizeof g->cwd);
-	sbx_hmac_sha256_update(&h, g->env, sizeof g->env);
-	sbx_hmac_sha256_update(&h, g->stdin_sha, sizeof g->stdin_sha);
-	put_u64(t, g->timeout_ms);
-	sbx_hmac_sha256_update(&h, t, sizeof t);
+	sbx_hmac_sha256_update(&h, text, n);
 	sbx_hmac_sha256_final(&h, out);
 	explicit_bzero(&h, sizeof h);
 }
@@ -189,19 +250,31 @@ void sbx_grant_sign(struct sbx_grant *g, const struct sbx_grant_key *key)
 
 size_t sbx_grant_format(const struct sbx_grant *g, char *out)
 {
-	char a[SBX_SHA256_HEX], c[SBX_SHA256_HEX], e[SBX_SHA256_HEX], s[SBX_SHA256_HEX],
-	     m[SBX_SHA256_HEX];
-	int n;
+	char m[SBX_SHA256_HEX];
+	size_t n = body(g, out, SBX_GRANT_MAX);
+	int w;
 
-	sbx_digest_hex(g->argv, SBX_SHA256_LEN, a);
-	sbx_digest_hex(g->cwd, SBX_SHA256_LEN, c);
-	sbx_digest_hex(g->env, SBX_SHA256_LEN, e);
-	sbx_digest_hex(g->stdin_sha, SBX_SHA256_LEN, s);
 	sbx_digest_hex(g->mac, SBX_SHA256_LEN, m);
-	n = snprintf(out, SBX_GRANT_MAX,
-		     "sbx-grant-v1\nargv=%s\ncwd=%s\nenv=%s\nstdin-sha256=%s\ntimeout-ms=%llu\nmac=%s\n",
-		     a, c, e, s, (unsigned long long)g->timeout_ms, m);
-	return (size_t)n;
+	w = snprintf(out + n, SBX_GRANT_MAX - n, "mac=%s\n", m);
+	if (w < 0 || (size_t)w >= SBX_GRANT_MAX - n)
+		sbx_need(NULL);
+	return n + (size_t)w;
+}
+
+int sbx_grant_new_nonce(struct sbx_grant *g)
+{
+	size_t got = 0;
+
+	while (got < sizeof g->nonce) {
+		ssize_t r = getrandom(g->nonce + got, sizeof g->nonce - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		got += (size_t)r;
+	}
+	g->have_nonce = 1;
+	return 0;
 }
 
 static int unhex(char ch)
@@ -264,23 +337,42 @@ static int dec64(const char *v, size_t n, uint64_t *out)
 	return 0;
 }
 
+static int hexn(const char *v, size_t n, unsigned char *out, size_t len)
+{
+	if (n != 2 * len)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		int hi = unhex(v[2 * i]), lo = unhex(v[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* The reasons, static: "line N: expected 'NAME='" and "line N: NAME is not ...". */
+static const char *reason(int lineno, const char *name, int expect, const char *what)
+{
+	static char buf[128];
+
+	if (expect)
+		snprintf(buf, sizeof buf, "line %d: expected '%s='", lineno, name);
+	else
+		snprintf(buf, sizeof buf, "line %d: %s is not %s", lineno, name, what);
+	return buf;
+}
+
 int sbx_grant_parse(const char *buf, size_t len, struct sbx_grant *g, const char **why)
 {
-	static const char head[] = "sbx-grant-v1\n";
-	static const struct { const char *name; const char *expect; const char *bad; } f[] = {
-		{ "argv", "line 2: expected 'argv='", "line 2: argv is not 64 lower-case hex digits" },
-		{ "cwd", "line 3: expected 'cwd='", "line 3: cwd is not 64 lower-case hex digits" },
-		{ "env", "line 4: expected 'env='", "line 4: env is not 64 lower-case hex digits" },
-		{ "stdin-sha256", "line 5: expected 'stdin-sha256='",
-		  "line 5: stdin-sha256 is not 64 lower-case hex digits" },
-		{ "timeout-ms", "line 6: expected 'timeout-ms='",
-		  "line 6: timeout-ms is not a decimal number of milliseconds" },
-		{ "mac", "line 7: expected 'mac='", "line 7: mac is not 64 lower-case hex digits" },
-	};
-	unsigned char *dst[] = { g->argv, g->cwd, g->env, g->stdin_sha, NULL, g->mac };
+	static const char head[] = "sbx-grant-v2\n", old[] = "sbx-grant-v1\n";
+	static const char hexd[] = "64 lower-case hex digits";
 	const char *p = buf, *end = buf + len, *v;
+	unsigned char *hexes[] = { g->argv, g->cwd, g->env, g->stdin_sha };
+	static const char *const hexnames[] = { "argv", "cwd", "env", "stdin-sha256" };
 	size_t vlen;
+	int ln = 2;
 
+	memset(g, 0, sizeof *g);
 	if (len > SBX_GRANT_MAX) {
 		*why = "longer than the largest grant";
 		return -1;
@@ -293,24 +385,64 @@ int sbx_grant_parse(const char *buf, size_t len, struct sbx_grant *g, const char
 		*why = "contains a NUL byte";
 		return -1;
 	}
+	if (len >= sizeof old - 1 && !memcmp(buf, old, sizeof old - 1)) {
+		*why = "v1";
+		return -2;
+	}
 	if (len < sizeof head - 1 || memcmp(buf, head, sizeof head - 1)) {
-		*why = "line 1: expected 'sbx-grant-v1'";
+		*why = "line 1: expected 'sbx-grant-v2'";
 		return -1;
 	}
 	p += sizeof head - 1;
-	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-		v = line(&p, end, f[i].name, &vlen);
-		if (!v) {
-			*why = f[i].expect;
-			return -1;
-		}
-		if (dst[i] ? hex32(v, vlen, dst[i]) : dec64(v, vlen, &g->timeout_ms)) {
-			*why = f[i].bad;
-			return -1;
-		}
+	if (!(v = line(&p, end, "kind", &vlen)))
+		return *why = reason(ln, "kind", 1, NULL), -1;
+	if (vlen == 4 && !memcmp(v, "plan", 4))
+		g->kind = SBX_GRANT_KIND_PLAN;
+	else if (vlen == 4 && !memcmp(v, "argv", 4))
+		g->kind = SBX_GRANT_KIND_ARGV;
+	else
+		return *why = reason(ln, "kind", 0, "'plan' or 'argv'"), -1;
+	ln++;
+	if (!(v = line(&p, end, "expires", &vlen)))
+		return *why = reason(ln, "expires", 1, NULL), -1;
+	if (!(vlen == 5 && !memcmp(v, "never", 5)) && (dec64(v, vlen, &g->expires) || !g->expires))
+		return *why = reason(ln, "expires", 0, "'never' or a time in seconds since 1970"), -1;
+	ln++;
+	if (!(v = line(&p, end, "nonce", &vlen)))
+		return *why = reason(ln, "nonce", 1, NULL), -1;
+	if (!(vlen == 4 && !memcmp(v, "none", 4))) {
+		if (hexn(v, vlen, g->nonce, sizeof g->nonce))
+			return *why = reason(ln, "nonce", 0, "'none' or 64 lower-case hex digits"), -1;
+		g->have_nonce = 1;
 	}
+	ln++;
+	for (size_t i = 0; i < 4; i++, ln++) {
+		if (!(v = line(&p, end, hexnames[i], &vlen)))
+			return *why = reason(ln, hexnames[i], 1, NULL), -1;
+		if (hex32(v, vlen, hexes[i]))
+			return *why = reason(ln, hexnames[i], 0, hexd), -1;
+	}
+	if (!(v = line(&p, end, "timeout-ms", &vlen)))
+		return *why = reason(ln, "timeout-ms", 1, NULL), -1;
+	if (dec64(v, vlen, &g->timeout_ms))
+		return *why = reason(ln, "timeout-ms", 0, "a decimal number of milliseconds"), -1;
+	ln++;
+	if (g->kind == SBX_GRANT_KIND_PLAN)
+		for (int i = 0; i < SBX_GRANT_NGROUPS; i++, ln++) {
+			if (!(v = line(&p, end, names[5 + i], &vlen)))
+				return *why = reason(ln, names[5 + i], 1, NULL), -1;
+			if (hex32(v, vlen, g->plan[i]))
+				return *why = reason(ln, names[5 + i], 0, hexd), -1;
+		}
+	if (!(v = line(&p, end, "mac", &vlen)))
+		return *why = reason(ln, "mac", 1, NULL), -1;
+	if (hex32(v, vlen, g->mac))
+		return *why = reason(ln, "mac", 0, hexd), -1;
+	ln++;
 	if (p != end) {
-		*why = "line 8: trailing data after 'mac='";
+		static char buf2[64];
+		snprintf(buf2, sizeof buf2, "line %d: trailing data after 'mac='", ln);
+		*why = buf2;
 		return -1;
 	}
 	return 0;
@@ -322,6 +454,8 @@ int sbx_grant_verify(const struct sbx_grant *g, const struct sbx_grant_key *key,
 	unsigned char mac[SBX_SHA256_LEN];
 	struct sbx_grant run;
 	int mask = 0;
+
+	memset(&run, 0, sizeof run);
 
 	/* Authenticate first: the stated fields are not believed before. */
 	mac_of(g, key, mac);
@@ -338,18 +472,18 @@ int sbx_grant_verify(const struct sbx_grant *g, const struct sbx_grant_key *key,
 		mask |= SBX_GRANT_STDIN;
 	if (run.timeout_ms != g->timeout_ms)
 		mask |= SBX_GRANT_TIMEOUT;
+	if (g->kind == SBX_GRANT_KIND_PLAN)
+		for (int i = 0; i < SBX_GRANT_NGROUPS; i++)
+			if (!in->have_plan || memcmp(run.plan[i], g->plan[i], SBX_SHA256_LEN))
+				mask |= SBX_GRANT_IDENTITY << i;
 	return mask;
 }
 
 const char *sbx_grant_field_name(int bit)
 {
-	switch (bit) {
-	case SBX_GRANT_ARGV: return "argv";
-	case SBX_GRANT_CWD: return "cwd";
-	case SBX_GRANT_ENV: return "env";
-	case SBX_GRANT_STDIN: return "stdin";
-	case SBX_GRANT_TIMEOUT: return "timeout";
-	}
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+		if (bit == 1 << i)
+			return names[i];
 	return "?";
 }
 
@@ -359,7 +493,7 @@ void sbx_grant_describe(int mask, char *out, size_t n)
 
 	if (n)
 		out[0] = '\0';
-	for (int bit = 1; bit <= SBX_GRANT_TIMEOUT; bit <<= 1) {
+	for (int bit = 1; bit <= SBX_GRANT_LAST; bit <<= 1) {
 		int w;
 		if (!(mask & bit))
 			continue;
@@ -370,9 +504,66 @@ void sbx_grant_describe(int mask, char *out, size_t n)
 	}
 }
 
-void sbx_grant_enforce(int fd, const struct sbx_grant_key *key, const struct sbx_grant_input *in)
+static const char reissue[] =
+	"reissue it: sbx-ns OPTIONS --dry-run -- PROG ARGS >PLAN; sbx-check grant --key FILE --plan PLAN";
+
+static void utc(uint64_t t, char *out, size_t n)
 {
-	char buf[SBX_GRANT_MAX + 1], names[64];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) || !strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, n, "%llu", (unsigned long long)t);
+}
+
+/* A single-use grant's nonce: a file named by its hex under the directory,
+ * made with O_CREAT|O_EXCL, so of any number of runs racing exactly one
+ * makes it; a dry run only looks. */
+static void use_nonce(const struct sbx_grant *g, const struct sbx_grant_use *use, uint64_t now)
+{
+	char name[2 * SBX_GRANT_NONCE + 1], line[96];
+	struct stat st;
+	int fd;
+
+	if (!g->have_nonce)
+		return;
+	if (!use || use->nonce_dirfd < 0)
+		sbx_die(SBX_EXIT_POLICY, "grant refused: single-use (it carries a nonce) and no "
+			"--grant-nonce-dir names where to record it");
+	sbx_digest_hex(g->nonce, SBX_GRANT_NONCE, name);
+	if (!use->record) {
+		if (fstatat(use->nonce_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			goto used;
+		if (errno != ENOENT)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to look for the grant's nonce %s/%s",
+				      use->nonce_dir, name);
+		return;
+	}
+	fd = openat(use->nonce_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)
+		goto used;
+	if (fd < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to record the grant's nonce in %s", use->nonce_dir);
+	{
+		int n = snprintf(line, sizeof line, "used %llu pid %ld\n", (unsigned long long)now,
+				 (long)getpid());
+		if (sbx_write_all(fd, line, (size_t)n) < 0 || fsync(fd) < 0 || close(fd) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to record the grant's nonce in %s/%s",
+				      use->nonce_dir, name);
+	}
+	if (fsync(use->nonce_dirfd) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to record the grant's nonce in %s", use->nonce_dir);
+	return;
+used:
+	sbx_die(SBX_EXIT_POLICY, "grant refused: already used (single-use: its nonce is recorded in "
+		"%s/%s); make a new one: sbx-check grant --single-use ...", use->nonce_dir, name);
+}
+
+enum sbx_grant_kind sbx_grant_enforce(int fd, const struct sbx_grant_key *key,
+				      const struct sbx_grant_input *in,
+				      const struct sbx_grant_use *use, uint64_t now)
+{
+	char buf[SBX_GRANT_MAX + 1], names_[160], when[40];
 	struct sbx_grant g;
 	const char *why;
 	size_t got;
@@ -387,17 +578,34 @@ void sbx_grant_enforce(int fd, const struct sbx_grant_key *key, const struct sbx
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the grant from fd %d", fd);
 	got = (size_t)n;
 	close(fd);
-	if (sbx_grant_parse(buf, got, &g, &why) < 0)
+	rc = sbx_grant_parse(buf, got, &g, &why);
+	if (rc == -2)
+		sbx_die(SBX_EXIT_POLICY, "grant refused: an sbx-grant-v1 grant binds only the command, "
+			"not the sandbox; %s (or --kind argv for a grant of the command only)", reissue);
+	if (rc < 0)
 		sbx_die(SBX_EXIT_POLICY, "grant refused: malformed (%s)", why);
 	rc = sbx_grant_verify(&g, key, in);
 	if (rc == SBX_GRANT_FORGED)
 		sbx_die(SBX_EXIT_POLICY,
 			"grant refused: the signature does not verify (forged, or made with another key)");
+	if (g.expires && now >= g.expires) {
+		utc(g.expires, when, sizeof when);
+		sbx_die(SBX_EXIT_POLICY, "grant refused: expired at %s (%llu s ago); %s --expires SEC",
+			when, (unsigned long long)(now - g.expires), reissue);
+	}
+	if (g.expires && g.expires - now > SBX_GRANT_MAX_EXPIRY) {
+		utc(g.expires, when, sizeof when);
+		sbx_die(SBX_EXIT_POLICY, "grant refused: it expires at %s, more than %llu days ahead "
+			"(made on a clock set wrong?); %s --expires SEC", when,
+			SBX_GRANT_MAX_EXPIRY / 86400, reissue);
+	}
 	if (rc) {
-		sbx_grant_describe(rc, names, sizeof names);
-		sbx_die(SBX_EXIT_POLICY, "grant refused: %s differ%s from the grant", names,
+		sbx_grant_describe(rc, names_, sizeof names_);
+		sbx_die(SBX_EXIT_POLICY, "grant refused: %s differ%s from the grant", names_,
 			(rc & (rc - 1)) ? "" : "s");
 	}
+	use_nonce(&g, use, now);
+	return g.kind;
 }
 
 int sbx_grant_stdin(int fd, uint64_t max, unsigned char sha[SBX_SHA256_LEN])

@@ -1,25 +1,40 @@
 /* Grants: a host says in advance exactly what may run. A grant is a small
  * text record, signed with HMAC-SHA-256 under a key only the host can
- * read, over the command's argv, its working directory, its environment
- * (sorted, exact bytes), the SHA-256 of its stdin and its timeout. Change
- * any of them by one byte and the grant no longer fits.
+ * read. It comes in two kinds:
  *
- * The grant carries one digest per field (and the timeout itself), and
- * the MAC is computed over those. The verifier first authenticates the
- * grant (MAC over the stated fields, constant-time comparison: a forged or
- * foreign grant is refused as such, and its contents are never used), then
- * compares each stated field with the run at hand, so a refusal names the
- * field that differs.
+ *   plan: made from the plan `sbx-ns --dry-run` prints; it binds the
+ *     command (argv, working directory, environment, stdin digest,
+ *     timeout) and the sandbox: one digest per group of the plan
+ *     (identity, mounts, deny-write, net, filters, landlock, policy,
+ *     program), each over the canonical form of that group of the one
+ *     plan document both sides compute (sbx_grant_plan_groups);
+ *   argv: the command only, nothing of the sandbox; a weaker kind that
+ *     must be asked for by name (sbx-check grant --kind argv).
+ *
+ * Either kind may carry an absolute expiry and a nonce (single use: the
+ * verifier records it and refuses it a second time).
+ *
+ * The verifier first authenticates the grant (MAC over every line before
+ * it, constant-time comparison: a forged or foreign grant is refused as
+ * such and its contents are never used), then checks expiry, then
+ * compares each field with the run at hand, so a refusal names the fields
+ * that differ, then records the nonce.
  *
  * Text form (strict: this order, these names, lower-case hex, one '\n'
- * after each line, nothing else, at most SBX_GRANT_MAX bytes):
+ * after each line, nothing else, at most SBX_GRANT_MAX bytes; the eight
+ * sandbox lines only in kind plan):
  *
- *   sbx-grant-v1
+ *   sbx-grant-v2
+ *   kind=plan | kind=argv
+ *   expires=never | expires=<unix seconds>
+ *   nonce=none | nonce=<64 hex: 32 random bytes>
  *   argv=<sha256 hex>
  *   cwd=<sha256 hex>
  *   env=<sha256 hex>
  *   stdin-sha256=<sha256 hex of the stdin bytes>
  *   timeout-ms=<decimal, 0 for none>
+ *   identity=, mounts=, deny-write=, net=, filters=, landlock=, policy=,
+ *   program=<sha256 hex each>
  *   mac=<hmac-sha256 hex>
  *
  * The field digests and the MAC input are length-prefixed encodings with
@@ -33,7 +48,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SBX_GRANT_MAX      1024  /* bytes of grant text accepted */
+#define SBX_GRANT_MAX      2048  /* bytes of grant text accepted */
+#define SBX_GRANT_NONCE    32    /* bytes of a nonce */
+/* --expires SEC: at most a year ahead; a grant further ahead is refused
+ * (a clock set wrong when it was made). */
+#define SBX_GRANT_MAX_EXPIRY (366ULL * 24 * 3600)
 #define SBX_GRANT_KEY_MIN  32    /* bytes: a key shorter than the MAC is refused */
 #define SBX_GRANT_KEY_MAX  4096
 
@@ -44,7 +63,20 @@ enum {
 	SBX_GRANT_ENV     = 4,
 	SBX_GRANT_STDIN   = 8,
 	SBX_GRANT_TIMEOUT = 16,
+	/* kind plan: the groups of the plan, in the order of the text form */
+	SBX_GRANT_IDENTITY = 32,
+	SBX_GRANT_MOUNTS   = 64,
+	SBX_GRANT_DENY     = 128,
+	SBX_GRANT_NET      = 256,
+	SBX_GRANT_FILTERS  = 512,
+	SBX_GRANT_LANDLOCK = 1024,
+	SBX_GRANT_POLICY   = 2048,
+	SBX_GRANT_PROGRAM  = 4096,
+	SBX_GRANT_LAST     = SBX_GRANT_PROGRAM,
 };
+#define SBX_GRANT_NGROUPS 8   /* identity .. program */
+
+enum sbx_grant_kind { SBX_GRANT_KIND_PLAN = 1, SBX_GRANT_KIND_ARGV };
 #define SBX_GRANT_FORGED (-1)
 
 struct sbx_grant_key {
@@ -61,15 +93,32 @@ struct sbx_grant_input {
 	char *const *envp;
 	unsigned char stdin_sha[SBX_SHA256_LEN];
 	uint64_t timeout_ms;   /* 0: no timeout */
+	int have_plan;         /* plan: the digests of the run's plan document */
+	unsigned char plan[SBX_GRANT_NGROUPS][SBX_SHA256_LEN];
 };
 
 struct sbx_grant {
+	enum sbx_grant_kind kind;
+	uint64_t expires;      /* unix seconds; 0: never */
+	int have_nonce;
+	unsigned char nonce[SBX_GRANT_NONCE];
 	unsigned char argv[SBX_SHA256_LEN];
 	unsigned char cwd[SBX_SHA256_LEN];
 	unsigned char env[SBX_SHA256_LEN];
 	unsigned char stdin_sha[SBX_SHA256_LEN];
 	uint64_t timeout_ms;
+	unsigned char plan[SBX_GRANT_NGROUPS][SBX_SHA256_LEN]; /* kind plan */
 	unsigned char mac[SBX_SHA256_LEN];
+};
+
+/* How a verifier uses a grant: where single-use nonces are recorded
+ * (nonce_dirfd: an O_DIRECTORY fd the caller checked, -1 none), and
+ * whether to record (0: a dry run, which only checks the nonce is
+ * unused). */
+struct sbx_grant_use {
+	int nonce_dirfd;
+	const char *nonce_dir; /* for messages */
+	int record;
 };
 
 /* Read the key file, or die: opt names the option for usage errors (empty
@@ -82,8 +131,26 @@ void sbx_grant_key_load(const char *opt, const char *path, struct sbx_grant_key 
 /* Overwrite the key in memory. */
 void sbx_grant_key_wipe(struct sbx_grant_key *key);
 
-/* The field digests of a run (the MAC is left alone). */
+/* The field digests of a run (kind, expiry, nonce and MAC left alone);
+ * the plan digests too when in->have_plan. */
 void sbx_grant_fields(const struct sbx_grant_input *in, struct sbx_grant *g);
+
+/* The one definition of what a plan grant binds (grant_doc.c): doc is the
+ * plan document of sbx-ns --dry-run, parsed (jansson). Every top-level
+ * key must be known: the eight groups' keys, the command's (argv, cwd,
+ * env, timeout_ms, bound by their own fields) or the few that describe
+ * the plan rather than the sandbox (tool, event, grant_checked, hint);
+ * an unknown key is refused, so nothing the plan says goes unbound. Each
+ * group's digest is over its keys as canonical JSON (sorted keys, compact,
+ * ASCII), after one normalisation: a --tmp-in-workspace bind ("kind":
+ * "scratch") loses dev/ino/create, since a dry run cannot know the
+ * identity of a directory the run creates. 0, or -1 and a reason. */
+struct json_t;
+int sbx_grant_plan_groups(struct json_t *doc, unsigned char out[SBX_GRANT_NGROUPS][SBX_SHA256_LEN],
+			  const char **why);
+/* The same from the document's text (what sbx-ns builds). */
+int sbx_grant_plan_text(const char *doc, size_t len,
+			unsigned char out[SBX_GRANT_NGROUPS][SBX_SHA256_LEN], const char **why);
 /* Compute g->mac over g's fields under key. */
 void sbx_grant_sign(struct sbx_grant *g, const struct sbx_grant_key *key);
 
@@ -96,24 +163,36 @@ size_t sbx_grant_format(const struct sbx_grant *g, char *out);
 int sbx_grant_parse(const char *buf, size_t len, struct sbx_grant *g, const char **why);
 
 /* 0: the grant is authentic and fits the run. SBX_GRANT_FORGED: the MAC
- * does not verify under key. Otherwise the mask of fields that differ. */
+ * does not verify under key. Otherwise the mask of fields that differ
+ * (a plan grant against a run without a plan: every plan group). */
 int sbx_grant_verify(const struct sbx_grant *g, const struct sbx_grant_key *key,
 		     const struct sbx_grant_input *in);
 
-/* "argv", "cwd", "env", "stdin", "timeout" for one bit; for a mask, the
- * names joined with ", " into out (n >= 48 is always enough). */
+/* "argv", "cwd", "env", "stdin", "timeout", "identity", "mounts",
+ * "deny-write", "net", "filters", "landlock", "policy", "program" for one
+ * bit; for a mask, the names joined with ", " into out (n >= 128 is
+ * always enough). */
 const char *sbx_grant_field_name(int bit);
 void sbx_grant_describe(int mask, char *out, size_t n);
 
 /* The verifier's whole step, for a tool: read the grant from fd (to EOF,
- * at most SBX_GRANT_MAX bytes; the fd is closed), parse, verify; return
- * on success, else die 102 with "grant refused: REASON" (111 when the fd
- * cannot be read):
- *   grant refused: malformed (line 3: expected 'cwd=')
+ * at most SBX_GRANT_MAX bytes; the fd is closed), parse, authenticate,
+ * check the expiry against now (unix seconds), compare, and record a
+ * nonce under use; return its kind, else die 102 with "grant refused:
+ * REASON" (111 when the fd or the nonce directory cannot be used):
+ *   grant refused: malformed (line 3: expected 'kind=')
+ *   grant refused: an sbx-grant-v1 grant ... reissue it: sbx-check grant ...
  *   grant refused: the signature does not verify (forged, or made with another key)
- *   grant refused: argv differs from the grant
- *   grant refused: argv, env differ from the grant */
-void sbx_grant_enforce(int fd, const struct sbx_grant_key *key, const struct sbx_grant_input *in);
+ *   grant refused: expired at 2026-12-02T02:00:00Z ...
+ *   grant refused: argv, mounts differ from the grant
+ *   grant refused: single-use and no --grant-nonce-dir ...
+ *   grant refused: already used ... */
+enum sbx_grant_kind sbx_grant_enforce(int fd, const struct sbx_grant_key *key,
+				      const struct sbx_grant_input *in,
+				      const struct sbx_grant_use *use, uint64_t now);
+
+/* A fresh nonce for g (getrandom); -1 with errno. */
+int sbx_grant_new_nonce(struct sbx_grant *g);
 
 /* Stdin for a granted run: copy everything from fd (to EOF) into a sealed
  * memfd (no write, grow or shrink: the bytes hashed are the bytes the

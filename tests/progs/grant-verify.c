@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { O_GRANT_FD = 1, O_GRANT_KEY, O_TIMEOUT, O_CWD, O_SETENV, O_CMDPATH, O_ALLOW, O_PROTECT, O_RW };
@@ -156,7 +157,10 @@ int main(int argc, char **argv)
 
 		if (mfd < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
-		sbx_grant_enforce(o.grant_fd, o.key, &in);
+		struct sbx_grant_use use = { .nonce_dirfd = -1, .nonce_dir = NULL, .record = 0 };
+
+		/* No plan here: argv-only grants (a plan grant differs in every group). */
+		sbx_grant_enforce(o.grant_fd, o.key, &in, &use, (uint64_t)time(NULL));
 		sbx_grant_key_wipe(o.key);
 		if (dup2(mfd, 0) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to pass stdin");
