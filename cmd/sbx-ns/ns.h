@@ -283,6 +283,11 @@ struct ns_report {
 };
 
 /* paths.c */
+/* args.c: the command line into a (and the plan's first entries): 1 if
+ * --net was given; then who runs the command, and the process policy. */
+int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv);
+void ns_check_identity(const struct ns_args *a, struct ns_plan *p);
+void ns_check_policy(const struct ns_args *a, struct ns_plan *p);
 void ns_add_path(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg);
 void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg);
 void ns_add_runtime(const struct ns_args *a, struct ns_plan *p);
