@@ -525,7 +525,7 @@ session_yaml() {
 }
 
 @test "podman kube play of the session manifest: three named sandboxes, one broker each, a failing one alone; down leaves nothing" {
-	local netns vol
+	local netns vol ids
 	kube_net
 	kube_runtime
 	run -0 grep -c '^        procMount: Unmasked$' "$SBX_ROOT/contrib/kubernetes/sbx-session-pod.yaml"
@@ -578,7 +578,13 @@ alpha ready
 beta failed: the sandbox ended before it was ready (see /session/run/beta/err)
 gamma ready
 sbx-session: SIGTERM: stopping /session"
-	run -0 pm_kube kube down "$C_DIR/session.yaml"
+	# Each container's conmon runs podman's cleanup after it exits; kube
+	# down racing that cleanup fails in podman 4.3 (busy cgroup or netns).
+	ids=$(pm_kube pod inspect --format '{{range .Containers}}{{.Id}} {{end}}' "ses-$C_U")
+	ids=${ids% }
+	wait_for '! pgrep -f "conmon .*-c (${ids// /|})" >/dev/null'
+	run pm_kube kube down "$C_DIR/session.yaml"
+	[ "$status" -eq 0 ] || fail "podman kube down failed ($status): $output"
 	# Nothing left on the host: no pod, container, volume, the pod's netns
 	# or a process.
 	run -1 pm_kube pod exists "ses-$C_U"
