@@ -302,16 +302,28 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"SBX-PROBE
 print(repr(s.recv(4096))); print(repr(s.recv(4096)))' "$NET_DIR/unix.sock"
 	assert_output "b'SBX-TCP\\n'
 b''"
-	# A broker that does not know the question closes without the line.
+	# A broker that does not know the question closes without the line; one that answers
+	# garbage is taken for one that does not either. Each answer is $NET_DIR/old.ans.
 	rm -f "$NET_DIR/old.sock"
+	: > "$NET_DIR/old.ans"
 	"$PY" -c '
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen()
 while True:
-    c = s.accept()[0]; c.recv(64); c.close()' "$NET_DIR/old.sock" </dev/null >/dev/null 2>&1 3>&- &
+    c = s.accept()[0]; c.recv(64); c.sendall(open(sys.argv[2], "rb").read()); c.close()' \
+		"$NET_DIR/old.sock" "$NET_DIR/old.ans" </dev/null >/dev/null 2>&1 3>&- &
 	extra=$!
 	wait_for "[ -S '$NET_DIR/old.sock' ]"
 	ws=$(ns_ws)
+	local a
+	for a in '' 'HTTP/1.1 400 Bad Request\r\n\r\n' 'SBX-TCP' 'SBX-TCP 0\n' 'SBX-TCP  1\n' 'SBX-TCP x\n' \
+		'SBX-TCP 18446744073709551616\n' 'SBX-TCP 1\0 2\n' 'SBX-TCP 1 2 3 4 5 6 7 8 9\n' 'SBX-TCP 1\nSBX-TCP 2\n'; do
+		printf "$a" > "$NET_DIR/old.ans"
+		run -102 --separate-stderr tiercap "$NET_DIR/old.sock" --workspace "$ws" -- true
+		assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the sbx-broker at $NET_DIR/old.sock does not name its --listen-tcp sockets, and the landlock tier must know that port 3133 is the broker's own (upgrade sbx-broker)"
+	done
+	# Well formed but naming sockets other than the one on port 3133.
+	printf 'SBX-TCP 1 2 3 4 5 6 7 8\n' > "$NET_DIR/old.ans"
 	run -102 --separate-stderr tiercap "$NET_DIR/old.sock" --workspace "$ws" -- true
-	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the sbx-broker at $NET_DIR/old.sock does not name its --listen-tcp sockets, and the landlock tier must know that port 3133 is the broker's own (upgrade sbx-broker)"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: uid 0 listens on 127.0.0.1 port 3133 with a socket that is not the broker's --listen-tcp (the broker at $NET_DIR/old.sock), and the landlock tier lets the command connect to any listener on the broker's port (stop it, or give the broker a port of its own with ,port=N)"
 }

@@ -49,10 +49,12 @@ static int named(const unsigned long long *ino, size_t n, unsigned long long i)
 }
 
 /* Every listener on port in /proc/net/FILE: each must have an inode of
- * ino[n]; the first that has not is told in *x. 0, or -1 when the file
- * cannot be read. */
+ * ino[n] and belong to uid (socket inodes are a 32-bit count that wraps:
+ * the uid keeps another user's socket from ever passing for the broker's);
+ * the first that does not is told in *x. 0, or -1 when the file cannot be
+ * read. */
 static int listeners_of(const char *file, unsigned port, const unsigned long long *ino, size_t n,
-			struct stranger *x)
+			uid_t uid, struct stranger *x)
 {
 	char path[32], line[512], local[64];
 	int v6 = !strcmp(file, "tcp6");
@@ -80,7 +82,7 @@ static int listeners_of(const char *file, unsigned port, const unsigned long lon
 		if (v6 ? sscanf(local, "%8x%8x%8x%8x", &w[0], &w[1], &w[2], &w[3]) != 4
 		       : sscanf(local, "%8x", &w[0]) != 1)
 			continue;
-		if (!named(ino, n, i)) {
+		if (!named(ino, n, i) || (uid_t)u != uid) {
 			if (!x->found) {
 				x->found = 1;
 				x->uid = (uid_t)u;
@@ -106,14 +108,16 @@ static int tcp_inodes(const char *ans, size_t len, unsigned long long *ino)
 		return -1;
 	while (*c == ' ') {
 		char *e;
+		if (n == TIER_TCP_MAX || c[1] < '0' || c[1] > '9')  /* strtoull skips blanks, takes signs */
+			return -1;
 		errno = 0;
 		ino[n] = strtoull(c + 1, &e, 10);
-		if (e == c + 1 || errno || !ino[n] || (*e != ' ' && *e != '\n') || n == TIER_TCP_MAX)
+		if (e == c + 1 || errno || !ino[n] || (*e != ' ' && *e != '\n'))
 			return -1;
 		n++;
 		c = e;
 	}
-	return *c == '\n' ? n : -1;
+	return *c == '\n' && c == ans + len - 1 ? n : -1;
 }
 
 /* 0 when the tier can serve the network asked for, else the exit code and
@@ -157,8 +161,8 @@ int ns_tier_net(const struct ns_plan *p, char *why, size_t sz)
 			 "(upgrade sbx-broker)", p->broker_real, p->port);
 		return SBX_EXIT_POLICY;
 	}
-	if (listeners_of("tcp", p->port, ino, (size_t)n, &x) < 0 ||
-	    listeners_of("tcp6", p->port, ino, (size_t)n, &x) < 0)
+	if (listeners_of("tcp", p->port, ino, (size_t)n, p->broker_uid, &x) < 0 ||
+	    listeners_of("tcp6", p->port, ino, (size_t)n, p->broker_uid, &x) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read the TCP listeners in /proc/net");
 	if (x.found) {
 		snprintf(why, sz, "refusing to run: uid %u listens on %s port %u with a socket that is not "
