@@ -9,8 +9,9 @@
  * Landlock's rules name a port, not an address, so before the command runs
  * every TCP listener on port N that this host's network shows (IPv4 and
  * IPv6, any address, in /proc/net/tcp and tcp6) must be one of the broker's
- * own --listen-tcp sockets, by inode, as the broker names them when asked
- * on its Unix socket (SBX_PROBE_TCP), and one of them must be 127.0.0.1:N.
+ * own --listen-tcp sockets, by inode as the broker names them when asked
+ * on its Unix socket (SBX_PROBE_TCP) and by its uid (SO_PEERCRED), and one
+ * of them must be 127.0.0.1:N.
  * The question goes to the Unix socket, whose connections have the
  * broker's reserve, so a command holding its uid's --listen-tcp cap
  * (--max-peer-connections) cannot keep the next tier run from starting.
