@@ -6,6 +6,11 @@
  *   SBX_PROBE_PORTS     the same, in transparent mode: the broker answers
  *                       SBX_PORTS followed by " N" for every port whose
  *                       connections the sandbox must capture, then "\n".
+ *   SBX_PROBE_TCP       the landlock tier's: the broker answers SBX_TCP
+ *                       followed by " INODE" for each of its --listen-tcp
+ *                       listening sockets, then "\n", and closes (on its
+ *                       Unix socket this comes through the reserve, never
+ *                       against a uid's --listen-tcp cap).
  *   SBX_HANDOFF_HELLO   with the two proxy listeners (127.0.0.1, ::1).
  *   SBX_HANDOFF_TRANSPARENT  with, in this order, the two proxy listeners,
  *                       the DNS socket (UDP, 127.0.0.1:53), the DNS
@@ -22,7 +27,9 @@
 
 #define SBX_PROBE "SBX-PROBE 1\n"
 #define SBX_PROBE_PORTS "SBX-PROBE 2\n"
+#define SBX_PROBE_TCP "SBX-PROBE 3\n"
 #define SBX_PORTS "SBX-PORTS"
+#define SBX_TCP "SBX-TCP"
 #define SBX_HANDOFF_HELLO "SBX-HANDOFF 1\n"
 #define SBX_HANDOFF_TRANSPARENT "SBX-HANDOFF 1 TRANSPARENT\n"
 #define SBX_HANDOFF_OK "SBX-HANDOFF OK\n"

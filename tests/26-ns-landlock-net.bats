@@ -33,9 +33,14 @@ setup_file() {
 	chmod 0644 "$NS_DIR/conf/unenforced.json"
 	# The same broker without a TCP port, for the refusal.
 	net_broker unix --allow-host origin.test --allow-private-networks
+	# One whose uid may hold 2 connections on --listen-tcp, on port 3133.
+	net_broker cap --allow-host origin.test --allow-private-networks --listen-tcp 127.0.0.1:3133 \
+		--max-peer-connections 2
 }
 
 teardown() {
+	[ -z "${gate:-}" ] || exec {gate}>&-
+	[ -z "${holder:-}" ] || wait "$holder" || true
 	[ -z "${extra:-}" ] || kill "$extra" 2>/dev/null || true
 	[ -z "${h2:-}" ] || ip netns del "$h2" 2>/dev/null || true
 }
@@ -164,14 +169,14 @@ while True: s.accept()[0].close()' </dev/null >/dev/null 2>&1 3>&- &
 	extra=$!
 	net_wait_port "$NH" ::1 3128
 	run -102 --separate-stderr tier root "$BSOCK" -- --workspace "$ws" -- true
-	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: uid $SBX_TEST_UID listens on port 3128, and the landlock tier lets the command connect to any listener on the broker's port (the broker at $BSOCK runs as uid 0)"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: uid $SBX_TEST_UID listens on ::1 port 3128 with a socket that is not the broker's --listen-tcp (the broker at $BSOCK), and the landlock tier lets the command connect to any listener on the broker's port (stop it, or give the broker a port of its own with ,port=N)"
 	kill "$extra"
 	wait "$extra" || :
 	# A network where the broker's port is not served, then served by something else.
 	ip netns add "$h2"
 	ip -n "$h2" link set lo up
 	TIER_NS=$h2 run -102 --separate-stderr tier user "$NET_DIR/unix.sock" -- --workspace "$ws" -- true
-	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the landlock tier reaches the broker on 127.0.0.1:3128 and nothing listens there (sbx-broker --listen $NET_DIR/unix.sock --listen-tcp 127.0.0.1:3128)"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the landlock tier reaches the broker on 127.0.0.1:3128 and the broker does not listen there (sbx-broker --listen $NET_DIR/unix.sock --listen-tcp 127.0.0.1:3128)"
 	ip netns exec "$h2" "$PY" -c '
 import socket
 s = socket.socket(); s.bind(("127.0.0.1", 3128)); s.listen()
@@ -180,7 +185,7 @@ while True:
 	extra=$!
 	net_wait_port "$h2" 127.0.0.1 3128
 	TIER_NS=$h2 run -102 --separate-stderr tier user "$NET_DIR/unix.sock" -- --workspace "$ws" -- true
-	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the landlock tier reaches the broker on 127.0.0.1:3128 and it answered a probe as sbx-broker does not (sbx-broker --listen $NET_DIR/unix.sock --listen-tcp 127.0.0.1:3128)"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: uid 0 listens on 127.0.0.1 port 3128 with a socket that is not the broker's --listen-tcp (the broker at $NET_DIR/unix.sock), and the landlock tier lets the command connect to any listener on the broker's port (stop it, or give the broker a port of its own with ,port=N)"
 	kill "$extra"
 	# No private loopback without a network namespace.
 	NS_REQ=$NS_DIR/conf/loopback.json run -106 --separate-stderr tier user "$BSOCK" -- --workspace "$ws" -- true
@@ -202,4 +207,123 @@ while True:
 http://127.0.0.1:3129
 connect: EACCES"
 	assert_equal "${stderr_lines[1]}" 'sbx-ns: WARNING: deny-write is not enforced in the landlock tier (the baseline says "tierDenyWrite": "unenforced"): the command may write .env and what the other deny-write globs match inside the writable roots'
+}
+
+# tiercap SOCK SBX-NS-ARGS...: sbx-ns as the test user in "h", the tier forced, its broker
+# SOCK on port 3133 (the baseline gives deny-write up, so no request is needed).
+warn='sbx-ns: WARNING: deny-write is not enforced in the landlock tier (the baseline says "tierDenyWrite": "unenforced"): the command may write .env and what the other deny-write globs match inside the writable roots'
+tiercap() {
+	local sock=$1
+	shift
+	ip netns exec "$NH" setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups --reset-env -- \
+		env PATH=/usr/bin:/bin "$NS_DIR/bin/ns-nouserns" "$SBX_BIN/sbx-ns" --baseline "$NS_DIR/conf/unenforced.json" \
+		--net "broker:$sock,port=3133" --ro "$NS_DIR/bin" "$@"
+}
+
+@test "a tier command holding its uid's whole --max-peer-connections does not keep the next tier run from starting" {
+	local ws ws2 rc
+	ws=$(ns_ws)
+	ws2=$(ns_ws)
+	mkfifo "$ws/gate"
+	# The first run's command holds the uid's 2 connections on 127.0.0.1:3133, idle, until
+	# the gate closes.
+	tiercap "$NET_DIR/cap.sock" --workspace "$ws" -- \
+		"$PY" -c '
+import socket, sys
+ss = [socket.create_connection(("127.0.0.1", 3133)) for i in range(2)]
+open(sys.argv[1] + "/held", "w").write("2\n")
+sys.stdin.read()' "$ws" <"$ws/gate" >/dev/null 2>"$ws.err" &
+	holder=$!
+	exec {gate}>"$ws/gate"
+	wait_for "[ -s '$ws/held' ]"
+	# The second starts (its check asks the broker on its Unix socket, in the reserve); its
+	# command's own connection is over the cap.
+	run -0 --separate-stderr tiercap "$NET_DIR/cap.sock" --workspace "$ws2" \
+		-- sh -c "curl -s -D - -o /dev/null http://origin.test/ | tr -d '\r' | grep -E '^HTTP|^Sbx-Broker-Reason'"
+	assert_output "HTTP/1.1 503 Service Unavailable
+Sbx-Broker-Reason: this uid's connection limit on --listen-tcp reached (--max-peer-connections) (uid $SBX_TEST_UID)"
+	assert_equal "${#stderr_lines[@]}" 2
+	assert_equal "${stderr_lines[1]}" "$warn"
+	# The gate closed, the first run ends as its command does.
+	exec {gate}>&-
+	gate=
+	rc=0
+	wait "$holder" || rc=$?
+	holder=
+	assert_equal "$rc" 0
+	run -0 sed -n '2,$p' "$ws.err"
+	assert_output "$warn"
+}
+
+@test "a listener on the broker's port that is not the broker's socket, of the broker's own uid, is refused" {
+	local ws
+	ws=$(ns_ws)
+	ip netns exec "$NH" "$PY" -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.2", 3133)); s.listen()
+while True: s.accept()[0].close()' </dev/null >/dev/null 2>&1 3>&- &
+	extra=$!
+	net_wait_port "$NH" 127.0.0.2 3133
+	run -102 --separate-stderr tiercap "$NET_DIR/cap.sock" --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: uid 0 listens on 127.0.0.2 port 3133 with a socket that is not the broker's --listen-tcp (the broker at $NET_DIR/cap.sock), and the landlock tier lets the command connect to any listener on the broker's port (stop it, or give the broker a port of its own with ,port=N)"
+	kill "$extra"
+	wait "$extra" || :
+	extra=
+	# A wildcard IPv6 one beside it.
+	ip netns exec "$NH" "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind(("::", 3133)); s.listen()
+while True: s.accept()[0].close()' </dev/null >/dev/null 2>&1 3>&- &
+	extra=$!
+	net_wait_port "$NH" ::1 3133
+	run -102 --separate-stderr tiercap "$NET_DIR/cap.sock" --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: uid 0 listens on :: port 3133 with a socket that is not the broker's --listen-tcp (the broker at $NET_DIR/cap.sock), and the landlock tier lets the command connect to any listener on the broker's port (stop it, or give the broker a port of its own with ,port=N)"
+}
+
+@test "the broker names its --listen-tcp socket on its Unix socket (SBX-PROBE 3); one that does not is refused as too old" {
+	local ino ws
+	# The inode of the listener on 127.0.0.1:3133 (0100007F:0C3D), from the kernel's table.
+	ino=$(ip netns exec "$NH" awk '$2 == "0100007F:0C3D" && $4 == "0A" { print $10 }' /proc/net/tcp)
+	[ -n "$ino" ]
+	run -0 "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"SBX-PROBE 3\n")
+d = b""
+while True:
+    x = s.recv(4096)
+    if not x: break
+    d += x
+sys.stdout.write(repr(d))' "$NET_DIR/cap.sock"
+	assert_output "b'SBX-TCP $ino\\n'"
+	run -0 "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"SBX-PROBE 3\n")
+print(repr(s.recv(4096))); print(repr(s.recv(4096)))' "$NET_DIR/unix.sock"
+	assert_output "b'SBX-TCP\\n'
+b''"
+	# A broker that does not know the question closes without the line; one that answers
+	# garbage is taken for one that does not either. Each answer is $NET_DIR/old.ans.
+	rm -f "$NET_DIR/old.sock"
+	: > "$NET_DIR/old.ans"
+	"$PY" -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen()
+while True:
+    c = s.accept()[0]; c.recv(64); c.sendall(open(sys.argv[2], "rb").read()); c.close()' \
+		"$NET_DIR/old.sock" "$NET_DIR/old.ans" </dev/null >/dev/null 2>&1 3>&- &
+	extra=$!
+	wait_for "[ -S '$NET_DIR/old.sock' ]"
+	ws=$(ns_ws)
+	local a
+	for a in '' 'HTTP/1.1 400 Bad Request\r\n\r\n' 'SBX-TCP' 'SBX-TCP 0\n' 'SBX-TCP  1\n' 'SBX-TCP x\n' \
+		'SBX-TCP 18446744073709551616\n' 'SBX-TCP 1\0 2\n' 'SBX-TCP 1 2 3 4 5 6 7 8 9\n' 'SBX-TCP 1\nSBX-TCP 2\n'; do
+		printf "$a" > "$NET_DIR/old.ans"
+		run -102 --separate-stderr tiercap "$NET_DIR/old.sock" --workspace "$ws" -- true
+		assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the sbx-broker at $NET_DIR/old.sock does not name its --listen-tcp sockets, and the landlock tier must know that port 3133 is the broker's own (upgrade sbx-broker)"
+	done
+	# Well formed but naming sockets other than the one on port 3133.
+	printf 'SBX-TCP 1 2 3 4 5 6 7 8\n' > "$NET_DIR/old.ans"
+	run -102 --separate-stderr tiercap "$NET_DIR/old.sock" --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: uid 0 listens on 127.0.0.1 port 3133 with a socket that is not the broker's --listen-tcp (the broker at $NET_DIR/old.sock), and the landlock tier lets the command connect to any listener on the broker's port (stop it, or give the broker a port of its own with ,port=N)"
 }

@@ -9,12 +9,29 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 /* sbx-ns checks that the broker answers before it builds a sandbox: it
  * connects to the broker's own socket, writes SBX_PROBE and closes. It
  * is neither a request nor a refusal, and is not logged. In transparent
  * mode the probe (SBX_PROBE_PORTS) asks for the ports to capture, and the
- * answer comes before the close. */
+ * answer comes before the close; the landlock tier's (SBX_PROBE_TCP) asks
+ * which sockets are the broker's --listen-tcp. */
+
+/* SBX_TCP and the inode of each --listen-tcp listening socket. */
+static size_t tcp_line(const struct broker_cfg *cfg, char *buf, size_t sz)
+{
+	int fds[2] = { cfg->tcp_fd, cfg->listen_is_tcp ? cfg->listen_fd : -1 };
+	size_t len = (size_t)snprintf(buf, sz, "%s", SBX_TCP);
+	struct stat st;
+
+	for (size_t i = 0; i < 2; i++)
+		if (fds[i] >= 0 && !fstat(fds[i], &st) && len < sz)
+			len += (size_t)snprintf(buf + len, sz - len, " %llu", (unsigned long long)st.st_ino);
+	if (len < sz)
+		len += (size_t)snprintf(buf + len, sz - len, "\n");
+	return len < sz ? len : 0;
+}
 
 /* 1: the probe's first bytes, wait for the rest; -1: a probe, c is gone;
  * 0: not a probe. */
@@ -22,16 +39,22 @@ static int probe(struct loop *L, struct conn *c, int r)
 {
 	size_t n = sizeof SBX_PROBE - 1;
 
-	/* Both probe lines have the same length and differ in their last
+	/* The probe lines have the same length and differ in their last
 	 * digit only. */
 	if (c->sb || !c->inlen || c->inlen > n ||
-	    (memcmp(c->in, SBX_PROBE, c->inlen) && memcmp(c->in, SBX_PROBE_PORTS, c->inlen)))
+	    (memcmp(c->in, SBX_PROBE, c->inlen) && memcmp(c->in, SBX_PROBE_PORTS, c->inlen) &&
+	     memcmp(c->in, SBX_PROBE_TCP, c->inlen)))
 		return 0;
 	if (c->inlen < n)
 		return r > 0 ? 1 : 0;
 	if (!memcmp(c->in, SBX_PROBE_PORTS, n)) {
 		char line[SBX_CAPTURE_MAX * 6 + 16];
 		size_t len = broker_ports_line(L->cfg, line, sizeof line);
+		if (len)
+			(void)!send(c->cfd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} else if (!memcmp(c->in, SBX_PROBE_TCP, n)) {
+		char line[64];
+		size_t len = tcp_line(L->cfg, line, sizeof line);
 		if (len)
 			(void)!send(c->cfd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	}

@@ -158,6 +158,46 @@ static int broker_connect(int bfd, int flags)
 	return s;
 }
 
+/* Write line on s, a new connection to the broker, and read its answer
+ * to the close (the rest of a long one drained); s is closed. The answer
+ * is a string of the returned length. */
+size_t ns_broker_answer(int s, const char *line, char *ans, size_t sz)
+{
+	size_t got = 0;
+
+	(void)!send(s, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+	/* The broker closes at once; whatever else is there is let finish
+	 * its answer rather than have it written to a closed socket. */
+	shutdown(s, SHUT_WR);
+	for (;;) {
+		struct pollfd pf = { .fd = s, .events = POLLIN };
+		char junk[512];
+		int full = got == sz - 1;
+		ssize_t k;
+		if (poll(&pf, 1, HANDOFF_WAIT_MS) <= 0)
+			break;
+		k = read(s, full ? junk : ans + got, full ? sizeof junk : sz - 1 - got);
+		if (k <= 0)
+			break;
+		if (!full)
+			got += (size_t)k;
+	}
+	ans[got] = '\0';
+	close(s);
+	return got;
+}
+
+/* The landlock tier's question to the broker (SBX_PROBE_TCP), on its Unix
+ * socket: the answer, or -1 when the socket does not answer. */
+ssize_t ns_broker_ask_tcp(const struct ns_plan *p, char *ans, size_t sz)
+{
+	int s = broker_connect(p->broker_fd, 0);
+
+	if (s < 0)
+		return -1;
+	return (ssize_t)ns_broker_answer(s, SBX_PROBE_TCP, ans, sz);
+}
+
 /* The broker's socket cannot be connected to: say what would fix it. */
 static void broker_unreachable(const char *path)
 {
@@ -277,31 +317,9 @@ void ns_check_net(const struct ns_args *a, struct ns_plan *p)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to learn who serves %s", path);
 		p->broker_uid = cr.uid;
 	}
-	if (p->transparent)
-		(void)!send(s, SBX_PROBE_PORTS, sizeof SBX_PROBE_PORTS - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-	else
-		(void)!send(s, SBX_PROBE, sizeof SBX_PROBE - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-	/* The broker closes at once; whatever else is there is let finish
-	 * its answer rather than have it written to a closed socket. */
-	shutdown(s, SHUT_WR);
 	{
 		char ans[1024];
-		size_t got = 0;
-		for (;;) {
-			struct pollfd pf = { .fd = s, .events = POLLIN };
-			char junk[512];
-			int full = got == sizeof ans - 1;
-			ssize_t k;
-			if (poll(&pf, 1, HANDOFF_WAIT_MS) <= 0)
-				break;
-			k = read(s, full ? junk : ans + got, full ? sizeof junk : sizeof ans - 1 - got);
-			if (k <= 0)
-				break;
-			if (!full)
-				got += (size_t)k;
-		}
-		ans[got] = '\0';
-		close(s);
+		size_t got = ns_broker_answer(s, p->transparent ? SBX_PROBE_PORTS : SBX_PROBE, ans, sizeof ans);
 		if (p->transparent)
 			capture_ports(p, path, ans, got);
 	}

@@ -323,6 +323,9 @@ int ns_tier_deny_unenforced(const struct ns_plan *p);
 
 /* tiernet.c: --net in the Landlock tier (the broker on the host's loopback) */
 int ns_tier_net(const struct ns_plan *p, char *why, size_t sz);
+/* net.c: one question to the broker on its Unix socket, and its answer. */
+size_t ns_broker_answer(int s, const char *line, char *ans, size_t sz);
+ssize_t ns_broker_ask_tcp(const struct ns_plan *p, char *ans, size_t sz);
 
 /* notify.c: denial reports through seccomp user notifications */
 struct sock_fprog;

@@ -8,10 +8,15 @@
  *
  * Landlock's rules name a port, not an address, so before the command runs
  * every TCP listener on port N that this host's network shows (IPv4 and
- * IPv6, any address) must belong to the broker's user (from SO_PEERCRED on
- * its Unix socket), and 127.0.0.1:N must answer as sbx-broker does to a
- * probe (it closes without a word). Port N on other machines is reachable
- * too: that is the tier's known weakness, said in the README. */
+ * IPv6, any address, in /proc/net/tcp and tcp6) must be one of the broker's
+ * own --listen-tcp sockets, by inode as the broker names them when asked
+ * on its Unix socket (SBX_PROBE_TCP) and by its uid (SO_PEERCRED), and one
+ * of them must be 127.0.0.1:N.
+ * The question goes to the Unix socket, whose connections have the
+ * broker's reserve, so a command holding its uid's --listen-tcp cap
+ * (--max-peer-connections) cannot keep the next tier run from starting.
+ * Port N on other machines is reachable too: that is the tier's known
+ * weakness, said in the README. */
 #include "ns.h"
 
 #include "die.h"
@@ -21,72 +26,99 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PROBE_WAIT_MS 10000
+#define TIER_TCP_MAX 8   /* inodes the broker may name */
 
-/* Every listener on port in /proc/net/FILE: 1 when all belong to uid,
- * else 0 with the first stranger's uid in *who; *seen counts them. */
-static int listeners_of(const char *file, unsigned port, uid_t uid, uid_t *who, int *seen)
+/* A listener on the broker's port that is not the broker's. */
+struct stranger {
+	int found, loopback;  /* loopback: the broker's own is on 127.0.0.1 */
+	uid_t uid;
+	char addr[INET6_ADDRSTRLEN];
+};
+
+static int named(const unsigned long long *ino, size_t n, unsigned long long i)
+{
+	for (size_t k = 0; k < n; k++)
+		if (ino[k] == i)
+			return 1;
+	return 0;
+}
+
+/* Every listener on port in /proc/net/FILE: each must have an inode of
+ * ino[n] and belong to uid (socket inodes are a 32-bit count that wraps:
+ * the uid keeps another user's socket from ever passing for the broker's);
+ * the first that does not is told in *x. 0, or -1 when the file cannot be
+ * read. */
+static int listeners_of(const char *file, unsigned port, const unsigned long long *ino, size_t n,
+			uid_t uid, struct stranger *x)
 {
 	char path[32], line[512], local[64];
+	int v6 = !strcmp(file, "tcp6");
 	unsigned st, lport;
 	unsigned long u;
+	unsigned long long i;
 	FILE *f;
 
 	snprintf(path, sizeof path, "/proc/net/%s", file);
 	f = fopen(path, "re");
 	if (!f)
-		return errno == ENOENT ? 1 : -1;   /* no IPv6 here */
+		return errno == ENOENT ? 0 : -1;   /* no IPv6 here */
 	if (!fgets(line, sizeof line, f)) {
 		fclose(f);
 		return -1;
 	}
 	while (fgets(line, sizeof line, f)) {
+		uint32_t w[4] = { 0 };
 		char *colon;
-		if (sscanf(line, " %*u: %63s %*s %x %*s %*s %*s %lu", local, &st, &u) != 3)
+		if (sscanf(line, " %*u: %63s %*s %x %*s %*s %*s %lu %*s %llu", local, &st, &u, &i) != 4)
 			continue;
 		colon = strrchr(local, ':');
 		if (st != 0x0A || !colon || sscanf(colon + 1, "%x", &lport) != 1 || lport != port)
 			continue;
-		(*seen)++;
-		if ((uid_t)u != uid) {
-			*who = (uid_t)u;
-			fclose(f);
-			return 0;
+		if (v6 ? sscanf(local, "%8x%8x%8x%8x", &w[0], &w[1], &w[2], &w[3]) != 4
+		       : sscanf(local, "%8x", &w[0]) != 1)
+			continue;
+		if (!named(ino, n, i) || (uid_t)u != uid) {
+			if (!x->found) {
+				x->found = 1;
+				x->uid = (uid_t)u;
+				inet_ntop(v6 ? AF_INET6 : AF_INET, w, x->addr, sizeof x->addr);
+			}
+		} else if (!v6 && w[0] == htonl(INADDR_LOOPBACK)) {
+			x->loopback = 1;
 		}
 	}
 	fclose(f);
-	return 1;
+	return 0;
 }
 
-/* sbx-broker closes a probe without answering; anything else that
- * answers (another proxy, any server) is not the broker. */
-static const char *probe(unsigned port)
+/* The broker's answer: SBX_TCP, " INODE" for each --listen-tcp socket,
+ * "\n". The number of inodes, or -1 when it is not that. */
+static int tcp_inodes(const char *ans, size_t len, unsigned long long *ino)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct pollfd p;
-	char c;
-	ssize_t n;
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	const size_t pl = sizeof SBX_TCP - 1;
+	const char *c = ans + pl;
+	int n = 0;
 
-	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
-		if (s >= 0)
-			close(s);
-		return "nothing listens there";
+	if (len < pl + 1 || memcmp(ans, SBX_TCP, pl) || ans[len - 1] != '\n' || strlen(ans) != len)
+		return -1;
+	while (*c == ' ') {
+		char *e;
+		if (n == TIER_TCP_MAX || c[1] < '0' || c[1] > '9')  /* strtoull skips blanks, takes signs */
+			return -1;
+		errno = 0;
+		ino[n] = strtoull(c + 1, &e, 10);
+		if (e == c + 1 || errno || !ino[n] || (*e != ' ' && *e != '\n'))
+			return -1;
+		n++;
+		c = e;
 	}
-	(void)!send(s, SBX_PROBE, sizeof SBX_PROBE - 1, MSG_NOSIGNAL);
-	p = (struct pollfd){ .fd = s, .events = POLLIN };
-	n = poll(&p, 1, PROBE_WAIT_MS) == 1 ? read(s, &c, 1) : -2;
-	close(s);
-	if (n == 0 || (n < 0 && errno == ECONNRESET))
-		return NULL;
-	return n == -2 ? "no answer to the probe" : "it answered a probe as sbx-broker does not";
+	return *c == '\n' && c == ans + len - 1 ? n : -1;
 }
 
 /* 0 when the tier can serve the network asked for, else the exit code and
@@ -94,9 +126,11 @@ static const char *probe(unsigned port)
  * broker's. */
 int ns_tier_net(const struct ns_plan *p, char *why, size_t sz)
 {
-	uid_t who = 0;
-	int seen = 0, ok4, ok6;
-	const char *bad;
+	unsigned long long ino[TIER_TCP_MAX];
+	struct stranger x = { 0 };
+	char ans[256];
+	ssize_t got;
+	int n;
 
 	if (p->net == NET_NONE)
 		return 0;
@@ -115,21 +149,33 @@ int ns_tier_net(const struct ns_plan *p, char *why, size_t sz)
 			 "alone, and this kernel has ABI %d", p->landlock_abi);
 		return SBX_EXIT_NOISOLATION;
 	}
-	ok4 = listeners_of("tcp", p->port, p->broker_uid, &who, &seen);
-	ok6 = ok4 == 1 ? listeners_of("tcp6", p->port, p->broker_uid, &who, &seen) : ok4;
-	if (ok4 < 0 || ok6 < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to read the TCP listeners in /proc/net");
-	if (!ok6) {
-		snprintf(why, sz, "refusing to run: uid %u listens on port %u, and the landlock tier lets the "
-			 "command connect to any listener on the broker's port (the broker at %s runs as "
-			 "uid %u)", (unsigned)who, p->port, p->broker_real, (unsigned)p->broker_uid);
+	got = ns_broker_ask_tcp(p, ans, sizeof ans);
+	if (got < 0) {
+		snprintf(why, sz, "refusing to run: the broker at %s does not answer: %s", p->broker_real,
+			 strerror(errno));
 		return SBX_EXIT_POLICY;
 	}
-	bad = seen ? probe(p->port) : "nothing listens there";
-	if (bad) {
+	n = tcp_inodes(ans, (size_t)got, ino);
+	if (n < 0) {
+		snprintf(why, sz, "refusing to run: the sbx-broker at %s does not name its --listen-tcp "
+			 "sockets, and the landlock tier must know that port %u is the broker's own "
+			 "(upgrade sbx-broker)", p->broker_real, p->port);
+		return SBX_EXIT_POLICY;
+	}
+	if (listeners_of("tcp", p->port, ino, (size_t)n, p->broker_uid, &x) < 0 ||
+	    listeners_of("tcp6", p->port, ino, (size_t)n, p->broker_uid, &x) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read the TCP listeners in /proc/net");
+	if (x.found) {
+		snprintf(why, sz, "refusing to run: uid %u listens on %s port %u with a socket that is not "
+			 "the broker's --listen-tcp (the broker at %s), and the landlock tier lets the command "
+			 "connect to any listener on the broker's port (stop it, or give the broker a port of "
+			 "its own with ,port=N)", (unsigned)x.uid, x.addr, p->port, p->broker_real);
+		return SBX_EXIT_POLICY;
+	}
+	if (!x.loopback) {
 		snprintf(why, sz, "refusing to run: the landlock tier reaches the broker on 127.0.0.1:%u and "
-			 "%s (sbx-broker --listen %s --listen-tcp 127.0.0.1:%u)", p->port, bad,
-			 p->broker_real, p->port);
+			 "the broker does not listen there (sbx-broker --listen %s --listen-tcp 127.0.0.1:%u)",
+			 p->port, p->broker_real, p->port);
 		return SBX_EXIT_POLICY;
 	}
 	return 0;
