@@ -182,17 +182,24 @@ time.sleep(60)' >"$ws.out" &
 }
 
 @test "killing the broker mid-transfer resets the client's connection, and later connects fail" {
-	local ws pid i rc
+	local ws pid i rc bpid
 	ws=$(ns_ws)
 	net_broker doomed --allow-host origin.test --allow-private-networks
+	# The later connects wait until the broker is dead (its fds closed): a
+	# connect while it is still exiting can reach the listener before the
+	# listener is closed, and be reset instead of refused.
 	nsh_user --workspace "$ws" --net "broker:$NET_DIR/doomed.sock" -- sh -c '
 		curl -sS -o /dev/null http://origin.test/slow; echo "first $?"
+		until [ -e dead ]; do sleep 0.02; done
 		curl -sS http://origin.test/; echo "second $?"
 		python3 -c "import urllib.request as u; u.urlopen(\"http://origin.test/\")" 2>&1 | tail -n 1' >"$ws.out" 2>&1 &
 	pid=$!
 	# Mid-transfer: the origin has sent its first chunks through the broker.
 	wait_for '[ -e "$NET_DIR/origin.log.slow" ]'
-	kill -9 "$(cat "$NET_DIR/doomed.pid")"
+	bpid=$(cat "$NET_DIR/doomed.pid")
+	kill -9 "$bpid"
+	wait_for '[ ! -e /proc/$bpid ] || grep -q "^State:[[:space:]]*[ZX]" /proc/$bpid/status'
+	touch "$ws/dead"
 	rc=0
 	wait "$pid" || rc=$?
 	assert_equal "$rc" 0
