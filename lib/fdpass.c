@@ -13,9 +13,14 @@ ssize_t sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size
 			    .msg_controllen = CMSG_SPACE(nfds * sizeof(int)) };
 	struct cmsghdr *cm;
 
-	if (nfds == 0 || nfds > SBX_FDPASS_MAX || len == 0) {
+	if (nfds > SBX_FDPASS_MAX || len == 0) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (nfds == 0) {
+		m.msg_control = NULL;
+		m.msg_controllen = 0;
+		return sendmsg(sock, &m, MSG_NOSIGNAL);
 	}
 	memset(cbuf, 0, sizeof cbuf);
 	cm = CMSG_FIRSTHDR(&m);

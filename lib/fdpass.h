@@ -10,7 +10,8 @@
 #define SBX_FDPASS_MAX SBX_HANDOFF_FDS
 
 /* One sendmsg(2) of buf[0..len) (len > 0) carrying the nfds descriptors
- * (at most SBX_FDPASS_MAX), without SIGPIPE. sendmsg's result. */
+ * (at most SBX_FDPASS_MAX, none for a plain message), without SIGPIPE.
+ * sendmsg's result. */
 ssize_t sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
 
 /* Its other half: one recvmsg(2) into buf[0..len) with MSG_CMSG_CLOEXEC

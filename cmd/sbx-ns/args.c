@@ -41,6 +41,11 @@ static const char usage[] =
 	"[--grant-fd FD --grant-key FILE [--grant-nonce-dir DIR]] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
 	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
+	"       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--] [prog [args...]]\n"
+	"       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] "
+	"[--detach [--stdout FILE --stderr FILE]] [--] prog [args...]\n"
+	"       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID [--signal N] | --stop)\n"
+	"       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] hostprog [args...]\n"
 	"       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]\n"
 	"       sbx-ns --version\n";
 
@@ -51,7 +56,7 @@ enum {
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_GRANT_NONCE_DIR, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
-	O_DRY_RUN, O_RECOVER,
+	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -97,6 +102,9 @@ static const struct sbx_opt options[] = {
 	{ "print-policy",     SBX_NOARG, SBX_ONCE, O_PRINT_POLICY },
 	{ "dry-run",          SBX_NOARG, SBX_ONCE, O_DRY_RUN },
 	{ "recover",          SBX_NOARG, SBX_ONCE, O_RECOVER },
+	{ "serve",            SBX_ARG,   SBX_ONCE, O_SERVE },
+	{ "ready-port",       SBX_ARG,   SBX_ONCE, O_READY_PORT },
+	{ "ready-timeout",    SBX_ARG,   SBX_ONCE, O_READY_TIMEOUT },
 	{ 0, 0, 0, 0 }
 };
 
@@ -216,6 +224,9 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_PRINT_POLICY: a->print_policy = 1; break;
 		case O_DRY_RUN: a->dry_run = 1; break;
 		case O_RECOVER: a->recover = 1; break;
+		case O_SERVE: a->serve = sbx_opt_abspath("--serve", arg); break;
+		case O_READY_PORT: a->ready_port = (unsigned)sbx_opt_u64("--ready-port", arg, 1, 65535); break;
+		case O_READY_TIMEOUT: a->ready_ms = sbx_opt_seconds("--ready-timeout", arg, NS_MAX_TIMEOUT_MS); break;
 		case O_BROKER_FD: ns_opt_broker_fd(p, arg); break;
 		case O_STATUS_FD: a->status_fd = sbx_status_opt(arg); break;
 		case O_READY_FD: a->ready_fd = sbx_opt_fd("--ready-fd", arg); break;
@@ -251,9 +262,12 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 			sbx_die_usage("missing --workspace or --workspace-fd");
 		return 0;
 	}
-	/* --print-policy shows what would run; a program is optional. */
-	if (st.ind >= argc && !a->print_policy)
+	/* --print-policy shows what would run, --serve waits for commands:
+	 * a program is optional. */
+	if (st.ind >= argc && !a->print_policy && !a->serve)
 		sbx_die_usage("missing program");
+	if ((a->ready_port || a->ready_ms) && !a->serve)
+		sbx_die_usage("--%s needs --serve", a->ready_port ? "ready-port" : "ready-timeout");
 	if (a->print_policy && a->dry_run)
 		sbx_die_usage("--print-policy and --dry-run are exclusive");
 	if (st.ind < argc && !*argv[st.ind])
@@ -299,7 +313,7 @@ void ns_check_policy(const struct ns_args *a, struct ns_plan *p)
 	free(opts);
 
 	p->env = ns_build_env(a, p, &p->search);
-	if (a->allow.n)
+	if (a->allow.n && a->cmd[0])
 		sbx_allowexec_check(&a->allow, a->cmd[0], p->search, p->ops[p->ws].dest);
 }
 

@@ -10,8 +10,10 @@ int ns_drop_bounding(void)
 {
 	int max = (int)cap_max_bits();
 
+	/* One already dropped needs no privilege to stay dropped (the
+	 * commands of pid 1's nested namespace inherit an empty set). */
 	for (cap_value_t c = 0; c < max; c++)
-		if (cap_drop_bound(c) < 0 && errno != EINVAL)
+		if (cap_get_bound(c) > 0 && cap_drop_bound(c) < 0 && errno != EINVAL)
 			return -1;
 	for (cap_value_t c = 0; c < max; c++)
 		if (cap_get_bound(c) > 0) {

@@ -436,21 +436,32 @@ void ns_deny_heartbeat(struct ns_run *r)
 /* The sandbox is gone (its pid 1 reaped): before the exit is reported.
  * -1: a protected path stays live (said); the run fails (102) and the
  * record is kept, so the next run on the workspace tries again first. */
-int ns_deny_end(struct ns_run *r)
+/* The end check, now: 1 if a protected path is live, else 0; the
+ * directories it read go to keep (NULL: dropped). */
+static int check_now(struct ns_run *r, struct deny_tree *keep)
 {
 	struct deny_scope s = { .wsfd = r->p->wsfd, .uid = r->p->uid, .status_fd = r->a->status_fd,
 				.ws_path = r->p->ops[r->p->ws].src };
 	struct deny_list start = { .v = r->p->dops, .n = r->p->ndops };
+	struct deny_tree drop = { 0 };
 	size_t n;
 	const char *const *globs = ns_deny_globs(r->p, &n);
+	int live;
 
+	s.start_ns = ts_ns(&r->x.rec->start);
+	live = ns_deny_check(&s, globs, n, &start, &r->p->dtree, keep ? keep : &drop) > 0;
+	ns_deny_tree_free(&drop);
+	return live;
+}
+
+int ns_deny_end(struct ns_run *r)
+{
 	if (!r->x.rec || r->x.rec->fd < 0)
 		return 0;
 	struct deny_tree end = { 0 };
 	char name[64], *key;
 
-	s.start_ns = ts_ns(&r->x.rec->start);
-	if (ns_deny_check(&s, globs, n, &start, &r->p->dtree, &end) > 0)
+	if (check_now(r, &end))
 		return -1;
 	if (end.n) {
 		key = tree_key(r, name, sizeof name);
@@ -460,6 +471,15 @@ int ns_deny_end(struct ns_run *r)
 	}
 	rec_unlink(r);
 	return 0;
+}
+
+/* A living sandbox's check after each command: the same check, the
+ * record kept (the sandbox goes on, and so does what its end covers). */
+int ns_deny_between(struct ns_run *r)
+{
+	if (!r->x.rec || r->x.rec->fd < 0)
+		return 0;
+	return check_now(r, NULL) ? -1 : 0;
 }
 
 /* The caller's record directory (open since ns_deny_recover), or -1. */

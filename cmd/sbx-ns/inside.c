@@ -14,6 +14,7 @@
 #include "exec.h"
 #include "exitcodes.h"
 #include "fd.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -103,28 +104,73 @@ char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char
 	return env;
 }
 
-noreturn static void command(struct ns_run *r, int hidepid)
+/* NAME=VALUE a request may add to the command's environment: the same
+ * names --setenv takes, checked by the same rules (why not, or NULL). */
+const char *ns_env_refused(const struct ns_args *a, const struct ns_plan *p, const char *nameval)
+{
+	const char *eq = strchr(nameval, '='), *why;
+	size_t len;
+
+	if (!eq)
+		return "missing '='";
+	len = (size_t)(eq - nameval);
+	if ((why = sbx_env_name_invalid(nameval, len)))
+		return why;
+	if (p->net == NET_BROKER && ns_net_reserved_env(nameval, len))
+		return "set by --net broker";
+	if (a->cmdpath && len == 4 && !strncmp(nameval, "PATH", 4))
+		return "set by --command-path";
+	return NULL;
+}
+
+/* path (relative to the command's cwd) opened onto fd: 0 or -1, said. */
+static int redirect(const char *path, int fd)
+{
+	int f = open(path, (fd ? O_WRONLY | O_CREAT | O_APPEND : O_RDONLY) | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+
+	if (f < 0 || dup2(f, fd) < 0) {
+		sbx_warn_errno("unable to open %s for the job's %s", path, fd == 0 ? "stdin" : fd == 1 ? "stdout" : "stderr");
+		return -1;
+	}
+	if (f != fd)
+		close(f);
+	return 0;
+}
+
+/* The command's process, forked by pid 1: a one-shot run's command, or
+ * one a client of a living sandbox asked for (c). Both take the same
+ * steps in the same order; only the one-shot command reports to the
+ * outer, writes the ready fd and may run a granted program. */
+noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid)
 {
 	struct ns_report rep = { 'S', 0, hidepid };
-	int keep[3], nkeep = 0, prog;
+	int keep[3], nkeep = 0, prog = -1;
+	const char *cwd = c->cwd ? c->cwd : r->p->ops[r->p->ws].dest;
 
 	if (setsid() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
+	if (c->tty >= 0 && ns_pty_attach(c->tty) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to make the pty the command's terminal");
 	/* pid 1 is not dumpable; the command's own /proc/self files must be
-	 * its own to write its maps (exec makes it dumpable anyway). */
+	 * its own (exec makes it dumpable anyway). */
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set the dumpable flag");
-	nest_userns();
 	if (ns_drop_bounding() < 0 || ns_clear_caps() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
-	if (chdir(r->p->ops[r->p->ws].dest) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to enter the workspace %s", r->p->ops[r->p->ws].dest);
+	if (chdir(cwd) < 0)
+		sbx_die_errno(c->cwd ? SBX_EXIT_USAGE : SBX_EXIT_SYS, "unable to enter %s%s",
+			      c->cwd ? "--cwd " : "the workspace ", cwd);
 	rep.value = ns_landlock(r->p, &r->x);
-	keep[nkeep++] = r->x.report_fd;
-	if (r->a->ready_fd >= 0)
-		keep[nkeep++] = r->a->ready_fd;
+	/* A detached job's output files, opened as the command under Landlock. */
+	if (c->out && (redirect(c->out, 1) < 0 || redirect(c->err, 2) < 0 || redirect("/dev/null", 0) < 0))
+		_exit(SBX_EXIT_SYS);
+	if (c->oneshot) {
+		keep[nkeep++] = r->x.report_fd;
+		if (r->a->ready_fd >= 0)
+			keep[nkeep++] = r->a->ready_fd;
+	}
 	if (r->x.notify_sock[1] >= 0)
 		keep[nkeep++] = r->x.notify_sock[1];
 	if (sbx_close_fds_except(keep, (size_t)nkeep) < 0)
@@ -136,16 +182,18 @@ noreturn static void command(struct ns_run *r, int hidepid)
 	if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
 	ns_load_filter(r);
-	prog = ns_grant_open(r);
-	if (write(r->x.report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
-		_exit(SBX_EXIT_LOST);
-	close(r->x.report_fd);
-	sbx_ready_fd(r->a->ready_fd);
-	ns_explain_exec(r->a, r->p);
-	ns_grant_exec(r, prog);
+	if (c->oneshot) {
+		prog = ns_grant_open(r);
+		if (write(r->x.report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
+			_exit(SBX_EXIT_LOST);
+		close(r->x.report_fd);
+		sbx_ready_fd(r->a->ready_fd);
+		ns_explain_exec(r->a, r->p);
+		ns_grant_exec(r, prog);
+	}
 	if (r->a->allow.n)
-		sbx_allowexec_exec(&r->a->allow, r->a->cmd, r->p->search, r->p->env);
-	sbx_exec(r->a->cmd, r->p->search, r->p->env);
+		sbx_allowexec_exec(&r->a->allow, c->argv, c->search, c->env);
+	sbx_exec(c->argv, c->search, c->env);
 }
 
 static void drop_init(const struct ns_plan *p)
@@ -163,6 +211,22 @@ static void drop_init(const struct ns_plan *p)
 	if (ns_clear_caps() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
 	/* A change of credentials resets both: set them after it. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to protect the sandbox's pid 1");
+}
+
+/* pid 1 moves into the nested user namespace itself, once: every command
+ * it forks is born there, and the limit of one namespace per user in the
+ * sandbox's own namespace is then used up, so no command (one of a
+ * living sandbox's many, or a one-shot run's) can make another. */
+static void nest_init(void)
+{
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set the dumpable flag");
+	nest_userns();
+	/* A new user namespace gives a full bounding set again. */
+	if (ns_drop_bounding() < 0 || ns_clear_caps() < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to drop capabilities");
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to protect the sandbox's pid 1");
 }
@@ -187,16 +251,22 @@ void ns_init_main(struct ns_run *r)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
 	ns_net_inside(r);
 	drop_init(r->p);
+	nest_init();
 	pf.fd = r->x.sync_fd;
 	pf.events = POLLIN;
 	if (poll(&pf, 1, 0) != 0)
 		_exit(SBX_EXIT_LOST);
 
+	if (r->a->serve)
+		ns_serve_inside(r, hidepid);
 	cmd = fork();
 	if (cmd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to fork the command");
-	if (cmd == 0)
-		command(r, hidepid);
+	if (cmd == 0) {
+		struct ns_cmd one = { .argv = r->a->cmd, .env = r->p->env, .search = r->p->search,
+				      .tty = -1, .oneshot = 1 };
+		ns_command(r, &one, hidepid);
+	}
 
 	if (sbx_close_fds_except(&r->x.report_fd, 1) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to close fds");

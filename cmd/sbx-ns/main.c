@@ -207,9 +207,10 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 				wait_ms = deadline - now > 1000 ? 1000 : (int)(deadline - now);
 			}
 		}
-		pf[2].fd = ns_notify_fd(r);
-		pf[2].events = POLLIN;
+		/* the supervisor's socket until the listener came, then the listener */
+		pf[2].fd = -1;
 		pf[2].revents = 0;
+		ns_notify_fds(r, &pf[2], 1);
 		pf[3].fd = ns_net_fd(r);
 		pf[3].events = POLLIN;
 		pf[3].revents = 0;
@@ -235,7 +236,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			}
 		}
 		if (pf[2].revents)
-			ns_notify_handle(r, pf[2].revents);
+			ns_notify_handle(r, pf[2].fd, pf[2].revents);
 		if (pf[3].revents)
 			ns_net_handle(r);
 		if (!(pf[0].revents & POLLIN))
@@ -327,6 +328,9 @@ int main(int argc, char **argv)
 
 	sbx_setprog(NS_PROG);
 	sbx_opt_version(argc, argv);
+	/* A client of a living sandbox: a program of its own (join.c). */
+	if (argc > 1 && (!strcmp(argv[1], "--join") || !strncmp(argv[1], "--join=", 7)))
+		ns_join_main(argc, argv);
 	memset(&args, 0, sizeof args);
 	memset(&plan, 0, sizeof plan);
 	memset(&r, 0, sizeof r);
@@ -375,6 +379,7 @@ int main(int argc, char **argv)
 	if (r.a->dry_run || plan.grant_key)
 		ns_plan_program(r.a, &plan);
 	ns_check_grant(r.a, &plan);
+	ns_serve_check(r.a, &plan);
 	if (r.a->dry_run)
 		ns_dry_run(&r);
 
@@ -392,6 +397,7 @@ int main(int argc, char **argv)
 	if (sigprocmask(SIG_BLOCK, &block, &r.x.oldmask) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
 	ns_deny_record(&r);
+	ns_serve_prepare(&r);
 
 	/* One clone: every namespace at once; the child is pid 1. Raw clone
 	 * (fork semantics) so nothing in libc runs twice. */
@@ -404,6 +410,13 @@ int main(int argc, char **argv)
 		 * be had, and only if the effective policy has both halves of
 		 * the unsafe fallback; anything else fails closed. */
 		int e = errno, nons = e == EPERM || e == ENOSPC || e == EUSERS || e == EINVAL || e == EACCES;
+		/* A living sandbox is namespaces or nothing. */
+		if (r.a->serve) {
+			ns_serve_cleanup(&r);
+			ns_deny_forget(&r);
+			errno = e;
+			die_userns("create namespaces", "");
+		}
 		if (r.p->pol_on && sbx_policy_unsafe_fallback(&r.p->eff) && nons) {
 			ns_grant_no_fallback(r.p, "the unsafe fallback", e);
 			ns_unsafe_fallback(&r, e);
@@ -421,11 +434,15 @@ int main(int argc, char **argv)
 		close(repp[0]);
 		r.x.sync_fd = syncp[0];
 		r.x.report_fd = repp[1];
+		if (r.x.ctl_out >= 0)
+			close(r.x.ctl_out);
 		ns_notify_inside(&r);
 		ns_init_main(&r);
 	}
 	close(syncp[0]);
 	close(repp[1]);
+	if (r.x.ctl_fd >= 0)
+		close(r.x.ctl_fd);
 	r.x.report_fd = repp[0];
 	ns_notify_outer(&r);
 	/* A status reader that goes away must not take the sandbox with it
@@ -442,6 +459,11 @@ int main(int argc, char **argv)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start the sandbox");
 	}
 	ns_net_outer(&r, pid);
+	if (r.a->serve) {
+		code = ns_serve_outer(&r, pid);
+		ns_net_end(&r);
+		return code;
+	}
 	if (r.a->ready_fd >= 0)
 		close(r.a->ready_fd);
 	code = wait_sandbox(&r, pid);

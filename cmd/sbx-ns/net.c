@@ -246,8 +246,8 @@ static void capture_ports(struct ns_plan *p, const char *path, const char *ans, 
  * of each directory above it) and answers. */
 void ns_check_net(const struct ns_args *a, struct ns_plan *p)
 {
-	char link[64], path[PATH_MAX], dir[PATH_MAX], *slash;
-	struct stat st, ds;
+	char link[64], path[PATH_MAX];
+	struct stat st;
 	const struct mount_op *op;
 	ssize_t n;
 	int s;
@@ -288,22 +288,9 @@ void ns_check_net(const struct ns_args *a, struct ns_plan *p)
 	path[n] = '\0';
 	/* Inside a writable root the command could put its own socket there
 	 * for the next run, or bind a second root over it. */
-	strcpy(dir, path);
-	for (;;) {
-		slash = strrchr(dir, '/');
-		if (!slash)
-			break;
-		*(slash == dir ? slash + 1 : slash) = '\0';
-		if (stat(dir, &ds) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", dir);
-		for (size_t it = 0; (op = ns_next_writable(p, &it)); ) {
-			if ((ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(path, op->src))
-				sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker socket %s lies "
-					"inside the writable root %s", path, op->src);
-		}
-		if (!strcmp(dir, "/"))
-			break;
-	}
+	if ((op = ns_root_holding(p, path, 1)))
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker socket %s lies "
+			"inside the writable root %s", path, op->src);
 	/* The probe line tells the broker this is a check, not a request
 	 * to log as refused; in transparent mode it asks for the ports to
 	 * capture. */

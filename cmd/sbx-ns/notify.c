@@ -48,9 +48,14 @@ struct ns_notify_ent {
 	uint64_t count, reported, last_ms;
 };
 
+/* A one-shot run has one listener; a living sandbox one per command
+ * running (each command's filter is its own), and keeps the socket. */
+#define NOTIFY_LISTENERS (NS_SERVE_LIVE + 1)
+
 struct ns_notify {
-	int sock;           /* the outer's end until the listener arrives, then -1 */
-	int listener;
+	int sock;           /* the outer's end: one-shot, until the listener arrives, then -1 */
+	int listener[NOTIFY_LISTENERS];
+	size_t nl;
 	size_t n;
 	struct ns_notify_ent ent[NOTIFY_DISTINCT + 1];
 };
@@ -90,7 +95,6 @@ void ns_notify_outer(struct ns_run *r)
 	r->x.notify_sock[1] = -1;
 	r->x.notify = sbx_need(calloc(1, sizeof *r->x.notify));
 	r->x.notify->sock = r->x.notify_sock[0];
-	r->x.notify->listener = -1;
 }
 
 /* In the sandbox after the clone: keep the sending end only. */
@@ -175,13 +179,20 @@ static void denied(const struct ns_run *r, struct ns_notify *n, int nr)
 		report(r, e, now, 0);
 }
 
-/* The fd the outer polls for the supervisor: the socket until the
- * listener arrives, then the listener; -1 when there is none. */
-int ns_notify_fd(const struct ns_run *r)
+/* The fds the outer polls for the supervisor: the socket while a
+ * listener may still arrive, and every listener; at most max. */
+size_t ns_notify_fds(const struct ns_run *r, struct pollfd *pf, size_t max)
 {
-	if (!r->x.notify)
-		return -1;
-	return r->x.notify->listener >= 0 ? r->x.notify->listener : r->x.notify->sock;
+	const struct ns_notify *n = r->x.notify;
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	if (n->sock >= 0 && k < max)
+		pf[k++] = (struct pollfd){ .fd = n->sock, .events = POLLIN };
+	for (size_t i = 0; i < n->nl && k < max; i++)
+		pf[k++] = (struct pollfd){ .fd = n->listener[i], .events = POLLIN };
+	return k;
 }
 
 static void take_listener(struct ns_run *r)
@@ -194,43 +205,54 @@ static void take_listener(struct ns_run *r)
 
 	if (got < 0 && errno == EAGAIN)
 		return;
-	if (got == 1 && nfds == 1 && !cut)
-		n->listener = fds[0];
-	else
+	if (got == 1 && nfds == 1 && !cut && n->nl < NOTIFY_LISTENERS) {
+		n->listener[n->nl++] = fds[0];
+		/* A living sandbox's next command sends its own. */
+		if (r->a->serve)
+			return;
+	} else {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
+		if (r->a->serve && got > 0)
+			return;
+	}
 	/* Whatever came (the listener, EOF, garbage), the socket is done. */
 	close(n->sock);
 	n->sock = -1;
 }
 
-/* Called when ns_notify_fd() is readable (or hung up). */
-void ns_notify_handle(struct ns_run *r, short revents)
+/* Called when fd (one of ns_notify_fds) is readable or hung up. */
+void ns_notify_handle(struct ns_run *r, int fd, short revents)
 {
 	struct ns_notify *n = r->x.notify;
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
+	size_t i;
 
 	if (!n)
 		return;
-	if (n->listener < 0) {
+	if (fd == n->sock) {
 		take_listener(r);
 		return;
 	}
+	for (i = 0; i < n->nl && n->listener[i] != fd; i++)
+		;
+	if (i == n->nl)
+		return;
 	if (!(revents & POLLIN)) {
-		/* Every filter user is gone; the totals go out at the end. */
-		close(n->listener);
-		n->listener = -1;
+		/* Every user of this filter is gone; the totals go out at the end. */
+		close(fd);
+		n->listener[i] = n->listener[--n->nl];
 		return;
 	}
 	memset(&req, 0, sizeof req);
-	if (ioctl(n->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return; /* ENOENT: the caller was killed meanwhile */
 	memset(&resp, 0, sizeof resp);
 	resp.id = req.id;
 	resp.error = -EPERM;
 	/* ENOENT here too when the caller is gone: nothing to answer. */
-	ioctl(n->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 	denied(r, n, req.data.nr);
 }
 
@@ -244,8 +266,8 @@ void ns_notify_end(struct ns_run *r)
 	for (size_t i = 0; i < n->n; i++)
 		if (n->ent[i].count > n->ent[i].reported)
 			report(r, &n->ent[i], sbx_now_ms(), 1);
-	if (n->listener >= 0)
-		close(n->listener);
+	for (size_t i = 0; i < n->nl; i++)
+		close(n->listener[i]);
 	if (n->sock >= 0)
 		close(n->sock);
 	free(n);

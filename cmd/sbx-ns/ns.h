@@ -197,6 +197,9 @@ struct ns_args {
 	int recover;           /* --recover: killed runs' end checks only, no command */
 	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
 	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
+	const char *serve;     /* --serve PATH: a living sandbox (serve.c); cmd may be empty */
+	unsigned ready_port;   /* --ready-port N: ready once 127.0.0.1:N answers inside */
+	uint64_t ready_ms;     /* --ready-timeout SEC: how long readiness may take */
 };
 
 /* Stage 2, the plan: every decision of the run, made by the outer with
@@ -246,6 +249,8 @@ struct ns_plan {
 	char *hint;            /* why prog would not be found inside (hint.c), or NULL */
 };
 
+struct ns_serve;
+
 /* Stage 3, execution: what the processes of the run hold (the outer, the
  * sandbox's pid 1 and the command's process each have a copy). */
 struct ns_exec {
@@ -263,6 +268,9 @@ struct ns_exec {
 	int report_fd;         /* sandbox -> outer: what happened inside */
 	int notify_sock[2];    /* [0] outer, [1] the command's process: the listener */
 	struct ns_notify *notify; /* the outer's supervisor state (notify.c) */
+	int ctl_fd;              /* --serve: pid 1's end of its channel with the outer (serve1.c) */
+	int ctl_out;             /* --serve: the outer's end (serve.c) */
+	struct ns_serve *serve;  /* --serve: the outer's state (serve.c) */
 };
 
 /* One run, as the execution stage sees it: the arguments and the plan
@@ -281,6 +289,39 @@ struct ns_report {
 	int value;         /* 'S': Landlock ABI (0 none); 'X': wait status; 'F': errno */
 	int extra;         /* 'S': hidepid applied; 'X': unused */
 };
+
+/* One command of a living sandbox as pid 1 runs it (serve1.c, inside.c):
+ * what the request asked for, checked by the outer. A one-shot run's
+ * command is the same thing made from its arguments and plan. */
+struct ns_cmd {
+	char **argv;
+	char **env;
+	const char *search;    /* PATH of env */
+	const char *cwd;       /* inside; NULL: the workspace */
+	int tty;               /* the slave of a new pty of the sandbox's devpts, or -1 */
+	const char *out, *err; /* files inside for stdout and stderr (detached jobs), or NULL */
+	int oneshot;           /* the one-shot run's command (report, ready fd, grant) */
+};
+
+/* The living sandbox's channel between the outer and pid 1: one message
+ * a record, a fixed header and its strings; fds ride along (SCM_RIGHTS). */
+#define NS_WIRE_MAX (256 * 1024)   /* a request's strings, in bytes */
+#define NS_WIRE_ARGS 4096          /* argv and env entries of one request */
+#define NS_SERVE_LIVE 64           /* commands running at once */
+#define NS_SERVE_JOBS 256          /* jobs remembered, ended ones included */
+#define NS_SERVE_CLIENTS 128       /* control connections at once */
+
+struct ns_wire {
+	char kind;             /* outer -> pid 1: 'R' run, 'K' signal, 'C' connect;
+				* pid 1 -> outer: 'S' started, 'X' ended, 'c' connected, 'E' refused */
+	uint32_t id;           /* the job */
+	int32_t value;         /* 'K' signal; 'C' port; 'S' pid; 'X' wait status; 'c','E' errno */
+	uint32_t flags;        /* 'R': NS_RUN_* */
+	uint16_t rows, cols;   /* 'R' with a pty: the window */
+	uint32_t nargv, nenv;  /* 'R': strings after the header: cwd, argv, env, out, err */
+};
+#define NS_RUN_PTY    1u
+#define NS_RUN_FILES  2u   /* stdout and stderr are files named inside the sandbox */
 
 /* paths.c */
 /* args.c: the command line into a (and the plan's first entries): 1 if
@@ -333,8 +374,9 @@ void ns_notify_prepare(struct ns_run *r);
 void ns_notify_outer(struct ns_run *r);
 void ns_notify_inside(struct ns_run *r);
 void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog);
-int ns_notify_fd(const struct ns_run *r);
-void ns_notify_handle(struct ns_run *r, short revents);
+struct pollfd;
+size_t ns_notify_fds(const struct ns_run *r, struct pollfd *pf, size_t max);
+void ns_notify_handle(struct ns_run *r, int fd, short revents);
 void ns_notify_end(struct ns_run *r);
 int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *reported, uint64_t *last_ms,
 		  uint64_t now);
@@ -465,6 +507,28 @@ const char *ns_filter_name(const struct ns_plan *p, const struct ns_exec *x);
 
 /* landlock.c */
 int ns_landlock(const struct ns_plan *p, const struct ns_exec *x);
+
+/* serve.c: the living sandbox's outer (--serve PATH) */
+void ns_serve_check(const struct ns_args *a, const struct ns_plan *p);
+void ns_serve_prepare(struct ns_run *r);
+int ns_serve_outer(struct ns_run *r, pid_t pid);
+void ns_serve_cleanup(struct ns_run *r);
+/* serve1.c: pid 1 of a living sandbox */
+noreturn void ns_serve_inside(struct ns_run *r, int hidepid);
+/* join.c: sbx-ns --join PATH ... (the client) */
+noreturn void ns_join_main(int argc, char **argv);
+/* inside.c: the command's process, for both kinds of run */
+noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid);
+const char *ns_env_refused(const struct ns_args *a, const struct ns_plan *p, const char *nameval);
+/* paths.c: the root a host path lies in (by name and by each directory
+ * above it), writable ones only or any; NULL: none */
+const struct mount_op *ns_root_holding(const struct ns_plan *p, const char *path, int writable_only);
+/* pty.c */
+int ns_pty_open(int *slave);
+int ns_pty_attach(int slave);
+int ns_pty_relay(int master, int in_fd, int out_fd, int ctl);
+/* denyend.c: the end check while the sandbox lives on (after a command) */
+int ns_deny_between(struct ns_run *r);
 
 /* caps.c */
 int ns_drop_bounding(void);

@@ -252,3 +252,41 @@ void ns_check_ops(const struct ns_plan *p)
 					      p->ops[i].opt, p->ops[i].dest, p->ops[j].dest, p->ops[j].opt);
 		}
 }
+
+/* The root (a writable one, or any) that holds the host path, canonical:
+ * by name, and by the identity of each existing directory above it, so
+ * that a second name of a root (a bind mount, a hard-linked directory's
+ * other name) is found too. The broker's socket may lie in no writable
+ * root (the command could replace it); the living sandbox's control
+ * socket in no root at all (the command could connect to it). */
+const struct mount_op *ns_root_holding(const struct ns_plan *p, const char *path, int writable_only)
+{
+	char dir[PATH_MAX], *slash;
+	struct stat ds;
+	const struct mount_op *op;
+
+	if (strlen(path) >= sizeof dir)
+		return NULL;
+	strcpy(dir, path);
+	for (;;) {
+		slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		int have = stat(dir, &ds) == 0;
+		for (size_t i = 0, it = 0; i < p->nops; i++) {
+			/* writable: the one definition; any: every bind */
+			if (writable_only) {
+				if (!(op = ns_next_writable(p, &it)))
+					break;
+			} else if ((op = &p->ops[i])->kind == MNT_SYMLINK) {
+				continue;
+			}
+			if ((have && ds.st_dev == op->dev && ds.st_ino == op->ino) || sbx_path_within(path, op->src))
+				return op;
+		}
+		if (!strcmp(dir, "/"))
+			break;
+	}
+	return NULL;
+}
