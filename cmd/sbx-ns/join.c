@@ -306,7 +306,7 @@ noreturn void ns_join_main(int argc, char **argv)
 {
 	static char buf[NS_WIRE_MAX + 1];
 	struct join j = { 0 };
-	char a[NS_SERVE_JOBS * 256 + 64];
+	static char a[NS_SERVE_JOBS * 256 + 64];
 	size_t k = 0;
 	int s, fd, stdio[3] = { 0, 1, 2 };
 

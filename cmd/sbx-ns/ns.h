@@ -307,9 +307,9 @@ struct ns_cmd {
  * a record, a fixed header and its strings; fds ride along (SCM_RIGHTS). */
 #define NS_WIRE_MAX (256 * 1024)   /* a request's strings, in bytes */
 #define NS_WIRE_ARGS 4096          /* argv and env entries of one request */
-#define NS_SERVE_LIVE 64           /* commands running at once */
-#define NS_SERVE_JOBS 256          /* jobs remembered, ended ones included */
-#define NS_SERVE_CLIENTS 128       /* control connections at once */
+#define NS_SERVE_LIVE 128          /* commands running at once */
+#define NS_SERVE_JOBS 512          /* jobs remembered, ended ones included */
+#define NS_SERVE_CLIENTS 256       /* control connections at once */
 
 struct ns_wire {
 	char kind;             /* outer -> pid 1: 'R' run, 'K' signal, 'C' connect;

@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #define READY_RETRY_MS 20
-#define JOB_SHOW 200             /* bytes of a job's argv in the list */
+#define JOB_SHOW 120             /* bytes of a job's argv in the list */
 
 enum job_state { J_FREE = 0, J_STARTING, J_RUNNING, J_ENDED };
 
@@ -619,7 +619,7 @@ static void from_pid1(struct ns_run *r)
 static void list_jobs(struct ns_serve *s, int ci)
 {
 	static const char *const names[] = { "free", "starting", "running", "ended" };
-	char buf[NS_SERVE_JOBS * (JOB_SHOW + 48)];
+	static char buf[NS_SERVE_JOBS * (JOB_SHOW + 48)];
 	size_t k = (size_t)snprintf(buf, sizeof buf, "jobs\n");
 
 	for (size_t i = 0; i < NS_SERVE_JOBS; i++) {
