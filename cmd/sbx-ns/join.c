@@ -86,7 +86,9 @@ struct join {
 
 static int status_fd = -1;
 
-noreturn static void leave(int code, int sig)
+/* The outcome: the exit line, then the sandbox's reason (if it refused)
+ * on stderr, and the code. */
+noreturn static void leave_why(int code, int sig, const char *why)
 {
 	if (status_fd >= 0) {
 		struct sbx_json j;
@@ -94,9 +96,18 @@ noreturn static void leave(int code, int sig)
 		sbx_json_int(&j, "code", code);
 		if (sig)
 			sbx_json_int(&j, "signal", sig);
+		if (why)
+			sbx_json_str(&j, "error", why);
 		sbx_json_write(&j, status_fd);
 	}
+	if (why)
+		sbx_msg(code == SBX_EXIT_USAGE ? SBX_MSG_USAGE : SBX_MSG_FATAL, code, 0, "%s", why);
 	exit(code);
+}
+
+noreturn static void leave(int code, int sig)
+{
+	leave_why(code, sig, NULL);
 }
 
 static int dial(const char *path)
@@ -152,10 +163,8 @@ noreturn static void finish(const char *a)
 		leave(code, sig);
 	if (sscanf(a, "stopped %d", &code) == 1)
 		leave(code, 0);
-	if (sscanf(a, "error %d %n", &code, &off) == 1 && off) {
-		sbx_msg(SBX_MSG_FATAL, 0, 0, "%s", a + off);
-		leave(code, 0);
-	}
+	if (sscanf(a, "error %d %n", &code, &off) == 1 && off && code > 0 && code < 256)
+		leave_why(code, 0, a + off);
 	sbx_die(SBX_EXIT_SYS, "unable to understand the sandbox's answer");
 }
 

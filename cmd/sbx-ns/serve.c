@@ -69,6 +69,7 @@ struct client {
 	uid_t uid;
 	uint32_t job;            /* the job it runs or waits for, 0 none */
 	int stop;                /* it asked for the stop */
+	int refused;             /* another uid: its first message gets the refusal */
 };
 
 struct ns_serve {
@@ -295,6 +296,7 @@ static void drop_client(struct ns_serve *s, int ci)
 			s->jobs[i].client = -1;
 	c->job = 0;
 	c->stop = 0;
+	c->refused = 0;
 }
 
 static void to_pid1(struct ns_run *r, const struct ns_wire *w, const char *strs, size_t len, const int *fds,
@@ -766,6 +768,12 @@ static void from_client(struct ns_run *r, int ci)
 		return;
 	}
 	msg[got] = '\0';
+	if (c->refused) {
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+		refuse(s, ci, SBX_EXIT_POLICY, "only uid %u and root may join this sandbox", (unsigned)r->p->caller_uid);
+		return;
+	}
 	if (j) {
 		/* Attached: only "signal N" for its command. */
 		uint64_t sig;
@@ -809,14 +817,12 @@ static void accept_client(struct ns_run *r)
 
 	if (fd < 0)
 		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 ||
-	    (cr.uid != r->p->caller_uid && cr.uid != 0)) {
+	int other = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 ||
+		    (cr.uid != r->p->caller_uid && cr.uid != 0);
+
+	if (other)
 		sbx_warn("refused a client of uid %d on %s: only uid %u and root may join this sandbox",
 			 crlen == sizeof cr ? (int)cr.uid : -1, s->path, (unsigned)r->p->caller_uid);
-		say(fd, "error %d only uid %u and root may join this sandbox", SBX_EXIT_POLICY, (unsigned)r->p->caller_uid);
-		close(fd);
-		return;
-	}
 	for (i = 0; i < NS_SERVE_CLIENTS && s->cl[i].fd >= 0; i++)
 		;
 	if (i == NS_SERVE_CLIENTS) {
@@ -824,6 +830,9 @@ static void accept_client(struct ns_run *r)
 		close(fd);
 		return;
 	}
+	/* The refusal answers its request (closing on an unread request
+	 * would reset the connection before the client reads why). */
+	s->cl[i].refused = other;
 	s->cl[i].fd = fd;
 	s->cl[i].uid = cr.uid;
 	s->cl[i].job = 0;
@@ -998,7 +1007,8 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 		if (c->stop)
 			say(c->fd, "stopped %d", code);
 		else if (c->job)
-			say(c->fd, "error %d the sandbox stopped while the command ran", SBX_EXIT_LOST);
+			say(c->fd, "error %d the sandbox %s while the command ran", SBX_EXIT_LOST,
+			    pid1_dead && !s->stopping ? "was lost" : "stopped");
 		drop_client(s, (int)i);
 	}
 	if (r->a->status_fd >= 0) {

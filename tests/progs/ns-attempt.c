@@ -209,6 +209,22 @@ int main(int argc, char **argv)
 		struct iovec l = { buf, 8 }, r = { (void *)0x400000, 8 };
 		return report("vm-read", syscall(SYS_process_vm_readv, atoi(x), &l, 1, &r, 1, 0));
 	}
+	if (!strcmp(a, "pidfd-getfd") && x && y) {
+		/* another process's fd y, through a pidfd of x */
+		long pfd = syscall(SYS_pidfd_open, atoi(x), 0);
+		if (pfd < 0)
+			return report(a, -1);
+		return report(a, syscall(SYS_pidfd_getfd, (int)pfd, atoi(y), 0));
+	}
+	if (!strcmp(a, "signal") && x && y)
+		return report(a, kill(atoi(x), atoi(y)));
+	if (!strcmp(a, "mem") && x) {
+		/* a process's memory through /proc/PID/mem */
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%s/mem", x);
+		int fd = open(path, O_RDONLY);
+		return report(a, fd < 0 ? -1 : pread(fd, buf, 8, 0x400000));
+	}
 	if (!strcmp(a, "tiocsti"))
 		return ioctl_attempt(a, NULL, TIOCSTI, 0);
 	if (!strcmp(a, "tiocsti-high"))
