@@ -533,7 +533,7 @@ static void job_ended(struct ns_run *r, struct job *j, int st)
 	}
 }
 
-static void from_pid1(struct ns_run *r)
+static int from_pid1(struct ns_run *r)
 {
 	struct ns_serve *s = r->x.serve;
 	struct ns_wire w;
@@ -544,13 +544,13 @@ static void from_pid1(struct ns_run *r)
 	int fd = nfds == 1 ? fds[0] : -1;
 
 	if (got < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
+		return 0;
 	if (got != (ssize_t)sizeof w) {
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);
 		if (got <= 0)
 			s->pid1_gone = 1;
-		return;
+		return got <= 0 ? -1 : 0;
 	}
 	if (w.kind == 'S' && w.id == 0) {
 		struct sbx_json js;
@@ -616,6 +616,7 @@ static void from_pid1(struct ns_run *r)
 	}
 	for (size_t i = 0; i < nfds; i++)
 		close(fds[i]);
+	return 0;
 }
 
 static void list_jobs(struct ns_serve *s, int ci)
@@ -823,10 +824,11 @@ static void accept_client(struct ns_run *r)
 	if (other)
 		sbx_warn("refused a client of uid %d on %s: only uid %u and root may join this sandbox",
 			 crlen == sizeof cr ? (int)cr.uid : -1, s->path, (unsigned)r->p->caller_uid);
+	/* The loop accepts only while a slot is free (the rest wait in the
+	 * listen backlog, then in connect): never reached full. */
 	for (i = 0; i < NS_SERVE_CLIENTS && s->cl[i].fd >= 0; i++)
 		;
 	if (i == NS_SERVE_CLIENTS) {
-		say(fd, "error %d the sandbox has %d clients already", SBX_EXIT_SYS, NS_SERVE_CLIENTS);
 		close(fd);
 		return;
 	}
@@ -932,13 +934,16 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 			wait_ms = (int)(s->ready_retry - now);
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = s->chan, .events = POLLIN };
-		pf[n++] = (struct pollfd){ .fd = s->ready ? s->lfd : -1, .events = POLLIN };
+		pf[n++] = (struct pollfd){ .fd = -1, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = ns_net_fd(r), .events = POLLIN };
 		for (size_t i = 0; i < NS_SERVE_CLIENTS; i++)
 			if (s->cl[i].fd >= 0) {
 				cmap[nc++] = (int)i;
 				pf[n++] = (struct pollfd){ .fd = s->cl[i].fd, .events = POLLIN };
 			}
+		/* New clients while a slot is free; the rest wait in connect. */
+		if (s->ready && nc < NS_SERVE_CLIENTS)
+			pf[2].fd = s->lfd;
 		nn = ns_notify_fds(r, pf + n, sizeof pf / sizeof pf[0] - n);
 		rc = poll(pf, n + nn, wait_ms);
 		if (rc < 0) {
@@ -985,9 +990,8 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 	/* Collect the ends pid 1 reported before it went. */
 	for (int k = 0; k < 4 * NS_SERVE_LIVE; k++) {
 		struct pollfd q = { .fd = s->chan, .events = POLLIN };
-		if (poll(&q, 1, 0) != 1 || !(q.revents & POLLIN))
+		if (poll(&q, 1, 0) != 1 || !(q.revents & POLLIN) || from_pid1(r) < 0)
 			break;
-		from_pid1(r);
 	}
 	close(sfd);
 	ns_notify_end(r);
