@@ -495,8 +495,10 @@ kube_down() {
 # --- the session recipe as a pod: contrib/kubernetes/sbx-session-pod.yaml ---------------
 
 # The test's ConfigMap (alpha and gamma each allowed one name of the origin
-# and asking for the other's, beta with a mount that does not exist), then
-# the shipped Pod with unique names and the origin's address for the names.
+# and asking for the other's: alpha in its initializer, gamma in its
+# command, a service, that its ready script waits for; beta with a mount
+# that does not exist), then the shipped Pod with unique names and the
+# origin's address for the names.
 session_yaml() {
 	cat <<-EOF
 	apiVersion: v1
@@ -507,13 +509,15 @@ session_yaml() {
 	  SBX_SANDBOXES: "alpha beta gamma"
 	  alpha_allow: "a.sbx.test"
 	  alpha_broker_args: "--allow-private-networks"
-	  alpha_command: "{ cat /shared/task /sandbox_scripts/task.sh; wget -q -O- http://a.sbx.test/a; wget -q -O- http://g.sbx.test/a; touch /bash_tools/x; } >/shared/alpha.out 2>&1; mv /shared/alpha.out /shared/alpha.end; exec sleep 36$$"
+	  alpha_init: "{ cat /shared/task /sandbox_scripts/task.sh; wget -q -O- http://a.sbx.test/a; wget -q -O- http://g.sbx.test/a; touch /bash_tools/x; } >/shared/alpha.out 2>&1; echo inited >/tmp/inited"
+	  alpha_ready: "test -e /tmp/inited"
 	  beta_allow: "a.sbx.test"
 	  beta_mounts: "ro /nonexistent /x"
 	  beta_command: "exec sleep 36$$"
 	  gamma_allow: "g.sbx.test"
 	  gamma_broker_args: "--allow-private-networks"
 	  gamma_command: "{ sh /sandbox_scripts/task.sh; wget -q -O- http://g.sbx.test/g; wget -q -O- http://a.sbx.test/g; } >/shared/gamma.out 2>&1; mv /shared/gamma.out /shared/gamma.end; exec sleep 36$$"
+	  gamma_ready: "test -e /shared/gamma.end"
 	  SHARED_TASK: "the session's input"
 	  SANDBOX_SCRIPT: "cat /shared/task"
 	EOF
@@ -524,7 +528,7 @@ session_yaml() {
 		    -e "s|^  restartPolicy: Never|  hostAliases:\n    - ip: $C_ORIGIN\n      hostnames: [a.sbx.test, g.sbx.test]\n  restartPolicy: Never|"
 }
 
-@test "podman kube play of the session manifest: three named sandboxes, one broker each, a failing one alone; down leaves nothing" {
+@test "podman kube play of the session manifest: three named living sandboxes, one broker each, a failing one alone, a tool call into each ready one; down leaves nothing" {
 	local netns vol ids
 	kube_net
 	kube_runtime
@@ -541,16 +545,16 @@ session_yaml() {
 	session_yaml >"$C_DIR/session.yaml"
 	run pm_kube kube play --network "$C_NET" --annotation io.sbx.test.procMount=Unmasked "$C_DIR/session.yaml"
 	[ "$status" -eq 0 ] || fail "podman kube play failed ($status): $output"
-	# The readiness the manifest's probe reads, then alpha's and gamma's
-	# results (each renamed into place when complete).
+	# The readiness the manifest's probe reads: every sandbox has its
+	# state, alpha's initializer and gamma's service have done their work.
 	run -0 timeout 120 env CONTAINERS_CONF="$C_DIR/kube.conf" podman --storage-driver vfs --log-level error exec "ses-$C_U-session" /bin/sh -c \
-		'until [ -e /session/run/session.ready ] && [ -e /session/shared/alpha.end ] && [ -e /session/shared/gamma.end ]; do sleep 0.1; done
+		'until [ -e /session/run/session.ready ]; do sleep 0.1; done
 		cat /session/run/alpha/state /session/run/beta/state /session/run/gamma/state /session/run/beta/err'
 	assert_output "ready
 failed: the sandbox ended before it was ready (see /session/run/beta/err)
 ready
 sbx-ns: usage: --ro-bind: invalid path '/nonexistent': does not exist"
-	run -0 pm_kube exec "ses-$C_U-session" /bin/cat /session/shared/alpha.end /session/shared/gamma.end
+	run -0 pm_kube exec "ses-$C_U-session" /bin/cat /session/shared/alpha.out /session/shared/gamma.end
 	assert_output "the session's input
 cat /shared/task
 hello from the sbx test origin
@@ -559,8 +563,25 @@ touch: /bash_tools/x: Read-only file system
 the session's input
 hello from the sbx test origin
 wget: server returned error: HTTP/1.1 403 Forbidden"
+	# A tool call into each ready sandbox by name, through its own broker;
+	# the failed one refuses with 110.
+	run -1 pm_kube exec "ses-$C_U-session" sbx-session status /session --json
+	assert_output '{"name":"alpha","state":"ready","socket":"/session/run/alpha.sock"}
+{"name":"beta","state":"failed","reason":"the sandbox ended before it was ready (see /session/run/beta/err)"}
+{"name":"gamma","state":"ready","socket":"/session/run/gamma.sock"}'
+	run -0 pm_kube exec "ses-$C_U-session" sbx-session exec /session alpha -- /bin/sh -c 'cat /tmp/inited; wget -q -O- http://a.sbx.test/exec-a'
+	assert_output "inited
+hello from the sbx test origin"
+	run -0 pm_kube exec "ses-$C_U-session" sbx-session exec /session gamma -- wget -q -O- http://g.sbx.test/exec-g
+	assert_output "hello from the sbx test origin"
+	run -1 pm_kube exec "ses-$C_U-session" sbx-session exec /session gamma -- wget -q -O- http://a.sbx.test/exec-g
+	assert_output "wget: server returned error: HTTP/1.1 403 Forbidden"
+	run -110 pm_kube exec "ses-$C_U-session" sbx-session exec /session beta -- true
+	assert_output "sbx-session: fatal: sandbox 'beta' is not ready: failed: the sandbox ended before it was ready (see /session/run/beta/err)"
 	run -0 sort "$C_DIR/origin.log"
 	assert_output "a.sbx.test/a
+a.sbx.test/exec-a
+g.sbx.test/exec-g
 g.sbx.test/g"
 	# Stopping the pod: sbx-session stops every sandbox and ends with 0.
 	netns=$(pm_kube inspect --format '{{.NetworkSettings.SandboxKey}}' "$(pm_kube pod inspect --format '{{.InfraContainerID}}' "ses-$C_U")")
@@ -570,7 +591,7 @@ g.sbx.test/g"
 	assert_output 0
 	# What the recipe's stop removed, in the session's volume before down.
 	vol=$(pm_kube volume inspect --format '{{.Mountpoint}}' "sd-$C_U")
-	assert_file_exists "$vol/shared/alpha.end"
+	assert_file_exists "$vol/shared/alpha.out"
 	assert_not_exist "$vol/run"
 	run -0 pm_kube logs "ses-$C_U-session"
 	assert_output "sbx-session: warning: SBX_SESSION_NO_CGROUP=1: the sandboxes run without cgroup limits (no memory, pids or cpu totals)

@@ -1,13 +1,15 @@
 #!/usr/bin/env bats
 # contrib/session/sbx-session on the host (no cgroup limits here: this
-# host's cgroup v2 has no controllers): three named sandboxes of one
-# session, the shared mounts, one broker each with its own allowlist,
-# readiness, a failing sandbox that does not stop the others, and a stop
-# that leaves nothing behind.
+# host's cgroup v2 has no controllers): three named living sandboxes of one
+# session, the shared mounts, one broker each with its own allowlist, an
+# initializer each, readiness by script and by port, a failing sandbox that
+# does not stop the others, tool calls by name, the states status reports,
+# the identity as root, and a stop that leaves nothing behind.
 
 load helpers
 
 SESSION="$SBX_ROOT/contrib/session/sbx-session"
+USAGE="sbx-session: usage: sbx-session start|run [--uid N --gid N] DIR | stop DIR | status DIR [--json] | exec DIR NAME [--] prog [args...]"
 NOCG="sbx-session: warning: SBX_SESSION_NO_CGROUP=1: the sandboxes run without cgroup limits (no memory, pids or cpu totals)"
 
 setup() {
@@ -20,6 +22,8 @@ setup() {
 	echo "a session script" >"$d/sandbox_scripts/run.sh"
 	echo "extra for gamma" >"$d/extra/note"
 	mkfifo -m 0666 "$d/shared/alpha.done" "$d/shared/gamma.done"
+	# As root, the sandboxes' identity: here from the session's file.
+	echo "$SBX_TEST_UID $SBX_TEST_GID" >"$d/identity"
 	# alpha: writes the shared volume, reads the scripts, asks its broker
 	# for its own name and for gamma's.
 	cat >"$d/sandboxes/alpha/command" <<-'EOF'
@@ -57,8 +61,7 @@ teardown() {
 # start it with none above 2 open, as its header says (bats holds several).
 # session_exec replaces its shell: "session_exec ... &" gives the script's pid.
 session_exec() {
-	PATH="$SBX_BIN:$PATH" SBX_SESSION_UID="$SBX_TEST_UID" SBX_SESSION_GID="$SBX_TEST_GID" \
-		SBX_SESSION_READY_TIMEOUT="${TMO:-20}" SBX_SESSION_NO_CGROUP=1 exec python3 -c 'import os, sys
+	PATH="$SBX_BIN:$PATH" SBX_SESSION_READY_TIMEOUT="${TMO:-20}" SBX_SESSION_NO_CGROUP=1 exec python3 -c 'import os, sys
 os.closerange(3, 1 << 16)
 os.execv(sys.argv[1], sys.argv[1:])' "$SESSION" "$@"
 }
@@ -104,6 +107,7 @@ touch: cannot touch '/bash_tools/x': Read-only file system"
 	run -1 pgrep -f "$d/"
 	assert_equal "$(ls "$d")" "bash_tools
 extra
+identity
 sandbox_scripts
 sandboxes
 shared"
@@ -124,7 +128,13 @@ shared"
 	run -100 --separate-stderr "$SESSION" start relative/dir
 	assert_equal "$stderr" "sbx-session: usage: DIR must be absolute, not 'relative/dir'"
 	run -100 --separate-stderr "$SESSION" begin "$d"
-	assert_equal "$stderr" "sbx-session: usage: sbx-session start|stop|run DIR"
+	assert_equal "$stderr" "$USAGE"
+	for a in "start" "stop" "stop $d $d" "status" "status $d --text" "exec $d" "exec $d alpha" "exec $d alpha --" \
+		"start $d $d" "start --pid 1 $d" "run -v $d"; do
+		# shellcheck disable=SC2086
+		run -100 --separate-stderr "$SESSION" $a
+		assert_equal "$stderr" "$USAGE"
+	done
 	# No cgroup limits only when asked for, and then no totals.
 	run -100 --separate-stderr "$SESSION" start "$d"
 	assert_equal "$stderr" "sbx-session: usage: set SBX_SESSION_CGROUP_ROOT to a delegated cgroup v2 directory, or SBX_SESSION_NO_CGROUP=1 to run without cgroup limits"
@@ -197,10 +207,14 @@ gamma ready"
 	assert_output "000 "
 	assert_not_exist "$d/run/delta/broker.pid"
 	assert_equal "$(ls "$d/run")" "alpha
+alpha.sock
 beta
 delta
+delta.sock
 gamma
+gamma.sock
 session.cgroup
+session.identity
 session.ready"
 	run -0 session stop "$d"
 	assert_not_exist "$d/run"
@@ -217,6 +231,13 @@ session.ready"
 	read -r _ <"$d/shared/gamma.done"
 	exec 5>"$d/hang"
 	run -0 kill -0 "$(cat "$d/run/beta/broker.pid")"
+	# beta is starting (its broker is), and says so; no tool call reaches it.
+	run -1 session status "$d"
+	assert_line "beta starting"
+	run -1 session status "$d" --json
+	assert_line '{"name":"beta","state":"starting"}'
+	run -110 --separate-stderr session exec "$d" beta true
+	assert_equal "$stderr" "sbx-session: fatal: sandbox 'beta' is not ready: starting"
 	kill -TERM "$pid"
 	local st=0
 	wait "$pid" || st=$?
@@ -260,4 +281,222 @@ sbx-session: fatal: stopped by SIGTERM while starting; every sandbox of $d stopp
 	assert_not_exist "$d/run"
 	run -0 kill -0 "$victim"
 	kill -KILL "$victim"
+}
+
+# Living sandboxes of their own: alpha's initializer waits for the test and
+# its ready script passes on its third try; beta's initializer fails; gamma
+# has no broker, a service as its command and a ready-port it serves.
+living() {
+	rm -rf "$d/sandboxes"
+	mkdir -p "$d/sandboxes/alpha" "$d/sandboxes/beta" "$d/sandboxes/gamma"
+	mkfifo -m 0666 "$d/shared/alpha.initing" "$d/shared/alpha.go"
+	cat >"$d/sandboxes/alpha/init" <<-'EOF'
+	echo alpha-init
+	echo inited >/tmp/inited
+	echo initing >/shared/alpha.initing
+	read -r _ </shared/alpha.go
+	EOF
+	cat >"$d/sandboxes/alpha/ready" <<-'EOF'
+	n=$(cat /tmp/tries 2>/dev/null || echo 0)
+	n=$((n + 1))
+	echo "$n" >/tmp/tries
+	echo "try $n"
+	[ "$n" -ge 3 ]
+	EOF
+	echo alpha.test >"$d/sandboxes/alpha/allow"
+	printf 'echo "beta: no such tool" >&2\nexit 3\n' >"$d/sandboxes/beta/init"
+	echo beta.test >"$d/sandboxes/beta/allow"
+	echo 'echo gamma-init >/tmp/gamma' >"$d/sandboxes/gamma/init"
+	echo 'exec python3 -m http.server --bind 127.0.0.1 --directory /sandbox_scripts 8080 2>/dev/null' >"$d/sandboxes/gamma/command"
+	echo 8080 >"$d/sandboxes/gamma/ready-port"
+	chmod -R a+rX "$d/sandboxes"
+}
+
+status_is() {
+	[ "$(session status "$d")" = "$1" ]
+}
+
+@test "living sandboxes: an initializer each, readiness by script and by port, a failing initializer alone, tool calls by name, status in each state, stop leaves nothing" {
+	local pid st=0 beta_failed="beta failed: its initializer exited 3 (see $d/run/beta/err)"
+	living
+	session_exec start "$d" >"$base/out" 2>"$base/err" &
+	pid=$!
+	# alpha's initializer runs (and waits); beta fails, gamma becomes ready
+	# meanwhile: one does not wait for another.
+	read -r _ <"$d/shared/alpha.initing"
+	wait_for "status_is \"alpha initializing
+$beta_failed
+gamma ready\""
+	run -1 session status "$d" --json
+	assert_output '{"name":"alpha","state":"initializing"}
+{"name":"beta","state":"failed","reason":"its initializer exited 3 (see '"$d"'/run/beta/err)"}
+{"name":"gamma","state":"ready","socket":"'"$d"'/run/gamma.sock"}'
+	run -110 --separate-stderr session exec "$d" alpha true
+	assert_equal "$stderr" "sbx-session: fatal: sandbox 'alpha' is not ready: initializing"
+	# gamma answers on its port: its service runs, started by the initializer.
+	run -0 --separate-stderr session exec "$d" gamma -- sh -c 'cat /tmp/gamma; curl -s -o /dev/null -w "%{http_code}\n" http://127.0.0.1:8080/run.sh'
+	assert_output "gamma-init
+200"
+	echo go >"$d/shared/alpha.go"
+	wait "$pid" || st=$?
+	assert_equal "$st" 1
+	run -0 cat "$base/out"
+	assert_output "alpha ready
+$beta_failed
+gamma ready"
+	run -0 cat "$base/err"
+	assert_output "$NOCG"
+	# beta: its initializer's words, then sbx-ns's; nothing of it left.
+	run -0 cat "$d/run/beta/err"
+	assert_line --index 0 "beta: no such tool"
+	assert_line --index 1 --regexp '^sbx-ns: warning: the first program \(/bin/sh -c .*\) exited 3: the sandbox stops$'
+	assert_equal "${#lines[@]}" 2
+	assert_not_exist "$d/run/beta.sock"
+	run -1 pgrep -f "$d/run/beta/"
+	run -0 cat "$d/run/alpha/out" "$d/run/alpha/ready.log"
+	assert_output "alpha-init
+try 3"
+
+	# status exits 0 only when every sandbox is ready: beta is not.
+	run -1 session status "$d"
+	assert_output "alpha ready
+$beta_failed
+gamma ready"
+	run -1 session status "$d" --json
+	assert_output '{"name":"alpha","state":"ready","socket":"'"$d"'/run/alpha.sock"}
+{"name":"beta","state":"failed","reason":"its initializer exited 3 (see '"$d"'/run/beta/err)"}
+{"name":"gamma","state":"ready","socket":"'"$d"'/run/gamma.sock"}'
+
+	# Tool calls by name: one sandbox's state persists between calls, the
+	# other's /tmp is its own; stdio and the exit code pass through.
+	run -0 --separate-stderr session exec "$d" alpha -- sh -c 'echo one >/tmp/x; cat /tmp/inited /tmp/tries; id -u'
+	assert_output "inited
+3
+$SBX_TEST_UID"
+	run -0 --separate-stderr session exec "$d" alpha cat /tmp/x
+	assert_output "one"
+	run -1 --separate-stderr session exec "$d" gamma cat /tmp/x
+	assert_equal "$stderr" "cat: /tmp/x: No such file or directory"
+	run -7 --separate-stderr session exec "$d" alpha -- sh -c 'cat; echo err >&2; exit 7' <<<"from stdin"
+	assert_output "from stdin"
+	assert_equal "$stderr" "err"
+	# alpha reaches its own name only, through its broker.
+	run -0 --separate-stderr session exec "$d" alpha -- curl -s -o /dev/null -w "%{http_code}\n" http://gamma.test/
+	assert_output "403"
+	run -0 grep -c '"host":"gamma.test".*"decision":"refused","status":403' "$d/run/alpha/broker.log"
+	# Not ready, or no such sandbox: refused with a code of their own.
+	run -110 --separate-stderr session exec "$d" beta true
+	assert_equal "$stderr" "sbx-session: fatal: sandbox 'beta' is not ready: failed: its initializer exited 3 (see $d/run/beta/err)"
+	run -109 --separate-stderr session exec "$d" delta true
+	assert_equal "$stderr" "sbx-session: fatal: no sandbox 'delta' in $d (its sandboxes: alpha beta gamma)"
+	run -109 --separate-stderr session exec "$d" ../sandboxes/alpha true
+	assert_equal "$stderr" "sbx-session: fatal: no sandbox '../sandboxes/alpha' in $d (its sandboxes: alpha beta gamma)"
+
+	# gamma stopped from outside: stopped, its service gone with it.
+	run -0 pgrep -f "http.server --bind 127.0.0.1 --directory /sandbox_scripts 8080"
+	run -0 "$SBX_BIN/sbx-ns" --join "$d/run/gamma.sock" --stop
+	wait_for "status_is \"alpha ready
+$beta_failed
+gamma stopped: its sandbox ended with 0 (see $d/run/gamma/err)\""
+	run -1 session status "$d" --json
+	assert_line --index 2 '{"name":"gamma","state":"stopped","reason":"its sandbox ended with 0 (see '"$d"'/run/gamma/err)"}'
+	run -110 --separate-stderr session exec "$d" gamma true
+	assert_equal "$stderr" "sbx-session: fatal: sandbox 'gamma' is not ready: stopped: its sandbox ended with 0 (see $d/run/gamma/err)"
+	run -1 pgrep -f "http.server --bind 127.0.0.1 --directory /sandbox_scripts 8080"
+	run -1 pgrep -f "$d/run/gamma/"
+	assert_not_exist "$d/run/gamma.sock"
+
+	# alpha's service-less sandbox holds a job of its own until the stop.
+	run -0 session exec "$d" alpha -- sh -c 'sleep 36'"$$"' >/dev/null 2>&1 &'
+	run -0 pgrep -f "sleep 36$$"
+	run -0 --separate-stderr session stop "$d"
+	assert_equal "$output$stderr" ""
+	assert_not_exist "$d/run"
+	run -1 pgrep -f "$d/"
+	run -1 pgrep -f "sleep 36$$"
+	run -1 session status "$d"
+	assert_output "alpha stopped
+beta stopped
+gamma stopped"
+	run -1 session status "$d" --json
+	assert_output '{"name":"alpha","state":"stopped"}
+{"name":"beta","state":"stopped"}
+{"name":"gamma","state":"stopped"}'
+	run -110 --separate-stderr session exec "$d" alpha true
+	assert_equal "$stderr" "sbx-session: fatal: sandbox 'alpha' is not ready: stopped: the session is not running (sbx-session start $d)"
+}
+
+@test "readiness that never comes: a ready script that never passes, a port nothing serves, a bad port: bounded, named, nothing of them left" {
+	rm -rf "$d/sandboxes"
+	mkdir -p "$d/sandboxes/alpha" "$d/sandboxes/beta" "$d/sandboxes/delta" "$d/sandboxes/idle"
+	printf 'echo "not yet"\nexit 1\n' >"$d/sandboxes/alpha/ready"
+	echo alpha.test >"$d/sandboxes/alpha/allow"
+	echo 8080 >"$d/sandboxes/beta/ready-port"
+	echo http >"$d/sandboxes/delta/ready-port"
+	chmod -R a+rX "$d/sandboxes"
+	TMO=2 run -1 --separate-stderr session start "$d"
+	assert_equal "$stderr" "$NOCG"
+	assert_output "alpha failed: its ready check did not pass within 2s (its last exit: 1; see $d/run/alpha/ready.log); to fix: what it waits for, or a larger SBX_SESSION_READY_TIMEOUT
+beta failed: the sandbox was not ready within 2s (see $d/run/beta/err); to fix: what it waits for (its init, its ready-port), or a larger SBX_SESSION_READY_TIMEOUT
+delta failed: ready-port: 'http' is not a port (1 to 65535)
+idle ready"
+	run -0 cat "$d/run/alpha/ready.log"
+	assert_output "not yet"
+	run -0 cat "$d/run/beta/err"
+	assert_output "sbx-ns: fatal: the sandbox did not become ready within 2.000 s: nothing accepted a connection on its 127.0.0.1:8080 (--ready-port, --ready-timeout)"
+	for n in alpha beta delta; do
+		run -1 pgrep -f "$d/run/$n/"
+		run -1 pgrep -f "_supervise $d $n"
+		assert_not_exist "$d/run/$n.sock"
+	done
+	# A sandbox with no file at all: set up, ready, idle until a tool call.
+	run -0 --separate-stderr session exec "$d" idle -- sh -c 'pwd; ls -A'
+	assert_output "$d/run/idle/ws"
+	run -1 session status "$d" --json
+	assert_line --index 3 '{"name":"idle","state":"ready","socket":"'"$d"'/run/idle.sock"}'
+	run -0 session stop "$d"
+	assert_not_exist "$d/run"
+	run -1 pgrep -f "$d/"
+}
+
+@test "as root the sandboxes' identity is --uid/--gid, DIR/identity or SBX_SESSION_UID/GID: exactly one, or start refuses" {
+	local ids="$SBX_TEST_UID $SBX_TEST_GID"
+	rm "$d/identity"
+	rm -rf "$d/sandboxes"
+	mkdir -p "$d/sandboxes/alpha"
+	SBX_SESSION_NO_CGROUP=1 run -100 --separate-stderr "$SESSION" start "$d"
+	assert_equal "$stderr" "sbx-session: usage: as root the sandboxes need an identity: --uid N --gid N, or \"UID GID\" in $d/identity"
+	SBX_SESSION_NO_CGROUP=1 run -100 --separate-stderr "$SESSION" run --uid "$SBX_TEST_UID" "$d"
+	assert_equal "$stderr" "sbx-session: usage: --uid and --gid go together"
+	SBX_SESSION_NO_CGROUP=1 run -100 --separate-stderr "$SESSION" start --uid x --gid 1 "$d"
+	assert_equal "$stderr" "sbx-session: usage: --uid must be a number, not 'x'"
+	SBX_SESSION_NO_CGROUP=1 run -100 --separate-stderr "$SESSION" start "$d" --gid
+	assert_equal "$stderr" "sbx-session: usage: --gid needs a number"
+	SBX_SESSION_NO_CGROUP=1 SBX_SESSION_UID=1 run -100 --separate-stderr "$SESSION" start "$d"
+	assert_equal "$stderr" "sbx-session: usage: SBX_SESSION_UID and SBX_SESSION_GID must both be numbers, not '1' and ''"
+	SBX_SESSION_NO_CGROUP=1 SBX_SESSION_UID=1 SBX_SESSION_GID=1 run -100 --separate-stderr "$SESSION" start --uid 1 --gid 1 "$d"
+	assert_equal "$stderr" "sbx-session: usage: the sandboxes' identity is given twice (--uid/--gid and SBX_SESSION_UID/GID): give it once"
+	echo "$ids" >"$d/identity"
+	SBX_SESSION_NO_CGROUP=1 run -100 --separate-stderr "$SESSION" start --uid 1 --gid 1 "$d"
+	assert_equal "$stderr" "sbx-session: usage: the sandboxes' identity is given twice (--uid/--gid and $d/identity): give it once"
+	echo "$SBX_TEST_UID" >"$d/identity"
+	SBX_SESSION_NO_CGROUP=1 run -100 --separate-stderr "$SESSION" start "$d"
+	assert_equal "$stderr" "sbx-session: usage: $d/identity must hold \"UID GID\", not '$SBX_TEST_UID'"
+	assert_not_exist "$d/run"
+	rm "$d/identity"
+	# --uid/--gid: the workspace and every tool call are the identity's.
+	run -0 --separate-stderr session start --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" "$d"
+	assert_output "alpha ready"
+	assert_equal "$(stat -c '%u %g' "$d/run/alpha/ws")" "$ids"
+	run -0 --separate-stderr session exec "$d" alpha -- sh -c 'echo "$(id -u) $(id -g)"'
+	assert_output "$ids"
+	run -0 session stop "$d"
+	# The documented variables, the same.
+	SBX_SESSION_UID=$SBX_TEST_UID SBX_SESSION_GID=$SBX_TEST_GID run -0 --separate-stderr session start "$d"
+	assert_output "alpha ready"
+	run -0 --separate-stderr session exec "$d" alpha -- sh -c 'echo "$(id -u) $(id -g)"'
+	assert_output "$ids"
+	run -0 session stop "$d"
+	assert_not_exist "$d/run"
+	run -1 pgrep -f "$d/"
 }
