@@ -11,6 +11,7 @@
 #include "opts.h"
 #include "parse.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@
 #define MAX_TIMEOUT   (366ULL * 86400 * 1000)   /* a year, in ms */
 
 static const char usage_text[] =
-	"usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
+	"usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--cgroup-fd FD] [--] prog [args...]\n"
 	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]\n"
 	"       sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
 	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n"
@@ -34,7 +35,7 @@ static const char usage_text[] =
 enum {
 	O_ROOT = 1, O_NAME, O_PARENT, O_CPU, O_MEMORY, O_PIDS, O_TIMEOUT,
 	O_STATUS, O_READY, O_PASS, O_CREATE, O_DESTROY, O_DELEGATE, O_USER,
-	O_HELP, O_SAMPLED, O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP,
+	O_HELP, O_SAMPLED, O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_CGROUP_FD,
 };
 #define BIT(id) (1U << (id))
 
@@ -59,13 +60,14 @@ static const struct sbx_opt table[] = {
 	{ "baseline-fd", SBX_ARG,   SBX_ONCE, O_BASELINE_FD },
 	{ "policy-fd",   SBX_ARG,   SBX_ONCE, O_POLICY_FD },
 	{ "clamp",       SBX_NOARG, SBX_ONCE, O_CLAMP },
+	{ "cgroup-fd",   SBX_ARG,   SBX_ONCE, O_CGROUP_FD },
 	{ NULL, 0, 0, 0 },
 };
 
 #define LIMIT_BITS (BIT(O_CPU) | BIT(O_MEMORY) | BIT(O_PIDS) | BIT(O_BASELINE) | \
 		    BIT(O_BASELINE_FD) | BIT(O_POLICY_FD) | BIT(O_CLAMP))
 static const unsigned allowed_run = BIT(O_ROOT) | BIT(O_NAME) | BIT(O_PARENT) | LIMIT_BITS |
-	BIT(O_TIMEOUT) | BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS);
+	BIT(O_TIMEOUT) | BIT(O_STATUS) | BIT(O_READY) | BIT(O_PASS) | BIT(O_CGROUP_FD);
 static const unsigned allowed_create = BIT(O_ROOT) | BIT(O_PARENT) | LIMIT_BITS |
 	BIT(O_STATUS) | BIT(O_CREATE);
 static const unsigned allowed_destroy = BIT(O_ROOT) | BIT(O_PARENT) | BIT(O_STATUS) |
@@ -122,6 +124,15 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 		case O_BASELINE_FD: sbx_policy_opt_baseline_fd(&o->pol, arg); break;
 		case O_POLICY_FD: sbx_policy_opt_policy_fd(&o->pol, arg); break;
 		case O_CLAMP: o->pol.clamp = 1; break;
+		case O_CGROUP_FD: {
+			/* a number for an fd sbx-cgroup opens: one that is free */
+			uint64_t n = sbx_opt_u64("--cgroup-fd", arg, 3, 1023);
+			if (fcntl((int)n, F_GETFD) >= 0)
+				sbx_die_usage("--cgroup-fd: fd %d is open (name a free fd: sbx-cgroup opens the cgroup on it)",
+					      (int)n);
+			o->cgroup_fd = (int)n;
+			break;
+		}
 		case O_HELP:
 			fputs(usage_text, stdout);
 			fflush(stdout);
@@ -183,7 +194,7 @@ int main(int argc, char **argv)
 	sbx_setprog(TOOL);
 	sbx_opt_version(argc, argv);
 	memset(&o, 0, sizeof o);
-	o.status_fd = o.ready_fd = -1;
+	o.status_fd = o.ready_fd = o.cgroup_fd = -1;
 	sbx_policy_opts_init(&o.pol);
 	given = parse(argc, argv, &o);
 	has_prog = o.argv[0] != NULL;

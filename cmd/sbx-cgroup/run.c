@@ -54,7 +54,7 @@ struct outcome {
 	unsigned long long oom_kill, pids_max, usage_usec, throttled_usec, peak;
 };
 
-static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t parent, int gate);
+static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t parent, int gate, int cgfd);
 
 static void status_start(const struct opts *o, const struct cg *child, pid_t pid, const char *how)
 {
@@ -108,7 +108,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 	*pidfd = -1;
 	pid = (pid_t)sbx_clone3(&ca, sizeof ca);
 	if (pid == 0)
-		child_exec(o, oldmask, self, -1);
+		child_exec(o, oldmask, self, -1, child->fd);
 	if (pid > 0) {
 		*how = "clone3";
 		return pid;
@@ -124,7 +124,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 		return sbx_err_errno(f, SBX_EXIT_SYS, errno, "unable to fork");
 	if (pid == 0) {
 		close(gate[1]);
-		child_exec(o, oldmask, self, gate[0]);
+		child_exec(o, oldmask, self, gate[0], child->fd);
 	}
 	close(gate[0]);
 	snprintf(buf, sizeof buf, "%d", (int)pid);
@@ -151,7 +151,7 @@ static pid_t spawn(const struct opts *o, const struct cg *child, const sigset_t 
 /* In the new process, already inside its cgroup (or about to be). Only
  * async-signal-safe steps: after clone3 this shares nothing with libc's
  * idea of the parent's threads. */
-static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t parent, int gate)
+static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t parent, int gate, int cgfd)
 {
 	char c;
 
@@ -175,8 +175,19 @@ static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t pare
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create a cgroup namespace");
 	signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	if (sbx_close_fds_except(o->pass, o->npass) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
+	/* --cgroup-fd: the command's own cgroup, for a living sandbox that
+	 * makes its commands' cgroups below it (sbx-ns --serve --cgroup-fd). */
+	if (o->cgroup_fd >= 0 && (dup2(cgfd, o->cgroup_fd) < 0 || fcntl(o->cgroup_fd, F_SETFD, 0) < 0))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open the cgroup on fd %d (--cgroup-fd)", o->cgroup_fd);
+	{
+		int keep[MAX_PASS_FDS + 1];
+		size_t n = o->npass;
+		memcpy(keep, o->pass, n * sizeof *keep);
+		if (o->cgroup_fd >= 0)
+			keep[n++] = o->cgroup_fd;
+		if (sbx_close_fds_except(keep, n) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to close inherited fds");
+	}
 	sbx_exec(o->argv, NULL, NULL);
 }
 

@@ -29,6 +29,7 @@ struct opts {
 	int status_fd, ready_fd;
 	int pass[MAX_PASS_FDS];
 	size_t npass;
+	int cgroup_fd;        /* --cgroup-fd FD: the child cgroup, open on FD for the command; -1 */
 	int create, destroy;
 	int sampled;          /* --sampled: no cgroup, lib/meter/meter.c instead */
 	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */

@@ -41,9 +41,9 @@ static const char usage[] =
 	"[--grant-fd FD --grant-key FILE [--grant-nonce-dir DIR]] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
 	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
-	"       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--] [prog [args...]]\n"
+	"       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] [--] [prog [args...]]\n"
 	"       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] "
-	"[--detach [--stdout FILE --stderr FILE]] [--] prog [args...]\n"
+	"[--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--] prog [args...]\n"
 	"       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID [--signal N] | --stop)\n"
 	"       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] hostprog [args...]\n"
 	"       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]\n"
@@ -56,7 +56,7 @@ enum {
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_GRANT_NONCE_DIR, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
-	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT,
+	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -105,6 +105,7 @@ static const struct sbx_opt options[] = {
 	{ "serve",            SBX_ARG,   SBX_ONCE, O_SERVE },
 	{ "ready-port",       SBX_ARG,   SBX_ONCE, O_READY_PORT },
 	{ "ready-timeout",    SBX_ARG,   SBX_ONCE, O_READY_TIMEOUT },
+	{ "cgroup-fd",        SBX_ARG,   SBX_ONCE, O_CGROUP_FD },
 	{ 0, 0, 0, 0 }
 };
 
@@ -226,6 +227,7 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_RECOVER: a->recover = 1; break;
 		case O_SERVE: a->serve = sbx_opt_abspath("--serve", arg); break;
 		case O_READY_PORT: a->ready_port = (unsigned)sbx_opt_u64("--ready-port", arg, 1, 65535); break;
+		case O_CGROUP_FD: a->cgroup_fd = sbx_opt_fd("--cgroup-fd", arg); break;
 		case O_READY_TIMEOUT: a->ready_ms = sbx_opt_seconds("--ready-timeout", arg, NS_MAX_TIMEOUT_MS); break;
 		case O_BROKER_FD: ns_opt_broker_fd(p, arg); break;
 		case O_STATUS_FD: a->status_fd = sbx_status_opt(arg); break;

@@ -33,7 +33,7 @@
 
 enum {
 	J_JOIN = 1, J_CWD, J_SETENV, J_TIMEOUT, J_PTY, J_DETACH, J_STDOUT, J_STDERR, J_JOBS, J_WAIT,
-	J_KILL, J_SIGNAL, J_STOP, J_CONNECT, J_CONNECT_FD, J_STATUS_FD, J_HELP,
+	J_KILL, J_SIGNAL, J_STOP, J_CONNECT, J_CONNECT_FD, J_STATUS_FD, J_HELP, J_MEMORY, J_PIDS, J_CPU,
 };
 
 static const struct sbx_opt options[] = {
@@ -54,6 +54,9 @@ static const struct sbx_opt options[] = {
 	{ "connect-fd", SBX_ARG,   SBX_ONCE, J_CONNECT_FD },
 	{ "status-fd",  SBX_ARG,   SBX_ONCE, J_STATUS_FD },
 	{ "help",       SBX_NOARG, SBX_ONCE, J_HELP },
+	{ "memory",     SBX_ARG,   SBX_ONCE, J_MEMORY },
+	{ "pids",       SBX_ARG,   SBX_ONCE, J_PIDS },
+	{ "cpu",        SBX_ARG,   SBX_ONCE, J_CPU },
 	{ 0, 0, 0, 0 }
 };
 
@@ -62,6 +65,9 @@ static const char help[] =
 	"  --cwd DIR           the command's directory inside (default: the workspace)\n"
 	"  --setenv NAME=VALUE add or replace one variable of the sandbox's environment\n"
 	"  --timeout SEC       kill the command (and its process group) after SEC; exit 104\n"
+	"  --memory SIZE       a cgroup of its own with this memory.max (no swap); needs --cgroup-fd\n"
+	"  --pids N            a cgroup of its own with this pids.max; needs --cgroup-fd\n"
+	"  --cpu PCT           a cgroup of its own with this share of a core (100 = one); needs --cgroup-fd\n"
 	"  --pty               give the command a terminal of the sandbox's own (implied from a terminal)\n"
 	"  --detach            run it as a job that outlives this client; print its id\n"
 	"  --stdout FILE       with --detach: the job's stdout, a file inside the sandbox\n"
@@ -76,7 +82,7 @@ static const char help[] =
 	"  --status-fd FD      write the outcome as a JSON line to FD\n";
 
 struct join {
-	const char *path, *cwd, *out, *err, *wait, *kill, *sig, *port;
+	const char *path, *cwd, *out, *err, *wait, *kill, *sig, *port, *memory, *pids, *cpu;
 	const char **env;
 	size_t nenv;
 	uint64_t timeout_ms;
@@ -159,8 +165,11 @@ noreturn static void finish(const char *a)
 {
 	int code, sig = 0, off = 0;
 
-	if (sscanf(a, "exit %d %d", &code, &sig) == 2)
+	if (sscanf(a, "exit %d %d%n", &code, &sig, &off) == 2) {
+		if (a[off] == ' ')
+			sbx_killed("%s", a + off + 1);
 		leave(code, sig);
+	}
 	if (sscanf(a, "stopped %d", &code) == 1)
 		leave(code, 0);
 	if (sscanf(a, "error %d %n", &code, &off) == 1 && off && code > 0 && code < 256)
@@ -198,7 +207,7 @@ static void parse(struct join *j, int argc, char **argv)
 		case J_HELP:
 			fputs(help, stdout);
 			exit(0);
-		case J_JOIN: j->path = sbx_opt_abspath("--join", arg); break;
+		case J_JOIN: j->path = arg; break; /* checked after --help had its say */
 		case J_CWD: j->cwd = sbx_opt_abspath("--cwd", arg); break;
 		case J_SETENV: {
 			const char *eq = strchr(arg, '='), *why;
@@ -225,14 +234,20 @@ static void parse(struct join *j, int argc, char **argv)
 			j->cfd = (int)sbx_opt_u64("--connect-fd", arg, 0, 1023);
 			break;
 		case J_STATUS_FD: status_fd = sbx_status_opt(arg); break;
+		case J_MEMORY: sbx_opt_size("--memory", arg, 1ULL << 50); j->memory = arg; break;
+		case J_PIDS: sbx_opt_u64("--pids", arg, 1, 4194304); j->pids = arg; break;
+		case J_CPU: sbx_opt_percent("--cpu", arg, 102400); j->cpu = arg; break;
 		}
 	}
 	j->argv = argv + st.ind;
+	sbx_opt_abspath("--join", j->path);
 	verbs = !!j->jobs + !!j->wait + !!j->kill + !!j->stop + !!j->port;
 	if (verbs > 1)
 		sbx_die_usage("--jobs, --wait-job, --kill-job, --stop and --connect are exclusive");
-	if (verbs && (j->cwd || j->nenv || j->timeout_ms || j->pty || j->detach || j->out || j->err))
-		sbx_die_usage("--cwd, --setenv, --timeout, --pty, --detach, --stdout and --stderr are for running a command");
+	if (verbs && (j->cwd || j->nenv || j->timeout_ms || j->pty || j->detach || j->out || j->err || j->memory ||
+		      j->pids || j->cpu))
+		sbx_die_usage("--cwd, --setenv, --timeout, --memory, --pids, --cpu, --pty, --detach, --stdout and "
+			      "--stderr are for running a command");
 	if (j->sig && !j->kill)
 		sbx_die_usage("--signal goes with --kill-job");
 	if (j->cfd && !j->port)
@@ -277,7 +292,7 @@ noreturn static void run_pty(int s, int master)
 }
 
 /* Wait for the end, forwarding the termination signals. */
-noreturn static void wait_end(int s)
+noreturn static void wait_end(int s, int forward)
 {
 	sigset_t set;
 	struct signalfd_siginfo si;
@@ -290,6 +305,8 @@ noreturn static void wait_end(int s)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGQUIT);
+	if (!forward)
+		sigemptyset(&set);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 || (sfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to take signals");
 	for (;;) {
@@ -330,8 +347,9 @@ noreturn void ns_join_main(int argc, char **argv)
 		if (j.sig)
 			k = put(buf, k, "signal=", j.sig);
 		send_req(s, buf, k, NULL, 0);
+		/* A waiter that is stopped stops waiting; the job runs on. */
 		if (j.wait)
-			wait_end(s);
+			wait_end(s, 0);
 		answer(s, a, sizeof a, NULL);
 		if (!strncmp(a, "jobs\n", 5)) {
 			fputs(a + 5, stdout);
@@ -391,6 +409,12 @@ noreturn void ns_join_main(int argc, char **argv)
 		snprintf(w, sizeof w, "%ux%u", ws.ws_row, ws.ws_col);
 		k = put(buf, k, "pty=", w);
 	}
+	if (j.memory)
+		k = put(buf, k, "memory=", j.memory);
+	if (j.pids)
+		k = put(buf, k, "pids=", j.pids);
+	if (j.cpu)
+		k = put(buf, k, "cpu=", j.cpu);
 	if (j.detach)
 		k = put(buf, k, "detach=1", "");
 	if (j.out) {
@@ -416,5 +440,5 @@ noreturn void ns_join_main(int argc, char **argv)
 	}
 	if (fd >= 0)
 		close(fd);
-	wait_end(s);
+	wait_end(s, 1);
 }

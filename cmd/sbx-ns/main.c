@@ -336,7 +336,7 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof r);
 	r.a = &args;
 	r.p = &plan;
-	args.status_fd = args.ready_fd = plan.wsfd = plan.grant_fd = -1;
+	args.status_fd = args.ready_fd = args.cgroup_fd = plan.wsfd = plan.grant_fd = -1;
 	plan.net = NET_NONE;
 	plan.broker_fd = -1;
 	sbx_policy_opts_init(&args.pol);
@@ -380,6 +380,7 @@ int main(int argc, char **argv)
 		ns_plan_program(r.a, &plan);
 	ns_check_grant(r.a, &plan);
 	ns_serve_check(r.a, &plan);
+	ns_cg_check(r.a, &plan);
 	if (r.a->dry_run)
 		ns_dry_run(&r);
 
@@ -449,6 +450,13 @@ int main(int argc, char **argv)
 	 * (the sandbox was created before this, with the caller's disposition). */
 	signal(SIGPIPE, SIG_IGN);
 	write_maps(r.p, pid);
+	if (ns_cg_setup(&r, pid) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ns_cg_teardown(&r);
+		ns_serve_cleanup(&r);
+		sbx_die(SBX_EXIT_SYS, "unable to set up the commands' cgroups under --cgroup-fd %d", r.a->cgroup_fd);
+	}
 	ns_deny_started(&r, pid);
 	outer_oom_exempt(r.p);
 	status_namespaces(r.a, pid);

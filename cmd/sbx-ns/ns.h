@@ -200,6 +200,7 @@ struct ns_args {
 	const char *serve;     /* --serve PATH: a living sandbox (serve.c); cmd may be empty */
 	unsigned ready_port;   /* --ready-port N: ready once 127.0.0.1:N answers inside */
 	uint64_t ready_ms;     /* --ready-timeout SEC: how long readiness may take */
+	int cgroup_fd;         /* --cgroup-fd FD: the sandbox's cgroup, for command cgroups (servecg.c) */
 };
 
 /* Stage 2, the plan: every decision of the run, made by the outer with
@@ -271,6 +272,7 @@ struct ns_exec {
 	int ctl_fd;              /* --serve: pid 1's end of its channel with the outer (serve1.c) */
 	int ctl_out;             /* --serve: the outer's end (serve.c) */
 	struct ns_serve *serve;  /* --serve: the outer's state (serve.c) */
+	uint32_t serve_next_id;  /* --serve: the next job's id (servecg.c removes up to it) */
 };
 
 /* One run, as the execution stage sees it: the arguments and the plan
@@ -322,6 +324,7 @@ struct ns_wire {
 };
 #define NS_RUN_PTY    1u
 #define NS_RUN_FILES  2u   /* stdout and stderr are files named inside the sandbox */
+#define NS_RUN_CGROUP 4u   /* the last fd is the command's own cgroup (CLONE_INTO_CGROUP) */
 
 /* paths.c */
 /* args.c: the command line into a (and the plan's first entries): 1 if
@@ -515,6 +518,13 @@ int ns_serve_outer(struct ns_run *r, pid_t pid);
 void ns_serve_cleanup(struct ns_run *r);
 /* serve1.c: pid 1 of a living sandbox */
 noreturn void ns_serve_inside(struct ns_run *r, int hidepid);
+/* servecg.c: the commands' own cgroups under the sandbox's (--cgroup-fd) */
+void ns_cg_check(const struct ns_args *a, const struct ns_plan *p);
+int ns_cg_setup(struct ns_run *r, pid_t pid1);
+int ns_cg_command(const struct ns_run *r, uint32_t id, uint64_t memory, uint64_t pids, uint64_t cpu_pct,
+		  char *why, size_t sz);
+void ns_cg_command_end(const struct ns_run *r, uint32_t id, int *oom, int *pids_hit);
+void ns_cg_teardown(const struct ns_run *r);
 /* join.c: sbx-ns --join PATH ... (the client) */
 noreturn void ns_join_main(int argc, char **argv);
 /* inside.c: the command's process, for both kinds of run */

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #define READY_RETRY_MS 20
+#define NS_CONN_ID 0x80000000u    /* a dial's slot, never a job id */
 #define JOB_SHOW 120             /* bytes of a job's argv in the list */
 
 enum job_state { J_FREE = 0, J_STARTING, J_RUNNING, J_ENDED };
@@ -60,6 +61,7 @@ struct job {
 	int client;              /* index of the attached client, or -1 */
 	int detached;
 	int timed_out;
+	int cg;                  /* it has a cgroup of its own (servecg.c) */
 	uint64_t deadline;       /* 0: none */
 	char show[JOB_SHOW];     /* argv, escaped, for the list */
 };
@@ -83,7 +85,8 @@ struct ns_serve {
 	int ready_asked;
 	struct job jobs[NS_SERVE_JOBS];
 	struct client cl[NS_SERVE_CLIENTS];
-	uint32_t next_id;
+	uint32_t next_id;        /* jobs: 1, 2, ... */
+	uint32_t next_conn;      /* --connect's dials, numbered apart (NS_CONN_ID) */
 	int chan;                /* the outer's end of the channel to pid 1 */
 	int pid1_gone;
 	int up;                  /* pid 1 said the sandbox is set up */
@@ -303,7 +306,7 @@ static void to_pid1(struct ns_run *r, const struct ns_wire *w, const char *strs,
 		    size_t nfds)
 {
 	struct iovec iov[2] = { { (void *)w, sizeof *w }, { (void *)strs, len } };
-	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int) * 3)]; } u;
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int) * 4)]; } u;
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
 
 	if (nfds) {
@@ -368,8 +371,8 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 	const char *cwd = "", *out = NULL, *err = NULL, *v;
 	char **env = NULL, **argv = NULL;
 	size_t nenv = 0, nbase, nargv = 0, i, len = 0;
-	uint64_t timeout = 0;
-	int detach = 0;
+	uint64_t timeout = 0, memory = 0, pids = 0, cpu = 0;
+	int detach = 0, all[4];
 	struct job *j;
 	char *buf;
 
@@ -411,6 +414,18 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 			w.flags |= NS_RUN_PTY;
 			w.rows = (uint16_t)rows;
 			w.cols = (uint16_t)cols;
+		} else if ((v = key(words[i], "memory"))) {
+			const char *why = sbx_parse_size(v, 1ULL << 50, &memory);
+			if (why)
+				BAD("--memory: invalid size '%s': %s", v, why);
+		} else if ((v = key(words[i], "pids"))) {
+			const char *why = sbx_parse_u64(v, 1, 4194304, &pids);
+			if (why)
+				BAD("--pids: invalid value '%s': %s", v, why);
+		} else if ((v = key(words[i], "cpu"))) {
+			const char *why = sbx_parse_percent(v, 102400, &cpu);
+			if (why)
+				BAD("--cpu: invalid value '%s': %s", v, why);
 		} else if ((v = key(words[i], "detach"))) {
 			detach = 1;
 		} else if ((v = key(words[i], "out"))) {
@@ -439,6 +454,9 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 		BAD("--detach and --pty are exclusive");
 	if (out)
 		w.flags |= NS_RUN_FILES;
+	if ((memory || pids || cpu) && a->cgroup_fd < 0)
+		BAD("--memory, --pids and --cpu need a sandbox with cgroups of its own "
+		    "(sbx-cgroup --cgroup-fd N ... sbx-ns --serve PATH --cgroup-fd N)");
 	if (nfds != (w.flags & (NS_RUN_PTY | NS_RUN_FILES) ? 0u : 3u))
 		BAD("invalid request: %zu fds with it", nfds);
 	for (i = 0; i < nfds; i++)
@@ -486,13 +504,32 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 	memset(j, 0, sizeof *j);
 	j->state = J_STARTING;
 	j->id = w.id = s->next_id++;
+	r->x.serve_next_id = s->next_id;
+	memcpy(all, fds, nfds * sizeof *fds);
+	if (memory || pids || cpu) {
+		char why[300];
+		int c = ns_cg_command(r, j->id, memory, pids, cpu, why, sizeof why);
+		if (c < 0) {
+			j->state = J_FREE;
+			free(buf);
+			free(env);
+			if (ci >= 0)
+				refuse(s, ci, SBX_EXIT_SYS, "%s", why);
+			return;
+		}
+		all[nfds++] = c;
+		w.flags |= NS_RUN_CGROUP;
+		j->cg = 1;
+	}
 	j->client = detach ? -1 : ci;
 	j->detached = detach || ci < 0; /* the first program has no client to lose */
 	j->deadline = timeout ? sbx_now_ms() + timeout : 0;
 	show_argv(j->show, sizeof j->show, argv, nargv);
 	w.nargv = (uint32_t)nargv;
 	w.nenv = (uint32_t)nenv;
-	to_pid1(r, &w, buf, len, fds, nfds);
+	to_pid1(r, &w, buf, len, all, nfds);
+	if (j->cg)
+		close(all[nfds - 1]);
 	free(buf);
 	free(env);
 	if (ci >= 0) {
@@ -513,17 +550,41 @@ static void job_ended(struct ns_run *r, struct job *j, int st)
 	struct ns_serve *s = r->x.serve;
 	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 
+	int oom = 0, pids_hit = 0;
+
 	j->state = J_ENDED;
 	j->status = st;
 	j->code = j->timed_out ? SBX_EXIT_TIMEOUT : sbx_wait_code(st);
+	if (j->cg) {
+		ns_cg_command_end(r, j->id, &oom, &pids_hit);
+		if (oom)
+			j->code = SBX_EXIT_OOM;
+		else if (pids_hit)
+			j->code = SBX_EXIT_LOST;
+		j->cg = 0;
+	}
 	/* The deny-write check after every command: a protected path the
 	 * command (or anything still running) made live fails this command. */
 	if (ns_deny_between(r) < 0)
 		j->code = SBX_EXIT_POLICY;
-	status_line(r, "command-exit", j, j->code);
+	if (r->a->status_fd >= 0) {
+		struct sbx_json js;
+		sbx_json_begin(&js, NS_PROG, "command-exit");
+		sbx_json_uint(&js, "id", j->id);
+		sbx_json_int(&js, "pid", j->pid);
+		sbx_json_int(&js, "code", j->code);
+		if (oom)
+			sbx_json_bool(&js, "oom", 1);
+		if (pids_hit)
+			sbx_json_bool(&js, "pids_limit", 1);
+		sbx_json_write(&js, r->a->status_fd);
+	}
 	if (j->client >= 0) {
 		struct client *c = &s->cl[j->client];
-		say(c->fd, "exit %d %d", j->code, j->timed_out ? SIGKILL : sig);
+		say(c->fd, "exit %d %d%s", j->code, j->timed_out ? SIGKILL : sig,
+		    oom ? " its cgroup ran out of memory (--memory): the OOM killer ended it" :
+		    pids_hit ? " it reached its cgroup's process limit (--pids): killed with what it started" :
+		    j->timed_out ? " its --timeout expired: killed with its process group" : "");
 		drop_client(s, j->client);
 	}
 	if ((int)j->id == s->init_id && !s->stopping && j->code != 0) {
@@ -564,6 +625,7 @@ static int from_pid1(struct ns_run *r)
 			sbx_json_bool(&js, "seccomp", 1);
 			ns_net_status(&js, r->p, "handed to the broker");
 			sbx_json_bool(&js, "hidepid", w.value);
+			sbx_json_str(&js, "mounts", sbx_mnt_api_name(r->p->mnt_api));
 			sbx_json_str(&js, "userns", "blocked");
 			sbx_json_uint(&js, "uid", r->p->uid);
 			sbx_json_uint(&js, "gid", r->p->gid);
@@ -733,7 +795,7 @@ static void request(struct ns_run *r, int ci, char **words, size_t nw, const int
 		/* A connection is a job slot of its own while pid 1 dials. */
 		memset(j, 0, sizeof *j);
 		j->state = J_STARTING;
-		j->id = w.id = s->next_id++;
+		j->id = w.id = NS_CONN_ID | s->next_conn++;
 		j->client = ci;
 		j->pid = (pid_t)n;
 		snprintf(j->show, sizeof j->show, "connect %u", (unsigned)n);
@@ -898,11 +960,14 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 		if (!s->ready && now >= s->ready_deadline) {
 			s->stopping = 1;
 			s->stop_code = SBX_EXIT_LOST;
-			snprintf(fatal, sizeof fatal, "the sandbox did not become ready within %.3f s: %s%u "
-				 "(--ready-port, --ready-timeout)",
-				 (double)(r->a->ready_ms ? r->a->ready_ms : 30000) / 1000,
-				 r->a->ready_port ? "nothing accepted a connection on its 127.0.0.1:" :
-				 "the first program did not end", r->a->ready_port);
+			double secs = (double)(r->a->ready_ms ? r->a->ready_ms : 30000) / 1000;
+			if (r->a->ready_port)
+				snprintf(fatal, sizeof fatal, "the sandbox did not become ready within %.3f s: nothing "
+					 "accepted a connection on its 127.0.0.1:%u (--ready-port, --ready-timeout)", secs,
+					 r->a->ready_port);
+			else
+				snprintf(fatal, sizeof fatal, "the sandbox did not become ready within %.3f s: the first "
+					 "program did not end (--ready-timeout)", secs);
 			break;
 		}
 		if (s->ready && !ready_said) {
@@ -930,8 +995,13 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 				wait_ms = (int)(j->deadline - now);
 			}
 		}
+		/* Wake for whichever deadline comes first. */
 		if (!s->ready && s->ready_retry > now && s->ready_retry - now < (uint64_t)wait_ms)
 			wait_ms = (int)(s->ready_retry - now);
+		if (!s->ready && s->ready_deadline - now < (uint64_t)wait_ms)
+			wait_ms = (int)(s->ready_deadline - now);
+		if (life && life - now < (uint64_t)wait_ms)
+			wait_ms = (int)(life - now);
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = s->chan, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = -1, .events = POLLIN };
@@ -994,6 +1064,24 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 			break;
 	}
 	close(sfd);
+	/* Every command the stop ended: its line too. */
+	for (size_t i = 0; i < NS_SERVE_JOBS; i++) {
+		struct job *j = &s->jobs[i];
+		if (j->state != J_RUNNING || j->id & NS_CONN_ID)
+			continue;
+		j->state = J_ENDED;
+		j->code = SBX_EXIT_LOST;
+		if (r->a->status_fd >= 0) {
+			struct sbx_json js;
+			sbx_json_begin(&js, NS_PROG, "command-exit");
+			sbx_json_uint(&js, "id", j->id);
+			sbx_json_int(&js, "pid", j->pid);
+			sbx_json_int(&js, "code", j->code);
+			sbx_json_bool(&js, pid1_dead && !s->stopping ? "lost" : "stopped", 1);
+			sbx_json_write(&js, r->a->status_fd);
+		}
+	}
+	ns_cg_teardown(r);
 	ns_notify_end(r);
 	deny_live = ns_deny_end(r) < 0;
 	ns_net_finish(r);
@@ -1019,8 +1107,11 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 		struct sbx_json js;
 		sbx_json_begin(&js, NS_PROG, "exit");
 		sbx_json_int(&js, "code", code);
-		if (!ready_said)
-			sbx_json_str(&js, "stage", "setup");
+		if (!ready_said) {
+			struct job *ij = s->init_id ? find_job(s, (uint32_t)s->init_id) : NULL;
+			/* set up, but the first program or readiness failed */
+			sbx_json_str(&js, "stage", !s->up ? "setup" : ij && ij->state == J_ENDED && ij->code ? "init" : "ready");
+		}
 		if (deny_live)
 			sbx_json_str(&js, "error", "deny-write: a protected path is live under its real name");
 		else if (*fatal)

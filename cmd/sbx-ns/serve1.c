@@ -16,6 +16,7 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "fdpass.h"
+#include "sys.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -73,7 +74,10 @@ static void run(struct ns_run *r, int ctl, const struct ns_wire *w, char *buf, s
 	int master = -1, slave = -1;
 	pid_t pid;
 
+	int cg = w->flags & NS_RUN_CGROUP ? fds[--nfds] : -1;
+
 	if (nlive >= NS_SERVE_LIVE || w->nargv < 1 || w->nargv > NS_WIRE_ARGS || w->nenv > NS_WIRE_ARGS ||
+	    (w->flags & NS_RUN_CGROUP && cg < 0) ||
 	    nfds != (w->flags & (NS_RUN_PTY | NS_RUN_FILES) ? 0u : 3u)) {
 		reply(ctl, 'E', w->id, EINVAL, -1);
 		return;
@@ -95,7 +99,15 @@ static void run(struct ns_run *r, int ctl, const struct ns_wire *w, char *buf, s
 		if (ws.ws_row && ws.ws_col)
 			ioctl(master, TIOCSWINSZ, &ws);
 	}
-	pid = fork();
+	if (cg >= 0) {
+		/* Born in its own cgroup: never a moment outside it. */
+		struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls,
+			 set_tid, set_tid_size, cgroup; } ca = { .flags = 0x200000000ULL /* CLONE_INTO_CGROUP */,
+								.exit_signal = SIGCHLD, .cgroup = (uint64_t)cg };
+		pid = (pid_t)sbx_clone3(&ca, sizeof ca);
+	} else {
+		pid = fork();
+	}
 	if (pid < 0) {
 		int e = errno;
 		free(v);
