@@ -276,17 +276,17 @@ void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err)
 /* In the command's process, before it reports "started": the lookup the
  * sandbox makes must lead to the file the plan hashed. Returns an O_PATH
  * fd on it, or -1 when no plan grant is in force. */
-int ns_grant_open(const struct ns_run *r)
+int ns_grant_open(const struct ns_run *r, const struct ns_cmd *c)
 {
-	const struct ns_program *g = &r->p->prog;
-	char *const *argv = r->a->cmd;
+	const struct ns_program *g = c->prog;
+	char *const *argv = c->argv;
 	char path[PATH_MAX];
 	struct stat st;
 	int fd;
 
-	if (!r->p->grant_checked || r->p->grant_kind != SBX_GRANT_KIND_PLAN)
+	if (!g)
 		return -1;
-	if (!g->found || sbx_exec_find(argv[0], r->p->search, path, sizeof path) < 0)
+	if (!g->found || sbx_exec_find(argv[0], c->search, path, sizeof path) < 0)
 		sbx_die(SBX_EXIT_NOTFOUND, "unable to find %s", argv[0]);
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
@@ -302,16 +302,16 @@ int ns_grant_open(const struct ns_run *r)
 }
 
 /* Last: exactly the checked file runs, never the name again. */
-void ns_grant_exec(const struct ns_run *r, int fd)
+void ns_grant_exec(const struct ns_cmd *c, int fd)
 {
-	char *const *argv = r->a->cmd;
+	char *const *argv = c->argv;
 
 	if (fd < 0)
 		return;
-	syscall(SYS_execveat, fd, "", argv, r->p->env, AT_EMPTY_PATH);
+	syscall(SYS_execveat, fd, "", argv, c->env, AT_EMPTY_PATH);
 	/* A script's interpreter is handed /dev/fd/N: keep it open then. */
 	if (errno == ENOENT && fcntl(fd, F_SETFD, 0) == 0)
-		syscall(SYS_execveat, fd, "", argv, r->p->env, AT_EMPTY_PATH);
+		syscall(SYS_execveat, fd, "", argv, c->env, AT_EMPTY_PATH);
 	if (errno == ENOENT)
 		sbx_die_errno(SBX_EXIT_NOTFOUND, "unable to exec %s", argv[0]);
 	sbx_die_errno(SBX_EXIT_EXEC, "unable to exec %s", argv[0]);

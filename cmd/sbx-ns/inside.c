@@ -182,15 +182,15 @@ noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid)
 	if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
 	ns_load_filter(r);
+	prog = ns_grant_open(r, c);
 	if (c->oneshot) {
-		prog = ns_grant_open(r);
 		if (write(r->x.report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
 			_exit(SBX_EXIT_LOST);
 		close(r->x.report_fd);
 		sbx_ready_fd(r->a->ready_fd);
 		ns_explain_exec(r->a, r->p);
-		ns_grant_exec(r, prog);
 	}
+	ns_grant_exec(c, prog);
 	if (r->a->allow.n)
 		sbx_allowexec_exec(&r->a->allow, c->argv, c->search, c->env);
 	sbx_exec(c->argv, c->search, c->env);
@@ -265,6 +265,8 @@ void ns_init_main(struct ns_run *r)
 	if (cmd == 0) {
 		struct ns_cmd one = { .argv = r->a->cmd, .env = r->p->env, .search = r->p->search,
 				      .tty = -1, .oneshot = 1 };
+		if (r->p->grant_checked && r->p->grant_kind == SBX_GRANT_KIND_PLAN)
+			one.prog = &r->p->prog;
 		ns_command(r, &one, hidepid);
 	}
 

@@ -302,6 +302,7 @@ struct ns_cmd {
 	const char *cwd;       /* inside; NULL: the workspace */
 	int tty;               /* the slave of a new pty of the sandbox's devpts, or -1 */
 	const char *out, *err; /* files inside for stdout and stderr (detached jobs), or NULL */
+	const struct ns_program *prog; /* a plan grant's program: exec'd only if it is that file; or NULL */
 	int oneshot;           /* the one-shot run's command (report, ready fd, grant) */
 };
 
@@ -471,8 +472,8 @@ void ns_check_grant(const struct ns_args *a, struct ns_plan *p);
 const char *ns_opt_nonce_dir(const char *arg);
 const char *ns_grant_name(const struct ns_plan *p);
 void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err);
-int ns_grant_open(const struct ns_run *r);
-void ns_grant_exec(const struct ns_run *r, int fd);
+int ns_grant_open(const struct ns_run *r, const struct ns_cmd *c);
+void ns_grant_exec(const struct ns_cmd *c, int fd);
 
 /* steps.c: the root's steps, from the checked run */
 void ns_plan_root(const struct ns_args *a, struct ns_plan *p);
