@@ -25,13 +25,13 @@ bad() {
 @test "--help prints the synopsis and exits 0" {
 	run -0 --separate-stderr sbx-ns --help
 	assert_line --index 0 --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
-	assert_line --index 1 "       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--] [prog [args...]]"
-	assert_line --index 2 "       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] [--detach [--stdout FILE --stderr FILE]] [--] prog [args...]"
+	assert_line --index 1 "       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] [--] [prog [args...]]"
+	assert_line --index 2 "       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] [--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--] prog [args...]"
 	assert_line --index 3 "       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID [--signal N] | --stop)"
 	assert_line --index 4 "       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] hostprog [args...]"
 	assert_line --index 5 "       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]"
 	assert_line --index 6 "       sbx-ns --version"
-	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] '
+	assert_output --partial ' [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] [--pty] '
 	assert_equal "$stderr" ""
 }
 

@@ -406,3 +406,14 @@ $ws"
 	assert_equal "$stderr" "sbx-ns: fatal: unable to exec /usr/bin/true: its program loader /lib64/ld-linux-x86-64.so.2 is not in the sandbox (add it to --runtime)"
 	run -0 --separate-stderr ns_user --workspace "$ws" --runtime /usr:/lib:/lib64 -- /usr/bin/true
 }
+
+@test "--pty gives the command a terminal of the sandbox's own devpts, relayed to the caller; stdin's end is the pty's EOF" {
+	local ws
+	ws=$(ns_ws)
+	run -7 ns_root --workspace "$ws" --pty -- sh -c 'tty; test -t 0 && test -t 1 && test -t 2 && echo tty; cat; echo done; exit 7' </dev/null
+	assert_output $'/dev/pts/0\r\ntty\r\ndone\r'
+	run -4 ns_user --workspace "$ws" --pty -- sh -c 'tty; exit 4' </dev/null
+	assert_output $'/dev/pts/0\r'
+	run -100 --separate-stderr ns_user --workspace "$ws" --pty --serve /var/tmp/x -- true
+	assert_equal "$stderr" "sbx-ns: usage: --pty is for a command: a living sandbox's commands ask for one (sbx-ns --join PATH --pty)"
+}

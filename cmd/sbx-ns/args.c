@@ -40,7 +40,7 @@ static const char usage[] =
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE [--grant-nonce-dir DIR]] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
-	"[--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
+	"[--pty] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
 	"       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] [--] [prog [args...]]\n"
 	"       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] "
 	"[--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--] prog [args...]\n"
@@ -56,7 +56,7 @@ enum {
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_GRANT_NONCE_DIR, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
-	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD,
+	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD, O_PTY,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -106,6 +106,7 @@ static const struct sbx_opt options[] = {
 	{ "ready-port",       SBX_ARG,   SBX_ONCE, O_READY_PORT },
 	{ "ready-timeout",    SBX_ARG,   SBX_ONCE, O_READY_TIMEOUT },
 	{ "cgroup-fd",        SBX_ARG,   SBX_ONCE, O_CGROUP_FD },
+	{ "pty",              SBX_NOARG, SBX_ONCE, O_PTY },
 	{ 0, 0, 0, 0 }
 };
 
@@ -224,6 +225,7 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_CLAMP: a->pol.clamp = 1; break;
 		case O_PRINT_POLICY: a->print_policy = 1; break;
 		case O_DRY_RUN: a->dry_run = 1; break;
+		case O_PTY: a->pty = 1; break;
 		case O_RECOVER: a->recover = 1; break;
 		case O_SERVE: a->serve = sbx_opt_abspath("--serve", arg); break;
 		case O_READY_PORT: a->ready_port = (unsigned)sbx_opt_u64("--ready-port", arg, 1, 65535); break;
@@ -268,6 +270,8 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 	 * a program is optional. */
 	if (st.ind >= argc && !a->print_policy && !a->serve)
 		sbx_die_usage("missing program");
+	if (a->pty && a->serve)
+		sbx_die_usage("--pty is for a command: a living sandbox's commands ask for one (sbx-ns --join PATH --pty)");
 	if ((a->ready_port || a->ready_ms) && !a->serve)
 		sbx_die_usage("--%s needs --serve", a->ready_port ? "ready-port" : "ready-timeout");
 	if (a->print_policy && a->dry_run)

@@ -236,7 +236,7 @@ void ns_init_main(struct ns_run *r)
 	struct signalfd_siginfo si;
 	struct pollfd pf;
 	sigset_t set;
-	int hidepid = 0, sfd, st;
+	int hidepid = 0, sfd, st, master, slave = -1;
 	pid_t cmd, p;
 	char c;
 
@@ -259,15 +259,22 @@ void ns_init_main(struct ns_run *r)
 
 	if (r->a->serve)
 		ns_serve_inside(r, hidepid);
+	master = ns_pty_inside(r, &slave);
 	cmd = fork();
 	if (cmd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to fork the command");
 	if (cmd == 0) {
 		struct ns_cmd one = { .argv = r->a->cmd, .env = r->p->env, .search = r->p->search,
-				      .tty = -1, .oneshot = 1 };
+				      .tty = slave, .oneshot = 1 };
+		if (master >= 0)
+			close(master);
 		if (r->p->grant_checked && r->p->grant_kind == SBX_GRANT_KIND_PLAN)
 			one.prog = &r->p->prog;
 		ns_command(r, &one, hidepid);
+	}
+	if (master >= 0) {
+		close(slave);
+		ns_pty_send(r, master);
 	}
 
 	if (sbx_close_fds_except(&r->x.report_fd, 1) < 0)

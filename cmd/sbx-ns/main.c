@@ -386,6 +386,7 @@ int main(int argc, char **argv)
 
 	ns_net_prepare(&r);
 	ns_notify_prepare(&r);
+	ns_pty_prepare(&r);
 	if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create pipes");
 	sigemptyset(&block);
@@ -435,6 +436,8 @@ int main(int argc, char **argv)
 		close(repp[0]);
 		r.x.sync_fd = syncp[0];
 		r.x.report_fd = repp[1];
+		if (r.x.pty_sock[0] >= 0)
+			close(r.x.pty_sock[0]);
 		if (r.x.ctl_out >= 0)
 			close(r.x.ctl_out);
 		ns_notify_inside(&r);
@@ -467,6 +470,7 @@ int main(int argc, char **argv)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start the sandbox");
 	}
 	ns_net_outer(&r, pid);
+	ns_pty_outer(&r);
 	if (r.a->serve) {
 		code = ns_serve_outer(&r, pid);
 		ns_net_end(&r);
@@ -475,6 +479,7 @@ int main(int argc, char **argv)
 	if (r.a->ready_fd >= 0)
 		close(r.a->ready_fd);
 	code = wait_sandbox(&r, pid);
+	ns_pty_outer_end(&r);
 	ns_net_end(&r);
 	if (code < 0) {
 		ns_grant_no_fallback(r.p, "the Landlock tier", r.x.tier_proc);

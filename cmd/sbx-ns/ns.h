@@ -197,6 +197,7 @@ struct ns_args {
 	int recover;           /* --recover: killed runs' end checks only, no command */
 	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
 	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
+	int pty;               /* --pty: the command's terminal is a pty of the sandbox's own */
 	const char *serve;     /* --serve PATH: a living sandbox (serve.c); cmd may be empty */
 	unsigned ready_port;   /* --ready-port N: ready once 127.0.0.1:N answers inside */
 	uint64_t ready_ms;     /* --ready-timeout SEC: how long readiness may take */
@@ -268,9 +269,11 @@ struct ns_exec {
 	int sync_fd;           /* read end in the sandbox: EOF means the outer died */
 	int report_fd;         /* sandbox -> outer: what happened inside */
 	int notify_sock[2];    /* [0] outer, [1] the command's process: the listener */
+	int pty_sock[2];       /* --pty: [0] the outer's relay, [1] pid 1: the pty's master */
 	struct ns_notify *notify; /* the outer's supervisor state (notify.c) */
 	int ctl_fd;              /* --serve: pid 1's end of its channel with the outer (serve1.c) */
 	int ctl_out;             /* --serve: the outer's end (serve.c) */
+	pid_t pty_relay;         /* --pty: the outer's relay process, or 0 */
 	struct ns_serve *serve;  /* --serve: the outer's state (serve.c) */
 	uint32_t serve_next_id;  /* --serve: the next job's id (servecg.c removes up to it) */
 };
@@ -534,7 +537,12 @@ const char *ns_env_refused(const struct ns_args *a, const struct ns_plan *p, con
 /* paths.c: the root a host path lies in (by name and by each directory
  * above it), writable ones only or any; NULL: none */
 const struct mount_op *ns_root_holding(const struct ns_plan *p, const char *path, int writable_only);
-/* pty.c */
+/* pty.c; --pty of a one-shot run: pid 1 opens it, the outer relays it */
+void ns_pty_prepare(struct ns_run *r);
+void ns_pty_outer(struct ns_run *r);
+void ns_pty_outer_end(struct ns_run *r);
+int ns_pty_inside(struct ns_run *r, int *slave);
+void ns_pty_send(struct ns_run *r, int master);
 int ns_pty_open(int *slave);
 int ns_pty_attach(int slave);
 int ns_pty_relay(int master, int in_fd, int out_fd, int ctl);

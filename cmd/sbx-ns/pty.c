@@ -21,6 +21,10 @@
 #include "ns.h"
 
 #include "clock.h"
+#include "die.h"
+#include "exitcodes.h"
+#include "fdpass.h"
+#include "status.h"
 #include "fd.h"
 
 #include <errno.h>
@@ -29,7 +33,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -393,4 +400,79 @@ int ns_pty_relay(int master, int in_fd, int out_fd, int ctl)
 		if (pf[P_CTL].revents)
 			return relay_end(&r, drain(&r));
 	}
+}
+
+/* --pty of a one-shot run. pid 1 opens the pty in the sandbox's own
+ * devpts, makes its slave the command's terminal and hands the master to
+ * the outer over a socket pair made before the clone; a relay process
+ * of the outer's (so that its wait for the sandbox stays as it is)
+ * relays it to the caller's stdio until the command's side hangs up,
+ * and the outer waits for it before it reports the end. */
+void ns_pty_prepare(struct ns_run *r)
+{
+	r->x.pty_sock[0] = r->x.pty_sock[1] = -1;
+	if (r->a->pty && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->x.pty_sock) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to create the pty's socket pair");
+}
+
+/* pid 1, before it forks the command: the master, and the slave in
+ * *slave; -1 without --pty. */
+int ns_pty_inside(struct ns_run *r, int *slave)
+{
+	int master;
+
+	*slave = -1;
+	if (!r->a->pty)
+		return -1;
+	if ((master = ns_pty_open(slave)) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open a pty in the sandbox's devpts");
+	return master;
+}
+
+void ns_pty_send(struct ns_run *r, int master)
+{
+	if (sbx_send_fds(r->x.pty_sock[1], "P", 1, &master, 1) != 1)
+		_exit(SBX_EXIT_LOST);
+	close(master);
+	close(r->x.pty_sock[1]);
+	r->x.pty_sock[1] = -1;
+}
+
+/* The outer, after the go: the relay process. */
+void ns_pty_outer(struct ns_run *r)
+{
+	pid_t parent = getpid();
+	int fds[2], cut, master;
+	size_t n;
+	char b;
+
+	r->x.pty_relay = 0;
+	if (r->x.pty_sock[0] < 0)
+		return;
+	close(r->x.pty_sock[1]);
+	r->x.pty_relay = fork();
+	if (r->x.pty_relay < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to fork the pty's relay");
+	if (r->x.pty_relay > 0) {
+		close(r->x.pty_sock[0]);
+		return;
+	}
+	sbx_status_disown();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(SBX_EXIT_LOST);
+	sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* EOF: the sandbox ended before the command had its pty. */
+	if (sbx_recv_fds(r->x.pty_sock[0], &b, 1, 0, fds, 2, &n, &cut) != 1 || n != 1 || cut)
+		_exit(0);
+	master = fds[0];
+	_exit(ns_pty_relay(master, 0, 1, -1) < 0 ? SBX_EXIT_SYS : 0);
+}
+
+/* The outer, once the sandbox is gone: the relay has the last output. */
+void ns_pty_outer_end(struct ns_run *r)
+{
+	if (r->x.pty_relay > 0)
+		while (waitpid(r->x.pty_relay, NULL, 0) < 0 && errno == EINTR)
+			;
 }
