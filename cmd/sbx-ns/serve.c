@@ -544,6 +544,22 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 	}
 }
 
+/* A command's command-exit line; why, if any, a key that is true. */
+static void exit_line(const struct ns_run *r, const struct job *j, const char *why)
+{
+	struct sbx_json js;
+
+	if (r->a->status_fd < 0)
+		return;
+	sbx_json_begin(&js, NS_PROG, "command-exit");
+	sbx_json_uint(&js, "id", j->id);
+	sbx_json_int(&js, "pid", j->pid);
+	sbx_json_int(&js, "code", j->code);
+	if (why)
+		sbx_json_bool(&js, why, 1);
+	sbx_json_write(&js, r->a->status_fd);
+}
+
 /* The outcome of an ended job, as its client gets it. */
 static void job_ended(struct ns_run *r, struct job *j, int st)
 {
@@ -567,18 +583,7 @@ static void job_ended(struct ns_run *r, struct job *j, int st)
 	 * command (or anything still running) made live fails this command. */
 	if (ns_deny_between(r) < 0)
 		j->code = SBX_EXIT_POLICY;
-	if (r->a->status_fd >= 0) {
-		struct sbx_json js;
-		sbx_json_begin(&js, NS_PROG, "command-exit");
-		sbx_json_uint(&js, "id", j->id);
-		sbx_json_int(&js, "pid", j->pid);
-		sbx_json_int(&js, "code", j->code);
-		if (oom)
-			sbx_json_bool(&js, "oom", 1);
-		if (pids_hit)
-			sbx_json_bool(&js, "pids_limit", 1);
-		sbx_json_write(&js, r->a->status_fd);
-	}
+	exit_line(r, j, oom ? "oom" : pids_hit ? "pids_limit" : NULL);
 	if (j->client >= 0) {
 		struct client *c = &s->cl[j->client];
 		say(c->fd, "exit %d %d%s", j->code, j->timed_out ? SIGKILL : sig,
@@ -1071,15 +1076,7 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 			continue;
 		j->state = J_ENDED;
 		j->code = SBX_EXIT_LOST;
-		if (r->a->status_fd >= 0) {
-			struct sbx_json js;
-			sbx_json_begin(&js, NS_PROG, "command-exit");
-			sbx_json_uint(&js, "id", j->id);
-			sbx_json_int(&js, "pid", j->pid);
-			sbx_json_int(&js, "code", j->code);
-			sbx_json_bool(&js, pid1_dead && !s->stopping ? "lost" : "stopped", 1);
-			sbx_json_write(&js, r->a->status_fd);
-		}
+		exit_line(r, j, pid1_dead && !s->stopping ? "lost" : "stopped");
 	}
 	ns_cg_teardown(r);
 	ns_notify_end(r);
