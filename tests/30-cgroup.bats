@@ -39,7 +39,7 @@ bad() {
 @test "--help prints the synopsis of the man page and exits 0" {
 	run -0 --separate-stderr sbx-cgroup --help
 	assert_equal "$stderr" ""
-	assert_output "usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]
+	assert_output "usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--cgroup-fd FD] [--] prog [args...]
        sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]
        sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]
        sbx-cgroup --delegate DIR --user USER [--status-fd FD]
