@@ -110,7 +110,7 @@ userfaultfd: EPERM
 open-by-handle: EPERM
 personality: EPERM
 x32: SIGSYS
-int80: SIGSYS
+$(ns_int80_want)
 socket-inet: EPERM
 socket-unix: EPERM
 socket-netlink: EPERM

@@ -35,6 +35,20 @@ ns_home_ssh() {
 	export NS_HOME
 }
 
+# What int 0x80 must give inside a sandbox: SIGSYS from the filter, or,
+# on a kernel that runs no 32-bit code (ia32 emulation off, as on some
+# hypervisors), the fault it gives outside too, before any filter sees
+# it. Never "ok".
+ns_int80_want() {
+	local out
+	out=$("$NS_ATT" int80)
+	if [ "$out" = "int80: Segmentation fault" ]; then
+		echo "$out"
+	else
+		echo "int80: SIGSYS"
+	fi
+}
+
 # A fresh workspace for one test, owned by the test user.
 ns_ws() {
 	local d
