@@ -25,8 +25,8 @@ bad() {
 @test "--help prints the synopsis and exits 0" {
 	run -0 --separate-stderr sbx-ns --help
 	assert_line --index 0 --regexp '^usage: sbx-ns \[--workspace DIR \| --workspace-fd FD\] .* \[--\] prog \[args\.\.\.\]$'
-	assert_line --index 1 "       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] [--] [prog [args...]]"
-	assert_line --index 2 "       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] [--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--] prog [args...]"
+	assert_line --index 1 "       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] [--grant-key FILE [--grant-nonce-dir DIR]] [--] [prog [args...]]"
+	assert_line --index 2 "       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] [--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--grant-fd FD | --dry-run] [--] prog [args...]"
 	assert_line --index 3 "       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID [--signal N] | --stop)"
 	assert_line --index 4 "       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] hostprog [args...]"
 	assert_line --index 5 "       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]"

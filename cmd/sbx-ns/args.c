@@ -41,9 +41,11 @@ static const char usage[] =
 	"[--grant-fd FD --grant-key FILE [--grant-nonce-dir DIR]] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
 	"[--pty] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
-	"       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] [--] [prog [args...]]\n"
+	"       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] "
+	"[--grant-key FILE [--grant-nonce-dir DIR]] [--] [prog [args...]]\n"
 	"       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] "
-	"[--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--] prog [args...]\n"
+	"[--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--grant-fd FD | --dry-run] "
+	"[--] prog [args...]\n"
 	"       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID [--signal N] | --stop)\n"
 	"       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] hostprog [args...]\n"
 	"       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]\n"
@@ -283,10 +285,14 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		sbx_die_usage("--clamp needs --baseline or --baseline-fd");
 	if (!have_ws)
 		sbx_die_usage("missing --workspace or --workspace-fd");
-	if ((p->grant_fd >= 0) != (p->grant_key != NULL))
+	/* A living sandbox takes --grant-key alone: a grant comes with each
+	 * command (grant.c refuses --grant-fd there). */
+	if (!a->serve && (p->grant_fd >= 0) != (p->grant_key != NULL))
 		sbx_die_usage("--grant-fd and --grant-key go together");
-	if (p->nonce_dir && p->grant_fd < 0)
+	if (p->nonce_dir && !a->serve && p->grant_fd < 0)
 		sbx_die_usage("--grant-nonce-dir needs --grant-fd and --grant-key");
+	if (p->nonce_dir && a->serve && !p->grant_key)
+		sbx_die_usage("--grant-nonce-dir needs --grant-key");
 	if (a->cmdpath) {
 		for (size_t i = 0; i < a->nsetenv; i++)
 			if (!strncmp(a->setenv[i], "PATH=", 5))

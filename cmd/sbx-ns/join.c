@@ -4,8 +4,12 @@
  * sandbox's own: the host's terminal never enters the sandbox); forwards
  * SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command; and exits with the
  * command's code (sbx's table where sbx fails, 103 when the sandbox is
- * lost). The other verbs list, wait for and signal jobs, connect to a
- * port inside, and stop the sandbox. */
+ * lost). With --grant-fd FD it sends the command's grant and its stdin,
+ * read whole into a sealed file in memory (the sandbox hashes what the
+ * command will read); --dry-run prints the command's plan in that sandbox,
+ * what a grant for it is made from (sbx-check grant --plan). The other
+ * verbs list, wait for and signal jobs, connect to a port inside, and
+ * stop the sandbox. */
 #include "ns.h"
 
 #include "die.h"
@@ -34,6 +38,7 @@
 enum {
 	J_JOIN = 1, J_CWD, J_SETENV, J_TIMEOUT, J_PTY, J_DETACH, J_STDOUT, J_STDERR, J_JOBS, J_WAIT,
 	J_KILL, J_SIGNAL, J_STOP, J_CONNECT, J_CONNECT_FD, J_STATUS_FD, J_HELP, J_MEMORY, J_PIDS, J_CPU,
+	J_GRANT_FD, J_DRY_RUN,
 };
 
 static const struct sbx_opt options[] = {
@@ -57,6 +62,8 @@ static const struct sbx_opt options[] = {
 	{ "memory",     SBX_ARG,   SBX_ONCE, J_MEMORY },
 	{ "pids",       SBX_ARG,   SBX_ONCE, J_PIDS },
 	{ "cpu",        SBX_ARG,   SBX_ONCE, J_CPU },
+	{ "grant-fd",   SBX_ARG,   SBX_ONCE, J_GRANT_FD },
+	{ "dry-run",    SBX_NOARG, SBX_ONCE, J_DRY_RUN },
 	{ 0, 0, 0, 0 }
 };
 
@@ -69,6 +76,9 @@ static const char help[] =
 	"  --pids N            a cgroup of its own with this pids.max; needs --cgroup-fd\n"
 	"  --cpu PCT           a cgroup of its own with this share of a core (100 = one); needs --cgroup-fd\n"
 	"  --pty               give the command a terminal of the sandbox's own (implied from a terminal)\n"
+	"  --grant-fd FD       the command's grant (sbx-check grant), read from FD; a sandbox served with\n"
+	"                      --grant-key runs only granted commands (stdin: read whole, at most 64 MiB)\n"
+	"  --dry-run           print the command's plan in this sandbox (what a grant is made from)\n"
 	"  --detach            run it as a job that outlives this client; print its id\n"
 	"  --stdout FILE       with --detach: the job's stdout, a file inside the sandbox\n"
 	"  --stderr FILE       with --detach: the job's stderr, a file inside the sandbox\n"
@@ -86,7 +96,7 @@ struct join {
 	const char **env;
 	size_t nenv;
 	uint64_t timeout_ms;
-	int pty, detach, jobs, stop, cfd;
+	int pty, detach, jobs, stop, cfd, grant_fd, dry_run;
 	char **argv;
 };
 
@@ -237,6 +247,8 @@ static void parse(struct join *j, int argc, char **argv)
 		case J_MEMORY: sbx_opt_size("--memory", arg, 1ULL << 50); j->memory = arg; break;
 		case J_PIDS: sbx_opt_u64("--pids", arg, 1, 4194304); j->pids = arg; break;
 		case J_CPU: sbx_opt_percent("--cpu", arg, 102400); j->cpu = arg; break;
+		case J_GRANT_FD: j->grant_fd = sbx_opt_fd("--grant-fd", arg); break;
+		case J_DRY_RUN: j->dry_run = 1; break;
 		}
 	}
 	j->argv = argv + st.ind;
@@ -248,6 +260,14 @@ static void parse(struct join *j, int argc, char **argv)
 		      j->pids || j->cpu))
 		sbx_die_usage("--cwd, --setenv, --timeout, --memory, --pids, --cpu, --pty, --detach, --stdout and "
 			      "--stderr are for running a command");
+	if (verbs && (j->grant_fd >= 0 || j->dry_run))
+		sbx_die_usage("--grant-fd and --dry-run are for running a command");
+	if (j->dry_run && (j->pty || j->detach || j->out || j->err || j->memory || j->pids || j->cpu))
+		sbx_die_usage("--dry-run shows a command's plan: no --pty, --detach, --stdout, --stderr, --memory, "
+			      "--pids or --cpu");
+	if (j->grant_fd >= 0 && j->pty)
+		sbx_die_usage("--pty and --grant-fd are exclusive: a grant binds the command's stdin, and a "
+			      "terminal's is not bound");
 	if (j->sig && !j->kill)
 		sbx_die_usage("--signal goes with --kill-job");
 	if (j->cfd && !j->port)
@@ -331,9 +351,9 @@ noreturn static void wait_end(int s, int forward)
 noreturn void ns_join_main(int argc, char **argv)
 {
 	static char buf[NS_WIRE_MAX + 1];
-	struct join j = { 0 };
-	static char a[NS_SERVE_JOBS * 256 + 64];
-	size_t k = 0;
+	struct join j = { .grant_fd = -1 };
+	static char a[NS_SERVE_JOBS * 256 + 64], grant[SBX_GRANT_MAX + 1];
+	size_t k = 0, glen = 0;
 	int s, fd, stdio[3] = { 0, 1, 2 };
 
 	parse(&j, argc, argv);
@@ -373,16 +393,45 @@ noreturn void ns_join_main(int argc, char **argv)
 	}
 	/* The host's terminal never enters the sandbox: from a terminal the
 	 * command gets a pty of the sandbox's own. */
-	if (!j.detach)
+	if (!j.detach && j.grant_fd < 0 && !j.dry_run)
 		for (int i = 0; i < 3; i++)
 			if (isatty(i))
 				j.pty = 1;
 	if (j.detach && !j.out)
-		for (int i = 0; i < 3; i++)
+		for (int i = j.grant_fd >= 0; i < 3; i++) /* (a grant's stdin is a copy) */
 			if (isatty(i))
 				sbx_die_usage("--detach: fd %d is a terminal, which never enters the sandbox: "
 					      "redirect it or give --stdout and --stderr", i);
-	k = put(buf, k, "run", "");
+	/* A grant: its text, sent in the request (no NUL: the request's words
+	 * end at one), and the command's stdin, read whole into a sealed file
+	 * in memory that the sandbox copies and hashes (a one-shot run's
+	 * stdin is read the same way). A granted command gets no pty. */
+	if (j.grant_fd >= 0) {
+		glen = sbx_grant_read(j.grant_fd, grant);
+		if (glen > SBX_GRANT_MAX || memchr(grant, '\0', glen)) {
+			struct sbx_grant g;
+			const char *why = "";
+			sbx_grant_parse(grant, glen, &g, &why);
+			sbx_die(SBX_EXIT_POLICY, "grant refused: malformed (%s)", why);
+		}
+		grant[glen] = '\0';
+		for (int i = 1; i < 3 && !j.dry_run && !j.out; i++)
+			if (isatty(i))
+				sbx_die_usage("--grant-fd: fd %d is a terminal, which never enters the sandbox, and a "
+					      "granted command gets no pty: redirect it", i);
+		if (!j.out) {
+			unsigned char sha[SBX_SHA256_LEN];
+			stdio[0] = sbx_grant_stdin(0, NS_GRANT_STDIN_MAX, sha);
+			if (stdio[0] < 0 && errno == EFBIG)
+				sbx_die_usage("--grant-fd: stdin is larger than %llu MiB, the most a granted command "
+					      "of a living sandbox reads", NS_GRANT_STDIN_MAX >> 20);
+			if (stdio[0] < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
+		}
+	}
+	k = put(buf, k, j.dry_run ? "plan" : "run", "");
+	if (j.grant_fd >= 0)
+		k = put(buf, k, "grant=", grant);
 	if (j.cwd)
 		k = put(buf, k, "cwd=", j.cwd);
 	for (size_t i = 0; i < j.nenv; i++)
@@ -424,8 +473,31 @@ noreturn void ns_join_main(int argc, char **argv)
 	k = put(buf, k, "--", "");
 	for (char **p = j.argv; *p; p++)
 		k = put(buf, k, "", *p);
-	send_req(s, buf, k, stdio, j.pty || j.out ? 0 : 3);
+	if (j.dry_run)
+		send_req(s, buf, k, stdio, j.grant_fd >= 0 ? 1 : 0);
+	else
+		send_req(s, buf, k, stdio, j.pty || j.out ? 0 : 3);
+	if (j.grant_fd >= 0 && !j.out)
+		close(stdio[0]);
 	answer(s, a, sizeof a, &fd);
+	/* What a one-shot run would warn of (an argv-only grant). */
+	while (!strncmp(a, "warning ", 8)) {
+		sbx_warn("%s", a + 8);
+		if (fd >= 0)
+			close(fd);
+		answer(s, a, sizeof a, &fd);
+	}
+	if (!strcmp(a, "plan") && fd >= 0) {
+		/* --dry-run: the plan, from the file in memory it came in */
+		char chunk[65536];
+		ssize_t n;
+		while ((n = read(fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+			if (n > 0 && sbx_write_all(1, chunk, (size_t)n) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to write the plan");
+		if (n < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read the plan");
+		leave(0, 0);
+	}
 	if (!strncmp(a, "job ", 4)) {
 		printf("%s\n", a + 4);
 		fflush(stdout);

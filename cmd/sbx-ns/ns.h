@@ -324,11 +324,17 @@ struct ns_wire {
 	int32_t value;         /* 'K' signal; 'C' port; 'S' pid; 'X' wait status; 'c','E' errno */
 	uint32_t flags;        /* 'R': NS_RUN_* */
 	uint16_t rows, cols;   /* 'R' with a pty: the window */
-	uint32_t nargv, nenv;  /* 'R': strings after the header: cwd, argv, env, out, err */
+	uint32_t nargv, nenv;  /* 'R': strings after the header: cwd, argv, env, out, err, prog */
+	/* 'R' with NS_RUN_PROG: the file a plan grant's program is, as the
+	 * outer hashed it (its path: the last string) */
+	uint64_t prog_dev, prog_ino;
+	int64_t prog_size, prog_mtime[2], prog_ctime[2];  /* tv_sec, tv_nsec */
+	unsigned char prog_sha[32];
 };
 #define NS_RUN_PTY    1u
 #define NS_RUN_FILES  2u   /* stdout and stderr are files named inside the sandbox */
 #define NS_RUN_CGROUP 4u   /* the last fd is the command's own cgroup (CLONE_INTO_CGROUP) */
+#define NS_RUN_PROG   8u   /* a plan grant's program: exec only that file (prog_* and a string) */
 
 /* paths.c */
 /* args.c: the command line into a (and the plan's first entries): 1 if
@@ -477,6 +483,28 @@ const char *ns_grant_name(const struct ns_plan *p);
 void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err);
 int ns_grant_open(const struct ns_run *r, const struct ns_cmd *c);
 void ns_grant_exec(const struct ns_cmd *c, int fd);
+extern const char ns_grant_argv_only[];  /* the warning an argv-only grant runs with */
+const char *ns_env_search(char *const *env); /* PATH of a command's env, or the default */
+/* One command of a living sandbox (serve.c): with a grant (text) it is
+ * verified against the plan of this command in this sandbox, as a one-shot
+ * run's is; a dry run also gives that plan's document. */
+struct ns_grant_req {
+	char **argv, **env;     /* the command and its whole environment */
+	const char *search;     /* PATH of env (ns_env_search) */
+	const char *cwd;        /* inside; NULL: the workspace */
+	uint64_t timeout_ms;    /* its --timeout, 0 none */
+	const char *text;       /* the grant, NULL none */
+	size_t len;
+	unsigned char stdin_sha[SBX_SHA256_LEN]; /* of the bytes its stdin holds */
+	int dry_run;            /* the plan only: the grant checked, no nonce recorded */
+	int kind;               /* out: the grant's kind, 0 none */
+	struct ns_program prog; /* out: the program, with a grant or a dry run */
+	char *doc;              /* out, dry_run: the plan document */
+	size_t doclen;
+};
+#define NS_GRANT_STDIN_MAX (64ULL << 20) /* bytes of stdin a granted command of a living sandbox reads */
+int ns_grant_request(const struct ns_run *r, struct ns_grant_req *q, char *why, size_t n);
+void ns_grant_request_end(struct ns_grant_req *q);
 
 /* steps.c: the root's steps, from the checked run */
 void ns_plan_root(const struct ns_args *a, struct ns_plan *p);

@@ -11,11 +11,24 @@
  * keeps: the denial supervisor, the broker's decisions, the deny-write
  * record; the deny-write check runs after every command and at the stop.
  *
+ * Grants (--grant-key FILE [--grant-nonce-dir DIR], no --grant-fd and no
+ * first program): every command must come with one, checked per request
+ * as a one-shot run's grant is (grant.c, ns_grant_request): against the
+ * plan of this command in this sandbox (the sandbox's plan with the
+ * request's argv, environment, directory, timeout and program) and the
+ * digest of its stdin, which the client sends as a sealed file in memory
+ * and the outer copies whole; a refusal is the one-shot's message and
+ * code. A plan grant's program goes to pid 1 with the run (NS_RUN_PROG):
+ * the command's process executes that file or nothing.
+ *
  * Client protocol (SOCK_SEQPACKET, one request a message): NUL-terminated
- * words, the verb first (run, jobs, wait, kill, connect, stop), then
- * KEY=VALUE words, then for run "--" and argv. The answers are one line a
- * message: "started ID", "job ID", "exit CODE SIGNAL", "error CODE TEXT",
- * "jobs" and a line a job, "conn" (with the socket), "stopped CODE".
+ * words, the verb first (run, plan, jobs, wait, kill, connect, stop), then
+ * KEY=VALUE words (grant=TEXT among them), then for run and plan "--" and
+ * argv. The answers are one line a message: "started ID", "job ID", "exit
+ * CODE SIGNAL", "error CODE TEXT", "jobs" and a line a job, "conn" (with
+ * the socket), "plan" (with the plan document in a file in memory: plan
+ * is --join --dry-run), "warning TEXT" (before another answer),
+ * "stopped CODE".
  * While a command runs, its client may send "signal N"; a client that
  * goes away takes its command with it (SIGKILL to its process group). */
 #include "ns.h"
@@ -39,12 +52,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef F_GET_SEALS
+#define F_GET_SEALS 1034
+#endif
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
 
 #define READY_RETRY_MS 20
 #define NS_CONN_ID 0x80000000u    /* a dial's slot, never a job id */
@@ -64,6 +85,7 @@ struct job {
 	int cg;                  /* it has a cgroup of its own (servecg.c) */
 	uint64_t deadline;       /* 0: none */
 	char show[JOB_SHOW];     /* argv, escaped, for the list */
+	int grant;               /* the kind of grant it runs under (SBX_GRANT_KIND_*), 0 none */
 };
 
 struct client {
@@ -95,7 +117,7 @@ struct ns_serve {
 static int say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int say(int fd, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[SBX_GRANT_WHY_MAX + 64];
 	va_list ap;
 	int n;
 
@@ -169,8 +191,6 @@ void ns_serve_check(const struct ns_args *a, const struct ns_plan *p)
 				      "redirect it (for example >init.log 2>&1 </dev/null), or run the program with "
 				      "sbx-ns --join --pty once the sandbox is ready",
 				      fd == 0 ? "stdin" : fd == 1 ? "stdout" : "stderr");
-	if (p->grant_fd >= 0)
-		sbx_die_usage("--serve: a living sandbox takes no --grant-fd (grants bind one-shot runs)");
 	if (a->ready_port && p->net != NET_LOOPBACK && p->net != NET_BROKER)
 		sbx_die_usage("--ready-port needs the sandbox's own loopback: --net loopback or --net broker");
 }
@@ -254,6 +274,8 @@ static void status_line(const struct ns_run *r, const char *event, const struct 
 		sbx_json_int(&js, "code", code);
 	if (j && !strcmp(event, "command"))
 		sbx_json_str(&js, "argv", j->show);
+	if (j && !strcmp(event, "command") && j->grant)
+		sbx_json_str(&js, "grant", j->grant == SBX_GRANT_KIND_PLAN ? "plan" : "argv-only");
 	sbx_json_write(&js, r->a->status_fd);
 }
 
@@ -338,7 +360,7 @@ static const char *key(const char *word, const char *k)
 static void refuse(struct ns_serve *s, int ci, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void refuse(struct ns_serve *s, int ci, int code, const char *fmt, ...)
 {
-	char buf[400];
+	char buf[SBX_GRANT_WHY_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -361,21 +383,65 @@ static void show_argv(char *out, size_t sz, char **argv, size_t n)
 	}
 }
 
+/* A granted command's stdin: the client's sealed copy (join.c), a file
+ * in memory, which the outer copies whole (never waiting on a writer) into
+ * a sealed file of its own, so the bytes hashed are the bytes the command
+ * reads. The copy, or -1 with the exit code and message. */
+static int grant_stdin(int fd, unsigned char sha[SBX_SHA256_LEN], int *code, char *why, size_t n)
+{
+	struct stat st;
+	int m;
+
+	*code = SBX_EXIT_USAGE;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fcntl(fd, F_GET_SEALS) < 0)
+		return snprintf(why, n, "invalid request: a granted command's stdin is a file in memory "
+				"(sbx-ns --join --grant-fd sends a sealed copy of its own)"), -1;
+	if ((uint64_t)st.st_size > NS_GRANT_STDIN_MAX || (m = sbx_grant_stdin(fd, NS_GRANT_STDIN_MAX, sha)) < 0) {
+		if ((uint64_t)st.st_size > NS_GRANT_STDIN_MAX || errno == EFBIG)
+			return snprintf(why, n, "--grant-fd: stdin is larger than %llu MiB, the most a granted "
+					"command of a living sandbox reads", NS_GRANT_STDIN_MAX >> 20), -1;
+		*code = SBX_EXIT_SYS;
+		return snprintf(why, n, "unable to copy the command's stdin: %s", strerror(errno)), -1;
+	}
+	return m;
+}
+
+/* --join --dry-run: the plan of this command in this sandbox, the document
+ * a grant for it is made from (sbx-check grant --plan), in a file in
+ * memory; its grant, if one came, checked and not used. */
+static void send_plan(struct ns_serve *s, int ci, const struct ns_grant_req *q)
+{
+	int m = memfd_create("sbx-plan", MFD_CLOEXEC);
+
+	if (m < 0 || sbx_write_all(m, q->doc, q->doclen) < 0 || sbx_write_all(m, "\n", 1) < 0 ||
+	    lseek(m, 0, SEEK_SET) != 0) {
+		refuse(s, ci, SBX_EXIT_SYS, "unable to write the plan: %s", strerror(errno));
+	} else {
+		sbx_send_fds(s->cl[ci].fd, "plan", 4, &m, 1);
+		drop_client(s, ci);
+	}
+	if (m >= 0)
+		close(m);
+}
+
 /* Start a command: from a client (ci >= 0) or the first program (ci < 0,
- * the outer's own stdio). */
-static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *fds, size_t nfds)
+ * the outer's own stdio); or, plan, only show its plan (--join --dry-run). */
+static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *fds, size_t nfds, int plan)
 {
 	struct ns_serve *s = r->x.serve;
 	const struct ns_args *a = r->a;
 	struct ns_wire w = { .kind = 'R' };
-	const char *cwd = "", *out = NULL, *err = NULL, *v;
+	const char *cwd = "", *out = NULL, *err = NULL, *v, *grant = NULL;
 	char **env = NULL, **argv = NULL;
 	size_t nenv = 0, nbase, nargv = 0, i, len = 0;
 	uint64_t timeout = 0, memory = 0, pids = 0, cpu = 0;
-	int detach = 0, all[4];
-	struct job *j;
+	int detach = 0, all[4], gfd = -1, code;
+	struct ns_grant_req q;
+	static char gwhy[SBX_GRANT_WHY_MAX];
+	struct job *j = NULL;
 	char *buf;
 
+	memset(&q, 0, sizeof q);
 #define BAD(...) do { if (ci >= 0) refuse(s, ci, SBX_EXIT_USAGE, __VA_ARGS__); free(env); return; } while (0)
 	for (char **e = r->p->env; *e; e++)
 		nenv++;
@@ -432,6 +498,11 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 			out = v;
 		} else if ((v = key(words[i], "err"))) {
 			err = v;
+		} else if ((v = key(words[i], "grant"))) {
+			/* the text of a grant (sbx_grant_parse takes it apart) */
+			if (grant)
+				BAD("invalid request: two grants");
+			grant = v;
 		} else {
 			BAD("invalid request: unknown field '%.40s'", words[i]);
 		}
@@ -457,12 +528,17 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 	if ((memory || pids || cpu) && a->cgroup_fd < 0)
 		BAD("--memory, --pids and --cpu need a sandbox with cgroups of its own "
 		    "(sbx-cgroup --cgroup-fd N ... sbx-ns --serve PATH --cgroup-fd N)");
-	if (nfds != (w.flags & (NS_RUN_PTY | NS_RUN_FILES) ? 0u : 3u))
+	if (plan && (w.flags || detach || memory || pids || cpu))
+		BAD("--dry-run shows a command's plan: no --pty, --detach, --stdout, --stderr, --memory, --pids or --cpu");
+	if (plan ? nfds > 1 : nfds != (w.flags & (NS_RUN_PTY | NS_RUN_FILES) ? 0u : 3u))
 		BAD("invalid request: %zu fds with it", nfds);
 	for (i = 0; i < nfds; i++)
 		if (isatty(fds[i]))
 			BAD("fd %zu is a terminal: a terminal never enters the sandbox (--pty gives the command one of its own)", i);
-	if (!(j = new_job(s))) {
+	if (grant && r->p->grant_key && (w.flags & NS_RUN_PTY))
+		BAD("--pty: a granted command gets no terminal, since its grant binds its stdin: redirect its "
+		    "stdin, stdout and stderr");
+	if (!plan && !(j = new_job(s))) {
 		if (ci >= 0)
 			refuse(s, ci, SBX_EXIT_SYS, "the sandbox runs %d commands already: wait for one to end",
 			       NS_SERVE_LIVE);
@@ -470,7 +546,16 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 		return;
 	}
 #undef BAD
-	/* cwd, argv, "", env, "", [out, err] */
+#define NO(code_, ...) do { \
+		if (ci >= 0) \
+			refuse(s, ci, (code_), __VA_ARGS__); \
+		if (gfd >= 0) \
+			close(gfd); \
+		ns_grant_request_end(&q); \
+		free(env); \
+		return; \
+	} while (0)
+	/* cwd, argv, "", env, "", [out, err], [the granted program] */
 	len = strlen(cwd) + 1 + 1 + 1;
 	for (i = 0; i < nargv; i++)
 		len += strlen(argv[i]) + 1;
@@ -478,12 +563,61 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 		len += strlen(env[i]) + 1;
 	if (out)
 		len += strlen(out) + strlen(err) + 2;
-	if (len > NS_WIRE_MAX) {
+	if (len > NS_WIRE_MAX)
+		NO(SBX_EXIT_USAGE, "request too large (at most %d bytes)", NS_WIRE_MAX);
+	/* The grant, last: a single-use one is used only by a command that
+	 * starts (or by nothing: a dry run). */
+	q.argv = argv;
+	q.env = env;
+	q.search = ns_env_search(env);
+	q.cwd = *cwd ? cwd : NULL;
+	q.timeout_ms = timeout;
+	q.text = grant;
+	q.len = grant ? strlen(grant) : 0;
+	q.dry_run = plan;
+	if (grant && r->p->grant_key) {
+		if (nfds) {
+			gfd = grant_stdin(fds[0], q.stdin_sha, &code, gwhy, sizeof gwhy);
+			if (gfd < 0)
+				NO(code, "%s", gwhy);
+		} else {
+			/* a job's stdin is /dev/null (--stdout/--stderr), a dry run's nothing */
+			struct sbx_sha256 c;
+			sbx_sha256_init(&c);
+			sbx_sha256_final(&c, q.stdin_sha);
+		}
+	}
+	if ((code = ns_grant_request(r, &q, gwhy, sizeof gwhy)))
+		NO(code, "%s", gwhy);
+	if (q.kind == SBX_GRANT_KIND_ARGV && ci >= 0)
+		say(s->cl[ci].fd, "warning %s", ns_grant_argv_only); /* as a one-shot run warns */
+	if (plan) {
 		if (ci >= 0)
-			refuse(s, ci, SBX_EXIT_USAGE, "request too large (at most %d bytes)", NS_WIRE_MAX);
+			send_plan(s, ci, &q);
+		if (gfd >= 0)
+			close(gfd);
+		ns_grant_request_end(&q);
 		free(env);
 		return;
 	}
+	if (q.kind == SBX_GRANT_KIND_PLAN) {
+		/* The command's process executes only this file (grant.c). */
+		if (!q.prog.found)
+			NO(SBX_EXIT_NOTFOUND, "unable to find %s", argv[0]);
+		w.flags |= NS_RUN_PROG;
+		w.prog_dev = (uint64_t)q.prog.dev;
+		w.prog_ino = (uint64_t)q.prog.ino;
+		w.prog_size = (int64_t)q.prog.size;
+		w.prog_mtime[0] = (int64_t)q.prog.mtime.tv_sec;
+		w.prog_mtime[1] = (int64_t)q.prog.mtime.tv_nsec;
+		w.prog_ctime[0] = (int64_t)q.prog.ctime.tv_sec;
+		w.prog_ctime[1] = (int64_t)q.prog.ctime.tv_nsec;
+		memcpy(w.prog_sha, q.prog.sha, sizeof w.prog_sha);
+		len += strlen(q.prog.path) + 1;
+		if (len > NS_WIRE_MAX)
+			NO(SBX_EXIT_USAGE, "request too large (at most %d bytes)", NS_WIRE_MAX);
+	}
+#undef NO
 	buf = sbx_need(malloc(len));
 	{
 		size_t k = 0;
@@ -499,13 +633,18 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 			PUT(out);
 			PUT(err);
 		}
+		if (w.flags & NS_RUN_PROG)
+			PUT(q.prog.path);
 #undef PUT
 	}
 	memset(j, 0, sizeof *j);
 	j->state = J_STARTING;
 	j->id = w.id = s->next_id++;
+	j->grant = q.kind;
 	r->x.serve_next_id = s->next_id;
 	memcpy(all, fds, nfds * sizeof *fds);
+	if (gfd >= 0)
+		all[0] = gfd;
 	if (memory || pids || cpu) {
 		char why[300];
 		int c = ns_cg_command(r, j->id, memory, pids, cpu, why, sizeof why);
@@ -513,6 +652,9 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 			j->state = J_FREE;
 			free(buf);
 			free(env);
+			if (gfd >= 0)
+				close(gfd);
+			ns_grant_request_end(&q);
 			if (ci >= 0)
 				refuse(s, ci, SBX_EXIT_SYS, "%s", why);
 			return;
@@ -530,6 +672,9 @@ static void start(struct ns_run *r, int ci, char **words, size_t nw, const int *
 	to_pid1(r, &w, buf, len, all, nfds);
 	if (j->cg)
 		close(all[nfds - 1]);
+	if (gfd >= 0)
+		close(gfd);
+	ns_grant_request_end(&q);
 	free(buf);
 	free(env);
 	if (ci >= 0) {
@@ -738,12 +883,12 @@ static void request(struct ns_run *r, int ci, char **words, size_t nw, const int
 		refuse(s, ci, SBX_EXIT_LOST, "the sandbox is stopping");
 		return;
 	}
-	if (strcmp(words[0], "run") && nfds) {
+	if (strcmp(words[0], "run") && strcmp(words[0], "plan") && nfds) {
 		refuse(s, ci, SBX_EXIT_USAGE, "invalid request: fds with %.10s", words[0]);
 		return;
 	}
-	if (!strcmp(words[0], "run")) {
-		start(r, ci, words + 1, nw - 1, fds, nfds);
+	if (!strcmp(words[0], "run") || !strcmp(words[0], "plan")) {
+		start(r, ci, words + 1, nw - 1, fds, nfds, words[0][0] == 'p');
 	} else if (!strcmp(words[0], "jobs")) {
 		list_jobs(s, ci);
 	} else if (!strcmp(words[0], "stop")) {
@@ -860,7 +1005,8 @@ static void from_client(struct ns_run *r, int ci)
 		       (size_t)got >= sizeof msg - 1 ? "request too large" : "invalid request: not NUL-terminated words");
 		return;
 	}
-	words = sbx_need(calloc(NS_WIRE_ARGS * 2 + 16, sizeof *words));
+	/* (one more: argv ends with a NULL) */
+	words = sbx_need(calloc(NS_WIRE_ARGS * 2 + 16 + 1, sizeof *words));
 	for (char *p = msg; p < msg + got; p += strlen(p) + 1) {
 		if (nw >= NS_WIRE_ARGS * 2 + 16) {
 			refuse(s, ci, SBX_EXIT_USAGE, "invalid request: too many words");
@@ -920,7 +1066,7 @@ static void start_init(struct ns_run *r)
 	words = sbx_need(calloc(n + 2, sizeof *words));
 	words[0] = "--";
 	memcpy(words + 1, r->a->cmd, n * sizeof *words);
-	start(r, -1, words, n + 1, stdio, 3);
+	start(r, -1, words, n + 1, stdio, 3, 0);
 	free(words);
 }
 

@@ -9,7 +9,10 @@
  * Only the outer speaks on the channel; the commands never hold it (every
  * fd but stdio is closed in ns_command), cannot trace or read pid 1 (it
  * is not dumpable) and cannot kill it (init of its pid namespace). The
- * outer has checked every request; pid 1 still bounds what it parses. */
+ * outer has checked every request; pid 1 still bounds what it parses. A
+ * run under a plan grant names the program's file as the outer hashed it
+ * (NS_RUN_PROG): the command's process executes exactly that file. pid 1
+ * holds no grant key: it wipes its copy of the outer's first. */
 #include "ns.h"
 
 #include "die.h"
@@ -21,6 +24,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -69,25 +73,43 @@ static int split(char *buf, size_t len, char **v, size_t n)
 static void run(struct ns_run *r, int ctl, const struct ns_wire *w, char *buf, size_t len,
 		const int *fds, size_t nfds, int hidepid)
 {
-	size_t nfiles = w->flags & NS_RUN_FILES ? 2 : 0, n = 1 + (size_t)w->nargv + 1 + w->nenv + 1 + nfiles;
+	size_t nfiles = w->flags & NS_RUN_FILES ? 2 : 0, nprog = w->flags & NS_RUN_PROG ? 1 : 0;
+	size_t n = 1 + (size_t)w->nargv + 1 + w->nenv + 1 + nfiles + nprog;
+	struct ns_program prog = { 0 };
 	char **v;
 	int master = -1, slave = -1;
 	pid_t pid;
 
-	int cg = w->flags & NS_RUN_CGROUP ? fds[--nfds] : -1;
+	int cg = w->flags & NS_RUN_CGROUP && nfds ? fds[--nfds] : -1;
 
 	if (nlive >= NS_SERVE_LIVE || w->nargv < 1 || w->nargv > NS_WIRE_ARGS || w->nenv > NS_WIRE_ARGS ||
+	    (w->flags & ~(NS_RUN_PTY | NS_RUN_FILES | NS_RUN_CGROUP | NS_RUN_PROG)) ||
 	    (w->flags & NS_RUN_CGROUP && cg < 0) ||
 	    nfds != (w->flags & (NS_RUN_PTY | NS_RUN_FILES) ? 0u : 3u)) {
 		reply(ctl, 'E', w->id, EINVAL, -1);
 		return;
 	}
 	v = sbx_need(calloc(n, sizeof *v));
-	/* cwd, argv..., NULL marker "", env..., "", [out, err] */
-	if (split(buf, len, v, n) < 0 || *v[1 + w->nargv] || *v[2 + w->nargv + w->nenv]) {
+	/* cwd, argv..., NULL marker "", env..., "", [out, err], [prog] */
+	if (split(buf, len, v, n) < 0 || *v[1 + w->nargv] || *v[2 + w->nargv + w->nenv] ||
+	    (nprog && (*v[n - 1] != '/' || strlen(v[n - 1]) >= PATH_MAX))) {
 		free(v);
 		reply(ctl, 'E', w->id, EINVAL, -1);
 		return;
+	}
+	if (nprog) {
+		/* A plan grant's program, as the outer hashed it: the command's
+		 * process executes that file or nothing (ns_grant_open). */
+		prog.found = 1;
+		prog.path = v[n - 1];
+		prog.dev = (dev_t)w->prog_dev;
+		prog.ino = (ino_t)w->prog_ino;
+		prog.size = (off_t)w->prog_size;
+		prog.mtime.tv_sec = (time_t)w->prog_mtime[0];
+		prog.mtime.tv_nsec = (long)w->prog_mtime[1];
+		prog.ctime.tv_sec = (time_t)w->prog_ctime[0];
+		prog.ctime.tv_nsec = (long)w->prog_ctime[1];
+		memcpy(prog.sha, w->prog_sha, sizeof prog.sha);
 	}
 	if (w->flags & NS_RUN_PTY) {
 		struct winsize ws = { .ws_row = w->rows, .ws_col = w->cols };
@@ -123,14 +145,13 @@ static void run(struct ns_run *r, int ctl, const struct ns_wire *w, char *buf, s
 		v[1 + w->nargv] = NULL;      /* argv ends at its marker */
 		v[2 + w->nargv + w->nenv] = NULL;
 		c.env = v + 2 + w->nargv;
-		c.search = "/usr/local/bin:/usr/bin:/bin";
-		for (char **e = c.env; *e; e++)
-			if (!strncmp(*e, "PATH=", 5))
-				c.search = *e + 5;
+		c.search = ns_env_search(c.env);
 		if (nfiles) {
 			c.out = v[3 + w->nargv + w->nenv];
 			c.err = v[4 + w->nargv + w->nenv];
 		}
+		if (nprog)
+			c.prog = &prog;
 		if (master >= 0)
 			close(master);
 		close(ctl);
@@ -223,6 +244,9 @@ noreturn void ns_serve_inside(struct ns_run *r, int hidepid)
 	sigset_t set;
 	int ctl = r->x.ctl_fd, keep[2] = { ctl, r->x.notify_sock[1] }, sfd;
 
+	/* The grant key is the outer's: none in the sandbox. */
+	if (r->p->grant_key)
+		sbx_grant_key_wipe(r->p->grant_key);
 	/* pid 1 keeps the channel and the supervisor's socket (each command
 	 * hands its filter's listener over it), nothing else. */
 	if (sbx_close_fds_except(keep, keep[1] >= 0 ? 2 : 1) < 0)

@@ -516,96 +516,135 @@ static void utc(uint64_t t, char *out, size_t n)
 		snprintf(out, n, "%llu", (unsigned long long)t);
 }
 
+__attribute__((format(printf, 3, 4)))
+static int refused(struct sbx_grant_refusal *no, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(no->msg, sizeof no->msg, fmt, ap);
+	va_end(ap);
+	no->code = code;
+	return 0;
+}
+
 /* A single-use grant's nonce: a file named by its hex under the directory,
  * made with O_CREAT|O_EXCL, so of any number of runs racing exactly one
- * makes it; a dry run only looks. */
-static void use_nonce(const struct sbx_grant *g, const struct sbx_grant_use *use, uint64_t now)
+ * makes it; a dry run only looks. 1: fine; 0: refused (no). */
+static int use_nonce(const struct sbx_grant *g, const struct sbx_grant_use *use, uint64_t now,
+		     struct sbx_grant_refusal *no)
 {
 	char name[2 * SBX_GRANT_NONCE + 1], line[96];
 	struct stat st;
-	int fd;
+	int fd, e;
 
 	if (!g->have_nonce)
-		return;
+		return 1;
 	if (!use || use->nonce_dirfd < 0)
-		sbx_die(SBX_EXIT_POLICY, "grant refused: single-use (it carries a nonce) and no "
-			"--grant-nonce-dir names where to record it");
+		return refused(no, SBX_EXIT_POLICY, "grant refused: single-use (it carries a nonce) and no "
+			       "--grant-nonce-dir names where to record it");
 	sbx_digest_hex(g->nonce, SBX_GRANT_NONCE, name);
 	if (!use->record) {
 		if (fstatat(use->nonce_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			goto used;
 		if (errno != ENOENT)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to look for the grant's nonce %s/%s",
-				      use->nonce_dir, name);
-		return;
+			return refused(no, SBX_EXIT_SYS, "unable to look for the grant's nonce %s/%s: %s",
+				       use->nonce_dir, name, strerror(errno));
+		return 1;
 	}
 	fd = openat(use->nonce_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && errno == EEXIST)
 		goto used;
 	if (fd < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to record the grant's nonce in %s", use->nonce_dir);
+		return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s: %s", use->nonce_dir,
+			       strerror(errno));
 	{
 		int n = snprintf(line, sizeof line, "used %llu pid %ld\n", (unsigned long long)now,
 				 (long)getpid());
-		if (sbx_write_all(fd, line, (size_t)n) < 0 || fsync(fd) < 0 || close(fd) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to record the grant's nonce in %s/%s",
-				      use->nonce_dir, name);
+		if (sbx_write_all(fd, line, (size_t)n) < 0 || fsync(fd) < 0) {
+			e = errno;
+			close(fd);
+			return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s/%s: %s",
+				       use->nonce_dir, name, strerror(e));
+		}
+		if (close(fd) < 0)
+			return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s/%s: %s",
+				       use->nonce_dir, name, strerror(errno));
 	}
 	if (fsync(use->nonce_dirfd) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to record the grant's nonce in %s", use->nonce_dir);
-	return;
+		return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s: %s", use->nonce_dir,
+			       strerror(errno));
+	return 1;
 used:
-	sbx_die(SBX_EXIT_POLICY, "grant refused: already used (single-use: its nonce is recorded in "
-		"%s/%s); make a new one: sbx-check grant --single-use ...", use->nonce_dir, name);
+	return refused(no, SBX_EXIT_POLICY, "grant refused: already used (single-use: its nonce is recorded in "
+		       "%s/%s); make a new one: sbx-check grant --single-use ...", use->nonce_dir, name);
+}
+
+size_t sbx_grant_read(int fd, char buf[SBX_GRANT_MAX + 1])
+{
+	/* One byte past the maximum tells an oversized grant from a full one. */
+	long n = sbx_read_eof(fd, buf, SBX_GRANT_MAX + 1);
+
+	if (n < 0 && errno == ETIMEDOUT)
+		sbx_die_usage("--grant-fd %d: " SBX_FD_NO_EOF, fd, SBX_FD_WAIT_MS / 1000);
+	if (n < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read the grant from fd %d", fd);
+	close(fd);
+	return (size_t)n;
+}
+
+int sbx_grant_check(const char *text, size_t len, const struct sbx_grant_key *key,
+		    const struct sbx_grant_input *in, const struct sbx_grant_use *use, uint64_t now,
+		    struct sbx_grant_refusal *no)
+{
+	char names_[160], when[40];
+	struct sbx_grant g;
+	const char *why;
+	int rc;
+
+	rc = sbx_grant_parse(text, len, &g, &why);
+	if (rc == -2)
+		return refused(no, SBX_EXIT_POLICY, "grant refused: an sbx-grant-v1 grant binds only the command, "
+			       "not the sandbox; %s (or --kind argv for a grant of the command only)", reissue);
+	if (rc < 0)
+		return refused(no, SBX_EXIT_POLICY, "grant refused: malformed (%s)", why);
+	rc = sbx_grant_verify(&g, key, in);
+	if (rc == SBX_GRANT_FORGED)
+		return refused(no, SBX_EXIT_POLICY,
+			       "grant refused: the signature does not verify (forged, or made with another key)");
+	if (g.expires && now >= g.expires) {
+		utc(g.expires, when, sizeof when);
+		return refused(no, SBX_EXIT_POLICY, "grant refused: expired at %s (%llu s ago); %s --expires SEC",
+			       when, (unsigned long long)(now - g.expires), reissue);
+	}
+	if (g.expires && g.expires - now > SBX_GRANT_MAX_EXPIRY) {
+		utc(g.expires, when, sizeof when);
+		return refused(no, SBX_EXIT_POLICY, "grant refused: it expires at %s, more than %llu days ahead "
+			       "(made on a clock set wrong?); %s --expires SEC", when,
+			       SBX_GRANT_MAX_EXPIRY / 86400, reissue);
+	}
+	if (rc) {
+		sbx_grant_describe(rc, names_, sizeof names_);
+		return refused(no, SBX_EXIT_POLICY, "grant refused: %s differ%s from the grant", names_,
+			       (rc & (rc - 1)) ? "" : "s");
+	}
+	if (!use_nonce(&g, use, now, no))
+		return 0;
+	return (int)g.kind;
 }
 
 enum sbx_grant_kind sbx_grant_enforce(int fd, const struct sbx_grant_key *key,
 				      const struct sbx_grant_input *in,
 				      const struct sbx_grant_use *use, uint64_t now)
 {
-	char buf[SBX_GRANT_MAX + 1], names_[160], when[40];
-	struct sbx_grant g;
-	const char *why;
-	size_t got;
-	long n;
-	int rc;
+	char buf[SBX_GRANT_MAX + 1];
+	struct sbx_grant_refusal no;
+	size_t got = sbx_grant_read(fd, buf);
+	int kind = sbx_grant_check(buf, got, key, in, use, now, &no);
 
-	/* One byte past the maximum tells an oversized grant from a full one. */
-	n = sbx_read_eof(fd, buf, sizeof buf);
-	if (n < 0 && errno == ETIMEDOUT)
-		sbx_die_usage("--grant-fd %d: " SBX_FD_NO_EOF, fd, SBX_FD_WAIT_MS / 1000);
-	if (n < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to read the grant from fd %d", fd);
-	got = (size_t)n;
-	close(fd);
-	rc = sbx_grant_parse(buf, got, &g, &why);
-	if (rc == -2)
-		sbx_die(SBX_EXIT_POLICY, "grant refused: an sbx-grant-v1 grant binds only the command, "
-			"not the sandbox; %s (or --kind argv for a grant of the command only)", reissue);
-	if (rc < 0)
-		sbx_die(SBX_EXIT_POLICY, "grant refused: malformed (%s)", why);
-	rc = sbx_grant_verify(&g, key, in);
-	if (rc == SBX_GRANT_FORGED)
-		sbx_die(SBX_EXIT_POLICY,
-			"grant refused: the signature does not verify (forged, or made with another key)");
-	if (g.expires && now >= g.expires) {
-		utc(g.expires, when, sizeof when);
-		sbx_die(SBX_EXIT_POLICY, "grant refused: expired at %s (%llu s ago); %s --expires SEC",
-			when, (unsigned long long)(now - g.expires), reissue);
-	}
-	if (g.expires && g.expires - now > SBX_GRANT_MAX_EXPIRY) {
-		utc(g.expires, when, sizeof when);
-		sbx_die(SBX_EXIT_POLICY, "grant refused: it expires at %s, more than %llu days ahead "
-			"(made on a clock set wrong?); %s --expires SEC", when,
-			SBX_GRANT_MAX_EXPIRY / 86400, reissue);
-	}
-	if (rc) {
-		sbx_grant_describe(rc, names_, sizeof names_);
-		sbx_die(SBX_EXIT_POLICY, "grant refused: %s differ%s from the grant", names_,
-			(rc & (rc - 1)) ? "" : "s");
-	}
-	use_nonce(&g, use, now);
-	return g.kind;
+	if (!kind)
+		sbx_die(no.code, "%s", no.msg);
+	return (enum sbx_grant_kind)kind;
 }
 
 int sbx_grant_stdin(int fd, uint64_t max, unsigned char sha[SBX_SHA256_LEN])

@@ -191,6 +191,26 @@ enum sbx_grant_kind sbx_grant_enforce(int fd, const struct sbx_grant_key *key,
 				      const struct sbx_grant_input *in,
 				      const struct sbx_grant_use *use, uint64_t now);
 
+/* sbx_grant_enforce in its two halves, for a verifier that must not die
+ * of a refusal (a living sandbox checks a grant per request):
+ *   sbx_grant_read: the grant's text from fd, to EOF, at most
+ *     SBX_GRANT_MAX + 1 bytes (one more than a grant: an oversized one is
+ *     refused as such, not cut); the fd is closed; dies 100 when the
+ *     writer never closes its end (SBX_FD_NO_EOF), 111 when it fails;
+ *   sbx_grant_check: every step after it (parse, authenticate, expiry,
+ *     compare, nonce) on text[0..len); returns the kind, or 0 with the
+ *     exit code (102 refused, 111 the nonce directory failed) and the
+ *     message sbx_grant_enforce dies with in *no. */
+#define SBX_GRANT_WHY_MAX 4608   /* a refusal's message: it may name a nonce directory */
+struct sbx_grant_refusal {
+	int code;
+	char msg[SBX_GRANT_WHY_MAX];
+};
+size_t sbx_grant_read(int fd, char buf[SBX_GRANT_MAX + 1]);
+int sbx_grant_check(const char *text, size_t len, const struct sbx_grant_key *key,
+		    const struct sbx_grant_input *in, const struct sbx_grant_use *use, uint64_t now,
+		    struct sbx_grant_refusal *no);
+
 /* A fresh nonce for g (getrandom); -1 with errno. */
 int sbx_grant_new_nonce(struct sbx_grant *g);
 
