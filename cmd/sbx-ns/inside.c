@@ -162,7 +162,11 @@ noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid)
 	if (chdir(cwd) < 0)
 		sbx_die_errno(c->cwd ? SBX_EXIT_USAGE : SBX_EXIT_SYS, "unable to enter %s%s",
 			      c->cwd ? "--cwd " : "the workspace ", cwd);
-	rep.value = ns_landlock(r->p, &r->x);
+	/* A living sandbox's pid 1 took the Landlock domain for all its
+	 * commands (serve1.c): one of its own would hide each command from
+	 * the next (no signal, no /proc entry across sibling domains). */
+	if (!r->a->serve)
+		rep.value = ns_landlock(r->p, &r->x);
 	/* A detached job's output files, opened as the command under Landlock. */
 	if (c->out && (redirect(c->out, 1) < 0 || redirect(c->err, 2) < 0 || redirect("/dev/null", 0) < 0))
 		_exit(SBX_EXIT_SYS);

@@ -270,7 +270,7 @@ static void parse(struct join *j, int argc, char **argv)
 			      "terminal's is not bound");
 	if (j->sig && !j->kill)
 		sbx_die_usage("--signal goes with --kill-job");
-	if (j->cfd && !j->port)
+	if (j->cfd >= 0 && !j->port)
 		sbx_die_usage("--connect-fd goes with --connect");
 	if ((j->out || j->err) && !j->detach)
 		sbx_die_usage("--stdout and --stderr go with --detach");
@@ -284,7 +284,7 @@ static void parse(struct join *j, int argc, char **argv)
 		sbx_die_usage("missing program");
 	if (*j->argv && !**j->argv)
 		sbx_die_usage("empty program name");
-	if (!j->cfd)
+	if (j->cfd < 0)
 		j->cfd = 3;
 }
 
@@ -351,7 +351,7 @@ noreturn static void wait_end(int s, int forward)
 noreturn void ns_join_main(int argc, char **argv)
 {
 	static char buf[NS_WIRE_MAX + 1];
-	struct join j = { .grant_fd = -1 };
+	struct join j = { .grant_fd = -1, .cfd = -1 };
 	static char a[NS_SERVE_JOBS * 256 + 64], grant[SBX_GRANT_MAX + 1];
 	size_t k = 0, glen = 0;
 	int s, fd, stdio[3] = { 0, 1, 2 };

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -251,6 +252,15 @@ noreturn void ns_serve_inside(struct ns_run *r, int hidepid)
 	 * hands its filter's listener over it), nothing else. */
 	if (sbx_close_fds_except(keep, keep[1] >= 0 ? 2 : 1) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to close fds");
+	/* One Landlock domain for pid 1 and every command it forks: a later
+	 * command can see and signal what an earlier one left running. pid 1
+	 * stays out of their reach all the same: it is not dumpable (no
+	 * trace, no /proc entry, no fd taken), and as init of its pid
+	 * namespace it drops SIGKILL and SIGSTOP from inside and reads every
+	 * other signal only to ignore it. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to set no_new_privs");
+	ns_landlock(r->p, &r->x);
 	ns_wait_signals(&set);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
