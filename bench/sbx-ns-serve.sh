@@ -168,8 +168,9 @@ bw() { # bw WORKSPACE CMD...
 }
 us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
 
-# bench NAME RUNS WITH_PODMAN WORKSPACE CMD...: interleaved runs (join,
-# one-shot, bwrap[, podman exec]), one line of microseconds per round in
+# bench NAME RUNS WITH_PODMAN WORKSPACE CMD...: interleaved runs of join,
+# one-shot and bwrap in a turning order, then podman exec's, one line of
+# microseconds per round in
 # $work/NAME.times. Each must succeed; 5 rounds of warm-up first.
 bench() {
 	local name=$1 n=$2 pod=$3 ws=$4 i a b c d e
@@ -182,13 +183,31 @@ bench() {
 		"${join[@]}" >/dev/null; "${one[@]}" >/dev/null; bw "$ws" "$@" >/dev/null; "${pod_cmd[@]}" >/dev/null
 	done
 	: >"$work/$name.times"
+	# join, one-shot and bwrap interleaved, the order turning each round;
+	# podman exec in rounds of its own afterwards: what it leaves running
+	# after it returns (conmon, runc's cleanup) would slow whatever ran
+	# next.
+	local -a t=(0 0 0) p=()
+	local k tool
 	for ((i = 0; i < n; i++)); do
-		a=$(us); "${join[@]}" >/dev/null || { echo "bench: $name: join failed" >&2; exit 1; }
-		b=$(us); "${one[@]}" >/dev/null || { echo "bench: $name: one-shot sbx-ns failed" >&2; exit 1; }
-		c=$(us); bw "$ws" "$@" >/dev/null || { echo "bench: $name: bwrap failed" >&2; exit 1; }
-		d=$(us); "${pod_cmd[@]}" >/dev/null || { echo "bench: $name: podman exec failed" >&2; exit 1; }
-		e=$(us)
-		echo "$((b - a)) $((c - b)) $((d - c)) $((e - d))" >>"$work/$name.times"
+		for ((k = 0; k < 3; k++)); do
+			tool=$(((i + k) % 3))
+			a=$(us)
+			case $tool in
+			0) "${join[@]}" >/dev/null || { echo "bench: $name: join failed" >&2; exit 1; } ;;
+			1) "${one[@]}" >/dev/null || { echo "bench: $name: one-shot sbx-ns failed" >&2; exit 1; } ;;
+			2) bw "$ws" "$@" >/dev/null || { echo "bench: $name: bwrap failed" >&2; exit 1; } ;;
+			esac
+			b=$(us)
+			t[tool]=$((b - a))
+		done
+		p[i]="${t[0]} ${t[1]} ${t[2]}"
+	done
+	for ((i = 0; i < n; i++)); do
+		a=$(us)
+		"${pod_cmd[@]}" >/dev/null || { echo "bench: $name: podman exec failed" >&2; exit 1; }
+		b=$(us)
+		echo "${p[i]} $((b - a))" >>"$work/$name.times"
 	done
 }
 
