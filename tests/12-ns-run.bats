@@ -281,7 +281,12 @@ var"
 @test "a status reader that goes away does not end the sandbox" {
 	local ws
 	ws=$(ns_ws)
-	exec 6> >(true)
+	# A reader that opens the pipe and goes away: a background job the
+	# shell waits for (a process substitution's $! could already be
+	# reaped, and wait then failed now and then).
+	mkfifo "$BATS_TEST_TMPDIR/st"
+	true <"$BATS_TEST_TMPDIR/st" &
+	exec 6>"$BATS_TEST_TMPDIR/st"
 	wait $! # the reader is gone
 	run -4 --separate-stderr ns_user --workspace "$ws" --status-fd 6 -- sh -c 'sleep 0.2; echo ran; exit 4'
 	exec 6>&-
