@@ -11,7 +11,11 @@ SBX_ROOT="$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)"
 : "${SBX_BIN:=$SBX_ROOT/bin}"
 : "${SBX_TESTBIN:=$SBX_ROOT/build/obj-static/testbin}"
 export SBX_ROOT SBX_BIN SBX_TESTBIN
-PATH="$SBX_BIN:$PATH"
+# The system's own command path, whatever the caller's shell adds (pyenv's
+# shims, ~/.cargo/bin): sbx-ns tells when the caller's PATH finds a bare
+# name elsewhere than the sandbox does, which must not depend on who runs
+# the suite.
+PATH="$SBX_BIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # The field the first status line of a run carries after "event", for
 # tests that compare whole lines: ,"version":"X.Y.Z" from the binaries

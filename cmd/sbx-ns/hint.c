@@ -52,18 +52,140 @@ void ns_check_ws_writable(const struct ns_args *a, const struct ns_plan *p)
 	sbx_json_write(&j, a->status_fd);
 }
 
+/* Is path, or its canonical form, inside one of the sandbox's roots? */
+static int visible(const struct ns_plan *p, const char *path)
+{
+	char real[PATH_MAX];
+	int canon = realpath(path, real) != NULL;
+
+	for (size_t i = 0; i < p->nops; i++)
+		if (sbx_path_within(path, p->ops[i].dest) || (canon && sbx_path_within(real, p->ops[i].dest)))
+			return 1;
+	return 0;
+}
+
+/* The first executable regular file name names in search (host view),
+ * counting only places the sandbox shows when shown is set. */
+static int find_in(const struct ns_plan *p, const char *name, const char *search, int shown, char *out, size_t cap)
+{
+	struct stat st;
+
+	for (const char *s = search, *end; *s; s = *end ? end + 1 : end) {
+		end = s + strcspn(s, ":");
+		if (end == s || *s != '/' || snprintf(out, cap, "%.*s/%s", (int)(end - s), s, name) >= (int)cap)
+			continue;
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0 &&
+		    (!shown || visible(p, out)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is dir one of search's entries? */
+static int on_search(const char *search, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	for (const char *s = search, *end; *s; s = *end ? end + 1 : end) {
+		end = s + strcspn(s, ":");
+		if ((size_t)(end - s) == n && !strncmp(s, dir, n))
+			return 1;
+	}
+	return 0;
+}
+
+/* The options that make the sandbox run file (a path on the caller's
+ * PATH) for its bare name: --ro of the toolchain's root unless the sandbox
+ * shows it (a hidden directory such as ~/.pyenv or ~/.nvm is taken as the
+ * root, for its shims and libraries live beside the bin directory), and a
+ * --command-path that puts the file's directory first. */
+static void bring_in(const struct ns_plan *p, const char *file, char *out, size_t cap)
+{
+	char dir[PATH_MAX], real[PATH_MAX], root[PATH_MAX], *slash, *dot;
+	int n = 0;
+
+	snprintf(dir, sizeof dir, "%s", file);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	/* --ro takes canonical paths only (/bin may be a link to usr/bin). */
+	if (realpath(dir, real))
+		snprintf(dir, sizeof dir, "%s", real);
+	snprintf(root, sizeof root, "%s", dir);
+	dot = strstr(root, "/.");
+	if (dot && dot[2] && dot[2] != '/' && dot[2] != '.') {
+		slash = strchr(dot + 1, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	out[0] = '\0';
+	if (!visible(p, dir))
+		n = snprintf(out, cap, "--ro %s", root);
+	if (n < 0 || (size_t)n >= cap || (on_search(p->search, dir) && !visible(p, dir)))
+		return;
+	n += snprintf(out + n, cap - (size_t)n, "%s--command-path %s", n ? " " : "", dir);
+	/* the rest of the sandbox's command path, less dir itself */
+	for (const char *s = p->search, *end; *s && (size_t)n < cap; s = *end ? end + 1 : end) {
+		end = s + strcspn(s, ":");
+		if (end != s && ((size_t)(end - s) != strlen(dir) || strncmp(s, dir, (size_t)(end - s))))
+			n += snprintf(out + n, cap - (size_t)n, ":%.*s", (int)(end - s), s);
+	}
+}
+
+/* A bare name the caller's PATH resolves to another file than the
+ * sandbox's command path does: the sandbox would run something else
+ * (pyenv's python3 on the host, /usr/bin/python3 inside). */
+static void warn_other(const struct ns_args *a, const struct ns_plan *p, const char *inner, const char *outer)
+{
+	char fix[3 * PATH_MAX], *msg;
+	struct sbx_json j;
+
+	bring_in(p, outer, fix, sizeof fix);
+	if (asprintf(&msg, "%s is %s in the sandbox but %s on the caller's PATH (for that one: %s)",
+		     a->cmd[0], inner, outer, fix) < 0)
+		return;
+	sbx_warn("%s", msg);
+	if (a->status_fd >= 0) {
+		sbx_json_begin(&j, NS_PROG, "warning");
+		sbx_json_str(&j, "option", "--command-path");
+		sbx_json_str(&j, "path", outer);
+		sbx_json_str(&j, "reason", msg);
+		sbx_json_write(&j, a->status_fd);
+	}
+	free(msg);
+}
+
 /* In the outer, with the host's view: where the host would find the
- * program, if no root of the sandbox shows that place. */
+ * program, if no root of the sandbox shows that place; for a bare name,
+ * also where the caller's own PATH finds it. */
 void ns_plan_hint(const struct ns_args *a, struct ns_plan *p)
 {
-	char path[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], *slash;
+	char path[PATH_MAX], inner[PATH_MAX], outer[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], fix[3 * PATH_MAX], *slash;
+	const char *caller = getenv("PATH");
+	struct stat in, out;
+	int bare, have_outer;
 
-	if (!a->cmd[0] || sbx_exec_find(a->cmd[0], p->search, path, sizeof path) < 0 ||
-	    access(path, X_OK) < 0)
+	if (!a->cmd[0] || !a->cmd[0][0])
 		return;
-	for (size_t i = 0; i < p->nops; i++)
-		if (sbx_path_within(path, p->ops[i].dest))
+	bare = !strchr(a->cmd[0], '/');
+	have_outer = bare && caller && strlen(a->cmd[0]) < NAME_MAX &&
+		     find_in(p, a->cmd[0], caller, 0, outer, sizeof outer);
+	if (bare && find_in(p, a->cmd[0], p->search, 1, inner, sizeof inner)) {
+		if (have_outer && stat(inner, &in) == 0 && stat(outer, &out) == 0 &&
+		    (in.st_dev != out.st_dev || in.st_ino != out.st_ino))
+			warn_other(a, p, inner, outer);
+		return;
+	}
+	if (sbx_exec_find(a->cmd[0], p->search, path, sizeof path) < 0 || access(path, X_OK) < 0 || visible(p, path)) {
+		/* Found nowhere the sandbox looks: the caller's PATH may know it. */
+		if (!have_outer)
 			return;
+		bring_in(p, outer, fix, sizeof fix);
+		if (asprintf(&p->hint, "%s is on the caller's PATH but not in the sandbox (bring it in with %s)",
+			     outer, fix) < 0)
+			p->hint = NULL;
+		return;
+	}
 	snprintf(dir, sizeof dir, "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
