@@ -2,6 +2,7 @@
 #include "die.h"
 
 #include <string.h>
+#include <stdlib.h>
 #include <strings.h>
 
 /* Leading digits into *v; returns the number of digits, or -1 on overflow. */
@@ -214,4 +215,22 @@ const char *sbx_opt_abspath(const char *opt, const char *s)
 	if (s[0] != '/')
 		sbx_die_usage("%s: invalid path '%s': not absolute", opt, s);
 	return s;
+}
+
+char *sbx_path_squash(const char *s)
+{
+	char *out = sbx_need(malloc(strlen(s) + 1)), *w = out;
+
+	for (; *s; s++)
+		if (!(*s == '/' && w > out && w[-1] == '/'))
+			*w++ = *s;
+	if (w - out > 1 && w[-1] == '/')
+		w--;
+	*w = '\0';
+	return out;
+}
+
+const char *sbx_opt_path(const char *opt, const char *s)
+{
+	return sbx_path_squash(sbx_opt_abspath(opt, s));
 }

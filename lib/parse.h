@@ -36,6 +36,16 @@ const char *sbx_env_name_invalid(const char *name, size_t len);
  * absolute" (usage, 100). Returns s. */
 const char *sbx_opt_abspath(const char *opt, const char *s);
 
+/* The one spelling of a path a tool takes: repeated slashes collapsed and
+ * a trailing slash dropped ("//a//b/" is "/a/b", "///" is "/"), so "/dir/"
+ * names what "/dir" names; '.' and '..' components are left for the
+ * checks that refuse them. A new string (dies on ENOMEM). */
+char *sbx_path_squash(const char *s);
+
+/* sbx_opt_abspath, then sbx_path_squash: every path option of sbx-ns
+ * goes through this before anything looks at it. */
+const char *sbx_opt_path(const char *opt, const char *s);
+
 /* The option-level forms: die with a usage error naming the option and the
  * value, e.g. "sbx-cgroup: usage: --memory: invalid size '1Q': trailing garbage". */
 uint64_t sbx_opt_u64(const char *opt, const char *s, uint64_t min, uint64_t max);

@@ -77,7 +77,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	# A socket nobody listens on: the broker "does not answer".
 	/usr/bin/python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$NS_DIR/mute.sock"
 	run -102 --separate-stderr fd5 ns_root --status-fd 5 --workspace "$ws" --net "broker:$NS_DIR/mute.sock" -- true
-	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":102,\"stage\":\"setup\",\"error\":\"refusing to run: the broker at $NS_DIR/mute.sock does not answer: Connection refused\"}"
+	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":102,\"stage\":\"setup\",\"error\":\"refusing to run: the broker at $NS_DIR/mute.sock does not answer: Connection refused (a socket nobody listens on: start the broker with sbx-broker --listen $NS_DIR/mute.sock)\"}"
 	rm -f "$NS_DIR/mute.sock"
 }
 

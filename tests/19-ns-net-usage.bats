@@ -76,12 +76,31 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$NS_DIR/run/b.sock" \
 	bad "--net: invalid broker path '': empty" --net broker: -- true
 	bad "--net: invalid broker path '': empty" --net broker:,port=80 -- true
 	bad "--net: invalid broker path 'run/b.sock': not absolute" --net broker:run/b.sock -- true
-	bad "--net: invalid broker path '$NS_DIR/run/nothing': No such file or directory" --net "broker:$NS_DIR/run/nothing" -- true
-	bad "--net: invalid broker path '$NS_DIR/run/file': not a socket" --net "broker:$NS_DIR/run/file" -- true
-	bad "--net: invalid broker path '$NS_DIR/run': not a socket" --net "broker:$NS_DIR/run" -- true
-	bad "--net: invalid broker path '$NS_DIR/run/link.sock': not a socket" --net "broker:$NS_DIR/run/link.sock" -- true
+	bad "--net: invalid broker path '$NS_DIR/run/file/x': Not a directory" --net "broker:$NS_DIR/run/file/x" -- true
 	bad "--net: invalid broker path '$NS_DIR/run/../run/b.sock': not canonical (a symlink, . or ..)" \
 		--net "broker:$NS_DIR/run/../run/b.sock" -- true
+}
+
+# Nothing at PATH, or not a socket: no broker serves it yet (102, as the
+# README says), and the line says how to start one. A symlink is never
+# followed, even with a trailing slash.
+@test "a missing broker socket or one that is not a socket is refused (102) with the command that makes one" {
+	local p
+	for p in "$NS_DIR/run/nothing" "$NS_DIR/run/nothing/" "/$NS_DIR//run/nothing"; do
+		run -102 --separate-stderr sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" --workspace "$NS_WS" \
+			--net "broker:$p" -- touch "$NS_WS/ran"
+		assert_output ""
+		assert_equal "$stderr" "sbx-ns: fatal: refusing to run: no broker socket at $NS_DIR/run/nothing (start the broker first: sbx-broker --listen $NS_DIR/run/nothing)"
+	done
+	run -102 --separate-stderr sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" --workspace "$NS_WS" \
+		--net "broker:$NS_DIR/run/nothing,transparent,port=8080" -- touch "$NS_WS/ran"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: no broker socket at $NS_DIR/run/nothing (start the broker first: sbx-broker --listen $NS_DIR/run/nothing)"
+	for p in file "" link.sock link.sock/; do
+		run -102 --separate-stderr sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" --workspace "$NS_WS" \
+			--net "broker:$NS_DIR/run/$p" -- touch "$NS_WS/ran"
+		assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the broker path $NS_DIR/run${p:+/}${p%/} is not a socket (give the PATH of an sbx-broker --listen PATH)"
+	done
+	assert_file_not_exists "$NS_WS/ran"
 }
 
 @test "the bridge's port must be 1 to 65535, a plain number" {
@@ -138,9 +157,9 @@ os.execv(sys.argv[2], [sys.argv[2], "--uid", "1", "--gid", "1", "--workspace", s
 	run -102 --separate-stderr sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" --workspace "$NS_WS" \
 		--net "broker:$NS_DIR/run/dead.sock" -- touch "$NS_WS/ran"
 	assert_output ""
-	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the broker at $NS_DIR/run/dead.sock does not answer: Connection refused"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the broker at $NS_DIR/run/dead.sock does not answer: Connection refused (a socket nobody listens on: start the broker with sbx-broker --listen $NS_DIR/run/dead.sock)"
 	run -102 --separate-stderr as_user sbx-ns --workspace "$NS_WS" --net "broker:$NS_DIR/run/dead.sock" -- touch "$NS_WS/ran"
-	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the broker at $NS_DIR/run/dead.sock does not answer: Connection refused"
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run: the broker at $NS_DIR/run/dead.sock does not answer: Connection refused (a socket nobody listens on: start the broker with sbx-broker --listen $NS_DIR/run/dead.sock)"
 	assert_file_not_exists "$NS_WS/ran"
 }
 

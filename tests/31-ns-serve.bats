@@ -471,7 +471,7 @@ ready "
 	run -100 --separate-stderr ns_root --workspace "$ws" --serve '' -- sh -c 'exit 9'
 	assert_equal "$stderr" "sbx-ns: usage: --serve: invalid path '': empty"
 	run -100 --separate-stderr ns_root --workspace "$ws" --serve "$d/" -- sh -c 'exit 9'
-	assert_equal "$stderr" "sbx-ns: usage: --serve: invalid path '$d/': names no file"
+	assert_equal "$stderr" "sbx-ns: usage: --serve: invalid path '$d': exists"
 	touch "$d/file"
 	run -100 --separate-stderr ns_root --workspace "$ws" --serve "$d/file" -- sh -c 'exit 9'
 	assert_equal "$stderr" "sbx-ns: usage: --serve: invalid path '$d/file': exists"

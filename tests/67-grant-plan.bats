@@ -355,10 +355,10 @@ EOF
 	bad 102 "fatal: grant nonce directory $nd.link is unsafe: $nd.link is a symbolic link" --grant-nonce-dir "$nd.link"
 	mkdir -m 0700 "$nd/sub"
 	bad 102 "fatal: grant nonce directory $nd.link/sub is unsafe: $nd.link is a symbolic link" --grant-nonce-dir "$nd.link/sub"
-	bad 100 "usage: --grant-nonce-dir: invalid path '$nd/': not canonical (a doubled or trailing '/')" --grant-nonce-dir "$nd/"
-	bad 100 "usage: --grant-nonce-dir: invalid path '$NS_DIR//x': not canonical (a doubled or trailing '/')" --grant-nonce-dir "$NS_DIR//x"
+	bad 111 "fatal: unable to open the grant nonce directory $NS_DIR/x (at $NS_DIR/x): No such file or directory" --grant-nonce-dir "$NS_DIR//x/"
 	bad 100 "usage: --grant-nonce-dir: invalid path '$nd/../x': '..' component" --grant-nonce-dir "$nd/../x"
 	bad 100 "usage: --grant-nonce-dir: invalid path '/': the whole file system" --grant-nonce-dir /
+	bad 100 "usage: --grant-nonce-dir: invalid path '/': the whole file system" --grant-nonce-dir //
 	bad 111 "fatal: unable to open the grant nonce directory $nd.none (at $nd.none): No such file or directory" --grant-nonce-dir "$nd.none"
 	touch "$nd.file"
 	bad 111 "fatal: unable to open the grant nonce directory $nd.file (at $nd.file): Not a directory" --grant-nonce-dir "$nd.file"

@@ -148,6 +148,46 @@ static const char **push_str(const char **v, size_t *n, const char *s)
 	return v;
 }
 
+/* The options whose value is one absolute path (for --bind and
+ * --ro-bind, the source; the destination is squashed in binds.c, the
+ * entries of --runtime and the broker's path where they are split). */
+static int takes_path(int id)
+{
+	switch (id) {
+	case O_WORKSPACE: case O_RO: case O_RW: case O_HOME: case O_BIND: case O_RO_BIND:
+	case O_ALLOW_EXEC: case O_PROTECT: case O_GRANT_KEY: case O_GRANT_NONCE_DIR:
+	case O_BASELINE: case O_SERVE:
+		return 1;
+	}
+	return 0;
+}
+
+/* --runtime's list with each entry in the one spelling (sbx_path_squash);
+ * empty and relative entries are left for ns_add_runtime to refuse. */
+static const char *squash_list(const char *list)
+{
+	char *out = sbx_need(malloc(strlen(list) + 1)), *w = out;
+	const char *p = list;
+
+	*out = '\0';
+	for (;;) {
+		const char *end = strchrnul(p, ':');
+		char *e = sbx_need(strndup(p, (size_t)(end - p)));
+		char *q = e[0] == '/' ? sbx_path_squash(e) : e;
+
+		w = stpcpy(w, q);
+		if (q != e)
+			free(q);
+		free(e);
+		if (!*end)
+			break;
+		*w++ = ':';
+		*w = '\0';
+		p = end + 1;
+	}
+	return out;
+}
+
 /* Fills a (everyone after reads it through r->a, a pointer to const)
  * and, from the options that name objects, the plan's first entries in
  * r->p-> Returns whether --net was given (an argv request that names no
@@ -165,6 +205,16 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 			for (const struct sbx_opt *o = options; o->name; o++)
 				if (o->id == id)
 					other = o->name;
+		/* One spelling for every path: "/dir/" and "//dir" are "/dir". */
+		const char *orig = arg;
+		size_t nops = p->nops;
+		char name[32] = "";
+		if (takes_path(id))
+			for (const struct sbx_opt *o = options; o->name; o++)
+				if (o->id == id) {
+					snprintf(name, sizeof name, "--%s", o->name);
+					arg = sbx_opt_path(name, arg);
+				}
 		switch (id) {
 		case O_HELP:
 			fputs(usage, stdout);
@@ -192,10 +242,11 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_RUNTIME:
 			if (!*arg)
 				sbx_die_usage("--runtime: empty (use --runtime none for no system paths)");
-			a->runtime = arg;
+			a->runtime = strcmp(arg, "none") ? squash_list(arg) : arg;
 			break;
 		case O_TMP_IN_WS: a->tmp_in_ws = 1; break;
 		case O_DENY_WRITE:
+			arg = sbx_path_squash(arg);
 			ns_check_glob(arg);
 			p->deny = push_str(p->deny, &p->ndeny, arg);
 			break;
@@ -257,6 +308,9 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 			break;
 		}
 		}
+		/* A trailing slash still says "a directory", as it does to the kernel. */
+		if (p->nops > nops && orig[strlen(orig) - 1] == '/' && !p->ops[p->nops - 1].isdir)
+			sbx_die_usage("%s: invalid path '%s': not a directory", name, orig);
 	}
 	if (a->recover) {
 		/* Only what names the workspace and where to report. */

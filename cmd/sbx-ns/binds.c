@@ -11,6 +11,7 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "json.h"
+#include "parse.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ void ns_add_bind(struct ns_plan *p, int ro, int byfd, const char *opt, const cha
 	/* "--bind SRC -- prog": no destination (none starts with '-'). */
 	if (!dest || dest[0] == '-')
 		sbx_die_usage("%s: missing destination", opt);
+	dest = sbx_path_squash(dest);
 	why = dest_problem(dest);
 	if (why)
 		sbx_die_usage("%s: invalid destination '%s': %s", opt, dest, why);

@@ -228,8 +228,6 @@ const char *ns_opt_nonce_dir(const char *arg)
 
 	sbx_opt_abspath("--grant-nonce-dir", arg);
 	bad = sbx_path_shape(arg, strlen(arg));
-	if (!bad && (strstr(arg, "//") || (strlen(arg) > 1 && arg[strlen(arg) - 1] == '/')))
-		bad = "not canonical (a doubled or trailing '/')";
 	if (!bad && !strcmp(arg, "/"))
 		bad = "the whole file system";
 	if (bad)

@@ -218,7 +218,7 @@ static void parse(struct join *j, int argc, char **argv)
 			fputs(help, stdout);
 			exit(0);
 		case J_JOIN: j->path = arg; break; /* checked after --help had its say */
-		case J_CWD: j->cwd = sbx_opt_abspath("--cwd", arg); break;
+		case J_CWD: j->cwd = sbx_opt_path("--cwd", arg); break;
 		case J_SETENV: {
 			const char *eq = strchr(arg, '='), *why;
 			if (!eq)
@@ -232,8 +232,8 @@ static void parse(struct join *j, int argc, char **argv)
 		case J_TIMEOUT: j->timeout_ms = sbx_opt_seconds("--timeout", arg, 7ULL * 24 * 3600 * 1000); break;
 		case J_PTY: j->pty = 1; break;
 		case J_DETACH: j->detach = 1; break;
-		case J_STDOUT: j->out = sbx_opt_abspath("--stdout", arg); break;
-		case J_STDERR: j->err = sbx_opt_abspath("--stderr", arg); break;
+		case J_STDOUT: j->out = sbx_opt_path("--stdout", arg); break;
+		case J_STDERR: j->err = sbx_opt_path("--stderr", arg); break;
 		case J_JOBS: j->jobs = 1; break;
 		case J_WAIT: sbx_opt_u64("--wait-job", arg, 1, UINT32_MAX); j->wait = arg; break;
 		case J_KILL: sbx_opt_u64("--kill-job", arg, 1, UINT32_MAX); j->kill = arg; break;
@@ -252,7 +252,7 @@ static void parse(struct join *j, int argc, char **argv)
 		}
 	}
 	j->argv = argv + st.ind;
-	sbx_opt_abspath("--join", j->path);
+	j->path = sbx_opt_path("--join", j->path);
 	verbs = !!j->jobs + !!j->wait + !!j->kill + !!j->stop + !!j->port;
 	if (verbs > 1)
 		sbx_die_usage("--jobs, --wait-job, --kill-job, --stop and --connect are exclusive");

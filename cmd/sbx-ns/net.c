@@ -101,7 +101,8 @@ void ns_parse_net(struct ns_plan *p, const char *s)
 			sbx_die_usage("--net: invalid broker path '': empty");
 		if (*bp != '/')
 			sbx_die_usage("--net: invalid broker path '%s': not absolute", bp);
-		p->broker_path = bp;
+		p->broker_path = sbx_path_squash(bp);
+		free(bp);
 	} else if (rest != end) {
 		sbx_die_usage("--net: invalid mode '%s' (%s)", s, modes);
 	}
@@ -204,6 +205,10 @@ static void broker_unreachable(const char *path)
 	if (errno == EACCES)
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: permission denied on the broker socket %s "
 			"(sbx-broker --socket-mode and --socket-group open it to other users)", path);
+	if (errno == ECONNREFUSED)
+		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer: %s (a socket "
+			"nobody listens on: start the broker with sbx-broker --listen %s)", path,
+			strerror(errno), path);
 	sbx_die_errno(SBX_EXIT_POLICY, "refusing to run: the broker at %s does not answer", path);
 }
 
@@ -271,12 +276,17 @@ void ns_check_net(const struct ns_args *a, struct ns_plan *p)
 	if (!p->have_broker_fd) {
 		char canon[PATH_MAX];
 		p->broker_fd = open(p->broker_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		/* Nothing there, or not a socket: no broker serves PATH yet. */
+		if (p->broker_fd < 0 && errno == ENOENT)
+			sbx_die(SBX_EXIT_POLICY, "refusing to run: no broker socket at %s (start the broker "
+				"first: sbx-broker --listen %s)", p->broker_path, p->broker_path);
 		if (p->broker_fd < 0)
 			sbx_die_usage("--net: invalid broker path '%s': %s", p->broker_path, strerror(errno));
 		if (fstat(p->broker_fd, &st) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", p->broker_path);
 		if (!S_ISSOCK(st.st_mode))
-			sbx_die_usage("--net: invalid broker path '%s': not a socket", p->broker_path);
+			sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker path %s is not a socket (give the "
+				"PATH of an sbx-broker --listen PATH)", p->broker_path);
 		if (!realpath(p->broker_path, canon) || strcmp(canon, p->broker_path))
 			sbx_die_usage("--net: invalid broker path '%s': not canonical (a symlink, . or ..)",
 				      p->broker_path);

@@ -5,6 +5,7 @@
  * compared again when the sandbox mounts it. */
 #include "ns.h"
 
+#include "cmdpath.h"
 #include "parse.h"
 #include "die.h"
 #include "exitcodes.h"
@@ -72,6 +73,10 @@ static const char *canonical(const char *path, int last_link_ok, struct stat *st
 
 	if (len >= sizeof buf)
 		return "too long";
+	/* '.' and '..' lexically first: a last component that is a
+	 * symlink is not resolved below. */
+	if (sbx_path_shape(path, len))
+		return "not canonical";
 	memcpy(buf, path, len + 1);
 	for (i = 1; i <= len; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')

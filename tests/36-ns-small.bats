@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# sbx-ns: one spelling for every path option ("/dir/" and "//dir//" are
+# "/dir"; '.', '..' and symlinks still refused), a denied socket named by
+# its family, a rename onto a protected path reported as deny-write, and an
+# explicit --runtime within the default set under a baseline.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load ns
+
+setup_file() {
+	ns_setup_file
+	mkdir -p "$NS_DIR/ro" "$NS_DIR/rw" "$NS_DIR/home"
+	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$NS_DIR/rw" "$NS_DIR/home"
+	ln -s "$NS_WS" "$NS_DIR/link"
+	touch "$NS_DIR/file"
+}
+
+# The mounts of a --dry-run plan, one "kind option source destination" a line.
+plan_mounts() {
+	python3 -c 'import json, sys
+d = json.load(sys.stdin)
+for m in d["mounts"]:
+    if "option" in m:
+        print(m["kind"], m["option"], m["source"], m["destination"])
+print("deny", *d["deny_write"]["globs"])'
+}
+
+@test "a trailing or doubled slash names the same path for every path option" {
+	run -0 --separate-stderr ns_root --workspace "/$NS_WS/" --ro "$NS_DIR//ro/" --rw "//$NS_DIR/rw//" \
+		--home "$NS_DIR/home/" --ro-bind "$NS_DIR/ro//" //shared/ro// --bind "$NS_DIR/rw/" /shared/rw/ \
+		--runtime /usr/://lib/:/lib64//:/bin/ --deny-write '.git//config/' --deny-write .env/ \
+		--dry-run -- /bin/pwd
+	assert_equal "$stderr" ""
+	run -0 plan_mounts <<<"$output"
+	assert_output "runtime --runtime /usr /usr
+symlink --runtime usr/lib /lib
+symlink --runtime usr/lib64 /lib64
+symlink --runtime usr/bin /bin
+workspace --workspace $NS_WS $NS_WS
+ro --ro $NS_DIR/ro $NS_DIR/ro
+rw --rw $NS_DIR/rw $NS_DIR/rw
+rw --home $NS_DIR/home $NS_DIR/home
+bind --ro-bind $NS_DIR/ro /shared/ro
+bind --bind $NS_DIR/rw /shared/rw
+deny .git/config .env"
+}
+
+@test "the command runs in the squashed workspace, as root's and as the user's" {
+	local w
+	for w in "$NS_WS/" "//$NS_WS//"; do
+		run -0 --separate-stderr ns_root --workspace "$w" -- /bin/pwd
+		assert_output "$NS_WS"
+		assert_equal "$stderr" ""
+		run -0 --separate-stderr ns_user --workspace "$w" -- /bin/pwd
+		assert_output "$NS_WS"
+		assert_equal "$stderr" ""
+	done
+}
+
+@test "squashing lets no refused path through: the root, '.', '..', a symlink with a trailing slash" {
+	local o
+	for o in --workspace --ro --rw; do
+		run -100 --separate-stderr ns_root --workspace "$NS_WS" "$o" /// -- true
+		[ "$o" = --workspace ] && run -100 --separate-stderr ns_root --workspace /// -- true
+		assert_equal "$stderr" "sbx-ns: usage: $o: invalid path '/': the root"
+		run -100 --separate-stderr ns_root --workspace "$NS_WS" "$o" "$NS_DIR/link/" -- true
+		[ "$o" = --workspace ] && run -100 --separate-stderr ns_root --workspace "$NS_DIR/link/" -- true
+		assert_equal "$stderr" "sbx-ns: usage: $o: invalid path '$NS_DIR/link': a symlink"
+		run -100 --separate-stderr ns_root --workspace "$NS_WS" "$o" "$NS_DIR//ro/./" -- true
+		[ "$o" = --workspace ] && run -100 --separate-stderr ns_root --workspace "$NS_DIR//ro/./" -- true
+		assert_equal "$stderr" "sbx-ns: usage: $o: invalid path '$NS_DIR/ro/.': not canonical"
+		run -100 --separate-stderr ns_root --workspace "$NS_WS" "$o" "$NS_DIR/ro/../ro/" -- true
+		[ "$o" = --workspace ] && run -100 --separate-stderr ns_root --workspace "$NS_DIR/ro/../ro/" -- true
+		assert_equal "$stderr" "sbx-ns: usage: $o: invalid path '$NS_DIR/ro/../ro': not canonical"
+	done
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --runtime /usr/:/./lib -- true
+	assert_equal "$stderr" "sbx-ns: usage: --runtime: invalid path '/./lib': not canonical"
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --runtime /usr/::/lib -- true
+	assert_equal "$stderr" "sbx-ns: usage: --runtime: invalid list '/usr::/lib': empty entry"
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --runtime /// -- true
+	assert_equal "$stderr" "sbx-ns: usage: --runtime: invalid path '/': the root"
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --deny-write .git/../x/ -- true
+	assert_equal "$stderr" "sbx-ns: usage: --deny-write: invalid glob '.git/../x': '.' and '..' are not allowed"
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --deny-write // -- true
+	assert_equal "$stderr" "sbx-ns: usage: --deny-write: invalid glob '/': absolute (globs are relative to the workspace)"
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --ro "$NS_DIR/file/" -- true
+	assert_equal "$stderr" "sbx-ns: usage: --ro: invalid path '$NS_DIR/file/': not a directory"
+}
+
+@test "the other path options take the same spelling: --serve, --protect, --allow-exec, --join" {
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --serve /// -- true
+	assert_equal "$stderr" "sbx-ns: usage: --serve: invalid path '/': names no file"
+	run -100 --separate-stderr ns_root --workspace "$NS_WS" --protect /// -- true
+	assert_equal "$stderr" "sbx-ns: usage: --protect: invalid path '/': the whole file system"
+	run -0 --separate-stderr ns_root --workspace "$NS_WS" --allow-exec //bin//true/ -- /bin/true
+	assert_equal "$stderr" ""
+	run -102 --separate-stderr ns_root --workspace "$NS_WS" --allow-exec /bin/true/ -- /bin/false
+	assert_equal "$stderr" "sbx-ns: fatal: refusing to run /bin/false: not one of the --allow-exec files"
+	run -103 --separate-stderr sbx-ns --join "//$NS_DIR/none.sock/" --jobs
+	assert_equal "$stderr" "sbx-ns: fatal: unable to join $NS_DIR/none.sock: No such file or directory (no sandbox serves there: start one with sbx-ns ... --serve $NS_DIR/none.sock)"
+}
