@@ -100,3 +100,68 @@ deny .git/config .env"
 	run -103 --separate-stderr sbx-ns --join "//$NS_DIR/none.sock/" --jobs
 	assert_equal "$stderr" "sbx-ns: fatal: unable to join $NS_DIR/none.sock: No such file or directory (no sandbox serves there: start one with sbx-ns ... --serve $NS_DIR/none.sock)"
 }
+
+# The last count of each denied socket family, from the status lines.
+families() {
+	python3 -c 'import json, sys
+last = {}
+for l in sys.stdin:
+    if not l.startswith("{"):
+        continue
+    d = json.loads(l)
+    if d.get("event") == "denied":
+        last[(d["syscall"], d.get("family"))] = d["count"]
+for (s, f), c in sorted(last.items(), key=str):
+    print(s, f, c)'
+}
+
+@test "a denied socket is reported with its address family, each family on its own lines" {
+	run -0 --separate-stderr ns_fd5 ns_user --workspace "$NS_WS" --status-fd 5 --net none -- /usr/bin/python3 -c '
+import socket
+for f in (socket.AF_UNIX, socket.AF_NETLINK, socket.AF_INET6, socket.AF_UNIX, socket.AF_PACKET, 46, 1000):
+    try:
+        socket.socket(f, socket.SOCK_DGRAM if f in (socket.AF_NETLINK, 46, 1000) else socket.SOCK_STREAM)
+    except OSError as e:
+        print(f, e.errno)'
+	assert_equal "$stderr" ""
+	run -0 families <<<"$output"
+	assert_output "socket AF_INET6 1
+socket AF_NETLINK 1
+socket AF_PACKET 1
+socket AF_UNIX 2
+socket 1000 1
+socket 46 1"
+}
+
+@test "id asking the name service daemon is named as AF_UNIX" {
+	run -0 --separate-stderr ns_fd5 ns_user --workspace "$NS_WS" --status-fd 5 --net none -- /usr/bin/id -un
+	assert_equal "$stderr" ""
+	assert_line --regexp '^\{"tool":"sbx-ns","event":"denied","syscall":"socket","family":"AF_UNIX","count":[1-9][0-9]*\}$'
+	refute_line --regexp '"syscall":"socket","count"'
+}
+
+@test "under a baseline, an explicit --runtime within the default set is allowed; a sibling or a superset is not" {
+	local d
+	d=$(ns_ws)
+	printf '{"sandbox":{"readableRoots":["."],"writableRoots":["."]}}\n' >"$d.base.json"
+	chmod 0644 "$d.base.json"
+	run -0 --separate-stderr ns_user --workspace "$d" --baseline "$d.base.json" --runtime /usr:/lib:/lib64:/bin -- /bin/true
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr ns_user --workspace "$d" --baseline "$d.base.json" --runtime /usr/:/lib:/lib64:/etc/ssl// \
+		-- /usr/bin/ls -d /etc/ssl /usr/share
+	assert_output "/etc/ssl
+/usr/share"
+	assert_equal "$stderr" ""
+	local r
+	for r in /usr:/lib:/lib64:/var /usr:/lib:/lib64:/srv/ /opt /; do
+		run -102 --separate-stderr ns_user --workspace "$d" --baseline "$d.base.json" --runtime "$r" -- /usr/bin/true
+		r=${r##*:}
+		[ "$r" = / ] || r=${r%/}
+		assert_equal "$stderr" "sbx-ns: fatal: policy refused: --runtime: $r is not within the effective readable roots"
+	done
+	# A name that only begins like a default entry is not within it.
+	mkdir -p "$NS_DIR/usr"
+	run -102 --separate-stderr ns_user --workspace "$d" --baseline "$d.base.json" --runtime "/usr:/lib:/lib64:$NS_DIR/usr" -- /usr/bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: policy refused: --runtime: $NS_DIR/usr is not within the effective readable roots"
+	rm -f "$d.base.json"
+}

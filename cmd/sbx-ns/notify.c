@@ -13,7 +13,10 @@
  * end, before the exit line; the count is always the running total. The
  * filter decides what is denied (a fixed set of under 64 syscalls), and
  * past 64 distinct numbers the rest share one line, "other": the number
- * of lines is bounded by the run's length, never by the calls made.
+ * of lines is bounded by the run's length, never by the calls made. A
+ * denied socket() or socketpair() is told apart by its address family
+ * ("family":"AF_UNIX": id and getent asking the name service daemon;
+ * "AF_NETLINK", "AF_INET6"...), each family its own line, within the 64.
  *
  * If the supervisor is gone (killed), the kernel fails every notifying
  * call with ENOSYS: a denied call never succeeds. (The sandbox dies with
@@ -45,7 +48,28 @@
 
 struct ns_notify_ent {
 	int nr;             /* -1: "other" */
+	int family;         /* socket() and socketpair(): the first argument; else -1 */
 	uint64_t count, reported, last_ms;
+};
+
+/* The address families by name, as <sys/socket.h> numbers them. */
+static const char *const family_names[] = {
+	[AF_UNSPEC] = "AF_UNSPEC", [AF_UNIX] = "AF_UNIX", [AF_INET] = "AF_INET", [AF_AX25] = "AF_AX25",
+	[AF_IPX] = "AF_IPX", [AF_APPLETALK] = "AF_APPLETALK", [AF_NETROM] = "AF_NETROM",
+	[AF_BRIDGE] = "AF_BRIDGE", [AF_ATMPVC] = "AF_ATMPVC", [AF_X25] = "AF_X25",
+	[AF_INET6] = "AF_INET6", [AF_ROSE] = "AF_ROSE", [AF_DECnet] = "AF_DECnet",
+	[AF_NETBEUI] = "AF_NETBEUI", [AF_SECURITY] = "AF_SECURITY", [AF_KEY] = "AF_KEY",
+	[AF_NETLINK] = "AF_NETLINK", [AF_PACKET] = "AF_PACKET", [AF_ASH] = "AF_ASH",
+	[AF_ECONET] = "AF_ECONET", [AF_ATMSVC] = "AF_ATMSVC", [AF_RDS] = "AF_RDS", [AF_SNA] = "AF_SNA",
+	[AF_IRDA] = "AF_IRDA", [AF_PPPOX] = "AF_PPPOX", [AF_WANPIPE] = "AF_WANPIPE", [AF_LLC] = "AF_LLC",
+	[AF_IB] = "AF_IB", [AF_MPLS] = "AF_MPLS", [AF_CAN] = "AF_CAN", [AF_TIPC] = "AF_TIPC",
+	[AF_BLUETOOTH] = "AF_BLUETOOTH", [AF_IUCV] = "AF_IUCV", [AF_RXRPC] = "AF_RXRPC",
+	[AF_ISDN] = "AF_ISDN", [AF_PHONET] = "AF_PHONET", [AF_IEEE802154] = "AF_IEEE802154",
+	[AF_CAIF] = "AF_CAIF", [AF_ALG] = "AF_ALG", [AF_NFC] = "AF_NFC", [AF_VSOCK] = "AF_VSOCK",
+	[AF_KCM] = "AF_KCM", [AF_QIPCRTR] = "AF_QIPCRTR", [AF_SMC] = "AF_SMC", [AF_XDP] = "AF_XDP",
+#ifdef AF_MCTP
+	[AF_MCTP] = "AF_MCTP",
+#endif
 };
 
 /* A one-shot run has one listener; a living sandbox one per command
@@ -154,24 +178,31 @@ static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now
 		sbx_json_int(&j, "syscall", e->nr);
 	else
 		sbx_json_str(&j, "syscall", "other");
+	if (e->family >= 0 && (size_t)e->family < sizeof family_names / sizeof *family_names &&
+	    family_names[e->family])
+		sbx_json_str(&j, "family", family_names[e->family]);
+	else if (e->family >= 0)
+		sbx_json_int(&j, "family", e->family);
 	sbx_json_uint(&j, "count", e->count);
 	sbx_json_write(&j, r->a->status_fd);
 	free(name);
 }
 
-static void denied(const struct ns_run *r, struct ns_notify *n, int nr)
+static void denied(const struct ns_run *r, struct ns_notify *n, int nr, int family)
 {
 	struct ns_notify_ent *e = NULL;
 	uint64_t now = sbx_now_ms();
 
 	for (size_t i = 0; i < n->n; i++)
-		if (n->ent[i].nr == nr || (n->ent[i].nr == -1 && i == NOTIFY_DISTINCT)) {
+		if ((n->ent[i].nr == nr && n->ent[i].family == family) ||
+		    (n->ent[i].nr == -1 && i == NOTIFY_DISTINCT)) {
 			e = &n->ent[i];
 			break;
 		}
 	if (!e) {
 		e = &n->ent[n->n];
 		e->nr = n->n == NOTIFY_DISTINCT ? -1 : nr;
+		e->family = n->n == NOTIFY_DISTINCT ? -1 : family;
 		n->n++;
 	}
 	e->count++;
@@ -253,7 +284,10 @@ void ns_notify_handle(struct ns_run *r, int fd, short revents)
 	resp.error = -EPERM;
 	/* ENOENT here too when the caller is gone: nothing to answer. */
 	ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-	denied(r, n, req.data.nr);
+	/* The family is a plain number (no pointer the command could change
+	 * under us); any value is only named, never trusted. */
+	denied(r, n, req.data.nr, req.data.nr == SYS_socket || req.data.nr == SYS_socketpair
+		   ? (int)(req.data.args[0] & 0x7fffffff) : -1);
 }
 
 /* At the end, before the exit line: the totals not yet reported. */

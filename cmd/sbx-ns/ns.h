@@ -345,6 +345,8 @@ void ns_check_policy(const struct ns_args *a, struct ns_plan *p);
 void ns_add_path(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg);
 void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt, const char *arg);
 void ns_add_runtime(const struct ns_args *a, struct ns_plan *p);
+/* A path within the default runtime set (paths.c): outside the policy as the set is. */
+int ns_runtime_default_holds(const char *path);
 void ns_check_ops(const struct ns_plan *p);
 struct mount_op *ns_push_op(struct ns_plan *p);
 const struct mount_op *ns_next_writable(const struct ns_plan *p, size_t *it);

@@ -179,6 +179,17 @@ void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt,
 	op->fd = fd;
 }
 
+/* The default runtime set holds path: it is one of the set's entries or
+ * lies below one ("/usr/lib", "/etc/ssl"), by name, component-wise
+ * ("/usr2" is not within "/usr"). */
+int ns_runtime_default_holds(const char *path)
+{
+	for (const char *const *d = default_runtime; *d; d++)
+		if (sbx_path_within(path, *d))
+			return 1;
+	return 0;
+}
+
 /* The system paths every command needs, read-only, before the caller's
  * own binds. A path that is a symlink (/bin -> usr/bin on merged-/usr
  * systems) is recreated as the same symlink. */

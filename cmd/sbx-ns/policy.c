@@ -121,7 +121,8 @@ static void check_binds(const struct ns_plan *p)
 /* --runtime paths are read by the command like readable roots: with a
  * baseline they must lie within the effective ones. The default set
  * (system directories) is outside the policy, as it is for every
- * sandbox of this kind. */
+ * sandbox of this kind, and so is a --runtime path within it (a subset
+ * of what the default would show). */
 static void check_runtime(const struct ns_args *a, const struct ns_plan *p)
 {
 	char list[4096], *save = NULL, *e;
@@ -130,7 +131,8 @@ static void check_runtime(const struct ns_args *a, const struct ns_plan *p)
 		return;
 	strcpy(list, a->runtime);
 	for (e = strtok_r(list, ":", &save); e; e = strtok_r(NULL, ":", &save))
-		if (!sbx_policy_within(&p->eff.ro, e) && !sbx_policy_within(&p->eff.rw, e)) {
+		if (!ns_runtime_default_holds(e) && !sbx_policy_within(&p->eff.ro, e) &&
+		    !sbx_policy_within(&p->eff.rw, e)) {
 			char q[1100];
 			sbx_quote(q, sizeof q, e, strlen(e), 256, 0);
 			sbx_die(SBX_EXIT_POLICY, "policy refused: --runtime: %s is not within the "
