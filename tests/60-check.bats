@@ -507,7 +507,7 @@ sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scra
 	done
 	assert_line "broker-allowed     ok             http://allowed.sbx-check.test/: HTTP 200: hello from the sbx-check origin"
 	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not on the allowlist (--allow-host) sbx-ns: note: the broker refused 1 connection: denied.sbx-check.test:80: host denied.sbx-check.test not on the allowlist (--allow-host) (1)"
-	assert_line "result: all checks passed (exit 0)"
+	assert_line "result: 11 proven, 3 not proven (pids-limit, memory-limit, quota-limit) (exit 0)"
 	run -0 testnets
 	assert_output ""
 }
@@ -553,7 +553,7 @@ sys.stdout.buffer.write(b"".join(struct.pack("HBBI", *i) for i in ins))' >"$scra
 	assert_line --regexp "^offline +ok +denied: "
 	assert_line "broker-allowed     unsupported    not proven: a test origin outside the broker's namespace needs a veth pair, which only root can build, and the broker refuses loopback and the host's own addresses; to fix: run sbx-check proof as root with iproute2's ip(8) installed"
 	assert_line "broker-denied      ok             denied: http://denied.sbx-check.test/: HTTP 403: sbx-broker: host denied.sbx-check.test not on the allowlist (--allow-host) sbx-ns: note: the broker refused 1 connection: denied.sbx-check.test:80: host denied.sbx-check.test not on the allowlist (--allow-host) (1)"
-	assert_line "result: all checks passed (exit 0)"
+	assert_line "result: 10 proven, 4 not proven (broker-allowed, pids-limit, memory-limit, quota-limit) (exit 0)"
 }
 
 @test "the demo runs on this host: limits refused fail-closed, every attempt blocked, nothing escapes" {

@@ -122,6 +122,30 @@ static int exit_code(const struct chk_report *r, const char **why)
 	return code;
 }
 
+/* sbx-check proof's verdict when nothing failed: what was proven and what
+ * was not, counted and the latter named ("11 proven, 3 not proven
+ * (pids-limit, memory-limit, quota-limit)"), never "all checks passed"
+ * over lines that proved nothing. */
+static const char *proof_verdict(const struct chk_report *r, char *buf, size_t n)
+{
+	size_t ok = 0, not = 0, i;
+	char names[768] = "";
+
+	for (i = 0; i < r->n; i++) {
+		if (r->items[i].st == CHK_OK) {
+			ok++;
+			continue;
+		}
+		chk_appendf(names, sizeof names, "%s%s", not ? ", " : "", r->items[i].name);
+		not++;
+	}
+	if (!not)
+		snprintf(buf, n, "all %zu proven", ok);
+	else
+		snprintf(buf, n, "%zu proven, %zu not proven (%s)", ok, not, names);
+	return buf;
+}
+
 /* Text lines carry names from the filesystem: escaped as every message is
  * (lib/quote.h), so that a newline cannot forge a line of the report and
  * no escape sequence reaches the terminal. */
@@ -196,7 +220,11 @@ static void print_json(const struct chk_report *r, int code, const char *why)
 int chk_finish(struct chk_report *r, int json)
 {
 	const char *why;
+	char verdict[1024];
 	int code = exit_code(r, &why);
+
+	if (code == SBX_EXIT_OK && r->mode && !strcmp(r->mode, "proof"))
+		why = proof_verdict(r, verdict, sizeof verdict);
 
 	if (json)
 		print_json(r, code, why);

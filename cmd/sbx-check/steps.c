@@ -234,15 +234,23 @@ void chk_refused(struct chk_report *r, enum chk_class cls, const char *name, int
 }
 
 /* The fix for the user namespace: the container's setting inside one,
- * otherwise the sysctl or LSM setting that blocks it on this host. */
+ * otherwise the sysctl or LSM setting that blocks it on this host. ENOSPC
+ * is a count: user.max_user_namespaces of this user namespace or of one
+ * above it is reached (0 allows none). A sysctl is named only when this
+ * kernel has it (clone and aa are -1 when the file is absent). */
 static void userns_fix(struct chk_item *it, int e, int in_ctr, long max, long clone, long aa)
 {
+	char now[48] = "";
+
+	if (max >= 0)
+		snprintf(now, sizeof now, " (%ld now)", max);
 	if (in_ctr && (e == EPERM || e == ENOSYS))
 		chk_fix(it, "%s", sbx_fix_ctr_userns);
-	else if (max == 0)
-		chk_fix(it, "%s", in_ctr ? "the container's user namespace allows no nested one: run "
-			"it with a user namespace limit above 0 (Kubernetes hostUsers: false)"
-			: "sysctl -w user.max_user_namespaces=15000");
+	else if (e == ENOSPC || max == 0)
+		chk_fix(it, in_ctr ? "raise the user namespace count limit user.max_user_namespaces%s: in the "
+			"container's user namespace (Kubernetes hostUsers: false gives it one of its own) "
+			"or on the host"
+			: "raise the user namespace count limit: sysctl -w user.max_user_namespaces=15000%s", now);
 	else if (clone == 0)
 		chk_fix(it, "sysctl -w kernel.unprivileged_userns_clone=1");
 	else if (aa == 1)
@@ -279,8 +287,10 @@ static void step_failed(struct chk_report *r, int s, int e, const char *ctr, int
 	char masked[256];
 
 	if (s == ST_USERNS) {
-		it = chk_add(r, CLS_ISOLATION, "userns", CHK_MISSING, "%s: %s (%s%s%s)",
-			     stepinfo[s].what, strerror(e), sys, in_ctr ? "; " : "", in_ctr ? ctr : "");
+		it = chk_add(r, CLS_ISOLATION, "userns", CHK_MISSING, "%s: %s%s (%s%s%s)",
+			     stepinfo[s].what, strerror(e),
+			     e == ENOSPC ? ", a user namespace count limit (user.max_user_namespaces) is reached" : "",
+			     sys, in_ctr ? "; " : "", in_ctr ? ctr : "");
 		userns_fix(it, e, in_ctr, max, clone, aa);
 		return;
 	}

@@ -73,3 +73,23 @@ vm_quota_dir_remove() {
 vm_memory_peak() {
 	[ -e "$SBX_VM_CGROUP/runner/memory.peak" ]
 }
+
+# The result line a passing sbx-check proof must end with, from its item
+# lines: the ok ones counted, the others counted and named in order.
+proof_verdict() {
+	local l ok=0 n=0 names=
+	for l in "${lines[@]}"; do
+		[[ $l == result:* ]] && continue
+		if [[ $l =~ ^[^\ ]+\ +ok\  ]]; then
+			ok=$((ok + 1))
+		else
+			n=$((n + 1))
+			names+="${names:+, }${l%% *}"
+		fi
+	done
+	if [ "$n" = 0 ]; then
+		echo "result: all $ok proven (exit 0)"
+	else
+		echo "result: $ok proven, $n not proven ($names) (exit 0)"
+	fi
+}
