@@ -315,7 +315,7 @@ void chk_steps(struct chk_report *r)
 	struct rec recs[ST_END];
 	int tried[ST_END] = { 0 }, failed = 0, abi = 0, e, in_ctr;
 	long max = -1, clone = -1, aa = -1;
-	char sys[160], ctr[320];
+	char sys[160], ctr[320], masked[256];
 	struct chk_item *it;
 
 	memset(recs, 0, sizeof recs);
@@ -336,6 +336,12 @@ void chk_steps(struct chk_report *r)
 		if (failed) {
 			it = chk_add(r, CLS_ISOLATION, stepinfo[s].name, CHK_MISSING,
 				     "not tried: %s failed first", stepinfo[failed].name);
+			/* docker's default refuses both: name the second fix now. */
+			if (s == ST_PROC && in_ctr && sbx_proc_masked(masked, sizeof masked)) {
+				chk_appendf(it->detail, sizeof it->detail, "; it would fail too: %s "
+					    "is masked", masked);
+				chk_fix(it, "%s", sbx_fix_ctr_proc);
+			}
 			continue;
 		}
 		if (!tried[s]) {

@@ -52,10 +52,55 @@ noreturn static void die_userns(const char *step, const char *path)
 	int e = errno;
 	char ctr[320];
 
+	char masked[256];
+
+	/* docker's default masks /proc as well: name both fixes at once. */
+	if ((e == EPERM || e == ENOSYS) && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE &&
+	    sbx_proc_masked(masked, sizeof masked))
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s (%s); %s; and, %s being masked, %s",
+			step, path, strerror(e), ctr, sbx_fix_ctr_userns, masked, sbx_fix_ctr_proc);
 	if ((e == EPERM || e == ENOSYS) && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s (%s); %s", step, path, strerror(e), ctr,
 			sbx_fix_ctr_userns);
 	sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s; %s", step, path, strerror(e), userns_help);
+}
+
+/* Root maps ids other than its own only with CAP_SETUID and CAP_SETGID
+ * (a container run with --cap-drop=ALL and --user 0 has neither): that
+ * refusal is the caller's identity, not a blocked user namespace. */
+static int lacks_setid_caps(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long eff = 0;
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			found = 1;
+			break;
+		}
+	fclose(f);
+	return found && (eff & (1ULL << 6 | 1ULL << 7)) != (1ULL << 6 | 1ULL << 7);
+}
+
+noreturn static void die_map(const struct ns_plan *p, const char *path)
+{
+	int e = errno;
+	char ctr[320];
+	int in;
+
+	if (p->root && e == EPERM && lacks_setid_caps()) {
+		in = sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE;
+		sbx_die(SBX_EXIT_NOISOLATION, "unable to write %s: %s (root without CAP_SETUID and "
+			"CAP_SETGID maps only its own id%s%s); run sbx-ns as an unprivileged user (in "
+			"a container: the image's USER, or --user with a uid other than 0), or as root "
+			"with CAP_SETUID and CAP_SETGID", path, strerror(e), in ? "; " : "", in ? ctr : "");
+	}
+	errno = e;
+	die_userns("write ", path);
 }
 
 /* The maps of the sandbox's user namespace, written from outside: root maps
@@ -75,14 +120,14 @@ static void write_maps(const struct ns_plan *p, pid_t pid)
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
 	if (sbx_write_file(path, map) < 0)
-		die_userns("write ", path);
+		die_map(p, path);
 	if (!p->root)
 		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->gid, (unsigned)p->gid);
 	else
 		snprintf(map, sizeof map, "0 0 1\n%u %u 1\n", (unsigned)p->gid, (unsigned)p->gid);
 	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
 	if (sbx_write_file(path, map) < 0)
-		die_userns("write ", path);
+		die_map(p, path);
 }
 
 static void status_namespaces(const struct ns_args *a, pid_t pid)
