@@ -212,7 +212,7 @@ except OSError as e:
 	usage "--deny-address: invalid range '10.0.0.0/': prefix length missing" "${H[@]}" --deny-address 10.0.0.0/
 	usage "--deny-address: invalid range '10.0.0.0/8x': invalid prefix length" "${H[@]}" --deny-address 10.0.0.0/8x
 	usage "--deny-address: invalid range '10.0.0.0/-1': invalid prefix length" "${H[@]}" --deny-address 10.0.0.0/-1
-	usage "--deny-address: invalid range '10.0.0.0/08': prefix longer than 32" "${H[@]}" --deny-address 10.0.0.0/08
+	usage "--deny-address: invalid range '10.0.0.0/08': leading zero in the prefix length" "${H[@]}" --deny-address 10.0.0.0/08
 	usage "--deny-address: invalid range '10.1.0.0/8': host bits set after the prefix" "${H[@]}" --deny-address 10.1.0.0/8
 	usage "--deny-address: invalid range '/8': not an address" "${H[@]}" --deny-address /8
 	usage "--deny-address: invalid range '::ffff:10.0.0.0/104': an IPv4-mapped range: give it in IPv4 form" "${H[@]}" --deny-address ::ffff:10.0.0.0/104

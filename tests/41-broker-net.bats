@@ -746,23 +746,23 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 }
 
 @test "a name mapped to 127.0.0.1 is refused even with --allow-private-networks" {
-	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT loop.test:443 HTTP/1.1\r\n\r\n'
-	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" \
+	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8); no option opens it" 'CONNECT loop.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8); no option opens it" \
 		'GET http://loop.test/ HTTP/1.1\r\nHost: loop.test\r\n\r\n'
 }
 
 @test "a name mapped to the host's own address is refused even with --allow-private-networks" {
-	refused main "403 address 198.18.0.1 refused: an address of this host" 'GET http://self.test/ HTTP/1.1\r\nHost: self.test\r\n\r\n'
-	refused main "403 address 198.18.0.1 refused: an address of this host" 'CONNECT self.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 address 198.18.0.1 refused: an address of this host; only --allow-address 198.18.0.1/32 opens it" 'GET http://self.test/ HTTP/1.1\r\nHost: self.test\r\n\r\n'
+	refused main "403 address 198.18.0.1 refused: an address of this host; only --allow-address 198.18.0.1/32 opens it" 'CONNECT self.test:443 HTTP/1.1\r\n\r\n'
 }
 
 @test "a name mapped to ::1 or ::ffff:127.0.0.1 is refused" {
-	refused main "403 address ::1 refused: loopback (::1)" 'CONNECT v6loop.test:443 HTTP/1.1\r\n\r\n'
-	refused main "403 address ::ffff:127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT mapped.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 address ::1 refused: loopback (::1); no option opens it" 'CONNECT v6loop.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 address ::ffff:127.0.0.1 refused: loopback (127.0.0.0/8); no option opens it" 'CONNECT mapped.test:443 HTTP/1.1\r\n\r\n'
 }
 
 @test "a name whose answers mix allowed and refused addresses is refused whole" {
-	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT mixed.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 address 127.0.0.1 refused: loopback (127.0.0.0/8); no option opens it" 'CONNECT mixed.test:443 HTTP/1.1\r\n\r\n'
 }
 
 @test "a checked answer serves the rest of its second and no later: a name moved to loopback is refused from the next" {
@@ -781,31 +781,31 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 	# The next second: the name is resolved and checked again.
 	echo 8 > "$T/clock.now"
 	setup
-	refused clock "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" "$get"
+	refused clock "403 address 127.0.0.1 refused: loopback (127.0.0.0/8); no option opens it" "$get"
 }
 
 @test "documentation and link-local addresses stay refused with --allow-private-networks" {
-	refused main "403 address 192.0.2.1 refused: documentation (192.0.2.0/24)" 'CONNECT doc.test:443 HTTP/1.1\r\n\r\n'
-	refused main "403 address 169.254.169.254 refused: link-local (169.254.0.0/16)" 'CONNECT meta.test:80 HTTP/1.1\r\n\r\n'
+	refused main "403 address 192.0.2.1 refused: documentation (192.0.2.0/24); --allow-address 192.0.2.0/24 opens it" 'CONNECT doc.test:443 HTTP/1.1\r\n\r\n'
+	refused main "403 address 169.254.169.254 refused: cloud metadata (169.254.169.254); only --allow-address 169.254.169.254/32 opens it" 'CONNECT meta.test:80 HTTP/1.1\r\n\r\n'
 }
 
 @test "198.18.0.0/15 is refused without --allow-private-networks" {
 	run -0 nsb curl -sS -m 10 -o /dev/null -w '%{http_code}' -x http://127.0.0.1:31282 http://origin.test/hello
 	assert_output "403"
-	refused strict "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-private-networks opens private ranges" \
+	refused strict "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-address 198.18.0.0/15 or --allow-private-networks opens it" \
 		'CONNECT origin.test:443 HTTP/1.1\r\n\r\n'
 	run -0 last_log strict host address decision status
 	assert_output "origin.test 198.18.0.2 refused 403"
 }
 
 @test "cloud metadata addresses are refused even when globally routable or opened by --allow-private-networks" {
-	refused main "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16)" \
+	refused main "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16); only --allow-address 168.63.129.16/32 opens it" \
 		'CONNECT azure.test:443 HTTP/1.1\r\n\r\n'
-	refused strict "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16)" \
+	refused strict "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16); only --allow-address 168.63.129.16/32 opens it" \
 		'GET http://azure.test/ HTTP/1.1\r\nHost: azure.test\r\n\r\n'
-	refused main "403 address 100.100.100.200 refused: cloud metadata: Alibaba Cloud (100.100.100.200)" \
+	refused main "403 address 100.100.100.200 refused: cloud metadata: Alibaba Cloud (100.100.100.200); only --allow-address 100.100.100.200/32 opens it" \
 		'CONNECT alibaba.test:443 HTTP/1.1\r\n\r\n'
-	refused main "403 address fd00:ec2::254 refused: cloud metadata: AWS (fd00:ec2::254)" \
+	refused main "403 address fd00:ec2::254 refused: cloud metadata: AWS (fd00:ec2::254); only --allow-address fd00:ec2::254/128 opens it" \
 		'CONNECT aws6.test:443 HTTP/1.1\r\n\r\n'
 	run -0 nsb curl -sS -m 10 -o /dev/null -w '%{http_code}' -x http://127.0.0.1:31281 http://azure.test/
 	assert_output "403"
@@ -819,7 +819,7 @@ print(b"".join(b"\x16\x03\x01\x00\x01" + h[i:i+1] for i in range(len(h))).hex())
 	assert_output "curl: (56) CONNECT tunnel failed, response 403"
 	refused deny "403 address ::ffff:198.18.0.2 refused: denied by --deny-address 198.18.0.2/32" \
 		'CONNECT mapped-origin.test:443 HTTP/1.1\r\n\r\n'
-	refused deny "403 address fd00:ec2::254 refused: cloud metadata: AWS (fd00:ec2::254)" \
+	refused deny "403 address fd00:ec2::254 refused: denied by --deny-address fd00::/8" \
 		'CONNECT aws6.test:443 HTTP/1.1\r\n\r\n'
 	assert_untouched
 }
@@ -841,10 +841,10 @@ print(o.open("http://mirror.test/hello", timeout=10).read().decode().strip())'
 
 @test "pinned answers meet the same address checks: private ranges, loopback, metadata, own addresses" {
 	run -0 nsb curl -sS -m 10 -x http://127.0.0.1:31289 http://mirror.test/hello
-	assert_output "sbx-broker: address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-private-networks opens private ranges"
-	refused pinned "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT lo.pin.test:443 HTTP/1.1\r\n\r\n'
-	refused pinned "403 address 198.18.0.1 refused: an address of this host" 'CONNECT self.pin.test:443 HTTP/1.1\r\n\r\n'
-	refused pinned "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16)" \
+	assert_output "sbx-broker: address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-address 198.18.0.0/15 or --allow-private-networks opens it"
+	refused pinned "403 address 127.0.0.1 refused: loopback (127.0.0.0/8); no option opens it" 'CONNECT lo.pin.test:443 HTTP/1.1\r\n\r\n'
+	refused pinned "403 address 198.18.0.1 refused: an address of this host; only --allow-address 198.18.0.1/32 opens it" 'CONNECT self.pin.test:443 HTTP/1.1\r\n\r\n'
+	refused pinned "403 address 168.63.129.16 refused: cloud metadata: Azure wire server (168.63.129.16); only --allow-address 168.63.129.16/32 opens it" \
 		'CONNECT meta.pin.test:443 HTTP/1.1\r\n\r\n'
 	assert_untouched
 }
@@ -1109,9 +1109,9 @@ print(s.recv(200).split(b"\r\n")[1].decode())' "$T/main.sock"
 }
 @test "proxy mode still checks the allowlist and the addresses" {
 	refused proxy "403 host other.test not on the allowlist (--allow-host)" 'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
-	refused proxyopen "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-private-networks opens private ranges" \
+	refused proxyopen "403 address 198.18.0.2 refused: benchmarking or fake-IP DNS (198.18.0.0/15); --allow-address 198.18.0.0/15 or --allow-private-networks opens it" \
 		'CONNECT other.test:443 HTTP/1.1\r\n\r\n'
-	refused proxyopen "403 address 127.0.0.1 refused: loopback (127.0.0.0/8)" 'CONNECT loop.test:443 HTTP/1.1\r\n\r\n'
+	refused proxyopen "403 address 127.0.0.1 refused: loopback (127.0.0.0/8); no option opens it" 'CONNECT loop.test:443 HTTP/1.1\r\n\r\n'
 }
 @test "proxy mode: an upstream answering non-2xx is a 502" {
 	run -0 raw up407 'CONNECT origin.test:443 HTTP/1.1\r\n\r\n'

@@ -208,9 +208,9 @@ inh() { ip netns exec "$NH" "$@"; }
 	net_broker many --allow-host far.test --allow-host near.test --allow-private-networks \
 		--resolve far.test=$a --resolve near.test=10.77.0.1
 	run -0 inh "$PY" "$NET_DIR/cl.py" req "$NET_DIR/many.sock" far.test:443
-	assert_output "HTTP/1.1 403 Forbidden; address $a refused: an address of this host"
+	assert_output "HTTP/1.1 403 Forbidden; address $a refused: an address of this host; only --allow-address $a/32 opens it"
 	run -0 inh "$PY" "$NET_DIR/cl.py" req "$NET_DIR/many.sock" near.test:443
-	assert_output "HTTP/1.1 403 Forbidden; address 10.77.0.1 refused: an address of this host"
+	assert_output "HTTP/1.1 403 Forbidden; address 10.77.0.1 refused: an address of this host; only --allow-address 10.77.0.1/32 opens it"
 	inh ip link del sbxmany
 }
 

@@ -43,6 +43,8 @@ struct broker_cfg {
 	int allow_private;
 	struct sbx_cidr *deny;     /* --deny-address */
 	size_t ndeny;
+	struct sbx_cidr *allow;    /* --allow-address */
+	size_t nallow;
 	struct broker_pin *pins;   /* --resolve, --resolve-file */
 	size_t npins;
 	uint64_t wall_ms, max_req, max_resp;
@@ -68,7 +70,7 @@ struct broker_req {
 	int allow_private;
 	/* answer */
 	const char *refused;       /* NULL: every address passed */
-	int closed_private;        /* --allow-private-networks would open it */
+	char why[160];             /* an address's refusal (refused points here) */
 	int status;                /* the HTTP status for a refusal */
 	char addr_text[64];        /* the address that decided */
 	struct sockaddr_storage addrs[BROKER_MAX_ADDRS];

@@ -275,8 +275,7 @@ int resolved(struct loop *L, struct conn *c)
 		snprintf(c->addr, sizeof c->addr, "%s", q->addr_text);
 		c->decision = q->status == 403 ? "refused" : "failed";
 		if (q->addr_text[0])
-			refuse(L, c, q->status, "address %s refused: %s%s", q->addr_text, q->refused,
-			       q->closed_private ? "; --allow-private-networks opens private ranges" : "");
+			refuse(L, c, q->status, "address %s refused: %s", q->addr_text, q->refused);
 		else
 			refuse(L, c, q->status, "%s: %s", c->host, q->refused);
 		return -1;

@@ -29,7 +29,7 @@
 	"                  [--mode allowlist|proxy]\n" \
 	"                  [--allow-host NAME]... [--allow-port N]... [--allow-tcp NAME:PORT]...\n" \
 	"                  [--upstream http://HOST:PORT]\n" \
-	"                  [--allow-private-networks] [--deny-address CIDR]...\n" \
+	"                  [--allow-private-networks] [--allow-address CIDR]... [--deny-address CIDR]...\n" \
 	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
 	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
 	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
@@ -43,7 +43,7 @@ enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
-	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS, O_PEERCONNS, O_RESERVED,
+	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS, O_PEERCONNS, O_RESERVED, O_ALLOW_ADDR,
 };
 
 static const struct sbx_opt options[] = {
@@ -58,6 +58,7 @@ static const struct sbx_opt options[] = {
 	{ "allow-tcp", SBX_ARG, SBX_MANY, O_ALLOW_TCP },
 	{ "upstream", SBX_ARG, SBX_ONCE, O_UPSTREAM },
 	{ "allow-private-networks", SBX_NOARG, SBX_ONCE, O_PRIVATE },
+	{ "allow-address", SBX_ARG, SBX_MANY, O_ALLOW_ADDR },
 	{ "deny-address", SBX_ARG, SBX_MANY, O_DENY },
 	{ "resolve", SBX_ARG, SBX_MANY, O_RESOLVE },
 	{ "resolve-file", SBX_ARG, SBX_MANY, O_RESOLVE_FILE },
@@ -122,24 +123,49 @@ static void add_port(struct broker_cfg *cfg, const char *s)
 	cfg->ports[cfg->nports++] = port;
 }
 
+/* One CIDR of --allow-address or --deny-address (opt), new to list. */
+static void parse_range(const char *opt, const char *s, const struct sbx_cidr *list, size_t n, struct sbx_cidr *c)
+{
+	const char *why = sbx_cidr_parse(s, c);
+
+	if (why && !strcmp(why, "control character"))
+		sbx_die_usage("%s: invalid range: control character", opt);
+	if (why)
+		sbx_die_usage("%s: invalid range '%s': %s", opt, s, why);
+	for (size_t i = 0; i < n; i++)
+		if (sbx_cidr_same(&list[i], c))
+			sbx_die_usage("%s: %s given twice", opt, c->text);
+}
+
 static void add_deny(struct broker_cfg *cfg, const char *s)
 {
 	struct sbx_cidr c;
-	const char *why = sbx_cidr_parse(s, &c);
 
-	if (why)
-		sbx_die_usage("--deny-address: invalid range '%s': %s", s, why);
-	for (size_t i = 0; i < cfg->ndeny; i++)
-		if (sbx_cidr_same(&cfg->deny[i], &c))
-			sbx_die_usage("--deny-address: %s given twice", c.text);
+	parse_range("--deny-address", s, cfg->deny, cfg->ndeny, &c);
 	snprintf(c.why, sizeof c.why, "denied by --deny-address %s", c.text);
 	cfg->deny = sbx_need(realloc(cfg->deny, (cfg->ndeny + 1) * sizeof *cfg->deny));
 	cfg->deny[cfg->ndeny++] = c;
 }
 
+/* A range the administrator opens: it must open something (a range of
+ * global addresses only, or of addresses nothing opens, is a mistake
+ * worth saying), and not be denied too. */
+static void add_allow(struct broker_cfg *cfg, const char *s)
+{
+	struct sbx_cidr c;
+	char why[160];
+
+	parse_range("--allow-address", s, cfg->allow, cfg->nallow, &c);
+	if (sbx_cidr_opens(&c, why, sizeof why) < 0)
+		sbx_die_usage("--allow-address: %s opens nothing: %s", c.text, why);
+	cfg->allow = sbx_need(realloc(cfg->allow, (cfg->nallow + 1) * sizeof *cfg->allow));
+	cfg->allow[cfg->nallow++] = c;
+}
+
 /* http://HOST:PORT and nothing else: no credentials (they would end up in
  * argv and logs), no SOCKS, no path. The upstream is trusted by the one
- * who configures it, so it may be a private or loopback address. */
+ * who configures it, so it may be a private or loopback address; the
+ * addresses it is asked to CONNECT to pass the address rule like any. */
 static void parse_upstream(struct broker_cfg *cfg, const char *url)
 {
 	const char *hp, *colon;
@@ -249,6 +275,7 @@ int main(int argc, char **argv)
 		case O_UPSTREAM: upstream = arg; break;
 		case O_PRIVATE: cfg.allow_private = 1; break;
 		case O_DENY: add_deny(&cfg, arg); break;
+		case O_ALLOW_ADDR: add_allow(&cfg, arg); break;
 		case O_RESOLVE: broker_add_resolve(&cfg, arg); break;
 		case O_RESOLVE_FILE: broker_add_resolve_file(&cfg, arg); break;
 		case O_WALL: cfg.wall_ms = sbx_opt_seconds("--max-wall-time", arg, 7 * 86400 * 1000ULL); break;
@@ -305,6 +332,11 @@ int main(int argc, char **argv)
 		if (pid && !sbx_parse_u64(pid, 1, UINT32_MAX, &p) && p == (uint64_t)getpid())
 			sbx_die_usage("socket activation (LISTEN_FDS) and --listen/--listen-fd are exclusive");
 	}
+	for (size_t i = 0; i < cfg.nallow; i++)
+		for (size_t j = 0; j < cfg.ndeny; j++)
+			if (sbx_cidr_same(&cfg.allow[i], &cfg.deny[j]))
+				sbx_die_usage("--allow-address %s is also given to --deny-address, which wins: give it "
+					      "to one", cfg.allow[i].text);
 	if (upstream)
 		parse_upstream(&cfg, upstream);
 	if (!listen && listen_fd < 0) {

@@ -2,10 +2,10 @@
  * FILE (hosts format: "ADDR NAME..." per line, # comments). A pinned name
  * is never looked up; its addresses are the answer, and they go through
  * exactly the checks a looked-up answer does (resolve.c), so a pin opens
- * no address the policy refuses: a private one still needs
- * --allow-private-networks, loopback, link-local, metadata and the host's
- * own addresses never pass. This is how a private mirror is reached by
- * name without a private /etc/hosts for the broker. */
+ * no address the address rule refuses (lib/net/netaddr.h): a private one
+ * still needs --allow-private-networks or --allow-address, a documentation
+ * one --allow-address, and loopback never passes. This is how a private
+ * mirror is reached by name without a private /etc/hosts for the broker. */
 #include "broker.h"
 #include "die.h"
 #include "exitcodes.h"

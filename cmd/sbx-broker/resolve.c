@@ -104,16 +104,16 @@ static void check(struct broker_resolver *r, struct broker_req *q, const struct 
 		return;
 	}
 	rule = (struct sbx_addr_rule){ .allow_private = q->allow_private, .own = broker_own_addrs(own, &nown),
-				       .deny = r->cfg->deny, .ndeny = r->cfg->ndeny };
+				       .deny = r->cfg->deny, .ndeny = r->cfg->ndeny,
+				       .allow = r->cfg->allow, .nallow = r->cfg->nallow };
 	rule.nown = nown;
 	/* One refused address refuses the name: an attacker who controls a
 	 * name's DNS can mix a public answer with an internal one. */
 	for (size_t i = 0; i < nans; i++) {
 		const struct sockaddr *sa = (const struct sockaddr *)&ans[i];
-		const char *why = sbx_addr_decide(sa, &rule, &q->closed_private);
-		if (why) {
+		if (sbx_addr_decide(sa, &rule, q->why, sizeof q->why) < 0) {
 			sbx_addr_text(sa, q->addr_text, sizeof q->addr_text);
-			q->refused = why;
+			q->refused = q->why;
 			q->status = 403;
 			q->naddrs = 0;
 			broker_own_put(r, own);

@@ -5,80 +5,76 @@
 #include <stdio.h>
 #include <string.h>
 
-struct range4 {
-	uint32_t net;
-	unsigned bits;
-	enum sbx_addr_class cls;
-	const char *name;
-};
+/* Where an IPv6 range carries IPv4 addresses. */
+enum { CARRY_NONE, CARRY_NAT64, CARRY_6TO4, CARRY_TEREDO };
 
-#define IP4(a, b, c, d) (((uint32_t)(a) << 24) | ((b) << 16) | ((c) << 8) | (d))
-
-/* The special-purpose registry (RFC 6890 and successors), reduced to the
- * entries that are not globally reachable. Order matters only where ranges
- * nest: the first match wins. */
-static const struct range4 ranges4[] = {
-	/* Globally routable, or inside a range --allow-private-networks
-	 * opens, yet a cloud's metadata or control service: never. */
-	{ IP4(168, 63, 129, 16), 32, SBX_ADDR_FORBIDDEN, "cloud metadata: Azure wire server (168.63.129.16)" },
-	{ IP4(100, 100, 100, 200), 32, SBX_ADDR_FORBIDDEN, "cloud metadata: Alibaba Cloud (100.100.100.200)" },
-	{ IP4(0, 0, 0, 0), 8, SBX_ADDR_FORBIDDEN, "unspecified (0.0.0.0/8)" },
-	{ IP4(10, 0, 0, 0), 8, SBX_ADDR_PRIVATE, "private (10.0.0.0/8)" },
-	{ IP4(100, 64, 0, 0), 10, SBX_ADDR_PRIVATE, "shared address space (100.64.0.0/10)" },
-	{ IP4(127, 0, 0, 0), 8, SBX_ADDR_FORBIDDEN, "loopback (127.0.0.0/8)" },
-	{ IP4(169, 254, 0, 0), 16, SBX_ADDR_FORBIDDEN, "link-local (169.254.0.0/16)" },
-	{ IP4(172, 16, 0, 0), 12, SBX_ADDR_PRIVATE, "private (172.16.0.0/12)" },
-	{ IP4(192, 0, 0, 0), 24, SBX_ADDR_FORBIDDEN, "IETF protocol assignments (192.0.0.0/24)" },
-	{ IP4(192, 0, 2, 0), 24, SBX_ADDR_FORBIDDEN, "documentation (192.0.2.0/24)" },
-	{ IP4(192, 88, 99, 0), 24, SBX_ADDR_FORBIDDEN, "6to4 relay anycast (192.88.99.0/24)" },
-	{ IP4(192, 168, 0, 0), 16, SBX_ADDR_PRIVATE, "private (192.168.0.0/16)" },
-	/* Also where fake-IP DNS resolvers hand out their mappings. */
-	{ IP4(198, 18, 0, 0), 15, SBX_ADDR_PRIVATE, "benchmarking or fake-IP DNS (198.18.0.0/15)" },
-	{ IP4(198, 51, 100, 0), 24, SBX_ADDR_FORBIDDEN, "documentation (198.51.100.0/24)" },
-	{ IP4(203, 0, 113, 0), 24, SBX_ADDR_FORBIDDEN, "documentation (203.0.113.0/24)" },
-	{ IP4(224, 0, 0, 0), 4, SBX_ADDR_FORBIDDEN, "multicast (224.0.0.0/4)" },
-	{ IP4(255, 255, 255, 255), 32, SBX_ADDR_FORBIDDEN, "broadcast (255.255.255.255)" },
-	{ IP4(240, 0, 0, 0), 4, SBX_ADDR_FORBIDDEN, "reserved (240.0.0.0/4)" },
-};
-
-enum sbx_addr_class sbx_addr4_class(const struct in_addr *a, const char **why)
-{
-	uint32_t ip = ntohl(a->s_addr);
-
-	for (size_t i = 0; i < sizeof ranges4 / sizeof ranges4[0]; i++) {
-		uint32_t mask = ranges4[i].bits ? ~0U << (32 - ranges4[i].bits) : 0;
-		if ((ip & mask) == ranges4[i].net) {
-			*why = ranges4[i].name;
-			return ranges4[i].cls;
-		}
-	}
-	*why = "global";
-	return SBX_ADDR_GLOBAL;
-}
-
-struct range6 {
+struct range {
+	int family;
 	uint8_t net[16];
 	unsigned bits;
 	enum sbx_addr_class cls;
 	const char *name;
+	int carries;
 };
 
-static const struct range6 ranges6[] = {
-	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, SBX_ADDR_FORBIDDEN,
-	  "cloud metadata: AWS (fd00:ec2::254)" },
-	{ { 0 }, 128, SBX_ADDR_FORBIDDEN, "unspecified (::)" },
-	{ { [15] = 1 }, 128, SBX_ADDR_FORBIDDEN, "loopback (::1)" },
-	{ { 0, 0x64, 0xff, 0x9b }, 96, SBX_ADDR_FORBIDDEN, "NAT64 (64:ff9b::/96)" },
-	{ { 0, 0x64, 0xff, 0x9b, 0, 1 }, 48, SBX_ADDR_FORBIDDEN, "local NAT64 (64:ff9b:1::/48)" },
-	{ { 0x01, 0x00 }, 64, SBX_ADDR_FORBIDDEN, "discard (100::/64)" },
-	{ { 0x20, 0x01, 0x0d, 0xb8 }, 32, SBX_ADDR_FORBIDDEN, "documentation (2001:db8::/32)" },
-	{ { 0x20, 0x01, 0x00, 0x00 }, 32, SBX_ADDR_FORBIDDEN, "Teredo (2001::/32)" },
-	{ { 0x20, 0x02 }, 16, SBX_ADDR_FORBIDDEN, "6to4 (2002::/16)" },
-	{ { 0xfc }, 7, SBX_ADDR_PRIVATE, "unique local (fc00::/7)" },
-	{ { 0xfe, 0x80 }, 10, SBX_ADDR_FORBIDDEN, "link-local (fe80::/10)" },
-	{ { 0xfe, 0xc0 }, 10, SBX_ADDR_PRIVATE, "site-local (fec0::/10)" },
-	{ { 0xff }, 8, SBX_ADDR_FORBIDDEN, "multicast (ff00::/8)" },
+#define V4(a, b, c, d) AF_INET, { a, b, c, d }
+#define V6(...) AF_INET6, { __VA_ARGS__ }
+
+/* The special-purpose registries (RFC 6890 and successors), reduced to the
+ * entries that are not globally reachable, and the cloud metadata
+ * services. The first match wins, so a range nested in another comes
+ * before it. The addresses a range holds pass or not by its class (see
+ * netaddr.h). */
+static const struct range ranges[] = {
+	/* Cloud metadata and control services: globally routable or inside
+	 * an openable range, yet only ever opened one by one. */
+	{ V4(168, 63, 129, 16), 32, SBX_ADDR_EXACT, "cloud metadata: Azure wire server (168.63.129.16)", 0 },
+	{ V4(100, 100, 100, 200), 32, SBX_ADDR_EXACT, "cloud metadata: Alibaba Cloud (100.100.100.200)", 0 },
+	{ V4(169, 254, 169, 254), 32, SBX_ADDR_EXACT, "cloud metadata (169.254.169.254)", 0 },
+	{ V6(0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54), 128, SBX_ADDR_EXACT,
+	  "cloud metadata: AWS (fd00:ec2::254)", 0 },
+
+	{ V4(0, 0, 0, 0), 8, SBX_ADDR_NEVER, "unspecified (0.0.0.0/8)", 0 },
+	{ V4(10, 0, 0, 0), 8, SBX_ADDR_PRIVATE, "private (10.0.0.0/8)", 0 },
+	{ V4(100, 64, 0, 0), 10, SBX_ADDR_PRIVATE, "shared address space (100.64.0.0/10)", 0 },
+	{ V4(127, 0, 0, 0), 8, SBX_ADDR_NEVER, "loopback (127.0.0.0/8)", 0 },
+	{ V4(169, 254, 0, 0), 16, SBX_ADDR_EXACT, "link-local (169.254.0.0/16)", 0 },
+	{ V4(172, 16, 0, 0), 12, SBX_ADDR_PRIVATE, "private (172.16.0.0/12)", 0 },
+	{ V4(192, 0, 0, 0), 24, SBX_ADDR_RESERVED, "IETF protocol assignments (192.0.0.0/24)", 0 },
+	{ V4(192, 0, 2, 0), 24, SBX_ADDR_RESERVED, "documentation (192.0.2.0/24)", 0 },
+	{ V4(192, 88, 99, 0), 24, SBX_ADDR_RESERVED, "6to4 relay anycast (192.88.99.0/24)", 0 },
+	{ V4(192, 168, 0, 0), 16, SBX_ADDR_PRIVATE, "private (192.168.0.0/16)", 0 },
+	/* Also where fake-IP DNS resolvers hand out their mappings. */
+	{ V4(198, 18, 0, 0), 15, SBX_ADDR_PRIVATE, "benchmarking or fake-IP DNS (198.18.0.0/15)", 0 },
+	{ V4(198, 51, 100, 0), 24, SBX_ADDR_RESERVED, "documentation (198.51.100.0/24)", 0 },
+	{ V4(203, 0, 113, 0), 24, SBX_ADDR_RESERVED, "documentation (203.0.113.0/24)", 0 },
+	{ V4(224, 0, 0, 0), 4, SBX_ADDR_NEVER, "multicast (224.0.0.0/4)", 0 },
+	{ V4(255, 255, 255, 255), 32, SBX_ADDR_NEVER, "broadcast (255.255.255.255)", 0 },
+	{ V4(240, 0, 0, 0), 4, SBX_ADDR_RESERVED, "reserved (240.0.0.0/4)", 0 },
+
+	{ V6(0), 128, SBX_ADDR_NEVER, "unspecified (::)", 0 },
+	{ V6([15] = 1), 128, SBX_ADDR_NEVER, "loopback (::1)", 0 },
+	{ V6(0, 0x64, 0xff, 0x9b), 96, SBX_ADDR_RESERVED, "NAT64 (64:ff9b::/96)", CARRY_NAT64 },
+	/* Its IPv4 address sits where the network's prefix length puts it,
+	 * which the broker cannot know. */
+	{ V6(0, 0x64, 0xff, 0x9b, 0, 1), 48, SBX_ADDR_EXACT, "local NAT64 (64:ff9b:1::/48)", 0 },
+	{ V6(0x01, 0x00), 64, SBX_ADDR_RESERVED, "discard (100::/64)", 0 },
+	{ V6(0x20, 0x01, 0x0d, 0xb8), 32, SBX_ADDR_RESERVED, "documentation (2001:db8::/32)", 0 },
+	{ V6(0x20, 0x01, 0x00, 0x02, 0x00, 0x00), 48, SBX_ADDR_RESERVED, "benchmarking (2001:2::/48)", 0 },
+	{ V6(0x20, 0x01, 0x00, 0x00), 32, SBX_ADDR_RESERVED, "Teredo (2001::/32)", CARRY_TEREDO },
+	{ V6(0x20, 0x02), 16, SBX_ADDR_RESERVED, "6to4 (2002::/16)", CARRY_6TO4 },
+	{ V6(0x3f, 0xff, 0x00), 20, SBX_ADDR_RESERVED, "documentation (3fff::/20)", 0 },
+	{ V6(0xfc), 7, SBX_ADDR_PRIVATE, "unique local (fc00::/7)", 0 },
+	{ V6(0xfe, 0x80), 10, SBX_ADDR_EXACT, "link-local (fe80::/10)", 0 },
+	{ V6(0xfe, 0xc0), 10, SBX_ADDR_PRIVATE, "site-local (fec0::/10)", 0 },
+	{ V6(0xff), 8, SBX_ADDR_NEVER, "multicast (ff00::/8)", 0 },
+	/* Only 2000::/3 is allocated for global unicast; the rest is unused. */
+	{ V6(0x00), 3, SBX_ADDR_RESERVED, "reserved (::/3)", 0 },
+	{ V6(0x40), 2, SBX_ADDR_RESERVED, "reserved (4000::/2)", 0 },
+	{ V6(0x80), 1, SBX_ADDR_RESERVED, "reserved (8000::/1)", 0 },
 };
+
+#define NRANGES (sizeof ranges / sizeof ranges[0])
 
 static int prefix_eq(const uint8_t *a, const uint8_t *net, unsigned bits)
 {
@@ -92,6 +88,20 @@ static int prefix_eq(const uint8_t *a, const uint8_t *net, unsigned bits)
 			return 0;
 	}
 	return 1;
+}
+
+static unsigned max_bits(int family)
+{
+	return family == AF_INET ? 32 : 128;
+}
+
+/* The range of an address as dialled (4 or 16 bytes), NULL: global. */
+static const struct range *range_of(int family, const uint8_t *a)
+{
+	for (size_t i = 0; i < NRANGES; i++)
+		if (ranges[i].family == family && prefix_eq(a, ranges[i].net, ranges[i].bits))
+			return &ranges[i];
+	return NULL;
 }
 
 int sbx_addr6_embedded4(const struct in6_addr *a, struct in_addr *v4)
@@ -109,51 +119,24 @@ int sbx_addr6_embedded4(const struct in6_addr *a, struct in_addr *v4)
 	return 1;
 }
 
+enum sbx_addr_class sbx_addr4_class(const struct in_addr *a, const char **why)
+{
+	const struct range *g = range_of(AF_INET, (const uint8_t *)&a->s_addr);
+
+	*why = g ? g->name : "global";
+	return g ? g->cls : SBX_ADDR_GLOBAL;
+}
+
 enum sbx_addr_class sbx_addr6_class(const struct in6_addr *a, const char **why)
 {
 	struct in_addr v4;
+	const struct range *g;
 
 	if (sbx_addr6_embedded4(a, &v4))
 		return sbx_addr4_class(&v4, why);
-	for (size_t i = 0; i < sizeof ranges6 / sizeof ranges6[0]; i++) {
-		if (prefix_eq(a->s6_addr, ranges6[i].net, ranges6[i].bits)) {
-			*why = ranges6[i].name;
-			return ranges6[i].cls;
-		}
-	}
-	/* Only 2000::/3 is allocated for global unicast; the rest is unused. */
-	if ((a->s6_addr[0] & 0xe0) != 0x20) {
-		*why = "reserved (outside 2000::/3)";
-		return SBX_ADDR_FORBIDDEN;
-	}
-	*why = "global";
-	return SBX_ADDR_GLOBAL;
-}
-
-/* Compare as the address actually dialled: mapped forms as IPv4. */
-static int same_addr(const struct sockaddr *a, const struct sockaddr *b)
-{
-	struct in_addr x, y;
-	int ax = 0, bx = 0;
-
-	if (a->sa_family == AF_INET) {
-		x = ((const struct sockaddr_in *)a)->sin_addr;
-		ax = 1;
-	} else if (a->sa_family == AF_INET6) {
-		ax = sbx_addr6_embedded4(&((const struct sockaddr_in6 *)a)->sin6_addr, &x);
-	}
-	if (b->sa_family == AF_INET) {
-		y = ((const struct sockaddr_in *)b)->sin_addr;
-		bx = 1;
-	} else if (b->sa_family == AF_INET6) {
-		bx = sbx_addr6_embedded4(&((const struct sockaddr_in6 *)b)->sin6_addr, &y);
-	}
-	if (ax || bx)
-		return ax && bx && x.s_addr == y.s_addr;
-	if (a->sa_family != AF_INET6 || b->sa_family != AF_INET6)
-		return 0;
-	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+	g = range_of(AF_INET6, a->s6_addr);
+	*why = g ? g->name : "global";
+	return g ? g->cls : SBX_ADDR_GLOBAL;
 }
 
 /* The address as dialled: IPv4 for the mapped and compatible forms. */
@@ -161,6 +144,7 @@ static int dialled(const struct sockaddr *sa, uint8_t out[16])
 {
 	struct in_addr v4;
 
+	memset(out, 0, 16);
 	if (sa->sa_family == AF_INET) {
 		memcpy(out, &((const struct sockaddr_in *)sa)->sin_addr, 4);
 		return AF_INET;
@@ -175,6 +159,26 @@ static int dialled(const struct sockaddr *sa, uint8_t out[16])
 	return AF_INET6;
 }
 
+/* The IPv4 addresses an address of range g carries: how many (0 to 2). */
+static size_t carried(const struct range *g, const uint8_t *a, uint8_t out[2][4])
+{
+	switch (g->carries) {
+	case CARRY_NAT64:
+		memcpy(out[0], a + 12, 4);
+		return 1;
+	case CARRY_6TO4:
+		memcpy(out[0], a + 2, 4);
+		return 1;
+	case CARRY_TEREDO:
+		/* The server's address, and the client's, inverted. */
+		memcpy(out[0], a + 4, 4);
+		for (int i = 0; i < 4; i++)
+			out[1][i] = (uint8_t)~a[12 + i];
+		return 2;
+	}
+	return 0;
+}
+
 const char *sbx_cidr_parse(const char *s, struct sbx_cidr *c)
 {
 	char a[INET6_ADDRSTRLEN];
@@ -185,6 +189,9 @@ const char *sbx_cidr_parse(const char *s, struct sbx_cidr *c)
 	memset(c, 0, sizeof *c);
 	if (!*s)
 		return "empty";
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return "control character";
 	if (n == 0 || n >= sizeof a)
 		return "not an address";
 	memcpy(a, s, n);
@@ -195,7 +202,7 @@ const char *sbx_cidr_parse(const char *s, struct sbx_cidr *c)
 		c->family = AF_INET6;
 	else
 		return "not an address";
-	max = c->family == AF_INET ? 32 : 128;
+	max = max_bits(c->family);
 	c->bits = max;
 	if (slash) {
 		const char *d = slash + 1;
@@ -207,7 +214,10 @@ const char *sbx_cidr_parse(const char *s, struct sbx_cidr *c)
 				return "invalid prefix length";
 			v = v * 10 + (unsigned)(*d - '0');
 		}
-		if ((slash[1] == '0' && slash[2]) || v > max)
+		/* "/08" could be read as octal by other tools: refuse it. */
+		if (slash[1] == '0' && slash[2])
+			return "leading zero in the prefix length";
+		if (v > max)
 			return c->family == AF_INET ? "prefix longer than 32" : "prefix longer than 128";
 		c->bits = v;
 	}
@@ -236,34 +246,156 @@ static int cidr_match(const struct sbx_cidr *c, int fam, const uint8_t *a)
 	return fam == c->family && prefix_eq(a, c->addr, c->bits);
 }
 
-const char *sbx_addr_decide(const struct sockaddr *sa, const struct sbx_addr_rule *r, int *closed_private)
+/* A range in CIDR form: "203.0.113.0/24". */
+static void range_cidr(const struct range *g, char *buf, size_t sz)
 {
-	enum sbx_addr_class c;
-	const char *why;
-	uint8_t a[16];
-	int fam;
+	char t[INET6_ADDRSTRLEN];
 
-	*closed_private = 0;
-	if (sa->sa_family == AF_INET)
-		c = sbx_addr4_class(&((const struct sockaddr_in *)sa)->sin_addr, &why);
-	else if (sa->sa_family == AF_INET6)
-		c = sbx_addr6_class(&((const struct sockaddr_in6 *)sa)->sin6_addr, &why);
-	else
-		return "not an internet address";
-	if (c == SBX_ADDR_FORBIDDEN)
-		return why;
-	fam = dialled(sa, a);
-	for (size_t i = 0; i < r->ndeny; i++)
-		if (cidr_match(&r->deny[i], fam, a))
-			return r->deny[i].why;
-	if (c == SBX_ADDR_PRIVATE && !r->allow_private) {
-		*closed_private = 1;
-		return why;
+	inet_ntop(g->family, g->net, t, sizeof t);
+	snprintf(buf, sz, "%s/%u", t, g->bits);
+}
+
+int sbx_cidr_opens(const struct sbx_cidr *c, char *why, size_t sz)
+{
+	uint8_t in[2][4];
+	const struct range *g;
+
+	if (c->bits == max_bits(c->family)) {
+		/* One address, named exactly: it opens whatever it is, unless
+		 * nothing opens it. */
+		g = range_of(c->family, c->addr);
+		if (g && g->cls == SBX_ADDR_NEVER) {
+			snprintf(why, sz, "%s is never opened", g->name);
+			return -1;
+		}
+		for (size_t i = 0, n = g ? carried(g, c->addr, in) : 0; i < n; i++) {
+			const struct range *h = range_of(AF_INET, in[i]);
+			if (h && h->cls == SBX_ADDR_NEVER) {
+				char t[INET_ADDRSTRLEN];
+				inet_ntop(AF_INET, in[i], t, sizeof t);
+				snprintf(why, sz, "it carries %s, %s, which is never opened", t, h->name);
+				return -1;
+			}
+		}
+		return 0;
 	}
+	/* Within one range: that range's class decides. */
+	for (size_t i = 0; i < NRANGES; i++) {
+		g = &ranges[i];
+		if (g->family != c->family || g->bits > c->bits || !prefix_eq(c->addr, g->net, g->bits))
+			continue;
+		if (g->cls == SBX_ADDR_NEVER) {
+			snprintf(why, sz, "%s is never opened", g->name);
+			return -1;
+		}
+		if (g->cls == SBX_ADDR_EXACT) {
+			snprintf(why, sz, "%s opens only address by address (ADDR/%u)", g->name, max_bits(c->family));
+			return -1;
+		}
+		return 0;
+	}
+	/* Wider than the ranges it meets: it opens those it holds. */
+	for (size_t i = 0; i < NRANGES; i++) {
+		g = &ranges[i];
+		if (g->family == c->family && (g->cls == SBX_ADDR_PRIVATE || g->cls == SBX_ADDR_RESERVED) &&
+		    prefix_eq(g->net, c->addr, c->bits))
+			return 0;
+	}
+	snprintf(why, sz, "every address in it is global (open without it) or never opened");
+	return -1;
+}
+
+static int covered(const struct sbx_addr_rule *r, int fam, const uint8_t *a)
+{
+	for (size_t i = 0; i < r->nallow; i++)
+		if (cidr_match(&r->allow[i], fam, a))
+			return 1;
+	return 0;
+}
+
+static int named(const struct sbx_addr_rule *r, int fam, const uint8_t *a)
+{
+	for (size_t i = 0; i < r->nallow; i++)
+		if (r->allow[i].bits == max_bits(fam) && cidr_match(&r->allow[i], fam, a))
+			return 1;
+	return 0;
+}
+
+static int own(const struct sbx_addr_rule *r, int fam, const uint8_t *a)
+{
+	uint8_t o[16];
+
 	for (size_t i = 0; i < r->nown; i++)
-		if (same_addr(sa, (const struct sockaddr *)&r->own[i]))
-			return "an address of this host";
-	return NULL;
+		if (dialled((const struct sockaddr *)&r->own[i], o) == fam && !memcmp(o, a, fam == AF_INET ? 4 : 16))
+			return 1;
+	return 0;
+}
+
+/* The rule for one address as dialled; carried IPv4 addresses are judged
+ * by the same rule (they carry nothing further). */
+static int judge(int fam, const uint8_t *a, const struct sbx_addr_rule *r, char *why, size_t sz)
+{
+	const struct range *g = range_of(fam, a);
+	enum sbx_addr_class c = g ? g->cls : SBX_ADDR_GLOBAL;
+	char t[INET6_ADDRSTRLEN], net[64];
+	uint8_t in[2][4];
+
+	if (c == SBX_ADDR_NEVER) {
+		snprintf(why, sz, "%s; no option opens it", g->name);
+		return -1;
+	}
+	for (size_t i = 0; i < r->ndeny; i++)
+		if (cidr_match(&r->deny[i], fam, a)) {
+			snprintf(why, sz, "%s", r->deny[i].why);
+			return -1;
+		}
+	inet_ntop(fam, a, t, sizeof t);
+	switch (c) {
+	case SBX_ADDR_PRIVATE:
+		if (r->allow_private || covered(r, fam, a))
+			break;
+		range_cidr(g, net, sizeof net);
+		snprintf(why, sz, "%s; --allow-address %s or --allow-private-networks opens it", g->name, net);
+		return -1;
+	case SBX_ADDR_RESERVED:
+		if (covered(r, fam, a))
+			break;
+		range_cidr(g, net, sizeof net);
+		snprintf(why, sz, "%s; --allow-address %s opens it", g->name, net);
+		return -1;
+	case SBX_ADDR_EXACT:
+		if (named(r, fam, a))
+			break;
+		snprintf(why, sz, "%s; only --allow-address %s/%u opens it", g->name, t, max_bits(fam));
+		return -1;
+	default:
+		break;
+	}
+	if (own(r, fam, a) && !named(r, fam, a)) {
+		snprintf(why, sz, "an address of this host; only --allow-address %s/%u opens it", t, max_bits(fam));
+		return -1;
+	}
+	for (size_t i = 0, n = g ? carried(g, a, in) : 0; i < n; i++) {
+		char inner[160], t4[INET_ADDRSTRLEN];
+		if (!judge(AF_INET, in[i], r, inner, sizeof inner))
+			continue;
+		inet_ntop(AF_INET, in[i], t4, sizeof t4);
+		snprintf(why, sz, "%s carries %s: %s", g->name, t4, inner);
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_addr_decide(const struct sockaddr *sa, const struct sbx_addr_rule *r, char *why, size_t sz)
+{
+	uint8_t a[16];
+	int fam = dialled(sa, a);
+
+	if (!fam) {
+		snprintf(why, sz, "not an internet address");
+		return -1;
+	}
+	return judge(fam, a, r, why, sz);
 }
 
 void sbx_addr_text(const struct sockaddr *sa, char *buf, size_t sz)
