@@ -161,7 +161,7 @@ struct conn {
 	struct dir up, down;
 	int status;
 	const char *decision;
-	char reason[200];
+	char reason[256];
 };
 
 struct loop {

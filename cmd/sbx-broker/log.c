@@ -8,7 +8,7 @@
  * lines past it are not written but counted by kind, and one "dropped"
  * line says how many when the second is over (or the sandbox ends). Each
  * line is shorter than LOG_LINE_MAX: its strings are bounded (a host of
- * 253 bytes, a reason of 199, a method of 15, each byte at most 6 once
+ * 253 bytes, a reason of 255, a method of 15, each byte at most 6 once
  * escaped), so a flood grows the log by at most
  * (LOG_LINES_PER_SEC + 1) * LOG_LINE_MAX bytes a second per budget. All
  * budgets together write at most LOG_LINES_ALL_PER_SEC lines a second
