@@ -54,6 +54,15 @@ setup_file() {
 		echo $! >> "$NET_DIR/pids"
 		net_wait_port "$NO" "$a" 80
 	done
+	# TLS on 203.0.113.7:443 for the names that resolve there.
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=pin4.addr.test -addext subjectAltName=DNS:pin4.addr.test,DNS:www.v4.test \
+		-keyout "$NET_DIR/addr-key.pem" -out "$NET_DIR/addr-cert.pem" 2>/dev/null
+	chmod 0644 "$NET_DIR/addr-cert.pem"
+	ip netns exec "$NO" openssl s_server -quiet -www -accept 203.0.113.7:443 \
+		-cert "$NET_DIR/addr-cert.pem" -key "$NET_DIR/addr-key.pem" </dev/null >/dev/null 2>&1 3>&- &
+	echo $! >> "$NET_DIR/pids"
+	net_wait_port "$NO" 203.0.113.7 443
 	# The host's own port 80, on every address of "h" (127.0.0.1 and
 	# 203.0.113.1 among them): nothing may ever reach it.
 	ip netns exec "$NH" "$PY" "$NET_DIR/where.py" 0.0.0.0 80 "$NET_DIR/decoy.log" \
@@ -230,6 +239,31 @@ usage() { # EXPECTED-MESSAGE ARGS...
 	assert_output --regexp '^GET /dns 203\.0\.113\.7
 GET /dns 2001:db8::7
 GET /dns (203\.0\.113\.7|2001:db8::7)$'
+}
+
+@test "HTTPS: CONNECT and a transparent sandbox's TLS reach the opened address, certificate verified; refused without it" {
+	local ws
+	run -0 ip netns exec "$NH" curl -sS -m 10 -o /dev/null -o /dev/null -w '%{http_code} %{ssl_verify_result}\n' \
+		--cacert "$NET_DIR/addr-cert.pem" -x http://127.0.0.1:3142 https://www.v4.test/ https://pin4.addr.test/
+	assert_output "200 0
+200 0"
+	run -0 last_log open method host address decision status
+	assert_output "CONNECT pin4.addr.test 203.0.113.7 allowed 200"
+	run ip netns exec "$NH" curl -sS -m 10 -o /dev/null --cacert "$NET_DIR/addr-cert.pem" \
+		-x http://127.0.0.1:3141 https://pin4.addr.test/
+	assert_output "curl: (56) CONNECT tunnel failed, response 403"
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --ro "$NET_DIR" --net "broker:$NET_DIR/open.sock,transparent" \
+		-- curl -sS --noproxy "*" -o /dev/null -w '%{http_code} %{ssl_verify_result}\n' \
+		--cacert "$NET_DIR/addr-cert.pem" https://pin4.addr.test/
+	assert_output "200 0"
+	assert_equal "$stderr" ""
+	run -0 last_log open method host address decision
+	assert_output "TLS pin4.addr.test 203.0.113.7 allowed"
+	run --separate-stderr nsh_user --workspace "$ws" --ro "$NET_DIR" --net "broker:$NET_DIR/closed.sock,transparent" \
+		-- curl -sS --noproxy "*" -o /dev/null --cacert "$NET_DIR/addr-cert.pem" https://pin4.addr.test/
+	assert_equal "$stderr" "curl: (35) OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to pin4.addr.test:443 
+sbx-ns: note: the broker refused 1 connection: pin4.addr.test:443: address 203.0.113.7 refused: documentation (203.0.113.0/24); --allow-address 203.0.113.0/24 opens it (1)"
 }
 
 @test "one refused address of a DNS answer refuses the name: only the IPv4 range opened, the IPv6 answer is named" {
