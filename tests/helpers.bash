@@ -24,6 +24,11 @@ read -r _ SBX_VER < <("$SBX_BIN/sbx-ns" --version)
 SBX_VER=',"version":"'"$SBX_VER"'"'
 
 bats_require_minimum_version 1.5.0
+
+# sbx-ns keeps the host's CA variables and binds what they name
+# (tests/37-ns-ca.bats); every other suite states the command's whole
+# environment and plan, so it runs without whatever the host sets.
+unset SSL_CERT_FILE SSL_CERT_DIR NODE_EXTRA_CA_CERTS REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO PIP_CERT
 # bats-support, bats-assert and bats-file, sourced file by file: every test
 # loads them again, and their load.bash files start one dirname process per
 # file, 17 per test, which cost as much as the tests themselves.

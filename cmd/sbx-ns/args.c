@@ -36,7 +36,7 @@ static const char usage[] =
 	"[--ro-fd FD]... [--rw-fd FD]... [--bind SRC DEST]... [--ro-bind SRC DEST]... "
 	"[--bind-fd FD DEST]... [--ro-bind-fd FD DEST]... [--runtime PATHS] [--tmp-in-workspace] "
 	"[--deny-write GLOB]... [--home DIR] [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
-	"[--keep-env NAME]... [--net none|loopback|broker:PATH[,transparent][,port=N]|host] [--broker-fd FD] "
+	"[--keep-env NAME]... [--no-host-ca] [--net none|loopback|broker:PATH[,transparent][,port=N]|host] [--broker-fd FD] "
 	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
 	"[--grant-fd FD --grant-key FILE [--grant-nonce-dir DIR]] [--timeout SEC] [--quiet-denials] "
 	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
@@ -58,7 +58,7 @@ enum {
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_GRANT_NONCE_DIR, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
-	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD, O_PTY,
+	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD, O_PTY, O_NO_HOST_CA,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -109,6 +109,7 @@ static const struct sbx_opt options[] = {
 	{ "ready-timeout",    SBX_ARG,   SBX_ONCE, O_READY_TIMEOUT },
 	{ "cgroup-fd",        SBX_ARG,   SBX_ONCE, O_CGROUP_FD },
 	{ "pty",              SBX_NOARG, SBX_ONCE, O_PTY },
+	{ "no-host-ca",       SBX_NOARG, SBX_ONCE, O_NO_HOST_CA },
 	{ 0, 0, 0, 0 }
 };
 
@@ -279,6 +280,7 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_PRINT_POLICY: a->print_policy = 1; break;
 		case O_DRY_RUN: a->dry_run = 1; break;
 		case O_PTY: a->pty = 1; break;
+		case O_NO_HOST_CA: a->no_host_ca = 1; break;
 		case O_RECOVER: a->recover = 1; break;
 		case O_SERVE: a->serve = sbx_opt_abspath("--serve", arg); break;
 		case O_READY_PORT: a->ready_port = (unsigned)sbx_opt_u64("--ready-port", arg, 1, 65535); break;

@@ -72,7 +72,7 @@ static const char *given(const struct ns_args *a, const char *name)
 
 char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char **path)
 {
-	size_t n = 5 + a->nsetenv + a->nkeepenv + 5 + 1, k = 0;
+	size_t n = 5 + a->nsetenv + a->nkeepenv + p->nca + 5 + 1, k = 0;
 	char **env = sbx_need(calloc(n, sizeof *env));
 	const char *home = given(a, "HOME") ? given(a, "HOME") : a->home ? a->home : NS_HOME;
 	char *cache = sbx_needf("%s/.cache", home), *config = sbx_needf("%s/.config", home);
@@ -90,9 +90,12 @@ char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char
 	free(config);
 	for (size_t i = 0; i < a->nkeepenv; i++) {
 		const char *v = getenv(a->keepenv[i]);
-		if (v)
+		/* a CA variable hostca.c kept comes below, with the path it bound */
+		if (v && !ns_host_ca_kept(p, a->keepenv[i]))
 			env[k++] = sbx_needf("%s=%s", a->keepenv[i], v);
 	}
+	for (size_t i = 0; i < p->nca; i++)
+		env[k++] = p->ca_env[i];
 	for (size_t i = 0; i < a->nsetenv; i++)
 		env[k++] = (char *)a->setenv[i];
 	env[k] = NULL;

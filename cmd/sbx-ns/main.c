@@ -396,10 +396,13 @@ int main(int argc, char **argv)
 	if (getppid() != ppid)
 		sbx_die(SBX_EXIT_LOST, "unable to start: the parent process is gone");
 
+	/* The host's CA paths are held to the baseline's roots (hostca.c). */
+	args.pol.keep_base = &plan.base;
 	ns_apply_policy(r.a, &plan, net_given);
 	ns_add_runtime(r.a, &plan);
 	ns_drop_ro_in_ws(r.a, &plan);
 	ns_check_binds(r.a, &plan);
+	ns_plan_host_ca(r.a, &plan);
 	ns_check_ops(&plan);
 	ns_check_launcher(&plan);
 	ns_check_net(r.a, &plan);

@@ -47,6 +47,7 @@ enum mount_kind {
 	MNT_SYMLINK,       /* a runtime path that is a symlink (/bin -> usr/bin) */
 	MNT_BIND,          /* --bind/--ro-bind SRC DEST and the fd forms: src and dest
 			    * differ; everything else is the same as MNT_RO/MNT_RW */
+	MNT_CA,            /* what a host CA variable names, read-only at its own path (hostca.c) */
 };
 
 struct mount_op {
@@ -202,6 +203,7 @@ struct ns_args {
 	unsigned ready_port;   /* --ready-port N: ready once 127.0.0.1:N answers inside */
 	uint64_t ready_ms;     /* --ready-timeout SEC: how long readiness may take */
 	int cgroup_fd;         /* --cgroup-fd FD: the sandbox's cgroup, for command cgroups (servecg.c) */
+	int no_host_ca;        /* --no-host-ca: the host's CA variables are not kept (hostca.c) */
 };
 
 /* Stage 2, the plan: every decision of the run, made by the outer with
@@ -234,6 +236,7 @@ struct ns_plan {
 	struct ns_program prog; /* with a grant or --dry-run: the program (grant.c) */
 	int have_prog;
 	struct sbx_policy eff; /* the effective policy (when pol_on) */
+	struct sbx_policy base; /* the baseline (when one was given; hostca.c holds CA paths to it) */
 	int pol_on;
 	int root;              /* the caller is root (maps 0 too, switches to uid/gid) */
 	uid_t caller_uid;
@@ -246,6 +249,8 @@ struct ns_plan {
 	size_t nsteps, capsteps;
 	int landlock_abi;      /* 0: none */
 	enum sbx_mnt_api mnt_api; /* the mount calls this kernel offers (probed once) */
+	char **ca_env;         /* the host's CA variables kept, NAME=VALUE (hostca.c) */
+	size_t nca;
 	char **env;            /* the command's environment */
 	const char *search;    /* where prog is looked up: PATH of env */
 	char *hint;            /* why prog would not be found inside (hint.c), or NULL */
@@ -350,6 +355,13 @@ int ns_runtime_default_holds(const char *path);
 void ns_check_ops(const struct ns_plan *p);
 struct mount_op *ns_push_op(struct ns_plan *p);
 const struct mount_op *ns_next_writable(const struct ns_plan *p, size_t *it);
+const char *ns_canonical(const char *path, int last_link_ok, struct stat *st);
+
+/* hostca.c: the host's CA variables, kept and what they name bound */
+int ns_host_ca_on(const struct ns_args *a, const struct ns_plan *p);
+int ns_host_ca_var(const char *name, size_t len);
+void ns_plan_host_ca(const struct ns_args *a, struct ns_plan *p);
+int ns_host_ca_kept(const struct ns_plan *p, const char *name);
 
 /* binds.c */
 void ns_add_bind(struct ns_plan *p, int ro, int byfd, const char *opt, const char *src,

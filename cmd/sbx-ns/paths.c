@@ -66,7 +66,7 @@ const struct mount_op *ns_next_writable(const struct ns_plan *p, size_t *it)
 
 /* NULL when path is canonical and every component exists and none is a
  * symlink (the last one too, unless last_link_ok); else why not. */
-static const char *canonical(const char *path, int last_link_ok, struct stat *st)
+const char *ns_canonical(const char *path, int last_link_ok, struct stat *st)
 {
 	char buf[PATH_MAX], real[PATH_MAX];
 	size_t len = strlen(path), i;
@@ -140,7 +140,7 @@ void ns_add_path(struct ns_plan *p, enum mount_kind kind, int ro, const char *op
 
 	sbx_opt_abspath(opt, arg);
 	check_place(opt, arg, arg, kind);
-	why = canonical(arg, 0, &st);
+	why = ns_canonical(arg, 0, &st);
 	if (why)
 		sbx_die_usage("%s: invalid path '%s': %s", opt, arg, why);
 	check_type(opt, arg, kind, &st);
@@ -170,7 +170,7 @@ void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt,
 	if (kind == MNT_WORKSPACE && !S_ISDIR(fst.st_mode))
 		sbx_die_usage("%s: invalid fd '%s': not a directory", opt, arg);
 	check_place(opt, path, path, kind);
-	why = canonical(path, 0, &st);
+	why = ns_canonical(path, 0, &st);
 	if (why || st.st_dev != fst.st_dev || st.st_ino != fst.st_ino)
 		sbx_die(SBX_EXIT_POLICY, "unable to bind fd %d: %s no longer names the object "
 			"the fd was opened on (race)", fd, path);
@@ -214,7 +214,7 @@ void ns_add_runtime(const struct ns_args *a, struct ns_plan *p)
 		for (e = strtok_r(list, ":", &save); e; e = strtok_r(NULL, ":", &save)) {
 			const char *why;
 			sbx_opt_abspath("--runtime", e);
-			why = canonical(e, 1, &st);
+			why = ns_canonical(e, 1, &st);
 			if (why)
 				sbx_die_usage("--runtime: invalid path '%s': %s", e, why);
 			check_place("--runtime", e, e, MNT_RO);
@@ -224,7 +224,7 @@ void ns_add_runtime(const struct ns_args *a, struct ns_plan *p)
 		}
 	} else {
 		for (d = default_runtime; *d; d++) {
-			if (canonical(*d, 1, &st))
+			if (ns_canonical(*d, 1, &st))
 				continue;
 			if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode))
 				continue;

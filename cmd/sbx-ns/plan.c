@@ -29,6 +29,7 @@ static const char *kind_name(enum mount_kind k)
 	case MNT_SCRATCH: return "scratch";
 	case MNT_SYMLINK: return "symlink";
 	case MNT_BIND: return "bind";
+	case MNT_CA: return "ca";
 	}
 	return "?";
 }

@@ -167,6 +167,10 @@ void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given)
 	 * and values (none < loopback < broker < host). */
 	if (net_given && sbx_policy_set_int(&req, &req.net, (int)p->net, "--net", &e) < 0)
 		sbx_err_die(&e);
+	/* --no-host-ca is the request's "hostCA": false (hostca.c reads the
+	 * effective value, whichever side said it). */
+	if (a->no_host_ca && sbx_policy_set_int(&req, &req.host_ca, 0, "--no-host-ca", &e) < 0)
+		sbx_err_die(&e);
 	sbx_policy_effective(&a->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, a->status_fd, &p->eff);
 	sbx_policy_free(&req);
 	p->pol_on = 1;

@@ -60,7 +60,7 @@ static void list_free(struct sbx_pol_list *l)
 void sbx_policy_free(struct sbx_policy *p)
 {
 	struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->tier_deny,
-				       &p->hard, &p->statfs_ok };
+				       &p->host_ca, &p->hard, &p->statfs_ok };
 	struct sbx_pol_u64 *nums[] = { &p->cpu, &p->memory, &p->pids, &p->disk, &p->inodes };
 	struct sbx_pol_list *lists[] = { &p->allow, &p->ro, &p->rw, &p->deny };
 
@@ -77,7 +77,7 @@ void sbx_policy_free(struct sbx_policy *p)
 int sbx_policy_has_sandbox(const struct sbx_policy *p)
 {
 	return p->mode.set || p->net.set || p->allow.set || p->ro.set || p->rw.set ||
-	       p->deny.set || p->fallback.set || p->unsafe.set || p->tier_deny.set;
+	       p->deny.set || p->fallback.set || p->unsafe.set || p->tier_deny.set || p->host_ca.set;
 }
 
 int sbx_policy_has_resources(const struct sbx_policy *p)
@@ -739,7 +739,8 @@ static int merge_sandbox(struct mctx *c, const struct sbx_policy *b, const struc
 	    merge_deny(c, &b->deny, &r->deny, &o->deny) < 0 ||
 	    merge_fallback(c, b, r, o, fbs) < 0 ||
 	    merge_ord(c, "sandbox.unsafeAllowHostProcess", &b->unsafe, &r->unsafe, &o->unsafe, bools, 0) < 0 ||
-	    merge_tier_deny(c, b, r, o) < 0)
+	    merge_tier_deny(c, b, r, o) < 0 ||
+	    merge_ord(c, "sandbox.hostCA", &b->host_ca, &r->host_ca, &o->host_ca, bools, 0) < 0)
 		return -1;
 	return 0;
 }

@@ -97,6 +97,7 @@ struct sbx_policy {
 	struct sbx_pol_int fallback;  /* fallback */
 	struct sbx_pol_int unsafe;    /* unsafeAllowHostProcess */
 	struct sbx_pol_int tier_deny; /* tierDenyWrite: baseline only (sbx-ns's Landlock tier) */
+	struct sbx_pol_int host_ca;   /* hostCA: the host's CA variables and files (sbx-ns); unset: true */
 
 	/* resources block */
 	struct sbx_pol_u64 cpu;       /* cpu_percent: 100 = one core */
@@ -230,6 +231,8 @@ struct sbx_policy_opts {
 	int baseline_fd;        /* --baseline-fd FD (consumed) */
 	int policy_fd;          /* --policy-fd FD (consumed) */
 	int clamp;              /* --clamp */
+	struct sbx_policy *keep_base; /* when set, the baseline (roots resolved) is left
+				       * here for the tool's own checks, not freed */
 };
 void sbx_policy_opts_init(struct sbx_policy_opts *o);
 /* Option handlers: die with a usage error (100) on a bad value, or when

@@ -365,6 +365,8 @@ static int load_sandbox(struct ld *l, const json_t *sb)
 		else if (!strcmp(key, "tierDenyWrite"))
 			rc = get_enum(l, "$.sandbox.tierDenyWrite", v, sbx_pol_tier_deny, "refuse, unenforced",
 				      &p->tier_deny);
+		else if (!strcmp(key, "hostCA"))
+			rc = get_bool(l, "$.sandbox.hostCA", v, &p->host_ca);
 		else
 			rc = unknown_key(l, "$.sandbox", key);
 		if (rc < 0)
@@ -543,6 +545,8 @@ char *sbx_policy_to_json(const struct sbx_policy *p, unsigned scope)
 			sbx_json_bool(&j, "unsafeAllowHostProcess", p->unsafe.v);
 		if (p->tier_deny.set)
 			sbx_json_str(&j, "tierDenyWrite", sbx_pol_tier_deny[p->tier_deny.v]);
+		if (p->host_ca.set)
+			sbx_json_bool(&j, "hostCA", p->host_ca.v);
 		sbx_json_close_obj(&j);
 	}
 	if ((scope & (SBX_PSCOPE_CGROUP | SBX_PSCOPE_QUOTA)) && sbx_policy_has_resources(p)) {

@@ -62,13 +62,13 @@ static void ok(int rc, const struct sbx_err *e)
 /* The origin of the first field of p in scope, or NULL. */
 static const char *first_set(const struct sbx_policy *p, unsigned scope)
 {
-	const struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe };
+	const struct sbx_pol_int *ints[] = { &p->mode, &p->net, &p->fallback, &p->unsafe, &p->host_ca };
 	const struct sbx_pol_list *lists[] = { &p->allow, &p->ro, &p->rw, &p->deny };
 	const struct sbx_pol_u64 *cg[] = { &p->cpu, &p->memory, &p->pids };
 	const struct sbx_pol_u64 *qu[] = { &p->disk, &p->inodes };
 
 	if (scope & SBX_PSCOPE_NS) {
-		for (size_t i = 0; i < 4; i++)
+		for (size_t i = 0; i < 5; i++)
 			if (ints[i]->set)
 				return ints[i]->origin ? ints[i]->origin : "argv";
 		for (size_t i = 0; i < 4; i++)
@@ -141,7 +141,9 @@ void sbx_policy_effective(const struct sbx_policy_opts *o, struct sbx_policy *re
 			ok(sbx_policy_resolve_roots(&base, ws, &e), &e);
 	}
 	ok(sbx_policy_merge(have_base ? &base : NULL, req, scope, o->clamp, eff, &cl, &e), &e);
-	if (have_base)
+	if (have_base && o->keep_base)
+		*o->keep_base = base;
+	else if (have_base)
 		sbx_policy_free(&base);
 
 	if ((scope & SBX_PSCOPE_NS) && ws && eff->rw.set && !sbx_policy_within(&eff->rw, ws)) {
