@@ -316,3 +316,21 @@ SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallb
 	merged '{"resources":{"cpu_percent":100,"require_hard_limits":true}}' \
 		--baseline "$POL_DIR/accept-statfs.json" --for cgroup --cpu 100
 }
+
+@test "hostCA: omitted means true; false only narrows, and a request's true against a baseline's false is refused or clamped" {
+	local out='{"sandbox":{"mode":"native","network":{"mode":"none","allowlist":[]},"readableRoots":["/srv/ws"],"writableRoots":["/srv/ws"],'"$DEFAULT_SANDBOX"
+	printf '{"sandbox":{"hostCA":false}}' >"$POL_DIR/hostca-off.json"
+	merged "$out}}" --for ns --workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{}}')
+	merged "$out"',"hostCA":false}}' --baseline "$POL_DIR/hostca-off.json" --for ns --workspace /srv/ws \
+		--policy-fd 5 5< <(echo '{"sandbox":{}}')
+	merged "$out"',"hostCA":false}}' --for ns --workspace /srv/ws --policy-fd 5 5<"$POL_DIR/hostca-off.json"
+	refused 102 "fatal: policy refused: --policy-fd 5: \$.sandbox.hostCA: true is wider than the baseline's false (--baseline $POL_DIR/hostca-off.json: \$.sandbox.hostCA)" \
+		--baseline "$POL_DIR/hostca-off.json" --for ns --workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{"hostCA":true}}')
+	refused 100 'usage: --policy-fd 5: $.sandbox.hostCA: expected a boolean, got a string' \
+		--for ns --workspace /srv/ws --policy-fd 5 5< <(echo '{"sandbox":{"hostCA":"no"}}')
+	run -0 --separate-stderr "$PT" merge --baseline "$POL_DIR/hostca-off.json" --for ns --workspace /srv/ws --clamp \
+		--status-fd 6 --policy-fd 5 5< <(echo '{"sandbox":{"hostCA":true}}') 6>"$BATS_TEST_TMPDIR/status"
+	assert_output "$out"',"hostCA":false}}'
+	run -0 cat "$BATS_TEST_TMPDIR/status"
+	assert_output --partial '"clamped":["sandbox.hostCA"]'
+}
