@@ -67,14 +67,6 @@ int ns_host_ca_on(const struct ns_args *a, const struct ns_plan *p)
 	return !a->no_host_ca;
 }
 
-int ns_host_ca_var(const char *name, size_t len)
-{
-	for (size_t i = 0; i < NVARS; i++)
-		if (strlen(vars[i].name) == len && !strncmp(vars[i].name, name, len))
-			return 1;
-	return 0;
-}
-
 int ns_host_ca_kept(const struct ns_plan *p, const char *name)
 {
 	size_t len = strlen(name);

@@ -359,7 +359,6 @@ const char *ns_canonical(const char *path, int last_link_ok, struct stat *st);
 
 /* hostca.c: the host's CA variables, kept and what they name bound */
 int ns_host_ca_on(const struct ns_args *a, const struct ns_plan *p);
-int ns_host_ca_var(const char *name, size_t len);
 void ns_plan_host_ca(const struct ns_args *a, struct ns_plan *p);
 int ns_host_ca_kept(const struct ns_plan *p, const char *name);
 
