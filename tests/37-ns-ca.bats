@@ -170,6 +170,11 @@ proxy SELF_SIGNED_CERT_IN_CHAIN"
 	assert_equal "$stderr" "sbx-ns: usage: --policy-fd and --no-host-ca are exclusive (one source per request)"
 	run -100 --separate-stderr ca_user -- --workspace "$ws" --no-host-ca --no-host-ca -- true
 	assert_equal "$stderr" "sbx-ns: usage: --no-host-ca given twice"
+	run -0 --separate-stderr ca_user -- --workspace "$ws" --no-host-ca --print-policy
+	run -0 python3 -c 'import json, sys; print(json.loads(sys.argv[1])["sandbox"]["hostCA"])' "$output"
+	assert_output False
+	run -0 --separate-stderr sbx-ns --help
+	assert_output --partial "[--no-host-ca]"
 }
 
 @test "SSL_CERT_DIR and SSL_CERT_FILE reach python through OpenSSL's default paths; a symlink loop in the directory stays a loop" {
