@@ -178,6 +178,8 @@ usage() { # EXPECTED-MESSAGE ARGS...
 	usage "--allow-address: invalid range: control character" --allow-address $'203.0.113.0\e[2J/24'
 	usage "--allow-address: invalid range '::ffff:203.0.113.0/120': an IPv4-mapped range: give it in IPv4 form" \
 		--allow-address ::ffff:203.0.113.0/120
+	usage "--allow-address: invalid range '::203.0.113.0/120': an IPv4-compatible range: give it in IPv4 form" \
+		--allow-address ::203.0.113.0/120
 	usage "--allow-address: 203.0.113.0/24 given twice" --allow-address 203.0.113.0/24 --allow-address 203.0.113.0/24
 	usage "--allow-address: 2001:db8::/32 given twice" --allow-address 2001:db8::/32 --allow-address 2001:DB8:0::/32
 	usage "--allow-address: 203.0.113.7/32 given twice" --allow-address 203.0.113.7 --allow-address 203.0.113.7/32

@@ -226,10 +226,15 @@ const char *sbx_cidr_parse(const char *s, struct sbx_cidr *c)
 	for (unsigned i = c->bits; i < max; i++)
 		if (c->addr[i / 8] & (0x80 >> (i % 8)))
 			return "host bits set after the prefix";
-	if (c->family == AF_INET6) {
+	/* Such addresses are judged, and dialled, as IPv4: an IPv6 range
+	 * of them would match nothing. */
+	if (c->family == AF_INET6 && c->bits >= 96) {
+		static const uint8_t zero[12];
 		struct in_addr v4;
-		if (sbx_addr6_embedded4((const struct in6_addr *)c->addr, &v4) && c->bits >= 96)
+		if (sbx_addr6_embedded4((const struct in6_addr *)c->addr, &v4) && memcmp(c->addr, zero, 12))
 			return "an IPv4-mapped range: give it in IPv4 form";
+		if (!memcmp(c->addr, zero, 12) && (c->bits < 127 || sbx_addr6_embedded4((const struct in6_addr *)c->addr, &v4)))
+			return "an IPv4-compatible range: give it in IPv4 form";
 	}
 	inet_ntop(c->family, c->addr, a, sizeof a);
 	snprintf(c->text, sizeof c->text, "%s/%u", a, c->bits);

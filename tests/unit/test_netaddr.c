@@ -319,6 +319,14 @@ TEST(netaddr_cidr_parse_is_strict)
 	CHECK_STR(sbx_cidr_parse("10.0.0.0/8\n", &c), "control character");
 	CHECK_STR(sbx_cidr_parse("10.0.0.0\t/8", &c), "control character");
 	CHECK_STR(sbx_cidr_parse("::ffff:10.0.0.0/104", &c), "an IPv4-mapped range: give it in IPv4 form");
+	CHECK_STR(sbx_cidr_parse("::ffff:10.0.0.1", &c), "an IPv4-mapped range: give it in IPv4 form");
+	CHECK_STR(sbx_cidr_parse("::/96", &c), "an IPv4-compatible range: give it in IPv4 form");
+	CHECK_STR(sbx_cidr_parse("::a00:0/104", &c), "an IPv4-compatible range: give it in IPv4 form");
+	CHECK_STR(sbx_cidr_parse("::10.0.0.1", &c), "an IPv4-compatible range: give it in IPv4 form");
+	CHECK(sbx_cidr_parse("::/95", &c) == NULL);
+	CHECK(sbx_cidr_parse("::1", &c) == NULL);
+	CHECK(sbx_cidr_parse("::/128", &c) == NULL);
+	CHECK(sbx_cidr_parse("::fffe:0:0/95", &c) == NULL);
 }
 
 static const char *opens(const char *t)
