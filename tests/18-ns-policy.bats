@@ -80,7 +80,9 @@ grant() {
 	run -0 --separate-stderr ns_root --workspace "$ws" --command-path /usr/bin:/bin -- sh -c 'echo "$PATH"'
 	assert_output "/usr/bin:/bin"
 	run -127 --separate-stderr ns_root --workspace "$ws" --command-path /usr/sbin -- true
-	assert_equal "$stderr" "sbx-ns: fatal: unable to find true"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find true: /usr/bin/true is on the caller's PATH but not on the sandbox's command path (bring it in with --command-path /usr/bin:/usr/sbin)"
+	run -127 --separate-stderr ns_root --workspace "$ws" --command-path /usr/sbin -- sbx-no-such-program
+	assert_equal "$stderr" "sbx-ns: fatal: unable to find sbx-no-such-program"
 }
 
 @test "protect refuses a workspace or --rw root that would expose a protected path" {

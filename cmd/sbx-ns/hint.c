@@ -181,8 +181,8 @@ void ns_plan_hint(const struct ns_args *a, struct ns_plan *p)
 		if (!have_outer)
 			return;
 		bring_in(p, outer, fix, sizeof fix);
-		if (asprintf(&p->hint, "%s is on the caller's PATH but not in the sandbox (bring it in with %s)",
-			     outer, fix) < 0)
+		if (asprintf(&p->hint, "%s is on the caller's PATH but not %s (bring it in with %s)", outer,
+			     visible(p, outer) ? "on the sandbox's command path" : "in the sandbox", fix) < 0)
 			p->hint = NULL;
 		return;
 	}
