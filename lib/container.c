@@ -13,9 +13,10 @@ const char sbx_fix_ctr_proc[] =
 	"procMount: Unmasked (with hostUsers: false)";
 const char sbx_fix_ctr_userns[] =
 	"in a container, allow new user namespaces: podman allows them by default; docker "
-	"--security-opt seccomp=unconfined (its default profile refuses unshare without "
-	"CAP_SYS_ADMIN); Kubernetes securityContext seccompProfile type: Unconfined or a "
-	"Localhost profile allowing unshare and the mount calls";
+	"--security-opt seccomp=unconfined (its default profile refuses clone with namespace "
+	"flags, unshare and the mount calls without CAP_SYS_ADMIN); Kubernetes securityContext "
+	"seccompProfile type: Unconfined or a Localhost profile allowing clone with namespace "
+	"flags, unshare and the mount calls";
 const char sbx_fix_ctr_seccomp[] =
 	"the container's seccomp profile refuses it: podman or docker --security-opt "
 	"seccomp=PROFILE allowing it, Kubernetes securityContext seccompProfile type: Localhost";

@@ -4,8 +4,9 @@
 # socket and cgroup parent of its own (no systemd, no network of its own).
 # The image is built and run by the README's docker lines, read from
 # README.md, so what is documented is what runs; then the attacks: docker's
-# default profile, each flag missing, root as the container's user, the
-# container and dockerd killed mid-run. If dockerd cannot run here, the
+# default profile, each flag missing, a profile of the calls the README
+# names, root as the container's user, the container and dockerd killed
+# mid-run. If dockerd cannot run here, the
 # suite fails with its log: nothing is skipped.
 
 load helpers
@@ -193,7 +194,7 @@ flags_host_ws() { # RUNLINE
 }
 
 PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, docker --security-opt systempaths=unconfined, Kubernetes securityContext procMount: Unmasked (with hostUsers: false)'
-USERNS_FIX='in a container, allow new user namespaces: podman allows them by default; docker --security-opt seccomp=unconfined (its default profile refuses unshare without CAP_SYS_ADMIN); Kubernetes securityContext seccompProfile type: Unconfined or a Localhost profile allowing unshare and the mount calls'
+USERNS_FIX='in a container, allow new user namespaces: podman allows them by default; docker --security-opt seccomp=unconfined (its default profile refuses clone with namespace flags, unshare and the mount calls without CAP_SYS_ADMIN); Kubernetes securityContext seccompProfile type: Unconfined or a Localhost profile allowing clone with namespace flags, unshare and the mount calls'
 
 @test "dockerd runs here with roots of its own, the storage driver decided once, no bridge" {
 	run -0 docker version --format '{{.Server.Version}} {{.Client.Version}}'
@@ -289,6 +290,59 @@ refused"
 	[ "$run" != "$D_RUN" ]
 	run -106 --separate-stderr eval "$run"
 	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (docker: /.dockerenv); $PROC_FIX"
+}
+
+# The calls the README's docker paragraph says a profile must allow.
+readme_profile_calls() {
+	awk '/^- \*\*docker\*\*/ { d = 1; next } d && /^- \*\*/ { d = 0 } d' "$SBX_ROOT/README.md" |
+		tr '\n' ' ' | tr -s ' ' | grep -o 'a profile that allows [^)]*)' | head -n 1 | grep -o '`[a-z0-9_]*`' | tr -d '`'
+}
+
+# docker's own default profile, as this dockerd gives it to a container (its
+# OCI spec), with CALLS allowed whatever their arguments, into OUT; the
+# default itself into OUT.default.
+profile_from_default() { # OUT CALLS...
+	local out=$1 cid
+	shift
+	cid=$(docker run -d -i --network none --entrypoint /bin/cat sbx)
+	python3 - "$D_DIR/exec/containerd/daemon/io.containerd.runtime.v2.task/moby/$cid/config.json" "$out" "$@" <<-'PY'
+	import json, sys
+	spec, out, calls = sys.argv[1], sys.argv[2], sys.argv[3:]
+	prof = json.load(open(spec))["linux"]["seccomp"]
+	json.dump(prof, open(out + ".default", "w"))
+	rules = []
+	for r in prof["syscalls"]:
+	    if r.get("args"):
+	        r["names"] = [n for n in r["names"] if n not in calls]
+	    if r["names"]:
+	        rules.append(r)
+	rules.append({"names": calls, "action": "SCMP_ACT_ALLOW"})
+	prof["syscalls"] = rules
+	json.dump(prof, open(out, "w"))
+	PY
+	docker rm -f "$cid" >/dev/null
+}
+
+@test "a seccomp profile: docker's own default with the calls the README names works; without clone, 106" {
+	local -a calls
+	local run
+	mapfile -t calls < <(readme_profile_calls)
+	assert_equal "${calls[*]}" "clone unshare mount umount2 pivot_root open_tree move_mount mount_setattr"
+	profile_from_default "$D_DIR/profile.json" "${calls[@]}"
+	# The default it came from allows clone only without namespace flags
+	# (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET).
+	run -0 python3 -c 'import json, sys; print([(r["action"], r["args"]) for r in json.load(open(sys.argv[1]))["syscalls"] if "clone" in r["names"]])' \
+		"$D_DIR/profile.json.default"
+	assert_output "[('SCMP_ACT_ALLOW', [{'index': 0, 'value': $((0x7e020000)), 'op': 'SCMP_CMP_MASKED_EQ'}])]"
+	run=${D_RUN/ seccomp=unconfined / seccomp=$D_DIR/profile.json }
+	[ "$run" != "$D_RUN" ]
+	run -0 --separate-stderr eval "$run"
+	assert_equal "$stderr" ""
+	assert_output "hello"
+	profile_from_default "$D_DIR/profile-noclone.json" "${calls[@]:1}"
+	run=${D_RUN/ seccomp=unconfined / seccomp=$D_DIR/profile-noclone.json }
+	run -106 --separate-stderr eval "$run"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: Operation not permitted (docker: /.dockerenv); $USERNS_FIX"
 }
 
 @test "the container's user: root is refused (usage, then the user to run as); other unprivileged users work" {
