@@ -1,8 +1,9 @@
 #include "opts.h"
 #include "die.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
-
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,35 @@ void sbx_opt_version(int argc, char **argv)
 	if (n > 0 && write(1, line, (size_t)n) != n)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the version");
 	exit(0);
+}
+
+_Noreturn void sbx_opt_help(const char *text)
+{
+	char *all = sbx_needf("%s\n"
+			      "  --help                 print this help and exit\n"
+			      "  --version              print the version and exit (as the only option)\n"
+			      "\n"
+			      "Full reference: man %s\n", text, sbx_prog());
+	size_t len = strlen(all), off = 0;
+
+	while (off < len) {
+		ssize_t w = write(1, all + off, len - off);
+
+		if (w >= 0) {
+			off += (size_t)w;
+		} else if (errno == EAGAIN) {
+			/* A non-blocking stdout that is full: wait until it
+			 * takes more. */
+			struct pollfd p = { .fd = 1, .events = POLLOUT };
+			if (poll(&p, 1, -1) < 0 && errno != EINTR)
+				break;
+		} else if (errno != EINTR) {
+			break;
+		}
+	}
+	if (off < len)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the help to stdout");
+	exit(SBX_EXIT_OK);
 }
 
 void sbx_opt_init(struct sbx_optstate *st, int first)

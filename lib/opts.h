@@ -12,6 +12,13 @@
  * and exits 0. Every tool calls it first thing in main. */
 void sbx_opt_version(int argc, char **argv);
 
+/* `TOOL --help`: TEXT (the usage lines and one line per option), the
+ * lines of --help and --version, and where the full reference is, on
+ * stdout in one piece; exits 0. A stdout that does not take it all
+ * (closed, a full disk, a reader gone with SIGPIPE ignored) is said on
+ * stderr and exits 111: a help that was cut short is no help. */
+_Noreturn void sbx_opt_help(const char *text);
+
 enum sbx_optarg { SBX_NOARG = 0, SBX_ARG = 1 };
 enum sbx_optrep { SBX_ONCE = 0, SBX_MANY = 1 };
 

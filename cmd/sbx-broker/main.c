@@ -23,21 +23,50 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define USAGE \
-	"usage: sbx-broker (--listen PATH [--socket-mode MODE] [--socket-group GROUP] | --listen-fd FD)\n" \
-	"                  [--listen-tcp ADDR:PORT]\n" \
-	"                  [--mode allowlist|proxy]\n" \
-	"                  [--allow-host NAME]... [--allow-port N]... [--allow-tcp NAME:PORT]...\n" \
-	"                  [--upstream http://HOST:PORT]\n" \
-	"                  [--allow-private-networks] [--allow-address CIDR]... [--deny-address CIDR]...\n" \
-	"                  [--resolve NAME=ADDR]... [--resolve-file FILE]... [--max-wall-time SEC]\n" \
-	"                  [--max-request-bytes SIZE] [--max-response-bytes SIZE]\n" \
-	"                  [--max-connections N] [--max-sandbox-connections N]\n" \
-	"                  [--max-sandbox-lookups N]\n" \
-	"                  [--max-peer-connections N]\n" \
-	"                  [--reserved-connections N]\n" \
-	"                  [--log-fd FD] [--ready-fd FD]\n" \
-	"       sbx-broker --version\n"
+static const char usage[] =
+	"usage: sbx-broker --listen PATH [OPTION]...\n"
+	"       sbx-broker --listen-fd FD [OPTION]...\n"
+	"       sbx-broker --listen-tcp ADDR:PORT [OPTION]...\n"
+	"Check each connection of a sandbox against the allowed names, ports and\n"
+	"addresses, and make the allowed ones itself.\n"
+	"\n"
+	"Where sandboxes connect:\n"
+	"  --listen PATH                the Unix socket to create and listen on\n"
+	"  --socket-mode MODE           its permission bits, octal; default: umask's\n"
+	"  --socket-group GROUP         its group, a name or a number\n"
+	"  --listen-fd FD               a listening Unix socket to take over\n"
+	"  --listen-tcp ADDR:PORT       also listen on this loopback TCP port\n"
+	"\n"
+	"What is allowed:\n"
+	"  --mode allowlist|proxy       direct, or through --upstream; default: allowlist\n"
+	"  --allow-host NAME            an allowed name or *.domain (repeatable)\n"
+	"  --allow-port N               an allowed port (repeatable); default: 80, 443\n"
+	"  --allow-tcp NAME:PORT        an opaque TCP stream for transparent sandboxes\n"
+	"  --upstream http://HOST:PORT  the upstream proxy of --mode proxy\n"
+	"  --allow-private-networks     also allow the private address ranges\n"
+	"  --allow-address CIDR         open refused addresses in CIDR (repeatable)\n"
+	"  --deny-address CIDR          also refuse every address in CIDR (repeatable)\n"
+	"  --resolve NAME=ADDR          answer NAME with ADDR (repeatable)\n"
+	"  --resolve-file FILE          the same from a hosts(5) file\n"
+	"\n"
+	"Limits:\n"
+	"  --max-wall-time SEC          each connection's life; default: 30\n"
+	"  --max-request-bytes SIZE     bytes from the client; default: 1M\n"
+	"  --max-response-bytes SIZE    bytes to the client; default: 10M\n"
+	"  --max-connections N          connections at once; default: from the fd limit\n"
+	"  --max-sandbox-connections N  of them one sandbox's; default: a quarter\n"
+	"  --max-sandbox-lookups N      names one sandbox resolves at once; default: 256\n"
+	"  --max-peer-connections N     one uid's on --listen-tcp; default: a quarter\n"
+	"  --reserved-connections N     kept for the Unix socket; default: a sixteenth\n"
+	"\n"
+	"Output:\n"
+	"  --log-fd FD                  where the log goes; default: stderr\n"
+	"  --ready-fd FD                write a newline to FD once listening\n"
+	"\n"
+	"Refused (HTTPS is tunnelled, so the broker could not enforce them):\n"
+	"  --allow-method METHOD        refused: restrict names and ports instead\n"
+	"  --allow-request-header NAME  refused: restrict names and ports instead\n"
+	"  --max-redirects N            refused: restrict names and ports instead\n";
 
 enum {
 	O_LISTEN = 1, O_LISTEN_FD, O_MODE, O_HOST, O_PORT, O_UPSTREAM, O_PRIVATE,
@@ -294,9 +323,7 @@ int main(int argc, char **argv)
 		case O_RESERVED: reserved = (size_t)sbx_opt_u64("--reserved-connections", arg, 1, 1000000); break;
 		case O_LOG: log_fd = sbx_opt_fd("--log-fd", arg); break;
 		case O_READY: cfg.ready_fd = sbx_opt_fd("--ready-fd", arg); break;
-		case O_HELP:
-			fputs(USAGE, stdout);
-			return fflush(stdout) ? SBX_EXIT_SYS : SBX_EXIT_OK;
+		case O_HELP: sbx_opt_help(usage);
 		case O_METHOD: refuse_unenforceable("--allow-method");
 		case O_HEADER: refuse_unenforceable("--allow-request-header");
 		case O_REDIRECTS: refuse_unenforceable("--max-redirects");

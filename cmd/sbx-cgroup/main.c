@@ -22,12 +22,40 @@
 #define MAX_TIMEOUT   (366ULL * 86400 * 1000)   /* a year, in ms */
 
 static const char usage_text[] =
-	"usage: sbx-cgroup --root DIR --name NAME [--parent NAME] [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--cgroup-fd FD] [--] prog [args...]\n"
-	"       sbx-cgroup --root DIR --parent NAME --create [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--status-fd FD]\n"
+	"usage: sbx-cgroup --root DIR --name NAME [OPTION]... [--] PROG [ARG]...\n"
+	"       sbx-cgroup --root DIR --parent NAME --create [OPTION]...\n"
 	"       sbx-cgroup --root DIR --parent NAME --destroy [--status-fd FD]\n"
 	"       sbx-cgroup --delegate DIR --user USER [--status-fd FD]\n"
-	"       sbx-cgroup --sampled [--cpu PCT] [--memory SIZE] [--pids N] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--timeout SEC] [--status-fd FD] [--ready-fd FD] [--pass-fd FD]... [--] prog [args...]\n"
-	"       sbx-cgroup --version\n";
+	"       sbx-cgroup --sampled [OPTION]... [--] PROG [ARG]...\n"
+	"Run PROG in a cgroup v2 of its own with hard limits, and remove it after.\n"
+	"\n"
+	"Where:\n"
+	"  --root DIR             the cgroup v2 directory prepared by the administrator\n"
+	"  --name NAME            the command's cgroup, made under DIR (or DIR/PARENT)\n"
+	"  --parent NAME          a cgroup under DIR holding the total limits\n"
+	"  --sampled              no cgroup: limits sampled every 0.1 s, not hard\n"
+	"\n"
+	"Limits:\n"
+	"  --cpu PCT              percent of one core (100 is one core)\n"
+	"  --memory SIZE          memory.max, with swap off; K, M, G or T\n"
+	"  --pids N               pids.max: processes and threads\n"
+	"  --timeout SEC          end the run after SEC seconds (104); default: none\n"
+	"  --baseline FILE        the administrator's baseline policy (JSON)\n"
+	"  --baseline-fd FD       the baseline from an open fd (consumed)\n"
+	"  --policy-fd FD         the limits as a JSON policy\n"
+	"  --clamp                narrow limits wider than the baseline to it\n"
+	"\n"
+	"The command:\n"
+	"  --status-fd FD         write JSON status lines to FD\n"
+	"  --ready-fd FD          write a newline to FD once it runs in its cgroup\n"
+	"  --pass-fd FD           keep FD open for the command (repeatable)\n"
+	"  --cgroup-fd FD         open the command's cgroup on FD for it\n"
+	"\n"
+	"Administration:\n"
+	"  --create               make or verify the parent with the given limits\n"
+	"  --destroy              kill everything under the parent and remove it\n"
+	"  --delegate DIR         as root, prepare DIR for an unprivileged --user\n"
+	"  --user USER            the user of --delegate, a name or a uid\n";
 
 /* Option ids double as bits in a mask of what was given, so that each
  * mode can say which options it takes. New options (e.g. a sampled mode)
@@ -133,10 +161,7 @@ static unsigned parse(int argc, char **argv, struct opts *o)
 			o->cgroup_fd = (int)n;
 			break;
 		}
-		case O_HELP:
-			fputs(usage_text, stdout);
-			fflush(stdout);
-			_exit(SBX_EXIT_OK);
+		case O_HELP: sbx_opt_help(usage_text);
 		}
 	}
 	o->argv = argv + st.ind;

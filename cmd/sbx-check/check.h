@@ -68,6 +68,8 @@ struct chk_opts {
 
 /* The directory holding this sbx-check binary (readlink /proc/self/exe). */
 void chk_bindir(char *out, size_t n);
+/* What sbx-check --help prints (main.c). */
+extern const char chk_usage[];
 
 void chk_host(struct chk_report *r, const struct chk_opts *o);
 /* steps.c: the isolation items (sbx-ns's steps, tried), and the rewrite of

@@ -13,6 +13,7 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "grant.h"
+#include "check.h"
 #include "grant_plan.h"
 #include "opts.h"
 #include "parse.h"
@@ -29,7 +30,7 @@
 int chk_grant(int argc, char **argv);
 
 enum { G_KEY = 1, G_CWD, G_TIMEOUT, G_STDIN_SHA, G_STDIN_FILE, G_ENV, G_PLAN, G_PLAN_FD, G_KIND,
-       G_EXPIRES, G_SINGLE_USE };
+       G_EXPIRES, G_SINGLE_USE, G_HELP, };
 
 static size_t name_len(const char *s)
 {
@@ -134,6 +135,7 @@ int chk_grant(int argc, char **argv)
 		{ "kind", SBX_ARG, SBX_ONCE, G_KIND },
 		{ "expires", SBX_ARG, SBX_ONCE, G_EXPIRES },
 		{ "single-use", SBX_NOARG, SBX_ONCE, G_SINGLE_USE },
+		{ "help", SBX_NOARG, SBX_ONCE, G_HELP },
 		{ 0 },
 	};
 	struct sbx_grant_input in = { 0 };
@@ -156,6 +158,7 @@ int chk_grant(int argc, char **argv)
 	sbx_opt_init(&st, 2);
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
 		switch (id) {
+		case G_HELP: sbx_opt_help(chk_usage);
 		case G_KEY:
 			keypath = sbx_opt_abspath("--key", arg);
 			break;

@@ -14,17 +14,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
-	"usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--baseline FILE] [--json]\n"
-	"       sbx-check tools [--manifest FILE] [--json] [PATH...]\n"
-	"       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]\n"
-	"       sbx-check proof --tier full|landlock [--ns PATH] [--json]\n"
-	"       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [--kind plan|argv] "
-	"[--stdin-sha256 HEX | --stdin-file FILE] [--expires SEC] [--single-use]\n"
-	"       sbx-check grant --key FILE --kind argv [--cwd DIR] [--timeout SEC] "
-	"[--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--expires SEC] "
-	"[--single-use] [--] prog [args...]\n"
-	"       sbx-check --version\n";
+const char chk_usage[] =
+	"usage: sbx-check host [OPTION]...\n"
+	"       sbx-check tools [OPTION]... [PATH]...\n"
+	"       sbx-check proof [OPTION]...\n"
+	"       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [OPTION]...\n"
+	"       sbx-check grant --key FILE --kind argv [OPTION]... [--] PROG [ARG]...\n"
+	"Say what this host enforces, check the sbx tools, prove the sandbox holds,\n"
+	"or sign a grant.\n"
+	"\n"
+	"host and proof:\n"
+	"  --cgroup-root DIR      a cgroup v2 directory prepared by the administrator\n"
+	"  --quota-workspace DIR  a directory under a project quota\n"
+	"  --baseline FILE        host: the administrator's baseline policy to check\n"
+	"  --ns PATH              proof: the sbx-ns to prove; default: the one beside\n"
+	"  --tier TIER            proof: full (the default) or landlock\n"
+	"\n"
+	"tools:\n"
+	"  --manifest FILE        the manifest to compare with\n"
+	"\n"
+	"grant:\n"
+	"  --key FILE             the HMAC key; required\n"
+	"  --plan FILE            sign the plan sbx-ns --dry-run printed\n"
+	"  --plan-fd FD           the same, read from an open fd\n"
+	"  --kind plan|argv       what is signed; default: plan with --plan\n"
+	"  --cwd DIR              the command's directory; default: the current one\n"
+	"  --timeout SEC          the run's timeout; default: none\n"
+	"  --env NAME=VALUE       one variable of the command's environment\n"
+	"  --stdin-sha256 HEX     the SHA-256 of the command's stdin\n"
+	"  --stdin-file FILE      hash this file as the stdin; default: empty stdin\n"
+	"  --expires SEC          it expires SEC seconds from now\n"
+	"  --single-use           it may run once (sbx-ns --grant-nonce-dir)\n"
+	"\n"
+	"host, tools and proof:\n"
+	"  --json                 one JSON document instead of lines\n";
 
 int chk_grant(int argc, char **argv); /* grant.c */
 
@@ -63,6 +86,7 @@ static const char *path_opt(const char *opt, const char *v, int want_dir)
 static int run_mode(const char *mode, int argc, char **argv)
 {
 	static const struct sbx_opt host_tab[] = {
+		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
 		{ "cgroup-root", SBX_ARG, SBX_ONCE, O_CGROUP },
 		{ "quota-workspace", SBX_ARG, SBX_ONCE, O_QUOTA },
 		{ "baseline", SBX_ARG, SBX_ONCE, O_BASELINE },
@@ -70,11 +94,13 @@ static int run_mode(const char *mode, int argc, char **argv)
 		{ 0 },
 	};
 	static const struct sbx_opt tools_tab[] = {
+		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
 		{ "manifest", SBX_ARG, SBX_ONCE, O_MANIFEST },
 		{ "json", SBX_NOARG, SBX_ONCE, O_JSON },
 		{ 0 },
 	};
 	static const struct sbx_opt proof_tab[] = {
+		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
 		{ "cgroup-root", SBX_ARG, SBX_ONCE, O_CGROUP },
 		{ "quota-workspace", SBX_ARG, SBX_ONCE, O_QUOTA },
 		{ "ns", SBX_ARG, SBX_ONCE, O_NS },
@@ -93,6 +119,7 @@ static int run_mode(const char *mode, int argc, char **argv)
 	sbx_opt_init(&st, 2);
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
 		switch (id) {
+		case O_HELP: sbx_opt_help(chk_usage);
 		case O_CGROUP: o.cgroup_root = path_opt("--cgroup-root", arg, 1); break;
 		case O_QUOTA: o.quota_ws = path_opt("--quota-workspace", arg, 1); break;
 		case O_BASELINE:
@@ -148,10 +175,8 @@ int main(int argc, char **argv)
 	sbx_opt_version(argc, argv);
 	sbx_opt_init(&st, 1);
 	id = sbx_opt_next(&st, tab, argc, argv, &arg);
-	if (id == O_HELP) {
-		fputs(usage, stdout);
-		return fflush(stdout) ? SBX_EXIT_SYS : SBX_EXIT_OK;
-	}
+	if (id == O_HELP)
+		sbx_opt_help(chk_usage);
 	if (id == O_PROBE)
 		return chk_probe(argc - st.ind, argv + st.ind);
 	if (st.ind != 1)

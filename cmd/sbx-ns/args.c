@@ -32,24 +32,70 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: sbx-ns [--workspace DIR | --workspace-fd FD] [--ro PATH]... [--rw PATH]... "
-	"[--ro-fd FD]... [--rw-fd FD]... [--bind SRC DEST]... [--ro-bind SRC DEST]... "
-	"[--bind-fd FD DEST]... [--ro-bind-fd FD DEST]... [--runtime PATHS] [--tmp-in-workspace] "
-	"[--deny-write GLOB]... [--home DIR] [--require-landlock] [--uid N --gid N] [--setenv NAME=VALUE]... "
-	"[--keep-env NAME]... [--no-host-ca] [--net none|loopback|broker:PATH[,transparent][,port=N]|host] [--broker-fd FD] "
-	"[--command-path DIRS] [--allow-exec PATH]... [--protect PATH]... "
-	"[--grant-fd FD --grant-key FILE [--grant-nonce-dir DIR]] [--timeout SEC] [--quiet-denials] "
-	"[--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--print-policy | --dry-run] "
-	"[--pty] [--status-fd FD] [--ready-fd FD] [--] prog [args...]\n"
-	"       sbx-ns [run options] --serve PATH [--ready-port N] [--ready-timeout SEC] [--cgroup-fd FD] "
-	"[--grant-key FILE [--grant-nonce-dir DIR]] [--] [prog [args...]]\n"
-	"       sbx-ns --join PATH [--cwd DIR] [--setenv NAME=VALUE]... [--timeout SEC] [--pty] "
-	"[--memory SIZE] [--pids N] [--cpu PCT] [--detach [--stdout FILE --stderr FILE]] [--grant-fd FD | --dry-run] "
-	"[--] prog [args...]\n"
-	"       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID [--signal N] | --stop)\n"
-	"       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] hostprog [args...]\n"
+	"usage: sbx-ns [OPTION]... [--] PROG [ARG]...\n"
+	"       sbx-ns [OPTION]... --serve PATH [--] [PROG [ARG]...]\n"
+	"       sbx-ns --join PATH [OPTION]... [--] PROG [ARG]...\n"
+	"       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID | --stop)\n"
+	"       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] HOSTPROG [ARG]...\n"
 	"       sbx-ns --recover (--workspace DIR | --workspace-fd FD) [--status-fd FD]\n"
-	"       sbx-ns --version\n";
+	"Run PROG in fresh namespaces, on a fresh root, behind Landlock and seccomp.\n"
+	"\n"
+	"What the command sees:\n"
+	"  --workspace DIR        the directory it may write, and its working directory\n"
+	"  --workspace-fd FD      the workspace as an open directory fd (consumed)\n"
+	"  --ro PATH              show PATH read-only at its own path (repeatable)\n"
+	"  --rw PATH              show PATH writable at its own path (repeatable)\n"
+	"  --ro-fd FD             --ro for an open fd (consumed)\n"
+	"  --rw-fd FD             --rw for an open fd (consumed)\n"
+	"  --bind SRC DEST        show the host's SRC writable at DEST\n"
+	"  --ro-bind SRC DEST     show the host's SRC read-only at DEST\n"
+	"  --bind-fd FD DEST      --bind for an open fd (consumed)\n"
+	"  --ro-bind-fd FD DEST   --ro-bind for an open fd (consumed)\n"
+	"  --runtime PATHS        the system paths shown read-only (a:b:c, or none)\n"
+	"  --tmp-in-workspace     /tmp and /dev/shm on the workspace's file system\n"
+	"  --deny-write GLOB      a path it may read, not change; replaces the defaults\n"
+	"  --home DIR             a writable HOME; default: /tmp/home, gone at the end\n"
+	"  --protect PATH         refuse to run if PATH would be writable\n"
+	"\n"
+	"Identity and environment:\n"
+	"  --uid N                the command's uid; root only, and then required\n"
+	"  --gid N                the command's gid; root only, and then required\n"
+	"  --setenv NAME=VALUE    set a variable for the command\n"
+	"  --keep-env NAME        pass the caller's value of NAME (if set)\n"
+	"  --no-host-ca           do not keep the host's CA variables and their files\n"
+	"  --command-path DIRS    where PROG is looked up, and the command's PATH\n"
+	"  --allow-exec PATH      PROG must be this file (device and inode)\n"
+	"\n"
+	"Network:\n"
+	"  --net MODE             none (default), loopback, host or broker:PATH[,...]\n"
+	"  --broker-fd FD         with --net broker: the broker's socket as an open fd\n"
+	"\n"
+	"Limits and policy:\n"
+	"  --timeout SEC          kill the whole sandbox after SEC seconds (exit 104)\n"
+	"  --require-landlock     refuse to run (106) on a kernel without Landlock\n"
+	"  --quiet-denials        denied calls fail with EPERM and are not reported\n"
+	"  --grant-fd FD          run only what the grant read from FD allows\n"
+	"  --grant-key FILE       the key that grants are verified with\n"
+	"  --grant-nonce-dir DIR  where single-use grants are recorded\n"
+	"  --baseline FILE        the administrator's baseline policy (JSON)\n"
+	"  --baseline-fd FD       the baseline from an open fd (consumed)\n"
+	"  --policy-fd FD         the request as a JSON policy instead of options\n"
+	"  --clamp                narrow a request wider than the baseline to it\n"
+	"\n"
+	"Output and control:\n"
+	"  --print-policy         print the effective policy as JSON; run nothing\n"
+	"  --dry-run              make every check, print the plan as JSON; run nothing\n"
+	"  --pty                  give the command a terminal of the sandbox's own\n"
+	"  --status-fd FD         write JSON status lines to FD\n"
+	"  --ready-fd FD          write a newline to FD once the sandbox is set up\n"
+	"  --recover              run nothing: clean up after runs that were killed\n"
+	"\n"
+	"A living sandbox:\n"
+	"  --serve PATH           keep the sandbox, serving commands on socket PATH\n"
+	"  --ready-port N         ready once 127.0.0.1:N accepts inside it\n"
+	"  --ready-timeout SEC    how long it may take to become ready; default: 30\n"
+	"  --cgroup-fd FD         its cgroup, whose limits bound all its commands\n"
+	"\n";
 
 enum {
 	O_WORKSPACE = 1, O_WORKSPACE_FD, O_RO, O_RW, O_RO_FD, O_RW_FD, O_RUNTIME,
@@ -218,8 +264,7 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 				}
 		switch (id) {
 		case O_HELP:
-			fputs(usage, stdout);
-			exit(0);
+			sbx_opt_help(sbx_needf("%s%s", usage, ns_join_options));
 		case O_WORKSPACE:
 		case O_WORKSPACE_FD:
 			if (have_ws)

@@ -67,29 +67,37 @@ static const struct sbx_opt options[] = {
 	{ 0, 0, 0, 0 }
 };
 
-static const char help[] =
-	"usage: sbx-ns --join PATH [options] [--] prog [args...]   run prog in the living sandbox at PATH\n"
-	"  --cwd DIR           the command's directory inside (default: the workspace)\n"
-	"  --setenv NAME=VALUE add or replace one variable of the sandbox's environment\n"
-	"  --timeout SEC       kill the command (and its process group) after SEC; exit 104\n"
-	"  --memory SIZE       a cgroup of its own with this memory.max (no swap); needs --cgroup-fd\n"
-	"  --pids N            a cgroup of its own with this pids.max; needs --cgroup-fd\n"
-	"  --cpu PCT           a cgroup of its own with this share of a core (100 = one); needs --cgroup-fd\n"
-	"  --pty               give the command a terminal of the sandbox's own (implied from a terminal)\n"
-	"  --grant-fd FD       the command's grant (sbx-check grant), read from FD; a sandbox served with\n"
-	"                      --grant-key runs only granted commands (stdin: read whole, at most 64 MiB)\n"
-	"  --dry-run           print the command's plan in this sandbox (what a grant is made from)\n"
-	"  --detach            run it as a job that outlives this client; print its id\n"
-	"  --stdout FILE       with --detach: the job's stdout, a file inside the sandbox\n"
-	"  --stderr FILE       with --detach: the job's stderr, a file inside the sandbox\n"
-	"  --jobs              list the jobs: id, state, code, argv\n"
-	"  --wait-job ID       wait for job ID to end; exit with its code\n"
-	"  --kill-job ID       signal job ID's process group (SIGTERM, or --signal N)\n"
-	"  --signal N          with --kill-job: the signal number\n"
-	"  --stop              stop the sandbox: every command ends, the end check runs, PATH goes\n"
-	"  --connect PORT      connect to 127.0.0.1:PORT inside; run the host program with the socket\n"
-	"  --connect-fd N      with --connect: the host program's fd for the socket (default 3)\n"
-	"  --status-fd FD      write the outcome as a JSON line to FD\n";
+/* The client's options, also the last group of sbx-ns --help. */
+const char ns_join_options[] =
+	"Commands of a living sandbox (sbx-ns --join PATH ...):\n"
+	"  --join PATH            the living sandbox's control socket (first argument)\n"
+	"  --cwd DIR              the command's directory; default: the workspace\n"
+	"  --setenv NAME=VALUE    add or replace a variable, for this command only\n"
+	"  --timeout SEC          kill the command's process group after SEC (104)\n"
+	"  --memory SIZE          a cgroup of its own with this memory.max, no swap\n"
+	"  --pids N               a cgroup of its own with this pids.max\n"
+	"  --cpu PCT              a cgroup of its own with this share of one core\n"
+	"  --pty                  a terminal of the sandbox's own (implied from one)\n"
+	"  --grant-fd FD          the command's grant, read from FD\n"
+	"  --dry-run              print the command's plan (what a grant is made of)\n"
+	"  --detach               run it as a job that outlives this client; print its id\n"
+	"  --stdout FILE          with --detach: the job's stdout, inside the sandbox\n"
+	"  --stderr FILE          with --detach: the job's stderr, inside the sandbox\n"
+	"  --jobs                 list the jobs: id, state, code, argv\n"
+	"  --wait-job ID          wait for job ID to end; exit with its code\n"
+	"  --kill-job ID          signal job ID's process group (SIGTERM)\n"
+	"  --signal N             with --kill-job: this signal number instead\n"
+	"  --stop                 stop the sandbox: every command ends, PATH goes\n"
+	"  --connect PORT         run HOSTPROG with a connection to 127.0.0.1:PORT inside\n"
+	"  --connect-fd N         with --connect: HOSTPROG's fd for it; default: 3\n"
+	"  --status-fd FD         write the outcome as a JSON line to FD\n";
+
+static const char usage[] =
+	"usage: sbx-ns --join PATH [OPTION]... [--] PROG [ARG]...\n"
+	"       sbx-ns --join PATH (--jobs | --wait-job ID | --kill-job ID | --stop)\n"
+	"       sbx-ns --join PATH --connect PORT [--connect-fd N] [--] HOSTPROG [ARG]...\n"
+	"Run PROG in the living sandbox at PATH (made by sbx-ns --serve PATH).\n"
+	"\n";
 
 struct join {
 	const char *path, *cwd, *out, *err, *wait, *kill, *sig, *port, *memory, *pids, *cpu;
@@ -215,8 +223,7 @@ static void parse(struct join *j, int argc, char **argv)
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
 		switch (id) {
 		case J_HELP:
-			fputs(help, stdout);
-			exit(0);
+			sbx_opt_help(sbx_needf("%s%s", usage, ns_join_options));
 		case J_JOIN: j->path = arg; break; /* checked after --help had its say */
 		case J_CWD: j->cwd = sbx_opt_path("--cwd", arg); break;
 		case J_SETENV: {

@@ -572,6 +572,8 @@ void ns_cg_command_end(const struct ns_run *r, uint32_t id, int *oom, int *pids_
 void ns_cg_teardown(const struct ns_run *r);
 /* join.c: sbx-ns --join PATH ... (the client) */
 noreturn void ns_join_main(int argc, char **argv);
+/* The client's options as --help lists them (join.c). */
+extern const char ns_join_options[];
 /* inside.c: the command's process, for both kinds of run */
 noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid);
 const char *ns_env_refused(const struct ns_args *a, const struct ns_plan *p, const char *nameval);

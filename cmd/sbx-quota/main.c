@@ -39,10 +39,31 @@
 #define MAX_INODES (1ULL << 48)
 
 static const char usage_text[] =
-	"usage: sbx-quota verify --workspace DIR --disk SIZE [--inodes N] [--max-file SIZE] [--baseline FILE | --baseline-fd FD] [--policy-fd FD] [--clamp] [--pass-fd N] [--status-fd FD] [--] [prog [args...]]\n"
-	"       sbx-quota prepare --workspace DIR --project ID --disk SIZE [--inodes N] [--replace]\n"
+	"usage: sbx-quota verify --workspace DIR [OPTION]... [--] [PROG [ARG]...]\n"
+	"       sbx-quota prepare --workspace DIR --project ID --disk SIZE [OPTION]...\n"
 	"       sbx-quota report --workspace DIR [--json]\n"
-	"       sbx-quota --version\n";
+	"Prove that a workspace sits under an enforced project quota, then run PROG;\n"
+	"prepare such a quota; or report it.\n"
+	"\n"
+	"  --workspace DIR        the workspace directory; absolute\n"
+	"\n"
+	"verify:\n"
+	"  --disk SIZE            the most the quota may allow; K, M, G or T\n"
+	"  --inodes N             the most inodes the quota may allow\n"
+	"  --max-file SIZE        RLIMIT_FSIZE for PROG and what it starts\n"
+	"  --baseline FILE        the administrator's baseline policy (JSON)\n"
+	"  --baseline-fd FD       the baseline from an open fd (consumed)\n"
+	"  --policy-fd FD         the limits as a JSON policy\n"
+	"  --clamp                narrow limits wider than the baseline to it\n"
+	"  --pass-fd N            leave the verified directory open as fd N for PROG\n"
+	"  --status-fd FD         write JSON status lines to FD\n"
+	"\n"
+	"prepare (--disk and --inodes are the limits it sets):\n"
+	"  --project ID           the project id to give the workspace\n"
+	"  --replace              let it raise the limits already set\n"
+	"\n"
+	"report:\n"
+	"  --json                 one JSON line instead of text\n";
 
 enum { O_WORKSPACE = 1, O_DISK, O_INODES, O_MAXFILE, O_PASSFD, O_STATUSFD,
        O_PROJECT, O_REPLACE, O_JSON, O_HELP, O_BASELINE, O_BASELINE_FD, O_POLICY_FD,
@@ -117,9 +138,7 @@ int main(int argc, char **argv)
 
 static noreturn void usage_ok(void)
 {
-	if (sbx_write_all(1, usage_text, sizeof usage_text - 1) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to write to stdout");
-	_exit(SBX_EXIT_OK);
+	sbx_opt_help(usage_text);
 }
 
 static int parse_pass_fd(const char *s)

@@ -31,10 +31,26 @@
 #define MAX_PATHS 64
 
 static const char usage[] =
-	"usage: sbx-seatbelt --workspace DIR [--ro PATH]... [--net none|broker-port=N] "
-	"[--deny-write GLOB]... [--cpu PCT] [--memory SIZE] [--disk SIZE] "
-	"[--interval SECONDS] [--require-hard-limits] [--print-profile] [--status-fd FD] [--] prog [args...]\n"
-	"       sbx-seatbelt --version\n";
+	"usage: sbx-seatbelt --workspace DIR [OPTION]... [--] PROG [ARG]...\n"
+	"       sbx-seatbelt --workspace DIR [OPTION]... --print-profile\n"
+	"Run PROG under a macOS Seatbelt profile, metered by sampling.\n"
+	"\n"
+	"Files and network:\n"
+	"  --workspace DIR        the one writable directory\n"
+	"  --ro PATH              another read-only directory or file (repeatable)\n"
+	"  --deny-write GLOB      a workspace path it may not change (repeatable)\n"
+	"  --net MODE             none (the default), or broker-port=N\n"
+	"\n"
+	"Sampled limits (not hard):\n"
+	"  --cpu PCT              percent of one core\n"
+	"  --memory SIZE          the sum of the resident sizes of the tree\n"
+	"  --disk SIZE            the size of the workspace's regular files\n"
+	"  --interval SECONDS     the sampling interval; default: 0.1\n"
+	"  --require-hard-limits  refused (101): Seatbelt has no hard limits\n"
+	"\n"
+	"Output:\n"
+	"  --print-profile        print the profile and exit; run nothing\n"
+	"  --status-fd FD         write JSON status lines to FD\n";
 
 enum {
 	O_WORKSPACE = 1, O_RO, O_NET, O_DENY, O_CPU, O_MEMORY, O_DISK, O_INTERVAL,
@@ -114,9 +130,7 @@ static void parse(struct opts *o, int argc, char **argv)
 		case O_HARD: o->hard = 1; break;
 		case O_PRINT: o->print = 1; break;
 		case O_STATUS_FD: o->status_fd = sbx_status_opt(arg); break;
-		case O_HELP:
-			fputs(usage, stdout);
-			exit(0);
+		case O_HELP: sbx_opt_help(usage);
 		}
 	}
 	if (!o->sb.workspace)
