@@ -58,15 +58,15 @@ tools() { (cd "$SBX_ROOT/cmd" && ls -d */ | tr -d /); }
 	done
 }
 
-@test "each tool's --help is its man page's synopsis, and lists --version" {
+@test "each tool's --help starts with its man page's synopsis, and lists --version" {
 	local t syn help
 	for t in $(tools); do
 		assert_file_exist "$SBX_ROOT/man/$t.1"
 		run -0 "$SBX_BIN/$t" --help
-		help=$(sed '1s/^usage: //; s/^ *//' <<<"$output")
+		help=$(sed -n "1s/^usage: //p; 2,/^[^ ]/s/^       \($t .*\)/\1/p" <<<"$output")
 		syn=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH/p' "$SBX_ROOT/man/$t.1" | grep -v '^\.' | sed 's/^ *//; s/\\-/-/g')
 		assert_equal "$help" "$syn"
-		grep -qx "$t --version" <<<"$help"
+		assert_line --regexp '^  --version  +print the version and exit'
 	done
 }
 

@@ -96,8 +96,8 @@ inh() { ip netns exec "$NH" "$@"; }
 	assert_equal "$stderr" "sbx-broker: usage: --max-peer-connections 9 is more than --max-connections less the reserved ones (8)"
 	[ ! -e "$NET_DIR/bad.sock" ]
 	run -0 "$SBX_BIN/sbx-broker" --help
-	assert_line "                  [--max-peer-connections N]"
-	assert_line "                  [--reserved-connections N]"
+	assert_line "  --max-peer-connections N     one uid's on --listen-tcp; default: a quarter"
+	assert_line "  --reserved-connections N     kept for the Unix socket; default: a sixteenth"
 }
 
 @test "idle --listen-tcp connections of one uid: its excess is refused with a log line, another uid and a full sandbox still get through" {

@@ -15,7 +15,8 @@ setup() {
 @test "--help prints the synopsis of the man page" {
 	run -0 --separate-stderr sbx-seatbelt --help
 	assert_equal "$stderr" ""
-	assert_output "usage: $(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-seatbelt.1" | sed '1,2d;$d;4,$s/^/       /')"
+	assert_equal "$(head -2 <<<"$output")" "usage: $(sed -n '/^\.SH SYNOPSIS/,/^\.fi/p' "$SBX_ROOT/man/sbx-seatbelt.1" | sed '1,2d;$d;4,$s/^/       /')"
+	assert_line "  --interval SECONDS     the sampling interval; default: 0.1"
 }
 
 @test "a missing workspace, program or option value is a usage error" {

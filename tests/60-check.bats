@@ -65,15 +65,14 @@ teardown() {
 
 # --- bad input ------------------------------------------------------------------------
 
-@test "sbx-check --help prints the six synopses and --version, and exits 0" {
+@test "sbx-check --help prints the five usage lines and the options, and exits 0" {
 	run -0 --separate-stderr sbx-check --help
-	assert_output "usage: sbx-check host [--cgroup-root DIR] [--quota-workspace DIR] [--baseline FILE] [--json]
-       sbx-check tools [--manifest FILE] [--json] [PATH...]
-       sbx-check proof [--cgroup-root DIR] [--quota-workspace DIR] [--ns PATH] [--json]
-       sbx-check proof --tier full|landlock [--ns PATH] [--json]
-       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [--kind plan|argv] [--stdin-sha256 HEX | --stdin-file FILE] [--expires SEC] [--single-use]
-       sbx-check grant --key FILE --kind argv [--cwd DIR] [--timeout SEC] [--stdin-sha256 HEX | --stdin-file FILE] [--env NAME=VALUE]... [--expires SEC] [--single-use] [--] prog [args...]
-       sbx-check --version"
+	assert_equal "$(head -5 <<<"$output")" "usage: sbx-check host [OPTION]...
+       sbx-check tools [OPTION]... [PATH]...
+       sbx-check proof [OPTION]...
+       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [OPTION]...
+       sbx-check grant --key FILE --kind argv [OPTION]... [--] PROG [ARG]..."
+	assert_line "  --tier TIER            proof: full (the default) or landlock"
 	assert_equal "$stderr" ""
 }
 
