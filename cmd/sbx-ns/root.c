@@ -335,6 +335,11 @@ void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid)
 {
 	struct owned o = { .n = 0 };
 	int *src = sbx_need(calloc(p->nops ? p->nops : 1, sizeof *src));
+	/* The root's own directories and files get exactly the modes the
+	 * steps name (0755 mount points the command must pass through, a
+	 * resolver file it must read), whatever the caller's umask; the
+	 * command gets that umask back. */
+	mode_t umask_caller = umask(0);
 
 	/* Sources first, while the host tree is whole, each checked. */
 	for (size_t i = 0; i < p->nops; i++) {
@@ -418,4 +423,5 @@ void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to detach the old root");
 	if (chdir("/") < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to enter /");
+	umask(umask_caller);
 }
