@@ -459,7 +459,7 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 	assert_equal "$rc" 0
 	assert_file_not_exists "$D/s"
 	run -0 cat "$D/log"
-	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_connections":[0-9]+,"max_sandbox_connections":[0-9]+,"max_sandbox_lookups":256,"max_peer_connections":[0-9]+,"reserved_connections":[0-9]+,"log_lines_per_second":50,"log_lines_per_second_all":1000\}$'
+	assert_line --index 0 --regexp '^\{"tool":"sbx-broker","event":"listening","time":"[0-9T:.-]+Z","max_wall_time_ms":30000,"max_request_bytes":1048576,"max_response_bytes":10485760,"max_connections":[0-9]+,"max_sandbox_connections":[0-9]+,"max_sandbox_lookups":256,"max_peer_connections":[0-9]+,"reserved_connections":[0-9]+,"log_lines_per_second":50,"log_lines_per_second_all":1000\}$'
 	assert_line --index 1 --regexp '^\{"tool":"sbx-broker","event":"exit","time":"[0-9T:.-]+Z","code":0,"signal":15\}$'
 	run -0 cat "$D/err"
 	assert_output ""

@@ -287,6 +287,9 @@ int broker_loop(const struct broker_cfg *cfg)
 		iso_time(t, sizeof t);
 		sbx_json_begin(&j, "sbx-broker", "listening");
 		sbx_json_str(&j, "time", t);
+		sbx_json_uint(&j, "max_wall_time_ms", cfg->wall_ms);
+		sbx_json_uint(&j, "max_request_bytes", cfg->max_req);
+		sbx_json_uint(&j, "max_response_bytes", cfg->max_resp);
 		sbx_json_uint(&j, "max_connections", cfg->max_conns);
 		sbx_json_uint(&j, "max_sandbox_connections", cfg->max_sb_conns);
 		sbx_json_uint(&j, "max_sandbox_lookups", cfg->max_sb_lookups);
