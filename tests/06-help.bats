@@ -44,15 +44,16 @@ man_all() {
 	for t in $TOOLS; do
 		n=$(man_all "$t" | wc -l)
 		[ "$n" -ge 8 ] || fail "$t: only $n options found in man/$t.1"
-		run -0 diff -u <(man_all "$t") <(help_opts "$t")
-		assert_output ""
+		run diff -u --label "man/$t.1 OPTIONS" --label "$t --help" <(man_all "$t") <(help_opts "$t")
+		assert_success
 	done
 }
 
 @test "sbx-ns --join PATH --help lists exactly the man page's Client options" {
-	run -0 diff -u <(man_opts sbx-ns '^\.SS Client options$') \
+	run diff -u --label "man/sbx-ns.1 Client options" --label "sbx-ns --join PATH --help" \
+		<(man_opts sbx-ns '^\.SS Client options$') \
 		<(help_opts sbx-ns --join /nonexistent/ctl | grep -vx 'help\|version')
-	assert_output ""
+	assert_success
 	run -0 --separate-stderr sbx-ns --join /nonexistent/ctl --help
 	assert_line --index 0 "usage: sbx-ns --join PATH [OPTION]... [--] PROG [ARG]..."
 	assert_line "Full reference: man sbx-ns"
@@ -63,8 +64,9 @@ man_all() {
 	for t in $TOOLS; do
 		# sbx-check --probe is the proof's own entry point inside the
 		# sandbox, no option for a user.
-		run -0 diff -u <(src_opts "$t" | grep -vx probe) <(help_opts "$t")
-		assert_output ""
+		run diff -u --label "cmd/$t option tables" --label "$t --help" \
+			<(src_opts "$t" | grep -vx probe) <(help_opts "$t")
+		assert_success
 	done
 }
 
