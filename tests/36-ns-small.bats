@@ -165,3 +165,88 @@ socket 46 1"
 	assert_equal "$stderr" "sbx-ns: fatal: policy refused: --runtime: $NS_DIR/usr is not within the effective readable roots"
 	rm -f "$d.base.json"
 }
+
+# The deny-write lines of a status stream, without their counts' timing:
+# the last line of each path and operation.
+deny_lines() {
+	python3 -c 'import json, sys
+last = {}
+for l in sys.stdin:
+    if l.startswith("{") and json.loads(l).get("event") == "deny-write":
+        d = json.loads(l)
+        last[(d["path"], d["operation"])] = l.strip()
+print("\n".join(last.values()))'
+}
+
+@test "git writing a protected config: the refused rename of its lock file is named, before git's own error" {
+	local ws
+	ws=$(ns_ws)
+	as_user git init -q "$ws"
+	cp "$ws/.git/config" "$ws/config.before"
+	run -4 --separate-stderr ns_fd5 ns_user --workspace "$ws" --status-fd 5 -- /usr/bin/git config user.email u@example.org
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: refused a rename onto the protected path .git/config (from $ws/.git/config.lock); the command sees EBUSY
+error: could not write config file .git/config: Device or resource busy"
+	run -0 deny_lines <<<"$output"
+	assert_output '{"tool":"sbx-ns","event":"deny-write","path":".git/config","action":"refused","operation":"rename onto","from":"'"$ws"'/.git/config.lock","protected":true,"count":1}'
+	cmp "$ws/.git/config" "$ws/config.before"
+	assert_file_not_exist "$ws/.git/config.lock"
+}
+
+@test "every form of rename onto or of a protected path is named: renameat from a dirfd, an exchange, an absolute name" {
+	local ws a="$NS_DIR/bin/ns-attempt"
+	ws=$(ns_repo)
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
+		"echo x > .git/x; echo x > x; $a renameat x config .git; $a exchange x .env; $a exchange .env.local x; $a rename $ws//x $ws/.env; $a rename x y"
+	assert_output "renameat: EBUSY
+exchange: EBUSY
+exchange: EBUSY
+rename: EBUSY
+rename: ok"
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: refused a rename onto the protected path .git/config (from x); the command sees EBUSY
+sbx-ns: warning: deny-write: refused an exchange of the protected path .env (with x); the command sees EBUSY
+sbx-ns: warning: deny-write: refused an exchange of the protected path .env.local (with x); the command sees EBUSY
+sbx-ns: warning: deny-write: refused a rename onto the protected path .env (from $ws//x); the command sees EBUSY"
+	assert_equal "$(cat "$ws/.env")" "KEY=1"
+	assert_equal "$(cat "$ws/.env.local")" "KEY=2"
+	assert_equal "$(cat "$ws/y")" "x"
+}
+
+@test "renames that deny-write does not refuse are not reported: a symlink to a protected path, a missing source, another mount" {
+	local ws a="$NS_DIR/bin/ns-attempt"
+	ws=$(ns_repo)
+	run -0 --separate-stderr ns_user --workspace "$ws" --ro "$NS_DIR/bin" -- sh -c \
+		"echo x > x; ln -s .git/config link; $a rename nothing .env; $a rename x .git/hooks/pre-commit; $a rename x link; cat link"
+	assert_output "rename: ENOENT
+rename: EXDEV
+rename: ok
+x"
+	assert_equal "$stderr" ""
+	assert_equal "$(cat "$ws/.git/config")" "[core]"
+}
+
+@test "a loop of refused renames gives one warning and a bounded count; --quiet-denials gives none" {
+	local ws
+	ws=$(ns_repo)
+	run -0 --separate-stderr ns_fd5 ns_user --workspace "$ws" --status-fd 5 -- /usr/bin/python3 -c '
+import os
+open("x", "w").close()
+n = 0
+for i in range(500):
+    try:
+        os.rename("x", ".env")
+    except OSError as e:
+        n += e.errno == 16
+print(n)'
+	assert_line 500
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: refused a rename onto the protected path .env (from x); the command sees EBUSY"
+	run -0 deny_lines <<<"$output"
+	assert_output '{"tool":"sbx-ns","event":"deny-write","path":".env","action":"refused","operation":"rename onto","from":"x","protected":true,"count":500}'
+	run -0 --separate-stderr ns_user --workspace "$ws" --quiet-denials -- /usr/bin/python3 -c '
+import os
+try:
+    os.rename("x", ".env")
+except OSError as e:
+    print(e.errno)'
+	assert_output 16
+	assert_equal "$stderr" ""
+}

@@ -24,6 +24,7 @@
  * is a redirect to clone, not a denial, and is not reported. */
 #include "ns.h"
 #include "clock.h"
+#include "gen/rules.h"
 
 #include "die.h"
 #include "exitcodes.h"
@@ -82,6 +83,7 @@ struct ns_notify {
 	size_t nl;
 	size_t n;
 	struct ns_notify_ent ent[NOTIFY_DISTINCT + 1];
+	struct ns_rename_log *ren; /* deny-write's refused renames (notifyren.c) */
 };
 
 /* While the command runs, a status reader that stops reading must not
@@ -131,24 +133,34 @@ void ns_notify_inside(struct ns_run *r)
 }
 
 /* The command's process: install the filter (prog is the build-time
- * program) and, unless --quiet-denials, hand the listener to the outer. */
+ * program) and, unless --quiet-denials, hand the listener to the outer.
+ * The watched calls' marker becomes a notification when there is a
+ * listener and the run protects something (a sandbox with deny-write
+ * binds, not the Landlock tier, which has none), else allow. */
 void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 {
 	struct sock_filter *ins;
 	struct sock_fprog p = *prog;
-	int lfd;
+	int listen = r->x.notify_sock[1] >= 0, lfd;
+	uint32_t watch = listen && r->p->ndops && !r->x.tier_tmp ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW;
 
-	if (r->x.notify_sock[1] < 0) {
-		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
-		return;
-	}
 	ins = sbx_need(malloc(p.len * sizeof *ins));
 	memcpy(ins, prog->filter, p.len * sizeof *ins);
-	for (unsigned i = 0; i < p.len; i++)
-		if (ins[i].code == (BPF_RET | BPF_K) && ins[i].k == (SECCOMP_RET_ERRNO | EPERM))
+	for (unsigned i = 0; i < p.len; i++) {
+		if (ins[i].code != (BPF_RET | BPF_K))
+			continue;
+		if (ins[i].k == (SECCOMP_RET_TRACE | NS_WATCH_DATA))
+			ins[i].k = watch;
+		else if (listen && ins[i].k == (SECCOMP_RET_ERRNO | EPERM))
 			ins[i].k = SECCOMP_RET_USER_NOTIF;
+	}
 	p.filter = ins;
+	if (!listen) {
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter");
+		free(ins);
+		return;
+	}
 	lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &p);
 	if (lfd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to load the seccomp filter with a listener "
@@ -279,6 +291,10 @@ void ns_notify_handle(struct ns_run *r, int fd, short revents)
 	memset(&req, 0, sizeof req);
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return; /* ENOENT: the caller was killed meanwhile */
+	if (ns_rename_watched(req.data.nr)) {
+		ns_rename_seen(r, &n->ren, fd, &req);
+		return;
+	}
 	memset(&resp, 0, sizeof resp);
 	resp.id = req.id;
 	resp.error = -EPERM;
@@ -300,6 +316,7 @@ void ns_notify_end(struct ns_run *r)
 	for (size_t i = 0; i < n->n; i++)
 		if (n->ent[i].count > n->ent[i].reported)
 			report(r, &n->ent[i], sbx_now_ms(), 1);
+	ns_rename_end(r, n->ren);
 	for (size_t i = 0; i < n->nl; i++)
 		close(n->listener[i]);
 	if (n->sock >= 0)

@@ -404,6 +404,12 @@ struct pollfd;
 size_t ns_notify_fds(const struct ns_run *r, struct pollfd *pf, size_t max);
 void ns_notify_handle(struct ns_run *r, int fd, short revents);
 void ns_notify_end(struct ns_run *r);
+/* notifyren.c: deny-write's refused renames, reported */
+struct ns_rename_log;
+struct seccomp_notif;
+int ns_rename_watched(int nr);
+void ns_rename_seen(const struct ns_run *r, struct ns_rename_log **log, int fd, const struct seccomp_notif *req);
+void ns_rename_end(const struct ns_run *r, struct ns_rename_log *log);
 int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *reported, uint64_t *last_ms,
 		  uint64_t now);
 

@@ -163,6 +163,13 @@ int main(int argc, char **argv)
 		return report("mkdir", mkdir(x, 0755));
 	if (!strcmp(a, "rename") && x && y)
 		return report("rename", rename(x, y));
+	if (!strcmp(a, "exchange") && x && y)
+		return report("exchange", syscall(SYS_renameat2, AT_FDCWD, x, AT_FDCWD, y, 2 /* RENAME_EXCHANGE */));
+	if (!strcmp(a, "renameat") && x && y && argc > 4) {
+		/* renameat X Y DIR: both names relative to an fd on DIR */
+		int d = open(argv[4], O_PATH | O_DIRECTORY);
+		return report("renameat", d < 0 ? -1 : renameat(d, x, d, y));
+	}
 	if (!strcmp(a, "unlink") && x)
 		return report("unlink", unlink(x));
 	if (!strcmp(a, "rmdir") && x)

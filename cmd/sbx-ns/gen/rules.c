@@ -20,6 +20,9 @@
  * the host's, where a queue made inside would outlive the run and one of
  * the same user outside could be read or removed. There is no ipc()
  * multiplexer to deny: it exists only on 32-bit ABIs, which are killed.
+ * rename, renameat and renameat2 are not denied: they return a marker that
+ * the command's process turns into a notification to the supervisor, which
+ * reports a rename deny-write refuses (notifyren.c), or into allow.
  * clone3 fails with ENOSYS so that libc falls back to clone, whose flags
  * the filter can read. Any other architecture (int 0x80, x32 numbers) kills
  * the process: its numbers mean different calls, so no return is safe. */
@@ -176,6 +179,9 @@ scmp_filter_ctx ns_filter_rules(enum ns_filter mode, int tier)
 	deny_ioctl(ctx, 0x40086602);  /* FS_IOC_SETFLAGS (immutable, append-only) */
 	deny_ioctl(ctx, 0x40046602);  /* FS_IOC32_SETFLAGS */
 	rule(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), "personality", 1, &pers);
+	rule(ctx, SCMP_ACT_TRACE(NS_WATCH_DATA), SCMP_SYS(rename), "rename", 0, NULL);
+	rule(ctx, SCMP_ACT_TRACE(NS_WATCH_DATA), SCMP_SYS(renameat), "renameat", 0, NULL);
+	rule(ctx, SCMP_ACT_TRACE(NS_WATCH_DATA), SCMP_SYS(renameat2), "renameat2", 0, NULL);
 	if (mode == NS_FILTER_OFFLINE)
 		DENY(socket);
 	if (mode == NS_FILTER_BROKER || mode == NS_FILTER_TRANSPARENT)

@@ -12,6 +12,14 @@
  *   HOST     listen() denied
  * and with tier set, the Landlock tier's variant (no IPC namespace): SysV
  * IPC and POSIX message queues denied too. */
+/* The action of the calls the supervisor watches without denying them
+ * (rename, renameat, renameat2: deny-write's refused renames are reported,
+ * notifyren.c): SECCOMP_RET_TRACE with this data, which no other rule
+ * returns and the command's process turns into SECCOMP_RET_USER_NOTIF or
+ * SECCOMP_RET_ALLOW before loading the filter (notify.c); were it left,
+ * the calls would fail with ENOSYS (no tracer), never pass unseen. */
+#define NS_WATCH_DATA 0x5b
+
 enum ns_filter { NS_FILTER_OFFLINE, NS_FILTER_OPEN, NS_FILTER_BROKER, NS_FILTER_TRANSPARENT, NS_FILTER_HOST };
 
 scmp_filter_ctx ns_filter_rules(enum ns_filter mode, int tier);
