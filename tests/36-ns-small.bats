@@ -250,3 +250,16 @@ except OSError as e:
 	assert_output 16
 	assert_equal "$stderr" ""
 }
+
+@test "a rename through a symlink the command made is looked up as the command sees it" {
+	local ws a="$NS_DIR/bin/ns-attempt"
+	ws=$(ns_repo)
+	run -0 --separate-stderr ns_fd5 ns_user --workspace "$ws" --ro "$NS_DIR/bin" --status-fd 5 -- sh -c \
+		"echo x > .git/x; ln -s .git gl; ln -s $ws/.git ga;
+		 $a rename gl/x gl/config; $a rename ga/x ga/config; cd .git && $a rename x config"
+	assert_equal "$(grep -c '^rename: EBUSY$' <<<"$output")" 3
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: refused a rename onto the protected path .git/config (from gl/x); the command sees EBUSY"
+	run -0 deny_lines <<<"$output"
+	assert_output '{"tool":"sbx-ns","event":"deny-write","path":".git/config","action":"refused","operation":"rename onto","from":"gl/x","protected":true,"count":3}'
+	assert_equal "$(cat "$ws/.git/config")" "[core]"
+}

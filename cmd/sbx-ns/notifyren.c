@@ -25,10 +25,12 @@
 #include "die.h"
 #include "json.h"
 #include "quote.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,35 +86,92 @@ static int read_str(pid_t pid, uint64_t addr, char *buf, size_t sz)
 	return -1;
 }
 
-/* Where path (from dirfd, in pid's view) is, through /proc: its parent
- * directory's name in out (the last name dropped, "." if none) and the
- * offset of that last name, or -1 when it does not fit. */
-static int place(pid_t pid, int dirfd, const char *path, char *out, size_t sz)
-{
-	int n;
+/* One call's view: the caller's root, and the name of the directory its
+ * relative names start from (its working directory or a directory fd), as
+ * the kernel gives it in that root, read once per call. */
+struct view {
+	pid_t pid;
+	int root;           /* O_PATH on /proc/PID/root, or -1 */
+	int dirfd;          /* whose name dir is; dir[0] == 0: none yet */
+	char dir[PATH_MAX];
+};
 
-	if (path[0] == '/') {
-		while (*path == '/')
-			path++;
-		n = snprintf(out, sz, "/proc/%d/root/%s", (int)pid, *path ? path : ".");
-	} else if (dirfd == AT_FDCWD) {
-		n = snprintf(out, sz, "/proc/%d/cwd/%s", (int)pid, path);
-	} else {
-		n = snprintf(out, sz, "/proc/%d/fd/%d/%s", (int)pid, dirfd, path);
+/* An O_PATH fd on path (from dirfd, in the caller's view), or with parent
+ * set on the directory it lies in ("a/b/" lies in "a"); -1 if there is
+ * none. Looked up from the caller's root as the caller would: symlinks
+ * and ".." kept inside that root (RESOLVE_IN_ROOT), never a magic link,
+ * mounts crossed as the caller sees them. */
+static int lookup(struct view *v, int dirfd, const char *path, int parent)
+{
+	char full[2 * PATH_MAX], *slash;
+	size_t n = 0;
+
+	if (v->root < 0)
+		return -1;
+	if (path[0] != '/') {
+		if (!v->dir[0] || v->dirfd != dirfd) {
+			char link[64];
+			ssize_t got;
+			if (dirfd == AT_FDCWD)
+				snprintf(link, sizeof link, "/proc/%d/cwd", (int)v->pid);
+			else
+				snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)v->pid, dirfd);
+			got = readlink(link, v->dir, sizeof v->dir - 1);
+			v->dir[got > 0 ? got : 0] = '\0';
+			v->dirfd = dirfd;
+		}
+		if (v->dir[0] != '/')
+			return -1;
+		n = (size_t)snprintf(full, sizeof full, "%s/", v->dir);
 	}
-	return n > 0 && (size_t)n < sz ? 0 : -1;
+	snprintf(full + n, sizeof full - n, "%s", path);
+	if (parent) {
+		for (n = strlen(full); n > 1 && full[n - 1] == '/'; )
+			full[--n] = '\0';
+		slash = strrchr(full, '/');
+		slash[1] = '\0';
+	}
+	return sbx_openat2(v->root, full, O_PATH | O_CLOEXEC | (parent ? O_DIRECTORY : O_NOFOLLOW),
+			   RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
+
+/* Whether the last name of path is the last name of an entry of the start
+ * set: a protected path is reached only by its own name (a second hard
+ * link is refused, a symlink as the last name is renamed itself), so any
+ * other rename is let go without a look. */
+static int maybe(const struct ns_plan *p, const char *path)
+{
+	size_t n = strlen(path), k;
+	const char *last;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	for (k = n; k && path[k - 1] != '/'; k--)
+		;
+	last = path + k;
+	n -= k;
+	for (size_t i = 0; i < p->ndops; i++) {
+		const char *rel = p->dops[i].rel, *s = strrchr(rel, '/');
+		s = s ? s + 1 : rel;
+		if (strlen(s) == n && !memcmp(s, last, n))
+			return 1;
+	}
+	return 0;
 }
 
 /* The start set's entry that path names, or -1; *exists tells whether it
- * names anything. One lstat through /proc: what lies under the caller's
- * root, working directory or directory fd, crossing its mounts. */
-static long protected_at(const struct ns_plan *p, pid_t pid, int dirfd, const char *path, int *exists)
+ * names anything. */
+static long protected_at(const struct ns_plan *p, struct view *v, int dirfd, const char *path, int *exists)
 {
-	char at[PATH_MAX + 64];
 	struct stat st;
+	int fd, rc;
 
 	*exists = 0;
-	if (!*path || place(pid, dirfd, path, at, sizeof at) < 0 || lstat(at, &st) < 0)
+	if (!*path || (fd = lookup(v, dirfd, path, 0)) < 0)
+		return -1;
+	rc = fstat(fd, &st);
+	close(fd);
+	if (rc < 0)
 		return -1;
 	*exists = 1;
 	for (size_t i = 0; i < p->ndops; i++)
@@ -124,20 +183,13 @@ static long protected_at(const struct ns_plan *p, pid_t pid, int dirfd, const ch
 /* The mount of the directory path lies in (its fdinfo's mnt_id), or -1: a
  * rename between two mounts fails with EXDEV before any mount point is
  * looked at. */
-static long dir_mount(pid_t pid, int dirfd, const char *path)
+static long dir_mount(struct view *v, int dirfd, const char *path)
 {
-	char at[PATH_MAX + 64], f[64], line[128], *slash;
+	char f[64], line[128];
 	long id = -1;
 	FILE *in;
-	int d;
+	int d = lookup(v, dirfd, path, 1);
 
-	if (place(pid, dirfd, path, at, sizeof at) < 0)
-		return -1;
-	for (size_t n = strlen(at); n > 1 && at[n - 1] == '/'; )
-		at[--n] = '\0';
-	slash = strrchr(at, '/');
-	slash[1] = '\0';
-	d = open(at, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (d < 0)
 		return -1;
 	snprintf(f, sizeof f, "/proc/self/fdinfo/%d", d);
@@ -209,26 +261,33 @@ void ns_rename_seen(const struct ns_run *r, struct ns_rename_log **logp, int fd,
 	const __u64 *a = req->data.args;
 	int plain = req->data.nr == SYS_rename, ex = 0, oldfd, newfd, old_ex, new_ex;
 	uint64_t oldp = plain ? a[0] : a[1], newp = plain ? a[1] : a[3];
-	char from[PATH_MAX], to[PATH_MAX];
+	char from[PATH_MAX], to[PATH_MAX], link[64];
+	struct view v = { .pid = (pid_t)req->pid, .root = -1 };
 	long po, pn, mo;
 
 	oldfd = plain ? AT_FDCWD : (int)a[0];
 	newfd = plain ? AT_FDCWD : (int)a[2];
 	if (req->data.nr == SYS_renameat2)
 		ex = (a[4] & RENAME_EXCHANGE) != 0;
-	if (read_str(req->pid, oldp, from, sizeof from) < 0 || read_str(req->pid, newp, to, sizeof to) < 0 ||
+	if (read_str(v.pid, oldp, from, sizeof from) < 0 || read_str(v.pid, newp, to, sizeof to) < 0 ||
 	    ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
 		ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		return;
 	}
-	po = protected_at(r->p, req->pid, oldfd, from, &old_ex);
-	pn = protected_at(r->p, req->pid, newfd, to, &new_ex);
+	if (!maybe(r->p, from) && !maybe(r->p, to)) {
+		ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		return;
+	}
+	snprintf(link, sizeof link, "/proc/%d/root", (int)v.pid);
+	v.root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	po = protected_at(r->p, &v, oldfd, from, &old_ex);
+	pn = protected_at(r->p, &v, newfd, to, &new_ex);
 	/* Reported before the call goes on, so the line comes before the
 	 * command's own error. The source must exist (else ENOENT comes
 	 * first), and for an exchange the target too; both must lie on one
 	 * mount (else EXDEV comes first). */
 	if (old_ex && (!ex || new_ex) && (po >= 0 || pn >= 0) &&
-	    (mo = dir_mount(req->pid, oldfd, from)) >= 0 && mo == dir_mount(req->pid, newfd, to)) {
+	    (mo = dir_mount(&v, oldfd, from)) >= 0 && mo == dir_mount(&v, newfd, to)) {
 		if (!*logp)
 			*logp = sbx_need(calloc(1, sizeof **logp));
 		if (pn >= 0)
@@ -236,6 +295,8 @@ void ns_rename_seen(const struct ns_run *r, struct ns_rename_log **logp, int fd,
 		else
 			seen(r, *logp, (size_t)po, ex ? REN_EXCHANGE : REN_OF, to);
 	}
+	if (v.root >= 0)
+		close(v.root);
 	/* ENOENT here when the caller is gone: nothing to answer. */
 	ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
