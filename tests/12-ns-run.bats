@@ -8,7 +8,8 @@ load helpers
 load ns
 
 
-BLOCKED="user namespaces are blocked for this caller; an administrator must allow them: sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), no container seccomp policy denying clone with CLONE_NEWUSER"
+# ENOSPC is a namespace count limit, named with its value where it is spent.
+LIMIT="a namespace count limit is reached (user.max_user_namespaces=0 here); an administrator must raise it: sysctl -w user.max_user_namespaces=15000"
 
 @test "the workspace is writable and files land on the host owned by the command's identity" {
 	local ws
@@ -217,8 +218,8 @@ HOME=/tmp"
 	chmod 0777 "$ws"
 	run -106 --separate-stderr unshare --user --map-root-user sh -c \
 		"echo 0 > /proc/sys/user/max_user_namespaces && exec sbx-ns --uid 1 --gid 1 --deny-write 'none*' --workspace $ws --status-fd 3 -- true 3>&1"
-	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":106,\"stage\":\"setup\",\"error\":\"unable to create namespaces: No space left on device; $BLOCKED\"}"
-	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: No space left on device; $BLOCKED"
+	assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":106,\"stage\":\"setup\",\"error\":\"unable to create namespaces: No space left on device; $LIMIT\"}"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: No space left on device; $LIMIT"
 }
 
 @test "the ready fd gets one newline just before the command starts" {

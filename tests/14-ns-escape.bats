@@ -164,7 +164,12 @@ s.bind('\0$name'); s.listen(1); time.sleep(60)" 3>&- &
 	chown "$SBX_TEST_UID:$SBX_TEST_GID" "$bin/sbx-ns"
 	chmod 0755 "$bin/sbx-ns"
 	run -106 --separate-stderr ns_user --workspace "$NS_WS" --ro "$bin" -- "$bin/sbx-ns" --deny-write "none*" --workspace "$NS_WS" -- true
-	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: Operation not permitted; user namespaces are blocked for this caller; an administrator must allow them: sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), no container seccomp policy denying clone with CLONE_NEWUSER"
+	# Only the sysctls this kernel has are named.
+	local clone= aa=
+	[ -e /proc/sys/kernel/unprivileged_userns_clone ] && clone="sysctl kernel.unprivileged_userns_clone=1, "
+	[ -e /proc/sys/kernel/apparmor_restrict_unprivileged_userns ] &&
+		aa="kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), "
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: Operation not permitted; user namespaces are blocked for this caller; an administrator must allow them: ${clone}user.max_user_namespaces above 0, ${aa}no container seccomp policy denying clone with CLONE_NEWUSER"
 }
 
 @test "the host is unchanged after the catalog" {

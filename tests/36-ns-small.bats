@@ -263,3 +263,15 @@ except OSError as e:
 	assert_output '{"tool":"sbx-ns","event":"deny-write","path":".git/config","action":"refused","operation":"rename onto","from":"gl/x","protected":true,"count":3}'
 	assert_equal "$(cat "$ws/.git/config")" "[core]"
 }
+
+@test "a namespace count limit other than the user namespaces' is named when it is the one spent" {
+	local ws k
+	ws=$(ns_ws)
+	chmod 0777 "$ws"
+	for k in mnt net pid; do
+		run -106 --separate-stderr unshare --user --map-root-user sh -c \
+			"echo 0 > /proc/sys/user/max_${k}_namespaces && exec sbx-ns --uid 1 --gid 1 --deny-write 'none*' --workspace $ws -- true"
+		assert_output ""
+		assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: No space left on device; a namespace count limit is reached (user.max_${k}_namespaces=0 here); an administrator must raise it: sysctl -w user.max_${k}_namespaces=15000"
+	done
+}

@@ -40,17 +40,53 @@
 #define CLONE_NEWCGROUP 0x02000000
 #endif
 
-static const char userns_help[] =
-	"user namespaces are blocked for this caller; an administrator must allow them: "
-	"sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces above 0, "
-	"kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), "
-	"no container seccomp policy denying clone with CLONE_NEWUSER";
+/* What an administrator must change, naming only the sysctls this kernel
+ * has. ENOSPC is a namespace count: the one clone makes a user, mount,
+ * pid, ipc, uts, cgroup and network namespace, each counted against its
+ * user.max_*_namespaces here and in every user namespace above; the one at
+ * 0 is named, else the user namespaces' own. Anything else is one of the
+ * settings that block user namespaces. */
+static const char *userns_help(int e, char *buf, size_t n)
+{
+	static const char *const kinds[] = { "user", "mnt", "pid", "ipc", "uts", "cgroup", "net", NULL };
+	const char *name = "user";
+	struct stat st;
+	long max = -1, v;
+	char path[64];
+
+	if (e == ENOSPC) {
+		for (const char *const *k = kinds; *k; k++) {
+			snprintf(path, sizeof path, "/proc/sys/user/max_%s_namespaces", *k);
+			if (sbx_probe_sysctl(path, &v) == 0 && (k == kinds || v == 0)) {
+				name = *k;
+				max = v;
+				if (v == 0)
+					break;
+			}
+		}
+		if (max >= 0)
+			snprintf(buf, n, "a namespace count limit is reached (user.max_%s_namespaces=%ld here); an "
+				 "administrator must raise it: sysctl -w user.max_%s_namespaces=15000", name, max, name);
+		else
+			snprintf(buf, n, "a namespace count limit (user.max_user_namespaces) is reached; an "
+				 "administrator must raise it: sysctl -w user.max_user_namespaces=15000");
+		return buf;
+	}
+	snprintf(buf, n, "user namespaces are blocked for this caller; an administrator must allow them: "
+		 "%suser.max_user_namespaces above 0, %sno container seccomp policy denying clone with "
+		 "CLONE_NEWUSER",
+		 stat("/proc/sys/kernel/unprivileged_userns_clone", &st) == 0
+			 ? "sysctl kernel.unprivileged_userns_clone=1, " : "",
+		 stat("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &st) == 0
+			 ? "kernel.apparmor_restrict_unprivileged_userns=0 (or an AppArmor profile for sbx-ns), " : "");
+	return buf;
+}
 
 /* The errno text first, then what to change: "unable to STEP: why; help". */
 noreturn static void die_userns(const char *step, const char *path)
 {
 	int e = errno;
-	char ctr[320];
+	char ctr[320], help[512];
 
 	char masked[256];
 
@@ -62,7 +98,8 @@ noreturn static void die_userns(const char *step, const char *path)
 	if ((e == EPERM || e == ENOSYS) && sbx_container(ctr, sizeof ctr) != SBX_CTR_NONE)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s (%s); %s", step, path, strerror(e), ctr,
 			sbx_fix_ctr_userns);
-	sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s; %s", step, path, strerror(e), userns_help);
+	sbx_die(SBX_EXIT_NOISOLATION, "unable to %s%s: %s; %s", step, path, strerror(e),
+		userns_help(e, help, sizeof help));
 }
 
 /* Root maps ids other than its own only with CAP_SETUID and CAP_SETGID
