@@ -159,7 +159,9 @@ socket 46 1"
 		[ "$r" = / ] || r=${r%/}
 		assert_equal "$stderr" "sbx-ns: fatal: policy refused: --runtime: $r is not within the effective readable roots"
 	done
-	# A name that only begins like a default entry is not within it.
+	# Nor a walk out of a default entry, nor a name that only begins like one.
+	run -102 --separate-stderr ns_user --workspace "$d" --baseline "$d.base.json" --runtime /usr:/lib:/lib64:/usr/../opt -- /usr/bin/true
+	assert_equal "$stderr" "sbx-ns: fatal: policy refused: --runtime: /usr/../opt is not within the effective readable roots"
 	mkdir -p "$NS_DIR/usr"
 	run -102 --separate-stderr ns_user --workspace "$d" --baseline "$d.base.json" --runtime "/usr:/lib:/lib64:$NS_DIR/usr" -- /usr/bin/true
 	assert_equal "$stderr" "sbx-ns: fatal: policy refused: --runtime: $NS_DIR/usr is not within the effective readable roots"

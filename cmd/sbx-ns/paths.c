@@ -184,6 +184,9 @@ void ns_add_fd(struct ns_plan *p, enum mount_kind kind, int ro, const char *opt,
  * ("/usr2" is not within "/usr"). */
 int ns_runtime_default_holds(const char *path)
 {
+	/* "/usr/../opt" begins with /usr but is not within it */
+	if (sbx_path_shape(path, strlen(path)))
+		return 0;
 	for (const char *const *d = default_runtime; *d; d++)
 		if (sbx_path_within(path, *d))
 			return 1;
