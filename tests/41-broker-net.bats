@@ -978,7 +978,7 @@ print(s.recv(200).split(b"\r\n")[1].decode())' "$T/main.sock"
 }
 @test "a second request on the same connection is refused" { refused main "400 bytes after the request" "$R$H"'\r\n'"$R$H"'\r\n'; }
 @test "an origin-form target is refused" { refused main "400 absolute-form http:// target required" 'GET / HTTP/1.1\r\n'"$H"'\r\n'; }
-@test "an https:// target without CONNECT is refused" { refused main "400 https:// needs CONNECT" 'GET https://origin.test/ HTTP/1.1\r\n'"$H"'\r\n'; }
+@test "an https:// target without CONNECT is refused" { refused main "400 https:// needs CONNECT: send it with CONNECT (curl's default, GNU wget's) or run the sandbox with sbx-ns --net broker:PATH,transparent" 'GET https://origin.test/ HTTP/1.1\r\n'"$H"'\r\n'; }
 @test "user information in the target is refused" { refused main "400 user information not allowed" 'GET http://u:p@origin.test/ HTTP/1.1\r\n'"$H"'\r\n'; }
 @test "TRACE is refused" { refused main "405 method not supported" 'TRACE http://origin.test/ HTTP/1.1\r\n'"$H"'\r\n'; }
 @test "a lower-case method is refused" { refused main "405 method not supported" 'get http://origin.test/ HTTP/1.1\r\n'"$H"'\r\n'; }

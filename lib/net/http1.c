@@ -328,7 +328,7 @@ static int parse_request(const char *buf, size_t len, size_t max_head, const cha
 		if (!known_method(h->method, h->mlen))
 			return bad(h, 405, "method not supported");
 		if (n >= 8 && !strncasecmp(t, "https://", 8))
-			return bad(h, 400, "https:// needs CONNECT");
+			return bad(h, 400, "https:// needs CONNECT: send it with CONNECT (curl's default, GNU wget's) or run the sandbox with sbx-ns --net broker:PATH,transparent");
 		if (n < 7 || strncasecmp(t, "http://", 7))
 			return bad(h, 400, "absolute-form http:// target required");
 		t += 7;

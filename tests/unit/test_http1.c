@@ -101,7 +101,7 @@ TEST(http1_refuses_smuggling_shapes)
 	CHECK_STR(req("GET http://origin.test/ HTTP/1.1 \r\n" HOST "\r\n"), "400 malformed request line");
 	CHECK_STR(req("\r\n"), "400 empty request line");
 	CHECK_STR(req("GET / HTTP/1.1\r\n" HOST "\r\n"), "400 absolute-form http:// target required");
-	CHECK_STR(req("GET https://origin.test/ HTTP/1.1\r\n" HOST "\r\n"), "400 https:// needs CONNECT");
+	CHECK_STR(req("GET https://origin.test/ HTTP/1.1\r\n" HOST "\r\n"), "400 https:// needs CONNECT: send it with CONNECT (curl's default, GNU wget's) or run the sandbox with sbx-ns --net broker:PATH,transparent");
 	CHECK_STR(req("GET http://u:p@origin.test/ HTTP/1.1\r\n" HOST "\r\n"), "400 user information not allowed");
 	CHECK_STR(req("GET http://198.18.0.2/ HTTP/1.1\r\nHost: 198.18.0.2\r\n\r\n"), "403 IP literals not allowed");
 	CHECK_STR(req("CONNECT [::1]:443 HTTP/1.1\r\n\r\n"), "403 IP literals not allowed");
