@@ -10,7 +10,9 @@
 const char sbx_fix_ctr_proc[] =
 	"in a container, unmask /proc: podman --security-opt unmask=/proc/*, "
 	"docker --security-opt systempaths=unconfined, Kubernetes securityContext "
-	"procMount: Unmasked (with hostUsers: false)";
+	"procMount: Unmasked (with hostUsers: false; podman kube play before 4.7 ignores "
+	"procMount: run it with contrib/kubernetes/runc-procmount, installed by "
+	"contrib/kubernetes/setup-debian12.sh, or a newer podman)";
 const char sbx_fix_ctr_userns[] =
 	"in a container, allow new user namespaces: podman allows them by default; docker "
 	"--security-opt seccomp=unconfined (its default profile refuses clone with namespace "

@@ -105,7 +105,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 		"$SBX_TEST_UID" "$SBX_TEST_GID" "$ws"
 	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"event":"exit"')" 1
 	assert_line --index -1 '{"tool":"sbx-ns","event":"exit","code":106,"stage":"setup"}'
-	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (Kubernetes: KUBERNETES_SERVICE_HOST is set); in a container, unmask /proc: podman --security-opt unmask=/proc/*, docker --security-opt systempaths=unconfined, Kubernetes securityContext procMount: Unmasked (with hostUsers: false)"
+	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (Kubernetes: KUBERNETES_SERVICE_HOST is set); in a container, unmask /proc: podman --security-opt unmask=/proc/*, docker --security-opt systempaths=unconfined, Kubernetes securityContext procMount: Unmasked (with hostUsers: false; podman kube play before 4.7 ignores procMount: run it with contrib/kubernetes/runc-procmount, installed by contrib/kubernetes/setup-debian12.sh, or a newer podman)"
 }
 
 @test "a file name with terminal escapes is written escaped on stderr, and JSON-escaped on the status fd" {
