@@ -500,3 +500,35 @@ idle ready"
 	assert_not_exist "$d/run"
 	run -1 pgrep -f "$d/"
 }
+
+@test "net: transparent puts a sandbox's broker in transparent mode; another word, or no broker, fails that sandbox alone" {
+	rm -rf "$d/sandboxes"
+	mkdir -p "$d/sandboxes/alpha" "$d/sandboxes/beta" "$d/sandboxes/gamma" "$d/sandboxes/plain"
+	echo alpha.test >"$d/sandboxes/alpha/allow"
+	echo transparent >"$d/sandboxes/alpha/net"
+	echo beta.test >"$d/sandboxes/beta/allow"
+	echo proxy >"$d/sandboxes/beta/net"
+	echo transparent >"$d/sandboxes/gamma/net"
+	echo plain.test >"$d/sandboxes/plain/allow"
+	chmod -R a+rX "$d/sandboxes"
+	run -1 --separate-stderr session start "$d"
+	assert_equal "$stderr" "$NOCG"
+	assert_output "alpha ready
+beta failed: net: 'proxy' is not a mode (transparent is the only one)
+gamma failed: net: transparent needs a broker: an allow or broker-args file
+plain ready"
+	# alpha's names resolve through its broker, to its synthetic range;
+	# what the broker does not allow, nowhere. plain has the proxy only.
+	run -0 --separate-stderr session exec "$d" alpha -- getent hosts alpha.test
+	assert_output --regexp '^240\.0\.0\.1 +alpha\.test$'
+	run -2 --separate-stderr session exec "$d" alpha -- getent hosts other.test
+	run -2 --separate-stderr session exec "$d" plain -- getent hosts plain.test
+	run -0 grep -q '"method":"DNS","host":"other.test","port":53,.*"decision":"refused"' "$d/run/alpha/broker.log"
+	for n in beta gamma; do
+		run -1 pgrep -f "$d/run/$n/"
+		assert_not_exist "$d/run/$n.sock"
+	done
+	run -0 session stop "$d"
+	assert_not_exist "$d/run"
+	run -1 pgrep -f "$d/"
+}
