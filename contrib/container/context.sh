@@ -41,6 +41,9 @@ if [ -x "$bb" ] && ! file -L "$bb" | grep -q 'dynamically linked'; then
 fi
 printf 'root:x:0:0:root:/root:/bin/sh\nsbx:x:1000:1000:sbx:/ws:/bin/sh\nnobody:x:65534:65534:nobody:/ws:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\nsbx:x:1000:\nnogroup:x:65534:\n' >"$root/etc/group"
+# Empty: a runtime binds its own over them (on any network but none), and
+# sbx-ns's transparent mode binds its own resolver over resolv.conf.
 : >"$root/etc/hosts"
+: >"$root/etc/resolv.conf"
 chmod -R go-w "$root"
 chmod 1777 "$root/tmp" "$root/var/tmp"
