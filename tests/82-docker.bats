@@ -193,7 +193,7 @@ flags_host_ws() { # RUNLINE
 	printf '%s\n' "${g[@]}"
 }
 
-PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, docker --security-opt systempaths=unconfined, Kubernetes securityContext procMount: Unmasked (with hostUsers: false)'
+PROC_FIX='in a container, unmask /proc: podman --security-opt unmask=/proc/*, docker --security-opt systempaths=unconfined, Kubernetes securityContext procMount: Unmasked (with hostUsers: false; podman kube play before 4.7 ignores procMount: run it with contrib/kubernetes/runc-procmount, installed by contrib/kubernetes/setup-debian12.sh, or a newer podman)'
 USERNS_FIX='in a container, allow new user namespaces: podman allows them by default; docker --security-opt seccomp=unconfined (its default profile refuses clone with namespace flags, unshare and the mount calls without CAP_SYS_ADMIN); Kubernetes securityContext seccompProfile type: Unconfined or a Localhost profile allowing clone with namespace flags, unshare and the mount calls'
 
 @test "dockerd runs here with roots of its own, the storage driver decided once, no bridge" {
