@@ -469,10 +469,11 @@ kube_down_file() { # PM FILE POD
 }
 
 # Whether pod $2 and its containers are gone; if not, remove what a failed
-# kube down left (the containers, the pod) and say no.
+# kube down left (the containers with their emptyDir volumes, the pod) and
+# say no.
 kube_gone() { # PM POD
 	! "$1" pod exists "$2" && [ -z "$("$1" ps -a -q)" ] && return 0
-	"$1" rm -f -a >/dev/null 2>&1
+	"$1" rm -f -a -v >/dev/null 2>&1
 	"$1" pod rm -f "$2" >/dev/null 2>&1
 	return 1
 }
