@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 static const char *prog = "sbx";
+static void (*on_die)(void);
 
 void sbx_setprog(const char *name) { prog = name; }
 const char *sbx_prog(void) { return prog; }
+void sbx_on_die(void (*fn)(void)) { on_die = fn; }
 
 void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, ...)
 {
@@ -46,6 +48,11 @@ void sbx_msg(enum sbx_msg_kind kind, int code, int with_errno, const char *fmt, 
 	while (write(2, line, o) < 0 && errno == EINTR)
 		;
 	if (kind == SBX_MSG_FATAL || kind == SBX_MSG_USAGE) {
+		void (*fn)(void) = on_die;
+
+		on_die = NULL;
+		if (fn)
+			fn();
 		sbx_status_exit_on_die(code, text);
 		_exit(code);
 	}

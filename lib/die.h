@@ -4,9 +4,13 @@
 
 #include "exitcodes.h"
 
-/* The program name is the only global state: set once at the top of main. */
+/* The program name is set once at the top of main. */
 void sbx_setprog(const char *name);
 const char *sbx_prog(void);
+/* What a program undoes before a fatal or usage message's exit (what it
+ * made on the host that the run will not use): fn runs once, after the
+ * message; NULL: nothing. */
+void sbx_on_die(void (*fn)(void));
 
 enum sbx_msg_kind { SBX_MSG_FATAL, SBX_MSG_USAGE, SBX_MSG_WARNING, SBX_MSG_KILLED, SBX_MSG_NOTE };
 

@@ -9,8 +9,20 @@
  * start time of the sandbox's pid 1 are in it. A later run takes over a
  * record whose lock is free and whose pid 1 is gone (a pid namespace's pid
  * 1 outlives every process in it), with the end of the run put at the last
- * touch plus two seconds. The same directory keeps, per workspace, the
- * directories the last end walk read (denytree.c). */
+ * touch plus two seconds. A record names its workspace's path too: any
+ * later run of the caller's does this for a killed run on another
+ * workspace, and drops the record when that path no longer names the
+ * workspace (removed, moved away).
+ *
+ * The same directory keeps, per workspace, the directories the last end
+ * walk read (denytree.c), for as long as that workspace is at its path.
+ * Nothing else stays: a record whose sandbox never existed (a refusal, a
+ * failed clone) goes at the exit, and the directory goes with the last
+ * run that leaves it empty. Each run holds the directory's lock shared
+ * from its start to its end; one that gets it exclusively at its end is
+ * alone, and removes the directory if it is empty; a run that opened the
+ * directory meanwhile finds it removed once it has its lock, and makes it
+ * again. */
 #include "ns.h"
 
 #include "procstat.h"
@@ -46,7 +58,9 @@
 
 struct ns_deny_rec {
 	int dirfd;
+	int lockfd;             /* the directory, read-only: its lock, shared */
 	int fd;
+	int started;            /* the record names a sandbox that existed */
 	pid_t owner;            /* the outer process; never acted on by a child */
 	char name[128];
 	char dir[PATH_MAX];
@@ -88,13 +102,13 @@ static int unhex(char *out, const char *s, size_t cap)
 	return *s || !n ? -1 : 0;
 }
 
-static int state_dir(const struct ns_run *r, char *path, size_t cap)
+static int state_dir(const struct ns_run *r, char *path, size_t cap, int *lockfd)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	const struct mount_op *op;
 	char real[PATH_MAX];
 	struct stat st;
-	int fd;
+	int fd, lk;
 
 	/* Root: /run/sbx-ns; where there is no writable /run (an initramfs,
 	 * a container with /run read-only), /tmp/sbx-ns-0. */
@@ -109,22 +123,65 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap)
 	} else {
 		snprintf(path, cap, "/tmp/sbx-ns-%u", (unsigned)r->p->caller_uid);
 	}
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		sbx_die(SBX_EXIT_SYS, "unable to create %s for the deny-write records: %s; to fix: a "
-			"writable %s, or XDG_RUNTIME_DIR naming a directory of the caller's with mode 0700 "
-			"(in a container: a tmpfs or emptyDir volume at /tmp)", path, strerror(errno),
-			r->p->root ? "/run" : "/tmp");
-	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s for the deny-write records", path);
-	if (st.st_uid != r->p->caller_uid || (st.st_mode & 077))
-		sbx_die(SBX_EXIT_POLICY, "unable to use %s for the deny-write records: owned by uid %u "
-			"with mode %03o, not by uid %u with mode 0700 (remove it, or set XDG_RUNTIME_DIR)",
-			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->p->caller_uid);
-	for (size_t it = 0; (op = ns_next_writable(r->p, &it)); )
-		if (sbx_path_within(path, op->src))
-			sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
-				"writable root %s (the command could forge it)", path, op->src);
+	for (int tries = 0;; tries++) {
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			sbx_die(SBX_EXIT_SYS, "unable to create %s for the deny-write records: %s; to fix: a "
+				"writable %s, or XDG_RUNTIME_DIR naming a directory of the caller's with mode 0700 "
+				"(in a container: a tmpfs or emptyDir volume at /tmp)", path, strerror(errno),
+				r->p->root ? "/run" : "/tmp");
+		fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && tries < 16)
+			continue; /* removed by a run that ended meanwhile */
+		if (fd < 0 || fstat(fd, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s for the deny-write records", path);
+		if (st.st_uid != r->p->caller_uid || (st.st_mode & 077))
+			sbx_die(SBX_EXIT_POLICY, "unable to use %s for the deny-write records: owned by uid %u "
+				"with mode %03o, not by uid %u with mode 0700 (remove it, or set XDG_RUNTIME_DIR)",
+				path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777), (unsigned)r->p->caller_uid);
+		for (size_t it = 0; (op = ns_next_writable(r->p, &it)); )
+			if (sbx_path_within(path, op->src))
+				sbx_die(SBX_EXIT_POLICY, "unable to keep the deny-write records in %s: it lies in the "
+					"writable root %s (the command could forge it)", path, op->src);
+		lk = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lk < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", path);
+		if (flock(lk, LOCK_SH) < 0 || fstat(lk, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to lock %s", path);
+		/* Still linked once locked: no run can remove it now. */
+		if (st.st_nlink > 0) {
+			*lockfd = lk;
+			return fd;
+		}
+		close(lk);
+		close(fd);
+		if (tries >= 16)
+			sbx_die(SBX_EXIT_SYS, "unable to keep %s for the deny-write records: removed again as "
+				"soon as made, 16 times (other runs of uid %u ending)", path, (unsigned)r->p->caller_uid);
+	}
+}
+
+/* The directory at path, if it is still the workspace of dev and ino
+ * (and btime, if known, >= 0): its fd (O_PATH). -2 if the path names
+ * another or nothing: that workspace is gone from there; -1 if that
+ * cannot be told. */
+static int ws_at(const char *path, unsigned long long dev, unsigned long long ino, long long btime)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	long long born;
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? -2 : -1;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -1;
+	}
+	born = btime >= 0 ? ns_deny_btime(fd) : -1;
+	if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino ||
+	    (born >= 0 && born != btime)) {
+		close(fd);
+		return -2;
+	}
 	return fd;
 }
 
@@ -176,25 +233,30 @@ static char *read_all(int fd)
 	return buf;
 }
 
-/* One record of a run that is over: do what it could not. Returns 0 if
- * it was used (or is garbage), -1 if its run still lives. */
-static int take_over(struct ns_run *r, int fd)
+/* One record of a run that is over: do what it could not, on this run's
+ * workspace (own), or on the one the record names by its path and name
+ * (ws-DEV-INO-...). Returns 0 if it was used, is garbage, was written
+ * before its sandbox existed, or is about a workspace no longer at its
+ * path; -1 if it stays: its run still lives, or (another workspace) its
+ * check could not complete, or it names no path (an older sbx-ns's). */
+static int take_over(struct ns_run *r, int fd, const char *name, int own)
 {
-	struct deny_scope s = { .wsfd = r->p->wsfd, .status_fd = r->a->status_fd, .earlier = 1,
-				.ws_path = r->p->ops[r->p->ws].src };
+	struct deny_scope s = { .wsfd = own ? r->p->wsfd : -1, .status_fd = r->a->status_fd, .earlier = 1,
+				.ws_path = own ? r->p->ops[r->p->ws].src : NULL, .other = !own };
 	struct deny_list start = { 0 };
 	const char **globs = NULL;
 	size_t nglobs = 0;
-	char *buf = read_all(fd), *line, *save = NULL;
-	int ok = 0, done = 0;
+	char *buf = read_all(fd), *line, *save = NULL, wpath[PATH_MAX];
+	int ok = 0, done = 0, keep = 0;
 	long pid = 0;
-	unsigned long long pstart = 0;
+	unsigned long long pstart = 0, wdev, wino;
 	struct stat st;
 
 	if (!buf || fstat(fd, &st) < 0) {
 		free(buf);
 		return 0;
 	}
+	wpath[0] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char kind, rel[PATH_MAX], h[2 * PATH_MAX + 2];
 		unsigned long long dev, ino, a, b;
@@ -205,6 +267,9 @@ static int take_over(struct ns_run *r, int fd)
 			s.uid = (uid_t)a;
 		} else if (sscanf(line, "start %llu %llu", &a, &b) == 2) {
 			s.start_ns = (int64_t)a * 1000000000LL + (int64_t)b;
+		} else if (sscanf(line, "path %8193s", h) == 1 && unhex(wpath, h, sizeof wpath) == 0 &&
+			   wpath[0] == '/') {
+			;
 		} else if (sscanf(line, "glob %8193s", h) == 1 && unhex(rel, h, sizeof rel) == 0) {
 			globs = sbx_need(realloc(globs, (nglobs + 1) * sizeof *globs));
 			globs[nglobs++] = sbx_need(strdup(rel));
@@ -222,23 +287,41 @@ static int take_over(struct ns_run *r, int fd)
 	}
 	if (pid > 0 && pid1_alive(pid, pstart)) {
 		ok = 0;
-		done = -1;
+		keep = 1;
 		/* Its outer is gone (the lock was free): pid 1 is ending. */
 		r->x.rec->dying = (pid_t)pid;
 	}
+	/* Another workspace's: found again by its path, device and inode. */
+	if (!own && ok > 0 && done > 0 && pid > 0) {
+		int w = -1;
+
+		if (!wpath[0] || sscanf(name, "ws-%llx-%llx-", &wdev, &wino) != 2)
+			keep = 1;
+		else if ((w = ws_at(wpath, wdev, wino, -1)) == -1)
+			keep = 1;
+		if (w < 0)
+			ok = 0;
+		s.wsfd = w;
+		s.ws_path = wpath;
+	}
 	/* A record cut short was written before the sandbox existed. */
 	if (ok > 0 && done > 0 && pid > 0) {
-		int64_t born = ns_deny_btime(r->p->wsfd);
+		int64_t born = ns_deny_btime(s.wsfd);
 
 		s.end_ns = ts_ns(&st.st_mtim) + SLACK_NS;
 		/* A record names its workspace by device and inode: a directory
 		 * born after that run ended only reuses the inode of the one the
 		 * record is about, and nothing in it can be that run's. */
 		int stale = born >= 0 && born > s.end_ns;
-		if (!stale && ns_deny_check(&s, globs, nglobs, &start, NULL, NULL) > 0)
-			sbx_die(SBX_EXIT_POLICY, "deny-write: the end check of an earlier run on this workspace "
-				"could not complete (said above); the command does not run until it can");
+		if (!stale && ns_deny_check(&s, globs, nglobs, &start, NULL, NULL) > 0) {
+			if (own)
+				sbx_die(SBX_EXIT_POLICY, "deny-write: the end check of an earlier run on this "
+					"workspace could not complete (said above); the command does not run until it can");
+			keep = 1; /* its workspace's own next run refuses until it can */
+		}
 	}
+	if (!own && s.wsfd >= 0)
+		close(s.wsfd);
 	for (size_t i = 0; i < nglobs; i++)
 		free((char *)globs[i]);
 	free(globs);
@@ -246,25 +329,29 @@ static int take_over(struct ns_run *r, int fd)
 		free(start.v[i].rel);
 	free(start.v);
 	free(buf);
-	return done < 0 ? -1 : 0;
+	return keep ? -1 : 0;
 }
 
 /* The name of the kept tree of this workspace, and what it must match:
- * the workspace (device, inode, birth time) and the deny-write list. */
+ * the workspace (device, inode, birth time, path) and the deny-write list. */
 static char *tree_key(const struct ns_run *r, char *name, size_t cap)
 {
 	size_t n, len;
 	const char *const *globs = ns_deny_globs(r->p, &n);
+	const char *ws = r->p->ops[r->p->ws].src;
 	char *key, *o;
 
 	snprintf(name, cap, "tree-%llx-%llx", (unsigned long long)r->p->ops[r->p->ws].dev,
 		 (unsigned long long)r->p->ops[r->p->ws].ino);
-	len = 96;
+	len = 96 + 2 * strlen(ws);
 	for (size_t i = 0; i < n; i++)
 		len += 2 * strlen(globs[i]) + 1;
 	key = sbx_need(malloc(len));
-	o = key + snprintf(key, len, "ws %llx %llx %lld\nglobs ", (unsigned long long)r->p->ops[r->p->ws].dev,
+	o = key + snprintf(key, len, "ws %llx %llx %lld\npath ", (unsigned long long)r->p->ops[r->p->ws].dev,
 			   (unsigned long long)r->p->ops[r->p->ws].ino, (long long)ns_deny_btime(r->p->wsfd));
+	hex(o, ws);
+	o += strlen(o);
+	o += snprintf(o, len - (size_t)(o - key), "\nglobs ");
 	for (size_t i = 0; i < n; i++) {
 		hex(o, globs[i]);
 		o += strlen(o);
@@ -276,27 +363,114 @@ static char *tree_key(const struct ns_run *r, char *name, size_t cap)
 
 static void recover_once(struct ns_run *r);
 
+/* The run that holds the record directory, for its exit. */
+static struct ns_run *leave_run;
+
+static void rec_unlink(struct ns_run *r);
+
+/* This run is done with the record directory: removed if nothing is left
+ * in it and no other run holds it (shared, each, until its end). */
+static void dir_leave(struct ns_deny_rec *rec)
+{
+	if (rec->lockfd < 0)
+		return;
+	if (flock(rec->lockfd, LOCK_EX | LOCK_NB) == 0)
+		rmdir(rec->dir); /* not empty: others' records, kept trees */
+	flock(rec->lockfd, LOCK_UN);
+	close(rec->lockfd);
+	rec->lockfd = -1;
+}
+
+/* At the exit of the outer process, whichever way it goes (a refusal, a
+ * failed clone, the end): a record whose sandbox never existed protects
+ * nothing and goes; one whose sandbox did stays for the next run (its end
+ * check did not run, or left a protected path live). */
+void ns_deny_leave(struct ns_run *r)
+{
+	struct ns_deny_rec *rec = r ? r->x.rec : NULL;
+
+	if (!rec || getpid() != rec->owner)
+		return;
+	if (rec->fd >= 0 && !rec->started)
+		rec_unlink(r);
+	if (rec->fd < 0)
+		dir_leave(rec);
+}
+
+static void leave_on_die(void)
+{
+	ns_deny_leave(leave_run);
+}
+
+/* A kept tree is only a cost saved. It goes when its workspace is no
+ * longer at the path its key names (removed, moved, another directory
+ * there), when it was unused for a day, or when its key does not parse; a
+ * tree being written (NAME.PID-START, denykeep.c) goes once its writer is
+ * gone. Never a live writer's, never through a link. */
+static void tree_sweep(int dfd, const char *name)
+{
+	char buf[128 + 2 * PATH_MAX], h[2 * PATH_MAX + 2], wpath[PATH_MAX], state;
+	const char *dot = strchr(name, '.');
+	unsigned long long dev, ino, start, now;
+	long long btime;
+	long pid;
+	struct stat st;
+	ssize_t n;
+	int fd, w, gone = 1;
+
+	if (dot) {
+		if (sscanf(dot + 1, "%ld-%llx", &pid, &start) == 2 && pid > 0 &&
+		    proc_stat(pid, &state, &now) == 0 && now == start)
+			return;
+		unlinkat(dfd, name, 0);
+		return;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENXIO)
+			unlinkat(dfd, name, 0);
+		return;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime >= time(NULL) - 86400 &&
+	    (n = pread(fd, buf, sizeof buf - 1, 0)) > 0) {
+		buf[n] = '\0';
+		if (sscanf(buf, "%*[^\n]\nws %llx %llx %lld\npath %8193s", &dev, &ino, &btime, h) == 4 &&
+		    unhex(wpath, h, sizeof wpath) == 0 && wpath[0] == '/') {
+			w = ws_at(wpath, dev, ino, btime);
+			gone = w == -2;
+			if (w >= 0)
+				close(w);
+		}
+	}
+	close(fd);
+	if (gone)
+		unlinkat(dfd, name, 0);
+}
+
 /* Before the plan: the records of this workspace whose runs were killed
  * (the plan's workspace fd is open). A killed run whose pid 1 is still
  * ending (its namespace being torn down) is waited for, a bounded time,
  * so that what it left is made inert before this run's command starts. */
 void ns_deny_recover(struct ns_run *r)
 {
-	for (int round = 0; round < 4; round++) {
+	for (int round = 0;; round++) {
 		pid_t dying;
 		int pfd;
 
 		recover_once(r);
 		dying = r->x.rec->dying;
-		if (!dying || (pfd = sbx_pidfd_open(dying)) < 0)
-			return;
+		if (!dying || round == 3 || (pfd = sbx_pidfd_open(dying)) < 0)
+			break;
 		poll(&(struct pollfd){ .fd = pfd, .events = POLLIN }, 1, RECOVER_WAIT_MS);
 		close(pfd);
 		close(r->x.rec->dirfd);
+		close(r->x.rec->lockfd);
 		ns_deny_tree_free(&r->x.rec->prev);
 		free(r->x.rec);
 		r->x.rec = NULL;
 	}
+	/* What killed Landlock tier runs left (tierkeep.c). */
+	ns_tier_leftovers(r);
 }
 
 static void recover_once(struct ns_run *r)
@@ -310,8 +484,14 @@ static void recover_once(struct ns_run *r)
 	r->x.rec = sbx_need(calloc(1, sizeof *r->x.rec));
 	r->x.rec->fd = -1;
 	r->x.rec->owner = getpid();
-	dfd = r->x.rec->dirfd = state_dir(r, path, sizeof path);
+	dfd = r->x.rec->dirfd = state_dir(r, path, sizeof path, &r->x.rec->lockfd);
 	snprintf(r->x.rec->dir, sizeof r->x.rec->dir, "%s", path);
+	if (!leave_run) {
+		leave_run = r;
+		sbx_on_die(leave_on_die);
+		atexit(leave_on_die);
+	}
+	leave_run = r;
 	prefix_of(r, pre, sizeof pre);
 	plen = strlen(pre);
 	rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -322,20 +502,18 @@ static void recover_once(struct ns_run *r)
 		int fd;
 
 		if (!strncmp(e->d_name, "tree-", 5)) {
-			/* A kept tree unused for a day (its workspace gone,
-			 * most likely) goes: it is only a cost saved. */
-			if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    st.st_mtime < time(NULL) - 86400)
-				unlinkat(dfd, e->d_name, 0);
+			tree_sweep(dfd, e->d_name);
 			continue;
 		}
-		if (strncmp(e->d_name, pre, plen))
+		if (strncmp(e->d_name, "ws-", 3))
 			continue;
 		fd = openat(dfd, e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0 && take_over(r, fd) == 0)
+		/* Locked by its run for that run's life; still named once
+		 * locked (no other run took it over meanwhile). */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_nlink == 1 && take_over(r, fd, e->d_name, !strncmp(e->d_name, pre, plen)) == 0)
 			unlinkat(dfd, e->d_name, 0);
 		close(fd);
 	}
@@ -390,6 +568,9 @@ void ns_deny_record(struct ns_run *r)
 	snprintf(line, sizeof line, REC_MAGIC "\nuid %u\nstart %lld %ld\n", (unsigned)r->p->uid,
 		 (long long)rec->start.tv_sec, rec->start.tv_nsec);
 	rec_write(r, line);
+	hex(h, r->p->ops[r->p->ws].src);
+	snprintf(line, sizeof line, "path %s\n", h);
+	rec_write(r, line);
 	for (size_t i = 0; i < n; i++) {
 		hex(h, globs[i]);
 		snprintf(line, sizeof line, "glob %s\n", h);
@@ -418,6 +599,7 @@ void ns_deny_started(struct ns_run *r, pid_t pid)
 		sbx_die(SBX_EXIT_SYS, "unable to read the start time of the sandbox from /proc/%d/stat", (int)pid);
 	snprintf(line, sizeof line, "pid %d %llu\n", (int)pid, st);
 	rec_write(r, line);
+	r->x.rec->started = 1;
 }
 
 void ns_deny_heartbeat(struct ns_run *r)

@@ -86,10 +86,16 @@ int64_t ns_deny_btime(int fd)
 static void report(const struct deny_scope *s, const char *rel, const char *to, int cleared,
 		   const char *kept)
 {
-	char q[PATH_MAX * 4 + 8], qt[PATH_MAX * 4 + 8];
-	const char *who = s->earlier ? "an earlier run's command (killed)" : "the command";
+	char q[PATH_MAX * 4 + 8], qt[PATH_MAX * 4 + 8], who[PATH_MAX * 4 + 64];
 	struct sbx_json j;
 
+	/* A killed run on another workspace: named, the paths are in it. */
+	if (s->other) {
+		snprintf(who, sizeof who, "an earlier run's command (killed) in the workspace ");
+		sbx_quote(who + strlen(who), sizeof who - strlen(who), s->ws_path, strlen(s->ws_path), PATH_MAX, 0);
+	} else {
+		snprintf(who, sizeof who, "%s", s->earlier ? "an earlier run's command (killed)" : "the command");
+	}
 	sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
 	if (to) {
 		sbx_quote(qt, sizeof qt, to, strlen(to), PATH_MAX, 0);
@@ -112,6 +118,8 @@ static void report(const struct deny_scope *s, const char *rel, const char *to, 
 		sbx_json_str(&j, "reason", kept);
 	}
 	sbx_json_bool(&j, "earlier_run", s->earlier);
+	if (s->other)
+		sbx_json_str(&j, "workspace", s->ws_path);
 	sbx_json_write(&j, s->status_fd);
 }
 

@@ -7,6 +7,7 @@
 #include "ns.h"
 
 #include "die.h"
+#include "procstat.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +31,7 @@ static void hexs(FILE *f, const char *s)
 void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struct deny_tree *t)
 {
 	char tmp[160], proc[40];
+	struct sbx_proc_stat ps;
 	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	FILE *f;
 
@@ -54,9 +56,11 @@ void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struc
 		fputc('\n', f);
 	}
 	fputs("end\n", f);
-	if (fflush(f) == 0) {
+	/* Named NAME.PID-START while it is put in place: a name a killed
+	 * writer leaves is known for its own (denyend.c removes it). */
+	if (fflush(f) == 0 && sbx_proc_stat("self", &ps) == 0) {
 		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		snprintf(tmp, sizeof tmp, "%s.%ld", name, (long)getpid());
+		snprintf(tmp, sizeof tmp, "%s.%ld-%llx", name, (long)getpid(), ps.start);
 		if (linkat(AT_FDCWD, proc, dirfd, tmp, AT_SYMLINK_FOLLOW) == 0 &&
 		    renameat(dirfd, tmp, dirfd, name) < 0)
 			unlinkat(dirfd, tmp, 0);

@@ -310,6 +310,14 @@ void ns_init_main(struct ns_run *r)
 	}
 }
 
+/* The process that started sbx-ns is gone: its parent-death signal
+ * (main) came, or the signal came after it; the sandbox is killed then,
+ * whatever the command does with a signal. */
+int ns_parent_gone(const struct ns_args *a)
+{
+	return a->parent > 0 && getppid() != a->parent;
+}
+
 /* What a waiting sbx-ns process handles: its child's end, and the signals
  * it forwards (or acts on) instead of dying of them. */
 void ns_wait_signals(sigset_t *set)

@@ -326,7 +326,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
 			continue;
 		if (si.ssi_signo != SIGCHLD) {
-			kill(pid, (int)si.ssi_signo);
+			kill(pid, ns_parent_gone(r->a) ? SIGKILL : (int)si.ssi_signo);
 			continue;
 		}
 		if (waitpid(pid, &st, WNOHANG) == pid)
@@ -389,7 +389,6 @@ noreturn static void recover_only(struct ns_run *r, struct ns_plan *p)
 	p->root = p->caller_uid == 0;
 	ns_workspace_fd(p);
 	ns_deny_recover(r);
-	ns_tier_leftovers(r);
 	if (r->a->status_fd >= 0) {
 		sbx_json_begin(&j, NS_PROG, "exit");
 		sbx_json_int(&j, "code", 0);
@@ -427,8 +426,12 @@ int main(int argc, char **argv)
 		recover_only(&r, &plan);
 	ns_check_identity(r.a, &plan);
 
-	/* Killing whatever started sbx-ns kills the sandbox. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+	/* Killing whatever started sbx-ns kills the sandbox: SIGTERM, which
+	 * ends it before the record exists and, once the sandbox does, is
+	 * taken as the parent's end (ns_parent_gone): the sandbox is killed,
+	 * its end check runs and the record goes. */
+	args.parent = ppid;
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to set the parent-death signal");
 	if (getppid() != ppid)
 		sbx_die(SBX_EXIT_LOST, "unable to start: the parent process is gone");

@@ -196,6 +196,7 @@ struct ns_args {
 	struct sbx_policy_opts pol; /* --baseline, --baseline-fd, --policy-fd, --clamp */
 	int print_policy;      /* --print-policy */
 	int recover;           /* --recover: killed runs' end checks only, no command */
+	pid_t parent;          /* the process that started sbx-ns */
 	int dry_run;           /* --dry-run: print the plan (plan.c), run nothing */
 	int quiet_denials;     /* --quiet-denials: plain EPERM, no supervisor */
 	int pty;               /* --pty: the command's terminal is a pty of the sandbox's own */
@@ -463,6 +464,7 @@ struct deny_scope {
 	int64_t start_ns, end_ns; /* end_ns 0: the run has just ended (now) */
 	int status_fd;
 	int earlier;              /* a record of a run that was killed */
+	int other;                /* ... on another workspace than this run's */
 	const struct deny_list *start;
 	const char *ws_path;      /* the workspace's canonical path */
 };
@@ -481,6 +483,7 @@ void ns_deny_started(struct ns_run *r, pid_t pid);
 void ns_deny_heartbeat(struct ns_run *r);
 int ns_deny_end(struct ns_run *r);
 void ns_deny_forget(struct ns_run *r);
+void ns_deny_leave(struct ns_run *r);
 int ns_deny_dirfd(const struct ns_run *r);
 
 /* hint.c */
@@ -535,6 +538,7 @@ void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid);
 noreturn void ns_init_main(struct ns_run *r);
 char **ns_build_env(const struct ns_args *a, const struct ns_plan *p, const char **path);
 void ns_wait_signals(sigset_t *set);
+int ns_parent_gone(const struct ns_args *a);
 
 /* net.c */
 void ns_parse_net(struct ns_plan *p, const char *s);

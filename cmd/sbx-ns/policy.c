@@ -253,7 +253,7 @@ static int wait_command(const struct ns_args *a, pid_t pid, int *st, int *timed_
 			return -1;
 		}
 		if (sig != SIGCHLD)
-			kill(pid, sig);
+			kill(pid, ns_parent_gone(a) ? SIGKILL : sig);
 	}
 }
 

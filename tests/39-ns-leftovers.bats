@@ -1,0 +1,343 @@
+#!/usr/bin/env bats
+# sbx-ns leaves nothing on the host: after every way a run ends (its end,
+# its command killed, a refusal, --dry-run, SIGTERM to its process group,
+# SIGKILL of sbx-ns, a living sandbox stopped or killed, sbx-session stop)
+# the caller's record directory (root: /run/sbx-ns, a user: /tmp/sbx-ns-UID)
+# holds nothing of that run once the next run has started; the one thing
+# kept is the kept tree of a workspace that is still there (a cost saved,
+# gone with the workspace), and the directory goes with the last run that
+# leaves it empty. The runs are made in a mount namespace of this file's
+# own whose /run and /tmp are fresh: what is listed is exactly what sbx
+# made, whatever other runs on this host do.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load ns
+
+SESSION="$SBX_ROOT/contrib/session/sbx-session"
+
+setup_file() {
+	ns_setup_file
+	mkfifo "$NS_DIR/hold" "$NS_DIR/ready"
+	unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=0755 tmpfs /run &&
+		mount -t tmpfs -o mode=1777 tmpfs /tmp && rm -rf /run/mount && echo up >"$1" && read -r _ <"$2"' \
+		sh "$NS_DIR/ready" "$NS_DIR/hold" </dev/null >/dev/null 2>&1 3>&- &
+	LO_PID=$!
+	read -r _ <"$NS_DIR/ready"
+	export LO_PID
+}
+
+teardown_file() {
+	echo >"$NS_DIR/hold"
+	ns_teardown_file
+}
+
+teardown() {
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || :
+		wait "$p" 2>/dev/null || :
+	done
+	BG_PIDS=()
+}
+
+# In this file's mount namespace.
+lo() {
+	nsenter -t "$LO_PID" -m -- "$@"
+}
+
+# The argv of sbx-ns in that namespace as WHO (root, the command as the
+# test user; or user): LO_ARGV, for background runs whose $! is sbx-ns.
+lo_argv() {
+	if [ "$1" = root ]; then
+		LO_ARGV=(nsenter -t "$LO_PID" -m -- sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID")
+	else
+		LO_ARGV=(nsenter -t "$LO_PID" -m -- setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID"
+			--init-groups --reset-env -- env PATH="$SBX_BIN:/usr/local/bin:/usr/bin:/bin" sbx-ns)
+	fi
+}
+
+# sbx-ns as WHO in that namespace.
+lo_ns() {
+	lo_argv "$1"
+	shift
+	"${LO_ARGV[@]}" "$@"
+}
+
+# WHO's record directory.
+lo_dir() {
+	if [ "$1" = root ]; then echo /run/sbx-ns; else echo "/tmp/sbx-ns-$SBX_TEST_UID"; fi
+}
+
+ws_key() {
+	echo "$(stat -c %D "$1")-$(printf %x "$(stat -c %i "$1")")"
+}
+
+# Everything in the namespace's /run and /tmp, sorted; the workspaces given
+# are named A, B, C... in the names (tree-A, ws-A-RUN: a record's pid and
+# start are RUN).
+lo_ls() {
+	local args=(-e 's/^$//') n w
+	n=A
+	for w in "$@"; do
+		args+=(-e "s/-$(ws_key "$w")\$/-$n/" -e "s/-$(ws_key "$w")-[0-9]*-[0-9a-f]*\$/-$n-RUN/")
+		n=$(echo "$n" | tr A-Y B-Z)
+	done
+	lo find /run /tmp -mindepth 1 | LC_ALL=C sort | sed "${args[@]}"
+}
+
+# A fifo in the workspace the command writes a line to once it runs, then
+# waits on for one line back.
+hold_fifo() {
+	rm -f "$1/up"
+	mkfifo -m 0666 "$1/up"
+}
+HOLD='echo up >up; exec cat up >/dev/null'
+
+# The next run as WHO on workspace WS: what is there while its command
+# runs (LO_DURING, listed with the workspaces given after WS, WS first);
+# its own end, code and stderr in LO_RC and LO_ERR.
+lo_next() {
+	local who=$1 ws=$2 p
+	shift 2
+	hold_fifo "$ws"
+	lo_argv "$who"
+	"${LO_ARGV[@]}" --workspace "$ws" -- sh -c "$HOLD" 2>"$NS_DIR/next.err" 3>&- &
+	p=$!
+	BG_PIDS+=("$p")
+	read -r _ <"$ws/up"
+	LO_DURING=$(lo_ls "$ws" "$@")
+	echo >"$ws/up"
+	LO_RC=0
+	wait "$p" || LO_RC=$?
+	LO_ERR=$(cat "$NS_DIR/next.err")
+	rm -f "$ws/up"
+}
+
+# A directory for a living sandbox's socket, WHO's own, 0700.
+srv_dir() {
+	local d
+	d=$(mktemp -d "$NS_DIR/srv.XXXXXX")
+	chmod 0700 "$d"
+	[ "$1" = root ] || chown "$SBX_TEST_UID:$SBX_TEST_GID" "$d"
+	echo "$d"
+}
+
+# Workspaces gone, --recover on a fresh one: nothing is left at all.
+assert_all_gone() {
+	local ws
+	rm -rf "$@"
+	ws=$(ns_ws)
+	if [ "$WHO" = root ]; then
+		run -0 --separate-stderr lo sbx-ns --recover --workspace "$ws"
+	else
+		run -0 --separate-stderr lo_ns user --recover --workspace "$ws"
+	fi
+	assert_equal "$stderr" ""
+	run -0 lo_ls
+	assert_output ""
+	rm -rf "$ws"
+}
+
+# The sandbox's pid 1 is gone (or a zombie: its namespace is empty).
+pid1_gone() {
+	local s
+	s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 0
+	[ -z "$s" ] || [ "$s" = Z ]
+}
+
+@test "a run that ends, its command killed or not: only the kept tree of its workspace, gone with the workspace" {
+	local a b D
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		a=$(ns_ws)
+		run -0 --separate-stderr lo_ns "$WHO" --workspace "$a" -- true
+		assert_equal "$stderr" ""
+		run -0 lo_ls "$a"
+		assert_output "$D
+$D/tree-A"
+		run -137 --separate-stderr lo_ns "$WHO" --workspace "$a" -- sh -c 'kill -KILL $$'
+		run -0 lo_ls "$a"
+		assert_output "$D
+$D/tree-A"
+		# Its workspace removed: the next run, on another, drops its tree.
+		b=$(ns_ws)
+		rm -rf "$a"
+		lo_next "$WHO" "$b"
+		assert_equal "$LO_DURING" "$D
+$D/ws-A-RUN"
+		assert_equal "$LO_RC $LO_ERR" "0 "
+		run -0 lo_ls "$b"
+		assert_output "$D
+$D/tree-A"
+		assert_all_gone "$b"
+	done
+}
+
+@test "refusals and --dry-run leave nothing, before or after the record directory is made, and at clone (106)" {
+	local ws srv
+	for WHO in root user; do
+		ws=$(ns_ws)
+		run -100 --separate-stderr lo_ns "$WHO" --workspace
+		run -0 lo_ls
+		assert_output ""
+		run -0 --separate-stderr lo_ns "$WHO" --workspace "$ws" --dry-run -- true
+		run -0 lo_ls
+		assert_output ""
+		# The socket's path exists: refused after the records were read.
+		srv=$(srv_dir "$WHO")
+		touch "$srv/s"
+		run -100 --separate-stderr lo_ns "$WHO" --workspace "$ws" --serve "$srv/s"
+		assert_equal "$stderr" "sbx-ns: usage: --serve: invalid path '$srv/s': exists"
+		run -0 lo_ls
+		assert_output ""
+		rm -rf "$srv"
+		# A nested .git that is a fifo: refused while the start is planned.
+		mkdir "$ws/p"
+		mkfifo "$ws/p/.git"
+		run -102 --separate-stderr lo_ns "$WHO" --workspace "$ws" -- true
+		assert_equal "$stderr" "sbx-ns: fatal: unable to protect p/.git in the workspace: it is a fifo"
+		run -0 lo_ls
+		assert_output ""
+		rm -rf "$ws"
+	done
+	# No namespaces for this caller: refused at clone, its record made and gone.
+	ws=$(ns_ws)
+	chmod 0777 "$ws"
+	run -106 --separate-stderr lo unshare -Ur sh -c 'echo 1 >/proc/sys/user/max_user_namespaces &&
+		exec unshare --user --map-user=1000 --map-group=1000 sbx-ns --workspace "$1" -- true' sh "$ws"
+	assert_equal "${stderr%%;*}" "sbx-ns: fatal: unable to create namespaces: No space left on device"
+	run -0 lo_ls
+	assert_output ""
+	rm -rf "$ws"
+}
+
+@test "SIGTERM to the caller's process group (the caller dies of it, sbx-ns gets its parent-death signal): the end check runs, the record goes" {
+	local ws p pg sp D
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		ws=$(ns_ws)
+		hold_fifo "$ws"
+		lo_argv "$WHO"
+		setsid bash -c '"$@"; exit $?' bash "${LO_ARGV[@]}" --workspace "$ws" -- \
+			sh -c 'echo L >.env.term; '"$HOLD" 2>"$NS_DIR/err" 3>&- &
+		p=$!
+		BG_PIDS+=("$p")
+		read -r _ <"$ws/up"
+		run -0 lo_ls "$ws"
+		assert_output "$D
+$D/ws-A-RUN"
+		pg=$(ps -o pgid= -p "$p" | tr -d ' ')
+		sp=$(pgrep -P "$p")
+		kill -TERM -- "-$pg"
+		run -143 wait "$p"
+		# The caller is gone before sbx-ns is: wait for sbx-ns's end.
+		wait_for "[ ! -e /proc/$sp ]"
+		run -0 lo_ls "$ws"
+		assert_output "$D
+$D/tree-A"
+		assert_equal "$(cat "$NS_DIR/err")" "sbx-ns: warning: deny-write: the command created the protected path .env.term; moved it to .env.term.sbx-denied"
+		assert_all_gone "$ws"
+	done
+}
+
+@test "SIGKILL of sbx-ns: its record stays until the next run, on another workspace, does its end check and removes it" {
+	local a b p pid1 D
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		a=$(ns_ws)
+		b=$(ns_ws)
+		hold_fifo "$a"
+		: >"$NS_DIR/st"
+		lo_argv "$WHO"
+		"${LO_ARGV[@]}" --workspace "$a" --status-fd 5 -- sh -c 'echo L >.env.killed; '"$HOLD" \
+			5>"$NS_DIR/st" 2>/dev/null 3>&- &
+		p=$!
+		BG_PIDS+=("$p")
+		read -r _ <"$a/up"
+		pid1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$NS_DIR/st")
+		kill -KILL "$p"
+		run -137 wait "$p"
+		wait_for "pid1_gone $pid1"
+		run -0 lo_ls "$a"
+		assert_output "$D
+$D/ws-A-RUN"
+		lo_next "$WHO" "$b" "$a"
+		assert_equal "$LO_DURING" "$D
+$D/ws-A-RUN"
+		assert_equal "$LO_RC" 0
+		assert_equal "$LO_ERR" "sbx-ns: warning: deny-write: an earlier run's command (killed) in the workspace $a created the protected path .env.killed; moved it to .env.killed.sbx-denied"
+		assert_file_exist "$a/.env.killed.sbx-denied"
+		run -0 lo_ls "$b"
+		assert_output "$D
+$D/tree-A"
+		assert_all_gone "$a" "$b"
+	done
+}
+
+# A living sandbox as WHO on workspace $2, its socket in a directory of
+# WHO's; waits for its ready line. SRV_PID is the serving sbx-ns, CLIENT
+# a client's argv, SRV_PID1 the host pid of its pid 1.
+lo_serve() {
+	local line
+	SRV=$(srv_dir "$1")
+	mkfifo "$SRV/ready"
+	lo_argv "$1"
+	"${LO_ARGV[@]}" --workspace "$2" --serve "$SRV/s" --ready-fd 6 --status-fd 5 \
+		6>"$SRV/ready" 5>"$SRV/status" </dev/null >/dev/null 2>"$SRV/err" 3>&- &
+	SRV_PID=$!
+	BG_PIDS+=("$SRV_PID")
+	read -r line <"$SRV/ready"
+	SRV_PID1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$SRV/status")
+	CLIENT=("${LO_ARGV[@]}" --join "$SRV/s")
+	[ "$1" != root ] || CLIENT=(nsenter -t "$LO_PID" -m -- sbx-ns --join "$SRV/s")
+}
+
+@test "a living sandbox stopped, sent SIGTERM or SIGKILLed: nothing of it once the next run has started" {
+	local a b D how rc
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		for how in stop term kill; do
+			a=$(ns_ws)
+			b=$(ns_ws)
+			lo_serve "$WHO" "$a"
+			run -0 "${CLIENT[@]}" -- sh -c 'echo L >.env.served'
+			run -0 lo_ls "$a"
+			assert_output "$D
+$D/ws-A-RUN"
+			case $how in
+			stop) run -0 "${CLIENT[@]}" --stop ;;
+			term) kill -TERM "$SRV_PID" ;;
+			kill) kill -KILL "$SRV_PID" ;;
+			esac
+			rc=0
+			wait "$SRV_PID" || rc=$?
+			case $how in
+			stop | term)
+				assert_equal "$rc" 0
+				assert_equal "$(cat "$SRV/err")" "sbx-ns: warning: deny-write: the command created the protected path .env.served; moved it to .env.served.sbx-denied"
+				;;
+			kill) assert_equal "$rc" 137 ;;
+			esac
+			wait_for "pid1_gone $SRV_PID1"
+			run -0 lo_ls "$a"
+			if [ "$how" = kill ]; then
+				assert_output "$D
+$D/ws-A-RUN"
+			else
+				assert_output "$D
+$D/tree-A"
+			fi
+			lo_next "$WHO" "$b" "$a"
+			assert_equal "$LO_RC" 0
+			if [ "$how" = kill ]; then
+				assert_equal "$LO_DURING" "$D
+$D/ws-A-RUN"
+			else
+				assert_equal "$LO_DURING" "$D
+$D/tree-B
+$D/ws-A-RUN"
+			fi
+			assert_all_gone "$a" "$b" "$SRV"
+		done
+	done
+}
