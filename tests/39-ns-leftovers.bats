@@ -32,6 +32,11 @@ teardown_file() {
 	ns_teardown_file
 }
 
+# Each test starts from nothing (what a failed one left is not the next's).
+setup() {
+	lo sh -c 'rm -rf /run/* /tmp/*'
+}
+
 teardown() {
 	for p in "${BG_PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null || :
@@ -82,7 +87,7 @@ lo_ls() {
 		args+=(-e "s/-$(ws_key "$w")\$/-$n/" -e "s/-$(ws_key "$w")-[0-9]*-[0-9a-f]*\$/-$n-RUN/")
 		n=$(echo "$n" | tr A-Y B-Z)
 	done
-	lo find /run /tmp -mindepth 1 | LC_ALL=C sort | sed "${args[@]}"
+	lo find /run /tmp -mindepth 1 | sed "${args[@]}" | LC_ALL=C sort
 }
 
 # A fifo in the workspace the command writes a line to once it runs, then
@@ -339,5 +344,167 @@ $D/ws-A-RUN"
 			fi
 			assert_all_gone "$a" "$b" "$SRV"
 		done
+	done
+}
+
+# contrib/session/sbx-session as WHO in the namespace, with no fd above 2
+# (its sandboxes keep what they inherit) and no cgroup limits.
+lo_session() {
+	local pre=(nsenter -t "$LO_PID" -m --)
+	[ "$1" = root ] || pre+=(setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups --reset-env --)
+	shift
+	"${pre[@]}" env PATH="$SBX_BIN:/usr/local/bin:/usr/bin:/bin" SBX_SESSION_NO_CGROUP=1 \
+		SBX_SESSION_READY_TIMEOUT=20 python3 -c 'import os, sys
+os.closerange(3, 1 << 16)
+os.execv(sys.argv[1], sys.argv[1:])' "$SESSION" "$@"
+}
+
+@test "sbx-session stop: nothing of its sandboxes once the next run has started" {
+	local base d b D
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		base=$(sbx_scratch)
+		d=$base/sess
+		mkdir -p "$d/shared" "$d/sandbox_scripts" "$d/bash_tools" "$d/sandboxes/one" "$d/sandboxes/two"
+		echo 'echo L >.env.session' >"$d/sandboxes/one/init"
+		if [ "$WHO" = root ]; then
+			echo "$SBX_TEST_UID $SBX_TEST_GID" >"$d/identity"
+			chown "$SBX_TEST_UID:$SBX_TEST_GID" "$d/shared"
+		else
+			chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$base"
+		fi
+		chmod -R a+rX "$base"
+		run -0 --separate-stderr lo_session "$WHO" start "$d"
+		assert_output "one ready
+two ready"
+		run -0 lo_ls "$d/run/one/ws" "$d/run/two/ws"
+		assert_output "$D
+$D/ws-A-RUN
+$D/ws-B-RUN"
+		run -0 --separate-stderr lo_session "$WHO" stop "$d"
+		assert_output ""
+		assert_equal "$stderr" ""
+		assert_file_not_exist "$d/run"
+		b=$(ns_ws)
+		lo_next "$WHO" "$b"
+		assert_equal "$LO_DURING" "$D
+$D/ws-A-RUN"
+		assert_equal "$LO_RC $LO_ERR" "0 "
+		assert_all_gone "$b" "$base"
+	done
+}
+
+@test "concurrent runs: one killed while others start and end, none loses its record or fails, a held one's record stays" {
+	local a b k p D i
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		a=$(ns_ws)
+		b=$(ns_ws)
+		k=$(ns_ws)
+		# A held run on a, and one on k killed while 40 runs on b start and end.
+		hold_fifo "$a"
+		lo_argv "$WHO"
+		"${LO_ARGV[@]}" --workspace "$a" -- sh -c "$HOLD" 2>"$NS_DIR/held.err" 3>&- &
+		p=$!
+		BG_PIDS+=("$p")
+		read -r _ <"$a/up"
+		hold_fifo "$k"
+		"${LO_ARGV[@]}" --workspace "$k" -- sh -c "$HOLD" 2>/dev/null 3>&- &
+		BG_PIDS+=("$!")
+		read -r _ <"$k/up"
+		export LO_PID SBX_TEST_UID SBX_TEST_GID SBX_BIN WHO b
+		export -f lo_ns lo_argv
+		seq 40 | xargs -P 8 -I{} bash -c 'lo_ns "$WHO" --workspace "$b" -- true 2>&1; echo "run {}: $?"' \
+			>"$NS_DIR/many" 3>&- &
+		i=$!
+		kill -KILL "${BG_PIDS[1]}"
+		wait "$i"
+		run -0 grep -cx 'run [0-9]*: 0' "$NS_DIR/many"
+		assert_output 40
+		run -0 lo_ls "$a" "$b" "$k"
+		assert_line "$D/ws-A-RUN"
+		assert_line "$D/tree-B"
+		echo >"$a/up"
+		wait "$p"
+		assert_equal "$(cat "$NS_DIR/held.err")" ""
+		lo_next "$WHO" "$b" "$a" "$k"
+		assert_equal "$LO_DURING" "$D
+$D/tree-A
+$D/tree-B
+$D/ws-A-RUN"
+		assert_all_gone "$a" "$b" "$k"
+		BG_PIDS=()
+	done
+}
+
+@test "the caller's directory planted by another user, a symlink or a directory: refused, left as it is" {
+	local ws other=$((SBX_TEST_UID + 1))
+	ws=$(ns_ws)
+	lo ln -s /var/tmp "/tmp/sbx-ns-$SBX_TEST_UID"
+	lo chown -h "$other:$other" "/tmp/sbx-ns-$SBX_TEST_UID"
+	run -111 --separate-stderr lo_ns user --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to open /tmp/sbx-ns-$SBX_TEST_UID for the deny-write records: Not a directory"
+	run -0 lo stat -c '%F %u %N' "/tmp/sbx-ns-$SBX_TEST_UID"
+	assert_output "symbolic link $other '/tmp/sbx-ns-$SBX_TEST_UID' -> '/var/tmp'"
+	lo rm "/tmp/sbx-ns-$SBX_TEST_UID"
+	lo mkdir -m 0700 "/tmp/sbx-ns-$SBX_TEST_UID"
+	lo chown "$other:$other" "/tmp/sbx-ns-$SBX_TEST_UID"
+	run -102 --separate-stderr lo_ns user --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: unable to use /tmp/sbx-ns-$SBX_TEST_UID for the deny-write records: owned by uid $other with mode 700, not by uid $SBX_TEST_UID with mode 0700 (remove it, or set XDG_RUNTIME_DIR)"
+	run -0 lo_ls
+	assert_output "/tmp/sbx-ns-$SBX_TEST_UID"
+	lo rmdir "/tmp/sbx-ns-$SBX_TEST_UID"
+	rm -rf "$ws"
+}
+
+# A record of a killed run on workspace $2 in WHO's directory: its pid 1
+# $3 with start $4, .env.* protected, started an hour ago.
+fake_record() {
+	local d name
+	d=$(lo_dir "$1")
+	name="ws-$(ws_key "$2")-1-1"
+	lo mkdir -p -m 0700 "$d"
+	[ "$1" = root ] || lo chown "$SBX_TEST_UID" "$d"
+	printf 'sbx-ns deny-write record 1\nuid %s\nstart %s 0\npath %s\nglob 2e656e762e2a\nend\npid %s %s\n' \
+		"$SBX_TEST_UID" "$(($(date +%s) - 3600))" "$(printf %s "$2" | od -An -tx1 | tr -d ' \n')" "$3" "$4" |
+		lo sh -c 'cat >"$1"' sh "$d/$name"
+	[ "$1" = root ] || lo chown "$SBX_TEST_UID" "$d/$name"
+	echo "$d/$name"
+}
+
+@test "a record locked by a live process stays; once free, with a pid that names another process now, it is taken over" {
+	local a b rec p start D
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		a=$(ns_ws)
+		b=$(ns_ws)
+		echo L >"$a/.env.planted"
+		chown "$SBX_TEST_UID:$SBX_TEST_GID" "$a/.env.planted"
+		# pid: this shell, alive, with another start than its own.
+		start=$(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20)
+		rec=$(fake_record "$WHO" "$a" $$ $((start + 1)))
+		# Its lock held by a live process (flock(1), waiting on a fifo).
+		mkfifo "$NS_DIR/lock"
+		lo flock "$rec" sh -c 'echo locked; read -r _ <"$1"' sh "$NS_DIR/lock" >"$NS_DIR/locked" 3>&- &
+		p=$!
+		BG_PIDS+=("$p")
+		wait_for "[ -s '$NS_DIR/locked' ]"
+		lo_next "$WHO" "$b" "$a"
+		assert_equal "$LO_RC $LO_ERR" "0 "
+		assert_equal "$LO_DURING" "$D
+$D/ws-A-RUN
+$D/ws-B-RUN"
+		assert_equal "$(cat "$a/.env.planted")" L
+		echo >"$NS_DIR/lock"
+		wait "$p"
+		rm "$NS_DIR/lock" "$NS_DIR/locked"
+		lo_next "$WHO" "$b" "$a"
+		assert_equal "$LO_RC" 0
+		assert_equal "$LO_ERR" "sbx-ns: warning: deny-write: an earlier run's command (killed) in the workspace $a created the protected path .env.planted; moved it to .env.planted.sbx-denied"
+		assert_equal "$LO_DURING" "$D
+$D/tree-A
+$D/ws-A-RUN"
+		assert_all_gone "$a" "$b"
+		BG_PIDS=()
 	done
 }
