@@ -216,37 +216,47 @@ $D/tree-A"
 	rm -rf "$ws"
 }
 
-@test "SIGTERM to the caller's process group (the caller dies of it, sbx-ns gets its parent-death signal): the end check runs, the record goes" {
-	local ws p pg sp D
+@test "SIGTERM to the caller's process group (the caller dies of it first: sbx-ns gets its parent-death signal) or to sbx-ns's own: the end check runs, the record goes" {
+	local ws p pg sp D rc group
 	for WHO in root user; do
 		D=$(lo_dir "$WHO")
-		ws=$(ns_ws)
-		hold_fifo "$ws"
-		lo_argv "$WHO"
-		setsid bash -c '"$@"; exit $?' bash "${LO_ARGV[@]}" --workspace "$ws" -- \
-			sh -c 'echo L >.env.term; '"$HOLD" 2>"$NS_DIR/err" 3>&- &
-		p=$!
-		BG_PIDS+=("$p")
-		read -r _ <"$ws/up"
-		run -0 lo_ls "$ws"
-		assert_output "$D
+		for group in caller own; do
+			ws=$(ns_ws)
+			hold_fifo "$ws"
+			lo_argv "$WHO"
+			if [ "$group" = caller ]; then
+				setsid bash -c '"$@"; exit $?' bash "${LO_ARGV[@]}" --workspace "$ws" -- \
+					sh -c 'echo L >.env.term; '"$HOLD" 2>"$NS_DIR/err" 3>&- &
+			else
+				setsid "${LO_ARGV[@]}" --workspace "$ws" -- \
+					sh -c 'echo L >.env.term; '"$HOLD" 2>"$NS_DIR/err" 3>&- &
+			fi
+			p=$!
+			BG_PIDS+=("$p")
+			read -r _ <"$ws/up"
+			run -0 lo_ls "$ws"
+			assert_output "$D
 $D/ws-A-RUN"
-		pg=$(ps -o pgid= -p "$p" | tr -d ' ')
-		sp=$(pgrep -P "$p")
-		kill -TERM -- "-$pg"
-		run -143 wait "$p"
-		# The caller is gone before sbx-ns is: wait for sbx-ns's end.
-		wait_for "[ ! -e /proc/$sp ]"
-		run -0 lo_ls "$ws"
-		assert_output "$D
+			pg=$(ps -o pgid= -p "$p" | tr -d ' ')
+			sp=$p
+			[ "$group" = own ] || sp=$(pgrep -P "$p")
+			kill -TERM -- "-$pg"
+			rc=0
+			wait "$p" || rc=$?
+			assert_equal "$rc" 143
+			# The caller may be gone before sbx-ns is: wait for sbx-ns's end.
+			wait_for "[ ! -e /proc/$sp ]"
+			run -0 lo_ls "$ws"
+			assert_output "$D
 $D/tree-A"
-		assert_equal "$(cat "$NS_DIR/err")" "sbx-ns: warning: deny-write: the command created the protected path .env.term; moved it to .env.term.sbx-denied"
-		assert_all_gone "$ws"
+			assert_equal "$(cat "$NS_DIR/err")" "sbx-ns: warning: deny-write: the command created the protected path .env.term; moved it to .env.term.sbx-denied"
+			assert_all_gone "$ws"
+		done
 	done
 }
 
 @test "SIGKILL of sbx-ns: its record stays until the next run, on another workspace, does its end check and removes it" {
-	local a b p pid1 D
+	local a b p pid1 D rc
 	for WHO in root user; do
 		D=$(lo_dir "$WHO")
 		a=$(ns_ws)
@@ -261,7 +271,9 @@ $D/tree-A"
 		read -r _ <"$a/up"
 		pid1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$NS_DIR/st")
 		kill -KILL "$p"
-		run -137 wait "$p"
+		rc=0
+		wait "$p" || rc=$?
+		assert_equal "$rc" 137
 		wait_for "pid1_gone $pid1"
 		run -0 lo_ls "$a"
 		assert_output "$D

@@ -107,7 +107,7 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap, int *lockfd
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	const struct mount_op *op;
 	char real[PATH_MAX];
-	struct stat st;
+	struct stat st, now;
 	int fd, lk;
 
 	/* Root: /run/sbx-ns; where there is no writable /run (an initramfs,
@@ -147,8 +147,9 @@ static int state_dir(const struct ns_run *r, char *path, size_t cap, int *lockfd
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", path);
 		if (flock(lk, LOCK_SH) < 0 || fstat(lk, &st) < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to lock %s", path);
-		/* Still linked once locked: no run can remove it now. */
-		if (st.st_nlink > 0) {
+		/* Still linked, and still the one at path, once locked: no
+		 * run can remove it now. */
+		if (st.st_nlink > 0 && lstat(path, &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
 			*lockfd = lk;
 			return fd;
 		}
