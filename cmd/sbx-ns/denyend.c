@@ -483,7 +483,7 @@ static void recover_once(struct ns_run *r)
 	DIR *d;
 
 	r->x.rec = sbx_need(calloc(1, sizeof *r->x.rec));
-	r->x.rec->fd = -1;
+	r->x.rec->fd = r->x.rec->lockfd = r->x.rec->dirfd = -1;
 	r->x.rec->owner = getpid();
 	dfd = r->x.rec->dirfd = state_dir(r, path, sizeof path, &r->x.rec->lockfd);
 	snprintf(r->x.rec->dir, sizeof r->x.rec->dir, "%s", path);
