@@ -9,10 +9,11 @@
  * rules.c), which the command's process turns into SECCOMP_RET_USER_NOTIF
  * when it hands a listener over and the run protects something, else into
  * SECCOMP_RET_ALLOW (notify.c). Each such call comes here: its two paths
- * are read from the caller's memory and looked up from its root, working
- * directory or directory fd through /proc, and the call goes on with
- * SECCOMP_USER_NOTIF_FLAG_CONTINUE, whatever was found: the kernel decides,
- * this only reports. When the source exists and either side is one of the
+ * are read from the caller's memory; only when a last name is a protected
+ * path's are they looked up, in the caller's own root (its symlinks
+ * followed there, never in the host's), from its working directory or
+ * directory fd; and the call goes on with SECCOMP_USER_NOTIF_FLAG_CONTINUE,
+ * whatever was found: the kernel decides, this only reports. When the source exists and either side is one of the
  * start set's objects (by device and inode), one warning says which path,
  * what the command tried and that it sees EBUSY, with a "deny-write" status
  * line; further attempts on the same path are counted, and the total not
