@@ -38,11 +38,18 @@ setup() {
 }
 
 teardown() {
+	local s
 	for p in "${BG_PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null || :
 		wait "$p" 2>/dev/null || :
 	done
 	BG_PIDS=()
+	# A session a failed test left: stopped, its directory removed.
+	for s in "${LO_SESSIONS[@]}"; do
+		lo_session "${s%% *}" stop "${s#* }/sess" >/dev/null 2>&1 || :
+		rm -rf "${s#* }"
+	done
+	LO_SESSIONS=()
 }
 
 # In this file's mount namespace.
@@ -376,6 +383,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$SESSION" "$@"
 	for WHO in root user; do
 		D=$(lo_dir "$WHO")
 		base=$(sbx_scratch)
+		LO_SESSIONS+=("$WHO $base")
 		d=$base/sess
 		mkdir -p "$d/shared" "$d/sandbox_scripts" "$d/bash_tools" "$d/sandboxes/one" "$d/sandboxes/two"
 		echo 'echo L >.env.session' >"$d/sandboxes/one/init"
@@ -403,6 +411,7 @@ $D/ws-B-RUN"
 $D/ws-A-RUN"
 		assert_equal "$LO_RC $LO_ERR" "0 "
 		assert_all_gone "$b" "$base"
+		LO_SESSIONS=()
 	done
 }
 
@@ -497,7 +506,8 @@ fake_record() {
 		rec=$(fake_record "$WHO" "$a" $$ $((start + 1)))
 		# Its lock held by a live process (flock(1), waiting on a fifo).
 		mkfifo "$NS_DIR/lock"
-		lo flock "$rec" sh -c 'echo locked; read -r _ <"$1"' sh "$NS_DIR/lock" >"$NS_DIR/locked" 3>&- &
+		nsenter -t "$LO_PID" -m -- flock "$rec" sh -c 'echo locked; read -r _ <"$1"' sh "$NS_DIR/lock" \
+			>"$NS_DIR/locked" 3>&- &
 		p=$!
 		BG_PIDS+=("$p")
 		wait_for "[ -s '$NS_DIR/locked' ]"
