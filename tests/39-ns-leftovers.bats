@@ -530,3 +530,32 @@ $D/ws-A-RUN"
 		BG_PIDS=()
 	done
 }
+
+@test "XDG_RUNTIME_DIR/sbx-ns: the same, and the user's directory is left as it was" {
+	local xdg a b
+	xdg=$(ns_ws)
+	chmod 0700 "$xdg"
+	a=$(ns_ws)
+	b=$(ns_ws)
+	xdg_ns() {
+		nsenter -t "$LO_PID" -m -- setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups \
+			--reset-env -- env PATH="$SBX_BIN:/usr/local/bin:/usr/bin:/bin" XDG_RUNTIME_DIR="$xdg" sbx-ns "$@"
+	}
+	run -0 --separate-stderr xdg_ns --workspace "$a" -- true
+	assert_equal "$stderr" ""
+	run -0 ls -A "$xdg" "$xdg/sbx-ns"
+	assert_output "$xdg:
+sbx-ns
+
+$xdg/sbx-ns:
+tree-$(ws_key "$a")"
+	rm -rf "$a"
+	run -0 --separate-stderr xdg_ns --workspace "$b" --dry-run -- true
+	run -0 --separate-stderr xdg_ns --recover --workspace "$b"
+	assert_equal "$stderr" ""
+	run -0 ls -A "$xdg"
+	assert_output ""
+	run -0 lo_ls
+	assert_output ""
+	rm -rf "$xdg" "$b"
+}
