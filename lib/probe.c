@@ -78,6 +78,26 @@ int sbx_probe_sysctl(const char *path, long *val)
 	return 0;
 }
 
+void sbx_probe_ns_limit(const char *const *kinds, char *name, size_t n, long *val)
+{
+	char path[64];
+	long v;
+
+	*val = -1;
+	snprintf(name, n, "user.max_%s_namespaces", kinds[0]);
+	for (const char *const *k = kinds; *k; k++) {
+		snprintf(path, sizeof path, "/proc/sys/user/max_%s_namespaces", *k);
+		if (sbx_probe_sysctl(path, &v))
+			continue;
+		if (k == kinds || v == 0) {
+			snprintf(name, n, "user.max_%s_namespaces", *k);
+			*val = v;
+		}
+		if (v == 0)
+			return;
+	}
+}
+
 /* Runs fn(wfd, arg) in a child. A failing child writes one message of sz
  * bytes to wfd: then SBX_CHILD_MSG with it in msg. Nothing written and a
  * clean exit: 0. Otherwise an errno (ECHILD: killed before reporting, which

@@ -17,6 +17,14 @@ int sbx_probe_kernel(unsigned *major, unsigned *minor, char *rel, size_t relsz);
  * Returns 0 with *val set, or errno (ENOENT when this kernel lacks it). */
 int sbx_probe_sysctl(const char *path, long *val);
 
+/* The namespace count limit an ENOSPC from creating namespaces hit: the
+ * first of user.max_{kinds}_namespaces (kinds: "user", "mnt", ... NULL
+ * ended) that is 0, else the first one. Its name ("user.max_mnt_namespaces")
+ * in name and its value in *val (-1 when unreadable). Each limit counts
+ * here and in every user namespace above, so a 0 is the likeliest cause;
+ * a count that reached a positive limit cannot be told apart. */
+void sbx_probe_ns_limit(const char *const *kinds, char *name, size_t n, long *val);
+
 /* The steps of creating a usable user namespace, in order. */
 enum sbx_userns_step { SBX_USERNS_UNSHARE = 1, SBX_USERNS_MAP, SBX_USERNS_MOUNTNS };
 

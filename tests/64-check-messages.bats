@@ -80,6 +80,24 @@ clone_value() {
 	assert_line "result: isolation unavailable (exit 106)"
 }
 
+@test "host: ENOSPC from the other namespaces is named as their count limit, the one at 0" {
+	local k where fix
+	for k in mnt pid net; do
+		run -106 --separate-stderr unshare -Ur sh -c "echo 0 >/proc/sys/user/max_${k}_namespaces && exec sbx-check host"
+		assert_equal "$stderr" ""
+		assert_line --regexp '^userns +ok +user namespaces work for uid 0, '
+		where=$(ctr)
+		if [ -n "$where" ]; then
+			fix="raise the namespace count limit user.max_${k}_namespaces: in the container's user namespace (Kubernetes hostUsers: false gives it one of its own) or on the host"
+			where="; $where"
+		else
+			fix="raise the namespace count limit: sysctl -w user.max_${k}_namespaces=15000"
+		fi
+		assert_line "namespaces         missing        unshare of the mount, pid, ipc, uts, network and cgroup namespaces failed: No space left on device, a namespace count limit is reached (user.max_${k}_namespaces=0$where); to fix: $fix"
+		assert_line "result: isolation unavailable (exit 106)"
+	done
+}
+
 @test "proof: a passing proof counts what it proved and names what it did not" {
 	run -0 --separate-stderr sbx-check proof
 	assert_equal "$stderr" ""

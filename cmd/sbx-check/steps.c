@@ -294,6 +294,25 @@ static void step_failed(struct chk_report *r, int s, int e, const char *ctr, int
 		userns_fix(it, e, in_ctr, max, clone, aa);
 		return;
 	}
+	if (s == ST_NS && e == ENOSPC) {
+		/* A count: the limit at 0 of the kinds this step makes. */
+		static const char *const kinds[] = { "mnt", "pid", "ipc", "uts", "net", "cgroup", NULL };
+		char name[64], now[32] = "";
+		long v;
+
+		sbx_probe_ns_limit(kinds, name, sizeof name, &v);
+		if (v >= 0)
+			snprintf(now, sizeof now, "=%ld", v);
+		it = chk_add(r, CLS_ISOLATION, stepinfo[s].name, CHK_MISSING, "%s: %s, a namespace count "
+			     "limit is reached (%s%s%s%s)", stepinfo[s].what, strerror(e), name, now,
+			     in_ctr ? "; " : "", in_ctr ? ctr : "");
+		if (in_ctr)
+			chk_fix(it, "raise the namespace count limit %s: in the container's user namespace "
+				"(Kubernetes hostUsers: false gives it one of its own) or on the host", name);
+		else
+			chk_fix(it, "raise the namespace count limit: sysctl -w %s=15000", name);
+		return;
+	}
 	it = chk_add(r, CLS_ISOLATION, stepinfo[s].name, CHK_MISSING, "%s: %s%s%s%s",
 		     stepinfo[s].what, strerror(e), in_ctr ? " (" : "", in_ctr ? ctr : "",
 		     in_ctr ? ")" : "");

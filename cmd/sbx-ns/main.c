@@ -49,27 +49,18 @@
 static const char *userns_help(int e, char *buf, size_t n)
 {
 	static const char *const kinds[] = { "user", "mnt", "pid", "ipc", "uts", "cgroup", "net", NULL };
-	const char *name = "user";
 	struct stat st;
-	long max = -1, v;
-	char path[64];
+	char name[64];
+	long max;
 
 	if (e == ENOSPC) {
-		for (const char *const *k = kinds; *k; k++) {
-			snprintf(path, sizeof path, "/proc/sys/user/max_%s_namespaces", *k);
-			if (sbx_probe_sysctl(path, &v) == 0 && (k == kinds || v == 0)) {
-				name = *k;
-				max = v;
-				if (v == 0)
-					break;
-			}
-		}
+		sbx_probe_ns_limit(kinds, name, sizeof name, &max);
 		if (max >= 0)
-			snprintf(buf, n, "a namespace count limit is reached (user.max_%s_namespaces=%ld here); an "
-				 "administrator must raise it: sysctl -w user.max_%s_namespaces=15000", name, max, name);
+			snprintf(buf, n, "a namespace count limit is reached (%s=%ld here); an administrator "
+				 "must raise it: sysctl -w %s=15000", name, max, name);
 		else
-			snprintf(buf, n, "a namespace count limit (user.max_user_namespaces) is reached; an "
-				 "administrator must raise it: sysctl -w user.max_user_namespaces=15000");
+			snprintf(buf, n, "a namespace count limit (%s) is reached; an administrator must raise "
+				 "it: sysctl -w %s=15000", name, name);
 		return buf;
 	}
 	snprintf(buf, n, "user namespaces are blocked for this caller; an administrator must allow them: "
