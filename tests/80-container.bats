@@ -431,7 +431,8 @@ kube_net_down() {
 # The one thing the test adds to the shipped manifests: the site's
 # ConfigMap sbx-site they read (optional; README, "Containers and
 # Kubernetes"), mapping the names the examples fetch to the test origin and
-# opening its range (198.18.0.0/15) at their brokers.
+# opening its address alone (198.18.0.0/15 is refused by default) at their
+# brokers.
 site_yaml() {
 	cat <<-EOF
 	apiVersion: v1
@@ -439,9 +440,9 @@ site_yaml() {
 	metadata:
 	  name: sbx-site
 	data:
-	  SBX_BROKER_SITE_ARGS: "--resolve pypi.org=$C_ORIGIN --allow-private-networks"
-	  alpha_site_broker_args: "--resolve pypi.org=$C_ORIGIN --allow-private-networks"
-	  beta_site_broker_args: "--resolve codeload.github.com=$C_ORIGIN --allow-private-networks"
+	  SBX_BROKER_SITE_ARGS: "--resolve pypi.org=$C_ORIGIN --allow-address $C_ORIGIN/32"
+	  alpha_site_broker_args: "--resolve pypi.org=$C_ORIGIN --allow-address $C_ORIGIN/32"
+	  beta_site_broker_args: "--resolve codeload.github.com=$C_ORIGIN --allow-address $C_ORIGIN/32"
 	EOF
 }
 
