@@ -31,6 +31,7 @@ socket: EPERM
 socket: EPERM" \
 		--net none -- sh -c "$NET_ATT ifaces; $NET_ATT connect 127.0.0.1 8081; $NET_ATT connect 198.18.7.2 80; $NET_ATT udp 198.18.7.2 53; :"
 	run -7 --separate-stderr nsh_user --workspace "$ws" -- curl -sS http://198.18.7.2/
+	curl_ms
 	assert_output ""
 	assert_equal "$stderr" "curl: (7) Failed to connect to 198.18.7.2 port 80 after 0 ms: Couldn't connect to server"
 }
@@ -51,6 +52,7 @@ ok socket" \
 		kill $!'
 	assert_output "200"
 	run -7 --separate-stderr nsh_root --workspace "$ws" --net loopback -- curl -sS http://127.0.0.1:8081/
+	curl_ms
 	assert_equal "$stderr" "curl: (7) Failed to connect to 127.0.0.1 port 8081 after 0 ms: Couldn't connect to server"
 	assert_file_not_exists "$NET_DIR/hostlo.log"
 }

@@ -117,6 +117,7 @@ for send in (lambda s: s.sendto(b\"GET / HTTP/1.0\\r\\n\\r\\n\", socket.MSG_FAST
         send(socket.socket()); print(\"fastopen: sent\")
     except OSError as e:
         print(\"fastopen:\", e.strerror)'; :"
+		curl_ms
 		assert_output "ok connected
 connect: EACCES
 connect: EACCES

@@ -164,9 +164,11 @@ nsh_both() {
 	local ws=$1 want=$2
 	shift 2
 	run -0 --separate-stderr nsh_root --workspace "$ws" --ro "$NS_DIR/bin" "$@"
+	curl_ms
 	assert_output "$want"
 	assert_equal "$stderr" ""
 	run -0 --separate-stderr nsh_user --workspace "$ws" --ro "$NS_DIR/bin" "$@"
+	curl_ms
 	assert_output "$want"
 	assert_equal "$stderr" ""
 }
