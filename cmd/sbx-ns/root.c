@@ -119,8 +119,16 @@ static void bind_fd(const struct ns_plan *p, int srcfd, int target, const char *
 	const char *step = "mount";
 	int rc = sbx_mnt_bind(p->mnt_api, srcfd, target, AT_FDCWD, rel, attr, recursive, &step);
 
+	struct stat st;
+	int e = errno;
+
 	if (rc == SBX_MNT_RACE)
 		sbx_die(SBX_EXIT_POLICY, "unable to bind %s: the mounted object is not the one checked (race)", what);
+	/* The kernel binds no unlinked file: the checked one was renamed
+	 * over or removed since it was opened. */
+	if (rc && e == ENOENT && fstat(srcfd, &st) == 0 && st.st_nlink == 0)
+		sbx_die(SBX_EXIT_POLICY, "unable to bind %s: it was replaced (race)", what);
+	errno = e;
 	if (rc)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to %s %s", step, what);
 }
