@@ -21,13 +21,32 @@ void sbx_opt_version(int argc, char **argv)
 	exit(0);
 }
 
+/* The column where text's first option line ("  --opt ARG   what")
+ * starts its description, so that --help and --version line up with it. */
+static int desc_col(const char *text)
+{
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *gap;
+
+		if (strncmp(l, "  -", 3))
+			continue;
+		gap = strstr(l + 2, "  ");
+		if (gap && gap < strchrnul(l, '\n')) {
+			gap += strspn(gap, " ");
+			return (int)(gap - l);
+		}
+	}
+	return 25;
+}
+
 _Noreturn void sbx_opt_help(const char *text)
 {
+	int col = desc_col(text) - 2;
 	char *all = sbx_needf("%s\n"
-			      "  --help                 print this help and exit\n"
-			      "  --version              print the version and exit (as the only option)\n"
+			      "  %-*sprint this help and exit\n"
+			      "  %-*sprint the version and exit (as the only option)\n"
 			      "\n"
-			      "Full reference: man %s\n", text, sbx_prog());
+			      "Full reference: man %s\n", text, col, "--help", col, "--version", sbx_prog());
 	size_t len = strlen(all), off = 0;
 
 	while (off < len) {
