@@ -53,6 +53,7 @@ static const char usage[] =
 	"  --ro-bind-fd FD DEST   --ro-bind for an open fd (consumed)\n"
 	"  --runtime PATHS        the system paths shown read-only (a:b:c, or none)\n"
 	"  --tmp-in-workspace     /tmp and /dev/shm on the workspace's file system\n"
+	"  --changes DIR          its writes go to change set DIR, not the workspace\n"
 	"  --deny-write GLOB      a path it may read, not change; replaces the defaults\n"
 	"  --home DIR             a writable HOME; default: /tmp/home, gone at the end\n"
 	"  --protect PATH         refuse to run if PATH would be writable\n"
@@ -104,7 +105,7 @@ enum {
 	O_CMDPATH, O_ALLOW_EXEC, O_PROTECT, O_GRANT_FD, O_GRANT_KEY, O_GRANT_NONCE_DIR, O_TIMEOUT,
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
-	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD, O_PTY, O_NO_HOST_CA,
+	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD, O_PTY, O_NO_HOST_CA, O_CHANGES,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -156,6 +157,7 @@ static const struct sbx_opt options[] = {
 	{ "cgroup-fd",        SBX_ARG,   SBX_ONCE, O_CGROUP_FD },
 	{ "pty",              SBX_NOARG, SBX_ONCE, O_PTY },
 	{ "no-host-ca",       SBX_NOARG, SBX_ONCE, O_NO_HOST_CA },
+	{ "changes",          SBX_ARG,   SBX_ONCE, O_CHANGES },
 	{ 0, 0, 0, 0 }
 };
 
@@ -203,7 +205,7 @@ static int takes_path(int id)
 	switch (id) {
 	case O_WORKSPACE: case O_RO: case O_RW: case O_HOME: case O_BIND: case O_RO_BIND:
 	case O_ALLOW_EXEC: case O_PROTECT: case O_GRANT_KEY: case O_GRANT_NONCE_DIR:
-	case O_BASELINE: case O_SERVE:
+	case O_BASELINE: case O_SERVE: case O_CHANGES:
 		return 1;
 	}
 	return 0;
@@ -326,6 +328,7 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_DRY_RUN: a->dry_run = 1; break;
 		case O_PTY: a->pty = 1; break;
 		case O_NO_HOST_CA: a->no_host_ca = 1; break;
+		case O_CHANGES: a->changes = ns_changes_opt(arg); break;
 		case O_RECOVER: a->recover = 1; break;
 		case O_SERVE: a->serve = sbx_opt_abspath("--serve", arg); break;
 		case O_READY_PORT: a->ready_port = (unsigned)sbx_opt_u64("--ready-port", arg, 1, 65535); break;

@@ -389,6 +389,15 @@ noreturn static void recover_only(struct ns_run *r, struct ns_plan *p)
 	exit(SBX_EXIT_OK);
 }
 
+/* A change set needs the sandbox's own mount namespace: without one
+ * (the Landlock tier, the unsafe fallback) the command would write the
+ * real workspace. */
+noreturn static void no_tier(const struct ns_plan *p, int e)
+{
+	sbx_die(SBX_EXIT_NOISOLATION, "--changes: unable to use change set %s: no mount namespace "
+		"for the sandbox (%s), and the Landlock tier would write the real workspace", p->chg, strerror(e));
+}
+
 int main(int argc, char **argv)
 {
 	struct ns_args args;
@@ -411,6 +420,7 @@ int main(int argc, char **argv)
 	args.status_fd = args.ready_fd = args.cgroup_fd = plan.wsfd = plan.grant_fd = -1;
 	plan.net = NET_NONE;
 	plan.broker_fd = -1;
+	plan.chg_fd = plan.chg_upper = plan.chg_work = plan.chg_lock = -1;
 	sbx_policy_opts_init(&args.pol);
 	net_given = ns_parse(&args, &plan, argc, argv);
 	if (args.recover)
@@ -444,6 +454,8 @@ int main(int argc, char **argv)
 		sbx_die(SBX_EXIT_NOISOLATION, "unable to use Landlock: this kernel does not offer it (--require-landlock)");
 	ns_check_policy(r.a, &plan);
 	ns_check_ws_writable(r.a, &plan);
+	plan.chg = args.changes;
+	ns_changes_check(r.a, &plan);
 	ns_plan_hint(r.a, &plan);
 	ns_plan_scratch(r.a, &plan);
 	/* --dry-run: no takeover of earlier runs' records (it changes the
@@ -498,6 +510,8 @@ int main(int argc, char **argv)
 			errno = e;
 			die_userns("create namespaces", "");
 		}
+		if (r.p->chg && nons)
+			no_tier(r.p, e);
 		if (r.p->pol_on && sbx_policy_unsafe_fallback(&r.p->eff) && nons) {
 			ns_grant_no_fallback(r.p, "the unsafe fallback", e);
 			ns_unsafe_fallback(&r, e);
@@ -553,6 +567,7 @@ int main(int argc, char **argv)
 	if (r.a->serve) {
 		code = ns_serve_outer(&r, pid);
 		ns_net_end(&r);
+		ns_changes_end(r.p);
 		return code;
 	}
 	if (r.a->ready_fd >= 0)
@@ -560,6 +575,9 @@ int main(int argc, char **argv)
 	code = wait_sandbox(&r, pid);
 	ns_pty_outer_end(&r);
 	ns_net_end(&r);
+	ns_changes_end(r.p);
+	if (code < 0 && r.p->chg)
+		no_tier(r.p, r.x.tier_proc);
 	if (code < 0) {
 		ns_grant_no_fallback(r.p, "the Landlock tier", r.x.tier_proc);
 		ns_landlock_tier(&r, r.x.tier_proc);

@@ -205,6 +205,7 @@ struct ns_args {
 	uint64_t ready_ms;     /* --ready-timeout SEC: how long readiness may take */
 	int cgroup_fd;         /* --cgroup-fd FD: the sandbox's cgroup, for command cgroups (servecg.c) */
 	int no_host_ca;        /* --no-host-ca: the host's CA variables are not kept (hostca.c) */
+	const char *changes;   /* --changes DIR: the workspace as an overlay (changes.c) */
 };
 
 /* Stage 2, the plan: every decision of the run, made by the outer with
@@ -255,6 +256,11 @@ struct ns_plan {
 	char **env;            /* the command's environment */
 	const char *search;    /* where prog is looked up: PATH of env */
 	char *hint;            /* why prog would not be found inside (hint.c), or NULL */
+	const char *chg;       /* --changes DIR, or NULL (changes.c) */
+	int chg_fd, chg_upper, chg_work, chg_lock; /* DIR, its layers, its lock (held for life) */
+	dev_t chg_dev;         /* DIR's identity, in the plan */
+	ino_t chg_ino;
+	int64_t chg_start;     /* when the run began (ns): a later ctime is a conflict */
 };
 
 struct ns_serve;
@@ -605,5 +611,11 @@ int ns_deny_between(struct ns_run *r);
 /* caps.c */
 int ns_drop_bounding(void);
 int ns_clear_caps(void);
+
+/* changes.c: --changes DIR */
+const char *ns_changes_opt(const char *arg);
+void ns_changes_check(const struct ns_args *a, struct ns_plan *p);
+void ns_changes_mount(const struct ns_plan *p, int lower, const char *rel);
+void ns_changes_end(const struct ns_plan *p);
 
 #endif

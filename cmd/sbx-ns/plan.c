@@ -34,7 +34,7 @@ static const char *kind_name(enum mount_kind k)
 	return "?";
 }
 
-static void bind(struct sbx_json *j, const struct mount_op *op)
+static void bind(struct sbx_json *j, const struct ns_plan *p, const struct mount_op *op)
 {
 	sbx_json_open_obj(j, NULL);
 	sbx_json_str(j, "kind", kind_name(op->kind));
@@ -54,6 +54,17 @@ static void bind(struct sbx_json *j, const struct mount_op *op)
 	} else {
 		sbx_json_uint(j, "dev", (uint64_t)op->dev);
 		sbx_json_uint(j, "ino", (uint64_t)op->ino);
+	}
+	if (p->chg && op == &p->ops[p->ws]) {
+		/* --changes: the workspace is the lower layer of an overlay */
+		sbx_json_open_obj(j, "overlay");
+		sbx_json_str(j, "changes", p->chg);
+		sbx_json_uint(j, "dev", (uint64_t)p->chg_dev);
+		sbx_json_uint(j, "ino", (uint64_t)p->chg_ino);
+		sbx_json_str(j, "upper", sbx_needf("%s/upper", p->chg));
+		sbx_json_str(j, "work", sbx_needf("%s/work", p->chg));
+		sbx_json_str(j, "options", "userxattr");
+		sbx_json_close_obj(j);
 	}
 	sbx_json_close_obj(j);
 }
@@ -98,7 +109,7 @@ static void step(struct sbx_json *j, const struct ns_run *r, const struct ns_ste
 	const struct deny_op *d;
 
 	if (s->kind == STEP_BIND) {
-		bind(j, &r->p->ops[s->idx]);
+		bind(j, r->p, &r->p->ops[s->idx]);
 		return;
 	}
 	sbx_json_open_obj(j, NULL);

@@ -30,6 +30,8 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -212,8 +214,13 @@ static void build_proc(const struct ns_plan *p, const struct ns_exec *x, const s
 	sbx_die_errno(SBX_EXIT_SYS, "unable to mount proc on /proc");
 }
 
+/* With --changes: the device the workspace's overlay reports (all its
+ * layers on one filesystem, it keeps the real inode numbers). */
+static dev_t ovl_dev;
+static ino_t ovl_root;
+
 /* A deny-write path of the workspace bound onto itself, if it is still
- * the object the outer found. */
+ * the object the outer found (in a change set: that inode on the overlay). */
 static void build_deny(const struct ns_plan *p, const struct ns_step *s)
 {
 	const struct deny_op *d = &p->dops[s->idx];
@@ -225,7 +232,8 @@ static void build_deny(const struct ns_plan *p, const struct ns_step *s)
 		      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_POLICY, "unable to protect %s (race)", s->dest);
-	if (st.st_dev != d->dev || st.st_ino != d->ino)
+	if (st.st_dev != (p->chg ? ovl_dev : d->dev) ||
+	    st.st_ino != (p->chg && !strcmp(d->rel, ".") ? ovl_root : d->ino))
 		sbx_die(SBX_EXIT_POLICY, "unable to protect %s: it was replaced (race)", s->dest);
 	bind_fd(p, fd, fd, rel, attr_of(s->flags), S_ISDIR(st.st_mode), s->dest);
 	close(fd);
@@ -331,6 +339,21 @@ static void build_bind(const struct ns_plan *p, const struct mount_op *op, int s
 	}
 	target = mount_point(o, op->dest, op->isdir);
 	snprintf(rel, sizeof rel, "%s", op->dest + 1);
+	if (p->chg && op == &p->ops[p->ws]) {
+		/* its root is the upper's inode, on the overlay's own device */
+		struct stat st;
+		struct statfs sf;
+		ns_changes_mount(p, src, rel);
+		close(target);
+		close(src);
+		if (lstat(rel, &st) < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to stat mounted %s", op->src);
+		if (statfs(rel, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC || st.st_dev == op->dev)
+			sbx_die(SBX_EXIT_POLICY, "unable to bind %s: the mounted object is not the change set's overlay", op->src);
+		ovl_dev = st.st_dev;
+		ovl_root = st.st_ino;
+		return;
+	}
 	bind_fd(p, src, target, rel, (op->ro ? SBX_MNT_RDONLY : 0) | SBX_MNT_NOSUID |
 		SBX_MNT_NODEV, 1, op->src);
 	close(target);
