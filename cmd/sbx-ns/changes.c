@@ -157,7 +157,7 @@ void ns_changes_check(const struct ns_args *a, struct ns_plan *p)
 	const struct mount_op *ws = &p->ops[p->ws];
 	const char *dir = a->changes;
 	char rel[65], *line, buf[PATH_MAX * 2];
-	struct stat st;
+	struct stat st, st_dir;
 	size_t len;
 	ssize_t n;
 	int fd, f;
@@ -207,8 +207,10 @@ void ns_changes_check(const struct ns_args *a, struct ns_plan *p)
 
 	line = identity(ws, &len);
 	f = openat(fd, "changeset", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (f < 0 && errno == ELOOP)
+		refuse(dir, "its changeset is a symlink (a damaged change set: discard it)");
 	if (f < 0 && errno != ENOENT)
-		refuse(dir, "its changeset is not a regular file (a damaged change set: discard it)");
+		sbx_die_errno(SBX_EXIT_SYS, "--changes: unable to read %s/changeset", dir);
 	if (f < 0) {
 		if (!is_empty(fd))
 			refuse(dir, "neither empty nor a change set (name an empty directory)");
@@ -221,6 +223,7 @@ void ns_changes_check(const struct ns_args *a, struct ns_plan *p)
 	}
 	p->chg_dev = st.st_dev;
 	p->chg_ino = st.st_ino;
+	st_dir = st;
 	p->chg_start = (int64_t)time(NULL);
 	{
 		struct timespec ts;
@@ -271,6 +274,11 @@ void ns_changes_check(const struct ns_args *a, struct ns_plan *p)
 		p->chg_upper = sub(fd, dir, "upper", &w);
 	}
 	p->chg_work = sub(fd, dir, "work", NULL);
+	/* root's run: what it made belongs to DIR's owner, as DIR does */
+	if (p->root)
+		for (const char *const *nm = (const char *const[]){ "changeset", "lock", "work", NULL }; *nm; nm++)
+			if (fchownat(fd, *nm, st_dir.st_uid, st_dir.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "--changes: unable to chown %s/%s", dir, *nm);
 	p->chg_fd = fd;
 }
 
@@ -473,6 +481,11 @@ void ns_changes_end(const struct ns_plan *p)
 	if (w.out < 0 || up < 0 || w.ws < 0) {
 		sbx_warn_errno("--changes: unable to record the base of %s in base.jsonl", p->chg);
 		return;
+	}
+	{
+		struct stat d;
+		if (p->root && fstat(p->chg_fd, &d) == 0 && fchown(w.out, d.st_uid, d.st_gid) < 0)
+			sbx_warn_errno("--changes: unable to chown %s/base.jsonl", p->chg);
 	}
 	load_seen(w.out, &w.seen);
 	walk(&w, up, "", 0);
