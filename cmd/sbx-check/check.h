@@ -82,6 +82,7 @@ void chk_refused(struct chk_report *r, enum chk_class cls, const char *name, int
 		 const char *what, const char *kernel_fix);
 /* host_mounts.c: the mount steps sbx-ns will take, by the interface it will use. */
 void chk_host_mounts(struct chk_report *r);
+void chk_host_changes(struct chk_report *r);
 /* host_apparmor.c: Ubuntu's AppArmor user namespace restriction and the sbx-ns profile. */
 void chk_host_apparmor(struct chk_report *r);
 /* host_tiers.c: the isolation tiers this host offers (after userns and mounts). */

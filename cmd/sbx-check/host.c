@@ -422,6 +422,7 @@ void chk_host(struct chk_report *r, const struct chk_opts *o)
 	chk_host_mounts(r);
 	kernel_features(r);
 	chk_host_tiers(r);
+	chk_host_changes(r);
 	cgroup(r, o);
 	quota(r, o);
 	baseline(r, o);
