@@ -45,3 +45,14 @@ teardown() {
 	run -102 --separate-stderr sbx-quota verify --workspace "$qdir" --disk 8M --inodes 8
 	assert_regex "$stderr" "^sbx-quota: fatal: refusing workspace $qdir: project [0-9]+ inode (hard limit|limit \\(statfs\\)) [0-9]+ exceeds --inodes 8\$"
 }
+
+@test "sbx-ns --changes refuses with 106 and the reason: no overlayfs in a user namespace before 5.11" {
+	local id=() chg
+	[ "$SBX_VM_ROLE" = root ] && id=(--uid 1000 --gid 1000)
+	chg=$(mktemp -d /var/tmp/sbx-510-chg.XXXXXX)
+	run -106 --separate-stderr sbx-ns "${id[@]}" --workspace "$ws" --changes "$chg" -- true
+	rmdir "$chg"
+	assert_equal "$stderr" "sbx-ns: fatal: --changes: unable to use a change set: kernel $(uname -r) has no overlayfs in user namespaces (Linux 5.11 or later)"
+	run -0 --separate-stderr sbx-check host --cgroup-root "$SBX_VM_CGROUP"
+	assert_line --regexp '^changes +[a-z]+ +mount an overlay in a user namespace for sbx-ns --changes'
+}
