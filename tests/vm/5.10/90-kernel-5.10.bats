@@ -48,7 +48,10 @@ teardown() {
 
 @test "sbx-ns --changes refuses with 106 and the reason: no overlayfs in a user namespace before 5.11" {
 	local id=() chg
-	[ "$SBX_VM_ROLE" = root ] && id=(--uid 1000 --gid 1000)
+	if [ "$SBX_VM_ROLE" = root ]; then
+		id=(--uid 1000 --gid 1000)
+		chown 1000:1000 "$ws"
+	fi
 	chg=$(mktemp -d /var/tmp/sbx-510-chg.XXXXXX)
 	run -106 --separate-stderr sbx-ns "${id[@]}" --workspace "$ws" --changes "$chg" -- true
 	rmdir "$chg"
