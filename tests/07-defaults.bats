@@ -8,17 +8,7 @@ bats_require_minimum_version 1.5.0
 load helpers
 load ns
 
-# Background processes a test started; teardown ends those still running.
-BG_PIDS=()
-
-teardown() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || :
-		wait "$p" 2>/dev/null || :
-	done
-	BG_PIDS=()
-}
+teardown() { bg_end; }
 
 # The man page as text, one line per paragraph and single spaces, so that
 # a phrase the roff source breaks across lines is found whole.

@@ -11,18 +11,7 @@ bats_require_minimum_version 1.5.0
 load helpers
 load ns
 
-# Every server and background client a test started; teardown ends those
-# still running (a failed test must not leave a sandbox behind).
-BG_PIDS=()
-
-teardown() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || :
-		wait "$p" 2>/dev/null || :
-	done
-	BG_PIDS=()
-}
+teardown() { bg_end; }
 
 # A directory for one sandbox's socket (SRV/s) and its logs: 0700, owned by
 # the identity that serves (ns_root: root, ns_user: the test user).

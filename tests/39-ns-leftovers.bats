@@ -39,11 +39,7 @@ setup() {
 
 teardown() {
 	local s
-	for p in "${BG_PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || :
-		wait "$p" 2>/dev/null || :
-	done
-	BG_PIDS=()
+	bg_end
 	# A session a failed test left: stopped, its directory removed.
 	for s in "${LO_SESSIONS[@]}"; do
 		lo_session "${s%% *}" stop "${s#* }/sess" >/dev/null 2>&1 || :

@@ -92,3 +92,16 @@ curl_ms() {
 	output=$(sed -E 's/ after [0-9]+ ms: / after 0 ms: /' <<<"$output")
 	stderr=$(sed -E 's/ after [0-9]+ ms: / after 0 ms: /' <<<"${stderr-}")
 }
+
+# Background processes a test started (BG_PIDS+=("$!")); bg_end, from a
+# teardown, kills and reaps those still running, so that a failed test
+# leaves none behind.
+BG_PIDS=()
+bg_end() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || :
+		wait "$p" 2>/dev/null || :
+	done
+	BG_PIDS=()
+}
