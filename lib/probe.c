@@ -156,9 +156,7 @@ static void report(int wfd, int step, int err)
 	_exit(1);
 }
 
-/* unshare(CLONE_NEWUSER), map uid and gid to 0, unshare(CLONE_NEWNS):
- * 0, or errno with *step the failing step. */
-static int userns_enter(int *step)
+int sbx_userns_enter(int *step)
 {
 	char map[64];
 	uid_t uid = getuid();
@@ -184,7 +182,7 @@ static int userns_enter(int *step)
 
 static void userns_child(int wfd, const void *arg)
 {
-	int step, e = userns_enter(&step);
+	int step, e = sbx_userns_enter(&step);
 
 	if (e)
 		report(wfd, step, e);
@@ -304,7 +302,7 @@ static void mounts_child(int wfd, const void *varg)
 	struct statfs sf;
 	int st, e, srcfd, target, rc;
 
-	e = userns_enter(&st);
+	e = sbx_userns_enter(&st);
 	if (e)
 		mount_fail(wfd, e, "create", "a user and mount namespace");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)

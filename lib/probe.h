@@ -34,6 +34,10 @@ enum sbx_userns_step { SBX_USERNS_UNSHARE = 1, SBX_USERNS_MAP, SBX_USERNS_MOUNTN
  * failure *step names the failing step. */
 int sbx_probe_userns(enum sbx_userns_step *step);
 
+/* The same steps in this process (a child that probes what a user and
+ * mount namespace allow): 0, or errno with *step the failing step. */
+int sbx_userns_enter(int *step);
+
 /* In a child: PR_SET_NO_NEW_PRIVS and an allow-everything BPF filter. */
 int sbx_probe_seccomp(void);
 

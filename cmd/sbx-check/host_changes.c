@@ -2,10 +2,9 @@
  * mounted with userxattr in a throwaway user and mount namespace, its
  * layers in a scratch directory of /var/tmp (removed after). */
 #include "check.h"
+#include "probe.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,35 +13,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int put(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* The child: a user namespace mapping the caller to 0, a mount namespace,
  * the overlay. Exits with the errno of the step that failed. */
 static int probe(const char *dir)
 {
-	char map[64], data[512], m[256];
-	uid_t u = getuid();
-	gid_t g = getgid();
+	char data[512], m[256];
+	int step, e = sbx_userns_enter(&step);
 
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		return errno;
-	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)u);
-	if (put("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
-		return errno;
-	if (put("/proc/self/uid_map", map) < 0)
-		return errno;
-	snprintf(map, sizeof map, "0 %u 1\n", (unsigned)g);
-	if (put("/proc/self/gid_map", map) < 0)
-		return errno;
+	if (e)
+		return e;
 	snprintf(data, sizeof data, "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w,userxattr", dir, dir, dir);
 	snprintf(m, sizeof m, "%s/m", dir);
 	if (mount("overlay", m, "overlay", MS_NOSUID | MS_NODEV, data) < 0)
