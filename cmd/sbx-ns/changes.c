@@ -16,6 +16,7 @@
 #include "die.h"
 #include "exitcodes.h"
 #include "json.h"
+#include "probe.h"
 #include "sys.h"
 
 #include <dirent.h>
@@ -29,7 +30,6 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,12 +58,10 @@ static noreturn void refuse(const char *dir, const char *why)
 /* Overlayfs mounts in a user namespace came with Linux 5.11. */
 static int kernel_has_userns_overlay(char *rel, size_t sz)
 {
-	struct utsname u;
 	unsigned maj = 0, min = 0;
 
-	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
-		return 1;
-	snprintf(rel, sz, "%s", u.release);
+	if (sbx_probe_kernel(&maj, &min, rel, sz))
+		return 1; /* unknown: the mount itself says */
 	return maj > 5 || (maj == 5 && min >= 11);
 }
 
