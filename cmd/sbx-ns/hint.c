@@ -94,6 +94,20 @@ static int on_search(const char *search, const char *dir)
 	return 0;
 }
 
+/* The directory of file into dir, canonical when it can be (--ro takes
+ * canonical paths only: /bin may be a link to usr/bin). */
+static void canon_dir(const char *file, char *dir, size_t cap)
+{
+	char real[PATH_MAX], *slash;
+
+	snprintf(dir, cap, "%s", file);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	if (realpath(dir, real))
+		snprintf(dir, cap, "%s", real);
+}
+
 /* The options that make the sandbox run file (a path on the caller's
  * PATH) for its bare name: --ro of the toolchain's root unless the sandbox
  * shows it (a hidden directory such as ~/.pyenv or ~/.nvm is taken as the
@@ -101,16 +115,10 @@ static int on_search(const char *search, const char *dir)
  * --command-path that puts the file's directory first. */
 static void bring_in(const struct ns_plan *p, const char *file, char *out, size_t cap)
 {
-	char dir[PATH_MAX], real[PATH_MAX], root[PATH_MAX], *slash, *dot;
+	char dir[PATH_MAX], root[PATH_MAX], *slash, *dot;
 	int n = 0;
 
-	snprintf(dir, sizeof dir, "%s", file);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir)
-		*slash = '\0';
-	/* --ro takes canonical paths only (/bin may be a link to usr/bin). */
-	if (realpath(dir, real))
-		snprintf(dir, sizeof dir, "%s", real);
+	canon_dir(file, dir, sizeof dir);
 	snprintf(root, sizeof root, "%s", dir);
 	dot = strstr(root, "/.");
 	if (dot && dot[2] && dot[2] != '/' && dot[2] != '.') {
@@ -160,7 +168,7 @@ static void warn_other(const struct ns_args *a, const struct ns_plan *p, const c
  * also where the caller's own PATH finds it. */
 void ns_plan_hint(const struct ns_args *a, struct ns_plan *p)
 {
-	char path[PATH_MAX], inner[PATH_MAX], outer[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], fix[3 * PATH_MAX], *slash;
+	char path[PATH_MAX], inner[PATH_MAX], outer[PATH_MAX], dir[PATH_MAX], fix[3 * PATH_MAX];
 	const char *caller = getenv("PATH");
 	struct stat in, out;
 	int bare, have_outer;
@@ -186,13 +194,7 @@ void ns_plan_hint(const struct ns_args *a, struct ns_plan *p)
 			p->hint = NULL;
 		return;
 	}
-	snprintf(dir, sizeof dir, "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir)
-		*slash = '\0';
-	/* --ro takes canonical paths only (/bin may be a link to usr/bin). */
-	if (realpath(dir, real))
-		snprintf(dir, sizeof dir, "%s", real);
+	canon_dir(path, dir, sizeof dir);
 	if (asprintf(&p->hint, "%s exists on the host but is not visible in the sandbox "
 		     "(show it with --ro %s)", path, dir) < 0)
 		p->hint = NULL;
