@@ -54,16 +54,8 @@ teardown_file() {
 }
 
 # What a test started in the background (a server, a swapper) and has not
-# ended itself.
-BG=()
-teardown() {
-	local p
-	for p in "${BG[@]}"; do
-		kill -KILL "$p" 2>/dev/null || :
-		wait "$p" 2>/dev/null || :
-	done
-	BG=()
-}
+# ended itself goes in BG_PIDS.
+teardown() { bg_end; }
 
 # ca_user NAME=VALUE... -- ARGS...: sbx-ns in "h" as the test user, with
 # exactly the variables given and PATH in its environment.
@@ -401,7 +393,7 @@ ls: cannot open directory '$PKI': Permission denied"
 	mkfifo "$d/ready"
 	env -i PATH=/usr/bin:/bin NODE_EXTRA_CA_CERTS="$CA" "$SBX_BIN/sbx-ns" --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" \
 		--workspace "$ws" --serve "$d/s" --ready-fd 6 6>"$d/ready" </dev/null >"$d/out" 2>"$d/err" 3>&- &
-	BG+=($!)
+	BG_PIDS+=($!)
 	read -r line <"$d/ready"
 	run -0 --separate-stderr env -i PATH=/usr/bin:/bin NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
 		SSL_CERT_FILE=relative.pem "$SBX_BIN/sbx-ns" --join "$d/s" \
@@ -414,8 +406,8 @@ ls: cannot open directory '$PKI': Permission denied"
 		-- sh -c 'echo "$NODE_EXTRA_CA_CERTS"'
 	assert_output /etc/ssl/certs/ca-certificates.crt
 	run -0 "$SBX_BIN/sbx-ns" --join "$d/s" --stop
-	wait "${BG[0]}"
-	BG=()
+	wait "${BG_PIDS[0]}"
+	BG_PIDS=()
 }
 
 @test "attack: the checked file replaced and the symlink swapped while runs start: each run binds what it checked, or refuses the race" {
@@ -435,7 +427,7 @@ ls: cannot open directory '$PKI': Permission denied"
 			ln -s one "$d/l" && mv -T "$d/l" "$d/link"
 		done
 	) 3>&- &
-	BG+=($!)
+	BG_PIDS+=($!)
 	for i in $(seq 1 30); do
 		run --separate-stderr ca_root NODE_EXTRA_CA_CERTS="$d/link" SSL_CERT_FILE="$d/ca.pem" -- --workspace "$NS_WS" \
 			-- sh -c 'echo "$NODE_EXTRA_CA_CERTS $(cat "$NODE_EXTRA_CA_CERTS") $SSL_CERT_FILE $(cat "$SSL_CERT_FILE")"'
@@ -450,9 +442,9 @@ ls: cannot open directory '$PKI': Permission denied"
 			race=$((race + 1))
 		fi
 	done
-	kill "${BG[0]}"
-	wait "${BG[0]}" || :
-	BG=()
+	kill "${BG_PIDS[0]}"
+	wait "${BG_PIDS[0]}" || :
+	BG_PIDS=()
 	echo "# $ok bound, $race races refused" >&3
 	assert_equal $((ok + race)) 30
 }
