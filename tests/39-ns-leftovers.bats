@@ -14,10 +14,14 @@ bats_require_minimum_version 1.5.0
 load helpers
 load ns
 
-SESSION="$SBX_ROOT/contrib/session/sbx-session"
-
 setup_file() {
 	ns_setup_file
+	# The tools run from a copy outside /tmp, which the namespace below
+	# replaces: the checkout may be anywhere, /tmp included.
+	mkdir -m 0755 "$NS_DIR/tools"
+	cp -p "$SBX_BIN"/* "$SBX_ROOT/contrib/session/sbx-session" "$NS_DIR/tools/"
+	export SBX_BIN="$NS_DIR/tools" SESSION="$NS_DIR/tools/sbx-session"
+	PATH="$SBX_BIN:$PATH"
 	mkfifo "$NS_DIR/hold" "$NS_DIR/ready"
 	unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=0755 tmpfs /run &&
 		mount -t tmpfs -o mode=1777 tmpfs /tmp && rm -rf /run/mount && echo up >"$1" && read -r _ <"$2"' \
