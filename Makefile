@@ -30,8 +30,9 @@ endif
 TOOLS    := $(notdir $(patsubst %/,%,$(wildcard cmd/*/)))
 # lib/ holds what every tool shares (messages, status, options, fds, JSON,
 # exec, mounts); each folder below it one domain that only some tools use
-# (policy, net: the broker's protocol parsers, quota, meter, cgroup,
-# seatbelt). Headers are included by name from all of them.
+# (policy, deny: the deny-write rule, net: the broker's protocol parsers,
+# quota, meter, cgroup, seatbelt). Headers are included by name from all
+# of them.
 LIB_DIRS := lib $(patsubst %/,%,$(wildcard lib/*/))
 LIB_INC  := $(addprefix -I,$(LIB_DIRS))
 LIB_SRC  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))

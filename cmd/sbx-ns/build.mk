@@ -22,3 +22,6 @@ $(NS_OBJ)/seccomp.o: CFLAGS += -I$(NS_OBJ)
 NS_UNIT_OBJ := $(filter-out $(NS_OBJ)/main.o,$(patsubst %.c,$(OBJDIR)/%.o,$(wildcard cmd/sbx-ns/*.c)))
 $(UNIT_BIN): $(NS_UNIT_OBJ)
 $(OBJDIR)/tests/unit/test_nsplan.o: CFLAGS += -Icmd/sbx-ns
+# Those objects come after libsbx on the unit binary's command line: it is
+# named again after them, for what only they use of it.
+$(UNIT_BIN): LDLIBS := $(LIBSBX) $(LDLIBS)

@@ -1,8 +1,7 @@
-/* Deny-write: paths of the workspace the command may read but never
- * change, given as globs relative to the workspace (default: .env, .env.*,
- * git's configuration and hooks, also of worktrees and submodules:
- * sbx_policy_default_deny; --deny-write replaces the defaults, as the spec's
- * denyWrite does).
+/* Deny-write for one run: paths of the workspace the command may read
+ * but never change, as lib/deny's rule finds them (the globs' matches and
+ * git's rule; default globs: sbx_deny_default_globs; --deny-write replaces
+ * the defaults, as the spec's denyWrite does).
  *
  * At the start the outer process finds the matches with the caller's
  * identity and the sandbox binds each one read-only onto itself; every
@@ -11,29 +10,21 @@
  * Nothing is created in the workspace: a protected path that is missing
  * stays missing. If the command creates one, the same walk finds it again
  * at the end (denyinert.c), and it is moved aside before the run is
- * reported finished. The globs' walk reads only the directories they name
- * (and, for a "**" in the middle, the subtree it stands for); while the
- * list holds .git/config, git's rule (denygit.c) walks the whole tree
- * (denytree.c) for every git directory. */
+ * reported finished. */
 #include "ns.h"
 
 #include "die.h"
 #include "exitcodes.h"
 #include "policy.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define MAX_COMPS 32
-#define MAX_DEPTH 64
 
 void ns_check_glob(const char *glob)
 {
@@ -45,348 +36,11 @@ void ns_check_glob(const char *glob)
 
 const char *const *ns_deny_globs(const struct ns_plan *p, size_t *n)
 {
-	const char *const *d = sbx_policy_default_deny;
-
 	if (p->deny) {
 		*n = p->ndeny;
 		return p->deny;
 	}
-	for (*n = 0; d[*n]; (*n)++)
-		;
-	return d;
-}
-
-static int is_glob(const char *s)
-{
-	return strpbrk(s, "*?[") != NULL;
-}
-
-static int is_dstar(const char *c)
-{
-	return c[0] == '*' && c[1] == '*' && c[2] == '\0';
-}
-
-void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino)
-{
-	struct deny_op *d;
-
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i].kind == kind && !strcmp(l->v[i].rel, rel))
-			return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		d = sbx_need(realloc(l->v, cap * sizeof *d));
-		l->v = d;
-		l->cap = cap;
-	}
-	d = &l->v[l->n++];
-	d->kind = kind;
-	d->rel = sbx_need(strdup(rel));
-	d->dev = dev;
-	d->ino = ino;
-}
-
-static void join(char *out, const char *prefix, const char *name)
-{
-	if (*prefix)
-		snprintf(out, PATH_MAX, "%s/%s", prefix, name);
-	else
-		snprintf(out, PATH_MAX, "%s", name);
-}
-
-/* At or below a protected directory of the start set. */
-const struct deny_op *ns_deny_covered(const struct deny_list *l, const char *rel)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		const char *p = l->v[i].rel;
-		if (l->v[i].kind == DENY_PROTECT &&
-		    (!strcmp(p, ".") || sbx_path_within(rel, p)))
-			return &l->v[i];
-	}
-	return NULL;
-}
-
-/* The entry of the start set for exactly this object at this path. */
-const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].rel, rel) && l->v[i].dev == st->st_dev && l->v[i].ino == st->st_ino)
-			return &l->v[i];
-	return NULL;
-}
-
-static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comps, int i, int n);
-
-/* At the end, an unprivileged caller cannot look into a directory of its
- * own that the command made unsearchable (root can): what the command hid
- * there would stay. The directory is opened to its owner for the check and
- * its mode put back afterwards (ns_deny_restore). */
-void ns_deny_open_up(struct deny_walk *w, int fd)
-{
-	static uid_t euid = (uid_t)-1;
-	struct stat st;
-	char proc[40];
-
-	if (euid == (uid_t)-1)
-		euid = geteuid();
-	if (euid == 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != euid || (st.st_mode & 0700) == 0700)
-		return;
-	if (w->nfix == w->capfix) {
-		size_t cap = w->capfix ? w->capfix * 2 : 4;
-		struct deny_fix *v = sbx_need(realloc(w->fix, cap * sizeof *v));
-		w->fix = v;
-		w->capfix = cap;
-	}
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-	if (chmod(proc, (st.st_mode & 07777) | 0700) < 0)
-		return;
-	w->fix[w->nfix].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	w->fix[w->nfix++].mode = st.st_mode & 07777;
-}
-
-void ns_deny_restore(struct deny_walk *w)
-{
-	char proc[40];
-
-	while (w->nfix > 0) {
-		struct deny_fix *f = &w->fix[--w->nfix];
-		if (f->fd < 0)
-			continue;
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->fd);
-		chmod(proc, f->mode);
-		close(f->fd);
-	}
-	free(w->fix);
-	w->fix = NULL;
-	w->capfix = 0;
-}
-
-static void descend(struct deny_walk *w, int dirfd, const char *name, const char *rel,
-		    char **comps, int i, int n)
-{
-	int sub;
-
-	/* A "**" in the middle follows directories as deep as they go: a
-	 * bound, so a tree the command made cannot exhaust the stack. */
-	if (w->depth >= MAX_DEPTH || strlen(rel) > PATH_MAX - NAME_MAX - 2) {
-		if (w->check) {
-			ns_deny_candidate(w, rel);
-			return;
-		}
-		sbx_die(SBX_EXIT_POLICY, "unable to protect below %s in the workspace: deeper than %d "
-			"directories", rel, MAX_DEPTH);
-	}
-	sub = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (sub < 0) {
-		if (w->check)
-			return; /* changed meanwhile: the objects below are looked at by name */
-		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
-	}
-	ns_deny_open_up(w, sub);
-	w->depth++;
-	walk(w, sub, rel, comps, i, n);
-	w->depth--;
-	close(sub);
-}
-
-/* A new directory where the glob ends in "**": everything in it is new.
- * Git's own *.sample files in a hooks directory are never run: left. */
-void ns_deny_new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth)
-{
-	int rfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	const char *base = strrchr(rel, '/');
-	int hooks = !strcmp(base ? base + 1 : rel, "hooks");
-	struct dirent *e;
-	DIR *d;
-
-	if (rfd < 0 || !(d = fdopendir(rfd))) {
-		if (rfd >= 0)
-			close(rfd);
-		ns_deny_candidate(w, rel);
-		return;
-	}
-	while ((e = readdir(d))) {
-		char sub[PATH_MAX];
-		struct stat st;
-		size_t len = strlen(e->d_name);
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		join(sub, rel, e->d_name);
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode) && depth < MAX_COMPS) {
-			int fd = openat(dirfd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0) {
-				ns_deny_new_tree(w, fd, sub, depth + 1);
-				close(fd);
-				continue;
-			}
-		}
-		if (hooks && S_ISREG(st.st_mode) && len > 7 && !strcmp(e->d_name + len - 7, ".sample"))
-			continue;
-		ns_deny_candidate(w, sub);
-	}
-	closedir(d);
-}
-
-/* One existing entry name of dirfd matched component i. */
-static void step(struct deny_walk *w, int dirfd, const char *prefix, const char *name,
-		 char **comps, int i, int n)
-{
-	int final = i == n - 1 || (i == n - 2 && is_dstar(comps[n - 1]));
-	const struct deny_op *o;
-	char rel[PATH_MAX];
-	struct stat st;
-
-	join(rel, prefix, name);
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (w->check)
-			return; /* gone meanwhile */
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s in the workspace", rel);
-	}
-	if (!w->check) {
-		if (ns_deny_covered(&w->found, rel))
-			return;
-		if (S_ISLNK(st.st_mode))
-			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it is a symlink", rel);
-		if (final) {
-			if (S_ISREG(st.st_mode) && st.st_nlink > 1)
-				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
-					rel, (unsigned long)st.st_nlink);
-			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
-			return;
-		}
-	} else {
-		o = ns_deny_known(w->start, rel, &st);
-		if (o && (o->kind == DENY_PROTECT || final))
-			return;
-		if (!o && final) {
-			if (S_ISDIR(st.st_mode) && is_dstar(comps[n - 1])) {
-				int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (fd >= 0) {
-					ns_deny_new_tree(w, fd, rel, 0);
-					close(fd);
-					return;
-				}
-			}
-			ns_deny_candidate(w, rel);
-			return;
-		}
-		/* Where a directory leads to protected paths, a new symlink
-		 * or file (a .git file naming another git directory) is one. */
-		if (!o && !S_ISDIR(st.st_mode)) {
-			ns_deny_candidate(w, rel);
-			return;
-		}
-	}
-	if (S_ISDIR(st.st_mode))
-		descend(w, dirfd, name, rel, comps, i + 1, n);
-}
-
-/* "**" before the last component: zero or more directories, never
- * through a symlink, never below a protected directory. */
-static void any_depth(struct deny_walk *w, int dirfd, const char *prefix, char **comps, int i, int n)
-{
-	int rfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	const struct deny_op *o;
-	struct dirent *e;
-	DIR *d;
-
-	walk(w, dirfd, prefix, comps, i + 1, n);
-	if (rfd < 0 || !(d = fdopendir(rfd))) {
-		if (w->check) {
-			if (rfd >= 0)
-				close(rfd);
-			return;
-		}
-		sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace", prefix);
-	}
-	while ((e = readdir(d))) {
-		char rel[PATH_MAX];
-		struct stat st;
-
-		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
-			continue;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		join(rel, prefix, e->d_name);
-		if (w->check ? (o = ns_deny_known(w->start, rel, &st)) && o->kind == DENY_PROTECT :
-			       ns_deny_covered(&w->found, rel) != NULL)
-			continue;
-		descend(w, dirfd, e->d_name, rel, comps, i, n);
-	}
-	closedir(d);
-}
-
-static void walk(struct deny_walk *w, int dirfd, const char *prefix, char **comps, int i, int n)
-{
-	const char *c = comps[i];
-	struct stat st;
-
-	if (is_dstar(c) && i == n - 1) {
-		/* Only "**" alone: the workspace itself read-only. */
-		if (!w->check) {
-			if (fstatat(dirfd, ".", &st, 0) < 0)
-				sbx_die_errno(SBX_EXIT_SYS, "unable to stat the workspace");
-			ns_deny_push(&w->found, DENY_PROTECT, ".", st.st_dev, st.st_ino);
-		}
-		return;
-	}
-	if (is_dstar(c)) {
-		any_depth(w, dirfd, prefix, comps, i, n);
-		return;
-	}
-	if (!is_glob(c)) {
-		if (fstatat(dirfd, c, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			step(w, dirfd, prefix, c, comps, i, n);
-		else if (errno != ENOENT && errno != ENOTDIR && !w->check)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s/%s in the workspace", prefix, c);
-		return;
-	}
-	int rfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
-	struct dirent *e;
-
-	if (rfd < 0 || !(d = fdopendir(rfd))) {
-		if (w->check) {
-			if (rfd >= 0)
-				close(rfd);
-			return;
-		}
-		sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace", *prefix ? prefix : ".");
-	}
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (fnmatch(c, e->d_name, 0) == 0)
-			step(w, dirfd, prefix, e->d_name, comps, i, n);
-	}
-	closedir(d);
-}
-
-void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n)
-{
-	int git = ns_deny_git_on(globs, n);
-
-	ns_deny_open_up(w, wsfd);
-	for (size_t g = 0; g < n; g++) {
-		char buf[PATH_MAX], *comps[MAX_COMPS], *save = NULL, *p;
-		int nc = 0;
-		snprintf(buf, sizeof buf, "%s", globs[g]);
-		for (p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-			if (nc == MAX_COMPS)
-				sbx_die_usage("--deny-write: invalid glob '%s': too deep", globs[g]);
-			comps[nc++] = p;
-		}
-		walk(w, wsfd, "", comps, 0, nc);
-	}
-	if (git)
-		ns_deny_git_walk(w, wsfd);
+	return sbx_deny_default_globs(n);
 }
 
 static int cmp_dop(const void *a, const void *b)
@@ -424,8 +78,8 @@ void ns_plan_deny(struct ns_plan *p, const struct deny_tree *prev)
 	const char *const *globs = ns_deny_globs(p, &n);
 	int wsfd = ns_workspace_fd(p);
 
-	ns_deny_walk(&w, wsfd, globs, n);
-	ns_deny_restore(&w);
+	sbx_deny_walk(&w, wsfd, globs, n);
+	sbx_deny_restore(&w);
 	nprot = w.found.n;
 	for (size_t i = 0; i < nprot; i++) {
 		char anc[PATH_MAX], *s;
@@ -435,7 +89,7 @@ void ns_plan_deny(struct ns_plan *p, const struct deny_tree *prev)
 			*s = '\0';
 			if (fstatat(wsfd, anc, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it was replaced (race)", anc);
-			ns_deny_push(&w.found, DENY_ANCESTOR, anc, st.st_dev, st.st_ino);
+			sbx_deny_push(&w.found, DENY_ANCESTOR, anc, st.st_dev, st.st_ino);
 			*s = '/';
 		}
 	}

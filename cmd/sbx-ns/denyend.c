@@ -276,7 +276,7 @@ static int take_over(struct ns_run *r, int fd, const char *name, int own)
 			globs[nglobs++] = sbx_need(strdup(rel));
 		} else if (sscanf(line, "have %c %llx %llx %8193s", &kind, &dev, &ino, h) == 4 &&
 			   unhex(rel, h, sizeof rel) == 0) {
-			ns_deny_push(&start, kind == 'P' ? DENY_PROTECT : DENY_ANCESTOR, rel,
+			sbx_deny_push(&start, kind == 'P' ? DENY_PROTECT : DENY_ANCESTOR, rel,
 				     (dev_t)dev, (ino_t)ino);
 		} else if (!strcmp(line, "end")) {
 			done = 1;
@@ -466,7 +466,7 @@ void ns_deny_recover(struct ns_run *r)
 		close(pfd);
 		close(r->x.rec->dirfd);
 		close(r->x.rec->lockfd);
-		ns_deny_tree_free(&r->x.rec->prev);
+		sbx_deny_tree_free(&r->x.rec->prev);
 		free(r->x.rec);
 		r->x.rec = NULL;
 	}
@@ -633,7 +633,7 @@ static int check_now(struct ns_run *r, struct deny_tree *keep)
 
 	s.start_ns = ts_ns(&r->x.rec->start);
 	live = ns_deny_check(&s, globs, n, &start, &r->p->dtree, keep ? keep : &drop) > 0;
-	ns_deny_tree_free(&drop);
+	sbx_deny_tree_free(&drop);
 	return live;
 }
 
@@ -650,7 +650,7 @@ int ns_deny_end(struct ns_run *r)
 		key = tree_key(r, name, sizeof name);
 		ns_deny_tree_save(r->x.rec->dirfd, name, key, &end);
 		free(key);
-		ns_deny_tree_free(&end);
+		sbx_deny_tree_free(&end);
 	}
 	rec_unlink(r);
 	return 0;

@@ -43,34 +43,6 @@ static int64_t ts_ns(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
-void ns_deny_candidate(struct deny_walk *w, const char *rel)
-{
-	if (w->ncand == w->capcand) {
-		size_t cap = w->capcand ? w->capcand * 2 : 8;
-		char **v = sbx_need(realloc(w->cand, cap * sizeof *v));
-		w->cand = v;
-		w->capcand = cap;
-	}
-	w->cand[w->ncand++] = sbx_need(strdup(rel));
-}
-
-void ns_deny_failed(struct deny_walk *w, const char *rel, const char *why)
-{
-	size_t a = strlen(rel), b = strlen(why);
-	char *e;
-
-	if (w->nfail == w->capfail) {
-		size_t cap = w->capfail ? w->capfail * 2 : 4;
-		char **v = sbx_need(realloc(w->fail, cap * sizeof *v));
-		w->fail = v;
-		w->capfail = cap;
-	}
-	e = sbx_need(malloc(a + b + 2));
-	memcpy(e, rel, a + 1);
-	memcpy(e + a + 1, why, b + 1);
-	w->fail[w->nfail++] = e;
-}
-
 /* Birth time through statx (lib/walk.h); -1 if unknown. */
 int64_t ns_deny_btime(int fd)
 {
@@ -196,7 +168,7 @@ static int new_ancestor(const struct deny_scope *s, const char *rel)
 		int fd;
 		*p = '\0';
 		fd = sbx_openat2(s->wsfd, anc, how.flags, how.resolve);
-		if (fd >= 0 && fstat(fd, &st) == 0 && !ns_deny_known(s->start, anc, &st) &&
+		if (fd >= 0 && fstat(fd, &st) == 0 && !sbx_deny_known(s->start, anc, &st) &&
 		    !not_mine(s, &st, ns_deny_btime(fd))) {
 			close(fd);
 			return 1;
@@ -430,7 +402,7 @@ int ns_deny_check(const struct deny_scope *s, const char *const *globs, size_t n
 	sc.start = start;
 	s = &sc;
 
-	ns_deny_walk(&w, s->wsfd, globs, n);
+	sbx_deny_walk(&w, s->wsfd, globs, n);
 	qsort(w.cand, w.ncand, sizeof *w.cand, cmp_str);
 	for (size_t i = 0; i < w.ncand; i++) {
 		if (i == 0 || strcmp(w.cand[i], w.cand[i - 1]))
@@ -445,11 +417,11 @@ int ns_deny_check(const struct deny_scope *s, const char *const *globs, size_t n
 		failed++;
 	}
 	free(w.fail);
-	ns_deny_restore(&w);
+	sbx_deny_restore(&w);
 	if (keep && !failed)
 		*keep = w.tree_out;
 	else
-		ns_deny_tree_free(&w.tree_out);
+		sbx_deny_tree_free(&w.tree_out);
 	return failed;
 }
 

@@ -132,7 +132,7 @@ int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_
 		free(buf);
 		return -1;
 	}
-	size_t last[NS_DENY_MAX_DEPTH + 1];
+	size_t last[SBX_DENY_MAX_DEPTH + 1];
 
 	for (line = strtok_r(buf + sizeof TREE_MAGIC + klen + 1, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -149,7 +149,7 @@ int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_
 			done = 1;
 			break;
 		} else if (sscanf(line, "d %u %u %llx %llx %lld %8193s", &depth, &flags, &dev, &ino, &ct, h) == 6 &&
-			   unhexs(h, rel, sizeof rel) == 0 && depth <= NS_DENY_MAX_DEPTH &&
+			   unhexs(h, rel, sizeof rel) == 0 && depth <= SBX_DENY_MAX_DEPTH &&
 			   (t->n ? depth >= 1 && depth <= t->v[t->n - 1].depth + 1 : depth == 0 && !*rel) &&
 			   (!depth || child_of(t->v[last[depth - 1]].rel, rel))) {
 			last[depth] = t->n;
@@ -158,7 +158,7 @@ int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_
 			fake.st_ino = (ino_t)ino;
 			fake.st_ctim.tv_sec = ct / 1000000000LL;
 			fake.st_ctim.tv_nsec = ct % 1000000000LL;
-			ns_deny_tree_add(t, rel, &fake, flags, depth);
+			sbx_deny_tree_add(t, rel, &fake, flags, depth);
 		} else {
 			ok = -1;
 		}
@@ -167,7 +167,7 @@ int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_
 	}
 	free(buf);
 	if (ok <= 0 || !done || !t->n) {
-		ns_deny_tree_free(t);
+		sbx_deny_tree_free(t);
 		return -1;
 	}
 	return 0;

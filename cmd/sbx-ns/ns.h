@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "allowexec.h"
+#include "deny.h"
 #include "grant.h"
 #include "handoff.h"
 #include "mount.h"
@@ -61,61 +62,6 @@ struct mount_op {
 	ino_t ino;
 	int isdir;
 	int create;        /* --dry-run: a scratch directory the run would make */
-};
-
-/* Deny-write: what the outer found in the workspace, relative to it. */
-enum deny_kind {
-	DENY_ANCESTOR = 1, /* bound onto itself so it cannot be renamed or removed */
-	DENY_PROTECT,      /* bound read-only onto itself */
-};
-
-struct deny_op {
-	enum deny_kind kind;
-	char *rel;
-	dev_t dev;
-	ino_t ino;
-};
-
-struct deny_list {
-	struct deny_op *v;
-	size_t n, cap;
-};
-
-/* The directories one walk of the whole tree read, in walk order (each
- * after its parent), with the ctime each had before it was read: the
- * next walk reads again only those whose ctime is not that one. */
-struct deny_dir {
-	char *rel;
-	dev_t dev;
-	ino_t ino;
-	int64_t ctime;
-	unsigned flags, depth;
-};
-
-struct deny_tree {
-	struct deny_dir *v;
-	size_t n, cap;
-	int64_t read_ns;       /* when the walk began (CLOCK_REALTIME_COARSE) */
-	int overflow;          /* more directories than it keeps: not to be used */
-};
-
-/* One walk of the globs over the workspace: at the start (check 0) it
- * fills found; at the end (check 1) it compares with start and collects
- * the protected paths that are new (cand). */
-struct deny_walk {
-	int check;
-	const char *ws_path;   /* the workspace's canonical host path (includes) */
-	int depth;
-	struct deny_list found;
-	const struct deny_list *start;
-	char **cand;
-	size_t ncand, capcand;
-	struct deny_fix { int fd; mode_t mode; } *fix; /* check: modes to put back */
-	size_t nfix, capfix;
-	char **fail;           /* check: "rel\0why" of what could not be looked at */
-	const struct deny_tree *tree_in; /* the last walk's directories, or NULL: read all */
-	struct deny_tree tree_out;       /* this walk's */
-	size_t nfail, capfail;
 };
 
 struct ns_deny_rec;
@@ -423,43 +369,17 @@ int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *r
 /* launcher.c */
 void ns_check_launcher(const struct ns_plan *p);
 
-/* deny.c */
+/* deny.c: the deny-write rule (lib/deny) for this run's workspace */
 void ns_check_glob(const char *glob);
 const char *const *ns_deny_globs(const struct ns_plan *p, size_t *n);
-void ns_deny_push(struct deny_list *l, enum deny_kind kind, const char *rel, dev_t dev, ino_t ino);
-void ns_deny_walk(struct deny_walk *w, int wsfd, const char *const *globs, size_t n);
-void ns_deny_restore(struct deny_walk *w);
-const struct deny_op *ns_deny_known(const struct deny_list *l, const char *rel, const struct stat *st);
 int ns_workspace_fd(struct ns_plan *p);
 void ns_plan_deny(struct ns_plan *p, const struct deny_tree *prev);
-const struct deny_op *ns_deny_covered(const struct deny_list *l, const char *rel);
-void ns_deny_new_tree(struct deny_walk *w, int dirfd, const char *rel, int depth);
-void ns_deny_open_up(struct deny_walk *w, int fd);
+void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p);
 
-/* denygit.c: git's rule, for one git directory */
-enum { NS_GIT_HEAD = 1, NS_GIT_OBJECTS = 2, NS_GIT_REFS = 4, NS_GIT_COMMONDIR = 8,
-       NS_GIT_DOTGIT = 16, NS_GIT_INGIT = 32 };
-int ns_deny_git_on(const char *const *globs, size_t n);
-int ns_git_shaped(unsigned flags);
-unsigned ns_git_name_flag(const char *name);
-int ns_git_was_dir(const struct deny_list *start, const char *rel);
-void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *rel);
-void ns_git_dotgit(struct deny_walk *w, int dirfd, const char *rel);
-
-/* denyconf.c: what a protected config names in the workspace */
-void ns_git_config(struct deny_walk *w, int wsfd, int fd, const char *cfgrel, const char *gitdir);
-void ns_git_global(struct deny_walk *w, int wsfd, const char *gitdir);
-
-/* denytree.c: the walk of the whole tree that finds every git directory;
- * denykeep.c: its list kept between runs */
-#define NS_DENY_MAX_DEPTH 128  /* directories below the workspace */
-size_t ns_deny_tree_add(struct deny_tree *t, const char *rel, const struct stat *st, unsigned flags,
-			unsigned depth);
-void ns_deny_git_walk(struct deny_walk *w, int wsfd);
-void ns_deny_tree_free(struct deny_tree *t);
+/* denykeep.c: the whole-tree walk's directories (lib/deny/denytree.c)
+ * kept between runs */
 void ns_deny_tree_save(int dirfd, const char *name, const char *key, const struct deny_tree *t);
 int ns_deny_tree_load(int dirfd, const char *name, const char *key, struct deny_tree *t);
-void ns_plan_scratch(const struct ns_args *a, struct ns_plan *p);
 
 /* denyend.c: the record of a run, and protected paths created by it */
 /* denyinert.c: what is new at the end, made inert */
@@ -475,8 +395,6 @@ struct deny_scope {
 	const char *ws_path;      /* the workspace's canonical path */
 };
 
-void ns_deny_candidate(struct deny_walk *w, const char *rel);
-void ns_deny_failed(struct deny_walk *w, const char *rel, const char *why);
 int64_t ns_deny_btime(int fd);
 int ns_deny_check(const struct deny_scope *s, const char *const *globs, size_t n,
 		  const struct deny_list *start, const struct deny_tree *tree, struct deny_tree *keep);

@@ -7,8 +7,8 @@
  * caller's global and the system configuration name by a relative path
  * counts in every repository. At the start what exists is bound read-only
  * (a symlink on the way refuses the run); at the end what the command
- * made is a candidate to be made inert (denyinert.c). */
-#include "ns.h"
+ * made is a candidate to be made inert (sbx-ns: denyinert.c). */
+#include "deny.h"
 
 #include "die.h"
 #include "exitcodes.h"
@@ -41,7 +41,7 @@ static const char *type_name(mode_t m)
 
 static void cannot(struct deny_walk *w, const char *rel, const char *why)
 {
-	ns_deny_failed(w, *rel ? rel : ".", why);
+	sbx_deny_failed(w, *rel ? rel : ".", why);
 }
 
 /* Lexically: dir/v, "." and ".." resolved; -1 if it leaves the workspace. */
@@ -235,8 +235,8 @@ static void linked_target(struct gw *g, const char *rel, const char *by)
 		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace (named by %s): a symlink on its path",
 			rel, by);
 	first_link(g->wsfd, rel, first);
-	if (fstatat(g->wsfd, first, &st, AT_SYMLINK_NOFOLLOW) == 0 && !ns_deny_known(g->w->start, first, &st))
-		ns_deny_candidate(g->w, first);
+	if (fstatat(g->wsfd, first, &st, AT_SYMLINK_NOFOLLOW) == 0 && !sbx_deny_known(g->w->start, first, &st))
+		sbx_deny_candidate(g->w, first);
 }
 
 static void include_target(struct gw *g, const char *cfgrel, const char *gitdir, const char *v, int depth)
@@ -288,13 +288,13 @@ static void include_target(struct gw *g, const char *cfgrel, const char *gitdir,
 		if (st.st_nlink > 1)
 			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
 				rel, (unsigned long)st.st_nlink);
-		if (!ns_deny_covered(&w->found, rel))
-			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+		if (!sbx_deny_covered(&w->found, rel))
+			sbx_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
 		includes(g, fd, rel, gitdir, depth + 1);
-	} else if (ns_deny_known(w->start, rel, &st)) {
+	} else if (sbx_deny_known(w->start, rel, &st)) {
 		includes(g, fd, rel, gitdir, depth + 1);
 	} else {
-		ns_deny_candidate(w, rel);
+		sbx_deny_candidate(w, rel);
 	}
 	close(fd);
 }
@@ -343,10 +343,10 @@ static void program_target(struct gw *g, const char *gitdir, const char *v)
 			if (st.st_nlink > 1)
 				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace (named by a "
 					"protected config): it has %lu hard links", rel, (unsigned long)st.st_nlink);
-			if (!ns_deny_covered(&w->found, rel))
-				ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
-		} else if (!ns_deny_known(w->start, rel, &st) && !ns_deny_covered(w->start, rel)) {
-			ns_deny_candidate(w, rel);
+			if (!sbx_deny_covered(&w->found, rel))
+				sbx_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+		} else if (!sbx_deny_known(w->start, rel, &st) && !sbx_deny_covered(w->start, rel)) {
+			sbx_deny_candidate(w, rel);
 		}
 	}
 	close(fd);
@@ -405,19 +405,19 @@ static void hooks_target(struct gw *g, const char *gitdir, const char *v)
 		if (S_ISREG(st.st_mode) && st.st_nlink > 1)
 			sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
 				rel, (unsigned long)st.st_nlink);
-		if (!ns_deny_covered(&w->found, rel))
-			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
-	} else if (!ns_deny_known(w->start, rel, &st) && !ns_deny_covered(w->start, rel)) {
+		if (!sbx_deny_covered(&w->found, rel))
+			sbx_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+	} else if (!sbx_deny_known(w->start, rel, &st) && !sbx_deny_covered(w->start, rel)) {
 		if (S_ISDIR(st.st_mode))
-			ns_deny_new_tree(w, fd, rel, 0);
+			sbx_deny_new_tree(w, fd, rel, 0);
 		else
-			ns_deny_candidate(w, rel);
+			sbx_deny_candidate(w, rel);
 	}
 	close(fd);
 }
 
 
-void ns_git_config(struct deny_walk *w, int wsfd, int fd, const char *cfgrel, const char *gitdir)
+void sbx_git_config(struct deny_walk *w, int wsfd, int fd, const char *cfgrel, const char *gitdir)
 {
 	struct gw g = { .w = w, .wsfd = wsfd };
 
@@ -428,7 +428,7 @@ void ns_git_config(struct deny_walk *w, int wsfd, int fd, const char *cfgrel, co
  * relative path (core.hooksPath = .githooks, an alias running ./x) is
  * taken from every repository's working tree. Includes of theirs lie
  * outside the workspace and are not followed. */
-void ns_git_global(struct deny_walk *w, int wsfd, const char *gitdir)
+void sbx_git_global(struct deny_walk *w, int wsfd, const char *gitdir)
 {
 	struct gw gg = { .w = w, .wsfd = wsfd }, *g = &gg;
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");

@@ -5,7 +5,7 @@
  * a buffer kept per depth, an entry's type comes from d_type (no stat per
  * entry), and each directory is opened below its parent with
  * RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS, so the walk never follows a link
- * and never leaves the workspace's mount. Bounds: NS_DENY_MAX_DEPTH directories
+ * and never leaves the workspace's mount. Bounds: SBX_DENY_MAX_DEPTH directories
  * deep and GIT_MAX_ENTRIES entries; at the start a bound hit or another
  * mount refuses the run, at the end a directory at the depth bound is
  * moved aside whole and anything else that stops the walk fails the run.
@@ -20,8 +20,8 @@
  * are looked at; every other one is read again, and a directory new since
  * is walked whole. Only on local filesystems (a network filesystem's
  * cached attributes may lag): elsewhere the end walk reads everything.
- * The end walk's list is kept for the next run's start (denykeep.c). */
-#include "ns.h"
+ * The end walk's list is kept for the next run's start (sbx-ns: denykeep.c). */
+#include "deny.h"
 
 #include "die.h"
 #include "exitcodes.h"
@@ -75,10 +75,10 @@ static int64_t ts(const struct timespec *t)
 
 static void cannot(struct deny_walk *w, const char *rel, const char *why)
 {
-	ns_deny_failed(w, *rel ? rel : ".", why);
+	sbx_deny_failed(w, *rel ? rel : ".", why);
 }
 
-size_t ns_deny_tree_add(struct deny_tree *t, const char *rel, const struct stat *st, unsigned flags,
+size_t sbx_deny_tree_add(struct deny_tree *t, const char *rel, const struct stat *st, unsigned flags,
 		       unsigned depth)
 {
 	struct deny_dir *d;
@@ -102,7 +102,7 @@ size_t ns_deny_tree_add(struct deny_tree *t, const char *rel, const struct stat 
 	return t->n++;
 }
 
-void ns_deny_tree_free(struct deny_tree *t)
+void sbx_deny_tree_free(struct deny_tree *t)
 {
 	for (size_t i = 0; i < t->n; i++)
 		free(t->v[i].rel);
@@ -129,7 +129,7 @@ static void push(struct tw *t, unsigned depth, int fd, size_t plen, unsigned fla
 	 * leaves a newer one, so the next walk reads them again. */
 	if (fstat(fd, &st) < 0)
 		memset(&st, 0, sizeof st);
-	t->lv[depth].idx = ns_deny_tree_add(&t->w->tree_out, t->path, &st, flags, tdepth);
+	t->lv[depth].idx = sbx_deny_tree_add(&t->w->tree_out, t->path, &st, flags, tdepth);
 }
 
 /* A directory below its parent as an O_PATH fd, never through a link or
@@ -161,12 +161,12 @@ static int open_path(struct tw *t, int pfd, const char *name, const char *rel)
 }
 
 /* The same directory open for reading (opened up first if the command
- * made it unreadable to its owner: ns_deny_open_up). */
+ * made it unreadable to its owner: sbx_deny_open_up). */
 static int read_fd(struct tw *t, int pathfd, const char *rel)
 {
 	int fd;
 
-	ns_deny_open_up(t->w, pathfd);
+	sbx_deny_open_up(t->w, pathfd);
 	fd = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		if (!t->w->check)
@@ -231,8 +231,8 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 					sbx_die_errno(SBX_EXIT_SYS, "unable to read directory %s of the workspace",
 						      L->plen ? t->path : ".");
 				cannot(w, t->path, strerror(errno));
-			} else if (ns_git_shaped(L->flags) || (w->check && ns_git_was_dir(w->start, t->path))) {
-				ns_git_dir(w, t->wsfd, L->fd, t->path);
+			} else if (sbx_git_shaped(L->flags) || (w->check && sbx_git_was_dir(w->start, t->path))) {
+				sbx_git_dir(w, t->wsfd, L->fd, t->path);
 			}
 			if (!w->tree_out.overflow)
 				w->tree_out.v[L->idx].flags = L->flags;
@@ -251,7 +251,7 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 			t->stop = 1;
 			continue;
 		}
-		L->flags |= ns_git_name_flag(d->d_name);
+		L->flags |= sbx_git_name_flag(d->d_name);
 		nl = strlen(d->d_name);
 		if (L->plen + nl + 2 >= sizeof t->path - NAME_MAX - 2) {
 			t->path[L->plen] = '\0';
@@ -274,7 +274,7 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
 		}
 		if (!strcmp(d->d_name, ".git") && type != DT_DIR) {
-			ns_git_dotgit(w, L->fd, t->path);
+			sbx_git_dotgit(w, L->fd, t->path);
 			continue;
 		}
 		if (type != DT_DIR)
@@ -282,24 +282,24 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 		/* Object storage inside a .git is never a repository to git:
 		 * it finds one from the user's working directory up, or
 		 * through a commondir or gitfile (protected). */
-		if ((L->flags & NS_GIT_INGIT) && (!strcmp(d->d_name, "objects") || !strcmp(d->d_name, "lfs")))
+		if ((L->flags & SBX_GIT_INGIT) && (!strcmp(d->d_name, "objects") || !strcmp(d->d_name, "lfs")))
 			continue;
-		if (!w->check && ns_deny_covered(&w->found, t->path))
+		if (!w->check && sbx_deny_covered(&w->found, t->path))
 			continue;
 		if (skip_known && depth == 0 && is_known(t, t->path))
 			continue;
-		if (tdepth + depth + 1 > NS_DENY_MAX_DEPTH) {
+		if (tdepth + depth + 1 > SBX_DENY_MAX_DEPTH) {
 			if (!w->check)
 				sbx_die(SBX_EXIT_POLICY, "unable to check below %s in the workspace for git directories: "
-					"deeper than %d directories", t->path, NS_DENY_MAX_DEPTH);
-			ns_deny_candidate(w, t->path); /* moved aside whole */
+					"deeper than %d directories", t->path, SBX_DENY_MAX_DEPTH);
+			sbx_deny_candidate(w, t->path); /* moved aside whole */
 			continue;
 		}
 		sub = open_sub(t, L->fd, d->d_name, t->path);
 		if (sub < 0)
 			continue;
 		push(t, depth + 1, sub, plen,
-		     (L->flags & NS_GIT_INGIT) | (strcmp(d->d_name, ".git") ? 0 : NS_GIT_DOTGIT | NS_GIT_INGIT),
+		     (L->flags & SBX_GIT_INGIT) | (strcmp(d->d_name, ".git") ? 0 : SBX_GIT_DOTGIT | SBX_GIT_INGIT),
 		     tdepth + depth + 1);
 		depth++;
 	}
@@ -318,10 +318,10 @@ static void revisit(struct tw *t)
 {
 	const struct deny_tree *in = t->w->tree_in;
 	struct deny_walk *w = t->w;
-	int fds[NS_DENY_MAX_DEPTH + 1];
+	int fds[SBX_DENY_MAX_DEPTH + 1];
 	long skip_below = -1;
 
-	for (int i = 0; i <= NS_DENY_MAX_DEPTH; i++)
+	for (int i = 0; i <= SBX_DENY_MAX_DEPTH; i++)
 		fds[i] = -1;
 	t->known = sbx_need(malloc(in->n * sizeof *t->known));
 	for (size_t i = 0; i < in->n; i++)
@@ -332,14 +332,14 @@ static void revisit(struct tw *t)
 		const struct deny_dir *e = &in->v[i];
 		const char *base = strrchr(e->rel, '/');
 		unsigned d = e->depth, flags;
-		int git = ns_git_shaped(e->flags) || (w->check && ns_git_was_dir(w->start, e->rel));
+		int git = sbx_git_shaped(e->flags) || (w->check && sbx_git_was_dir(w->start, e->rel));
 		struct stat st;
 		int pathfd, rd;
 
-		if (d > NS_DENY_MAX_DEPTH || (skip_below >= 0 && d > (unsigned long)skip_below))
+		if (d > SBX_DENY_MAX_DEPTH || (skip_below >= 0 && d > (unsigned long)skip_below))
 			continue;
 		skip_below = -1;
-		for (unsigned k = d; k <= NS_DENY_MAX_DEPTH; k++) {
+		for (unsigned k = d; k <= SBX_DENY_MAX_DEPTH; k++) {
 			if (fds[k] >= 0)
 				close(fds[k]);
 			fds[k] = -1;
@@ -350,7 +350,7 @@ static void revisit(struct tw *t)
 		/* A leaf directory that did not change: nothing to open. */
 		if (d > 0 && !git && (i + 1 == in->n || in->v[i + 1].depth <= d) &&
 		    fstatat(fds[d - 1], base, &st, AT_SYMLINK_NOFOLLOW) == 0 && unchanged(in, e, &st)) {
-			ns_deny_tree_add(&w->tree_out, e->rel, &st, e->flags, d);
+			sbx_deny_tree_add(&w->tree_out, e->rel, &st, e->flags, d);
 			continue;
 		}
 		pathfd = d == 0 ? openat(t->wsfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
@@ -363,15 +363,15 @@ static void revisit(struct tw *t)
 			continue;
 		}
 		if (unchanged(in, e, &st)) {
-			ns_deny_tree_add(&w->tree_out, e->rel, &st, e->flags, d);
+			sbx_deny_tree_add(&w->tree_out, e->rel, &st, e->flags, d);
 			if ((st.st_mode & 0500) != 0500)
-				ns_deny_open_up(w, pathfd);
+				sbx_deny_open_up(w, pathfd);
 			if (git)
-				ns_git_dir(w, t->wsfd, pathfd, e->rel);
+				sbx_git_dir(w, t->wsfd, pathfd, e->rel);
 			fds[d] = pathfd;
 			continue;
 		}
-		flags = !strcmp(base, ".git") ? NS_GIT_DOTGIT | NS_GIT_INGIT : e->flags & NS_GIT_INGIT;
+		flags = !strcmp(base, ".git") ? SBX_GIT_DOTGIT | SBX_GIT_INGIT : e->flags & SBX_GIT_INGIT;
 		rd = read_fd(t, pathfd, e->rel);
 		if (rd < 0) {
 			close(pathfd);
@@ -387,7 +387,7 @@ static void revisit(struct tw *t)
 		fds[d] = pathfd;
 		walk_from(t, rd, e->rel, d, flags, 1);
 	}
-	for (int i = 0; i <= NS_DENY_MAX_DEPTH; i++)
+	for (int i = 0; i <= SBX_DENY_MAX_DEPTH; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	free(t->known);
@@ -408,7 +408,7 @@ static int local_fs(int fd)
 	return 0;
 }
 
-void ns_deny_git_walk(struct deny_walk *w, int wsfd)
+void sbx_deny_git_walk(struct deny_walk *w, int wsfd)
 {
 	struct tw t = { .w = w, .wsfd = wsfd };
 	struct timespec now;

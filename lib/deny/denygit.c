@@ -16,12 +16,12 @@
  * it is one of those the walk finds by shape.
  *
  * Finding every one needs the whole tree: denytree.c walks it and calls
- * ns_git_dir for each git directory and ns_git_dotgit for each ".git" that
+ * sbx_git_dir for each git directory and sbx_git_dotgit for each ".git" that
  * is not a directory. At the start what exists is bound read-only (the
- * start set); at the end what is new goes to denyinert.c to be made inert.
+ * start set); at the end what is new goes to sbx-ns's denyinert.c to be made inert.
  * Whatever cannot be bound refuses the run at the start; whatever cannot
- * be looked at at the end fails it (ns_deny_failed, exit 102). */
-#include "ns.h"
+ * be looked at at the end fails it (sbx_deny_failed; sbx-ns exits 102). */
+#include "deny.h"
 
 #include "die.h"
 #include "exitcodes.h"
@@ -45,20 +45,20 @@ static const char *const git_names[] = { "config", "config.worktree", "commondir
 
 /* A directory git takes for a git directory: a ".git", or HEAD with
  * objects/ and refs/ or with a commondir (of any type: git follows links). */
-int ns_git_shaped(unsigned f)
+int sbx_git_shaped(unsigned f)
 {
-	return (f & NS_GIT_DOTGIT) || ((f & NS_GIT_HEAD) &&
-		((f & NS_GIT_COMMONDIR) || ((f & NS_GIT_OBJECTS) && (f & NS_GIT_REFS))));
+	return (f & SBX_GIT_DOTGIT) || ((f & SBX_GIT_HEAD) &&
+		((f & SBX_GIT_COMMONDIR) || ((f & SBX_GIT_OBJECTS) && (f & SBX_GIT_REFS))));
 }
 
 /* The shape bit an entry's name gives its directory. */
-unsigned ns_git_name_flag(const char *name)
+unsigned sbx_git_name_flag(const char *name)
 {
-	return !strcmp(name, "HEAD") ? NS_GIT_HEAD : !strcmp(name, "objects") ? NS_GIT_OBJECTS :
-	       !strcmp(name, "refs") ? NS_GIT_REFS : !strcmp(name, "commondir") ? NS_GIT_COMMONDIR : 0;
+	return !strcmp(name, "HEAD") ? SBX_GIT_HEAD : !strcmp(name, "objects") ? SBX_GIT_OBJECTS :
+	       !strcmp(name, "refs") ? SBX_GIT_REFS : !strcmp(name, "commondir") ? SBX_GIT_COMMONDIR : 0;
 }
 
-int ns_deny_git_on(const char *const *globs, size_t n)
+int sbx_deny_git_on(const char *const *globs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(globs[i], ".git/config"))
@@ -83,16 +83,16 @@ static void join(char *out, const char *dir, const char *name)
 /* The end check could not look at rel: said, and the run fails. */
 static void cannot(struct deny_walk *w, const char *rel, const char *why)
 {
-	ns_deny_failed(w, *rel ? rel : ".", why);
+	sbx_deny_failed(w, *rel ? rel : ".", why);
 }
 
 /* --- one git directory --- */
 
 /* A directory that held git's names at the start is looked at again at
  * the end whatever its shape now (a HEAD removed must not hide it). */
-int ns_git_was_dir(const struct deny_list *start, const char *rel)
+int sbx_git_was_dir(const struct deny_list *start, const char *rel)
 {
-	/* The start set is in path order (ns_plan_deny, and the record). */
+	/* The start set is in path order (sbx-ns: ns_plan_deny, and the record). */
 	for (const char *const *g = git_names; *g; g++) {
 		char p[PATH_MAX];
 		size_t lo = 0, hi = start->n;
@@ -112,9 +112,9 @@ int ns_git_was_dir(const struct deny_list *start, const char *rel)
 	return 0;
 }
 
-void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *dirrel)
+void sbx_git_dir(struct deny_walk *w, int wsfd, int fd, const char *dirrel)
 {
-	ns_git_global(w, wsfd, dirrel);
+	sbx_git_global(w, wsfd, dirrel);
 
 	for (const char *const *nm = git_names; *nm; nm++) {
 		char rel[PATH_MAX];
@@ -131,7 +131,7 @@ void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *dirrel)
 			cannot(w, rel, strerror(errno));
 			continue;
 		}
-		if (!w->check && ns_deny_covered(&w->found, rel)) {
+		if (!w->check && sbx_deny_covered(&w->found, rel)) {
 			/* Found already (a glob named it): bound; its includes
 			 * still count. */
 		} else if (!w->check) {
@@ -141,22 +141,22 @@ void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *dirrel)
 			if (S_ISREG(st.st_mode) && st.st_nlink > 1)
 				sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
 					rel, (unsigned long)st.st_nlink);
-			ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
-		} else if (!ns_deny_known(w->start, rel, &st)) {
+			sbx_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+		} else if (!sbx_deny_known(w->start, rel, &st)) {
 			int sub;
 			if (hooks && S_ISDIR(st.st_mode) &&
 			    (sub = openat(fd, *nm, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-				ns_deny_new_tree(w, sub, rel, 0);
+				sbx_deny_new_tree(w, sub, rel, 0);
 				close(sub);
 			} else {
-				ns_deny_candidate(w, rel);
+				sbx_deny_candidate(w, rel);
 			}
 			continue;
 		}
 		if (cfg && S_ISREG(st.st_mode)) {
 			int cfd = openat(fd, *nm, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 			if (cfd >= 0) {
-				ns_git_config(w, wsfd, cfd, rel, dirrel);
+				sbx_git_config(w, wsfd, cfd, rel, dirrel);
 				close(cfd);
 			} else if (!w->check) {
 				sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the workspace", rel);
@@ -169,7 +169,7 @@ void ns_git_dir(struct deny_walk *w, int wsfd, int fd, const char *dirrel)
 
 /* A ".git" that is not a directory: a gitfile is protected, anything else
  * refused; at the end a new one is moved aside. */
-void ns_git_dotgit(struct deny_walk *w, int dirfd, const char *rel)
+void sbx_git_dotgit(struct deny_walk *w, int dirfd, const char *rel)
 {
 	struct stat st;
 
@@ -181,16 +181,16 @@ void ns_git_dotgit(struct deny_walk *w, int dirfd, const char *rel)
 	if (S_ISDIR(st.st_mode))
 		return;
 	if (w->check) {
-		if (!ns_deny_known(w->start, rel, &st))
-			ns_deny_candidate(w, rel);
+		if (!sbx_deny_known(w->start, rel, &st))
+			sbx_deny_candidate(w, rel);
 		return;
 	}
-	if (ns_deny_covered(&w->found, rel))
+	if (sbx_deny_covered(&w->found, rel))
 		return;
 	if (!S_ISREG(st.st_mode))
 		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it is %s", rel, type_name(st.st_mode));
 	if (st.st_nlink > 1)
 		sbx_die(SBX_EXIT_POLICY, "unable to protect %s in the workspace: it has %lu hard links",
 			rel, (unsigned long)st.st_nlink);
-	ns_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
+	sbx_deny_push(&w->found, DENY_PROTECT, rel, st.st_dev, st.st_ino);
 }
