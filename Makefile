@@ -6,7 +6,7 @@
 .DELETE_ON_ERROR:
 .SECONDARY:
 .SUFFIXES:
-.PHONY: test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench
+.PHONY: FORCE version test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench
 
 B        ?= .
 STATIC   ?= 1
@@ -57,6 +57,40 @@ CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -ffunction-sections -fdata-sections
 LDFLAGS  += -Wl,--gc-sections
 LDLIBS   := -lseccomp -lcap -ljansson -lnettle
 
+# What --version names: the release (SBX_VERSION in lib/opts.h, its one
+# place) and the commit the tree was built from, "HASH, clean" or
+# "HASH, dirty" from git (dirty: a tracked change or an untracked file
+# that .gitignore does not cover), else the commit a release tarball
+# carries in its COMMIT file (`make dist` writes it), else "unknown".
+# SOURCE_DATE_EPOCH (the commit's time unless the caller sets it) is the
+# one time a build may use: `make dist` stamps the tarball with it.
+comma    := ,
+VERSION  := $(shell sed -n 's/^[[:punct:]]define SBX_VERSION "\(.*\)"$$/\1/p' lib/opts.h)
+# The build runs this tree's Makefile whoever owns the tree, so git may read
+# the tree's history for a builder who does not own it (root in CI).
+GIT      := git -c safe.directory=$(CURDIR)
+ifneq ($(wildcard .git),)
+COMMIT_ID := $(shell $(GIT) rev-parse --verify -q HEAD 2>/dev/null)
+COMMIT_STATE := $(if $(COMMIT_ID),$(if $(shell $(GIT) status --porcelain 2>/dev/null || echo failed),dirty,clean))
+SOURCE_DATE_EPOCH ?= $(shell $(GIT) log -1 --format=%ct 2>/dev/null)
+else ifneq ($(wildcard COMMIT),)
+COMMIT_ID := $(shell sed -n 's/^commit \([0-9a-f]\{40\}\)$$/\1/p' COMMIT)
+COMMIT_STATE := clean
+COMMIT_DATE := $(shell sed -n 's/^date \([0-9]\{1,\}\)$$/\1/p' COMMIT)
+$(if $(filter 1,$(words $(COMMIT_ID))),,$(error sbx: version: COMMIT: not one line 'commit HASH' (40 hex digits); take the file from the release tarball))
+$(if $(filter 1,$(words $(COMMIT_DATE))),,$(error sbx: version: COMMIT: not one line 'date SECONDS'; take the file from the release tarball))
+SOURCE_DATE_EPOCH ?= $(COMMIT_DATE)
+endif
+SOURCE_DATE_EPOCH := $(SOURCE_DATE_EPOCH)
+SBX_COMMIT := $(if $(COMMIT_ID),$(COMMIT_ID)$(comma) $(COMMIT_STATE),unknown)
+export SOURCE_DATE_EPOCH
+# Generated headers (the commit) live with the objects, never in the tree.
+GENDIR   := $(OBJDIR)/gen
+COMMIT_H := $(GENDIR)/sbx-commit.h
+LIB_INC  += -I$(GENDIR)
+# Nothing of where the tree sits may reach an object.
+CFLAGS   += -ffile-prefix-map=$(CURDIR)=.
+
 ifeq ($(STATIC),1)
 CC       := musl-gcc
 CFLAGS   += -isystem $(DEPS)/kinc -isystem $(DEPS)/include -U_FORTIFY_SOURCE
@@ -98,6 +132,21 @@ $(OBJDIR)/%.o: %.c $(wildcard $(addsuffix /*.h,$(LIB_DIRS))) $(DEPSTAMP) | packa
 	$(call msg,CC,$<)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# Rewritten only when the commit or its state changes, so that a rebuild
+# of an unchanged tree recompiles nothing.
+$(COMMIT_H): FORCE
+	@mkdir -p $(@D)
+	$(Q)printf '#define SBX_COMMIT "%s"\n' '$(SBX_COMMIT)' >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(OBJDIR)/lib/opts.o: $(COMMIT_H)
+sbx-seatbelt-macos: $(COMMIT_H)
+FORCE:
+
+# `make -s version`: what the tools' --version will name, as NAME=VALUE
+# lines for scripts (packaging reads VERSION and SOURCE_DATE_EPOCH here).
+version:
+	@printf 'VERSION=%s\nCOMMIT=%s\nSOURCE_DATE_EPOCH=%s\n' '$(VERSION)' '$(SBX_COMMIT)' '$(SOURCE_DATE_EPOCH)'
 
 $(LIBSBX): $(LIB_OBJ)
 	$(call msg,AR,$@)

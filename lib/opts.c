@@ -1,5 +1,6 @@
 #include "opts.h"
 #include "die.h"
+#include "sbx-commit.h" /* SBX_COMMIT, written by the Makefile */
 
 #include <errno.h>
 #include <poll.h>
@@ -10,12 +11,12 @@
 
 void sbx_opt_version(int argc, char **argv)
 {
-	char line[128];
+	char line[256];
 	int n;
 
 	if (argc < 2 || strcmp(argv[1], "--version"))
 		return;
-	n = snprintf(line, sizeof line, "%s %s\n", sbx_prog(), SBX_VERSION);
+	n = snprintf(line, sizeof line, "%s %s (commit %s)\n", sbx_prog(), SBX_VERSION, SBX_COMMIT);
 	if (n > 0 && write(1, line, (size_t)n) != n)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the version");
 	exit(0);

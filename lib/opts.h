@@ -8,8 +8,11 @@
 /* The release every tool reports for --version. */
 #define SBX_VERSION "0.16.0"
 
-/* `TOOL --version` (as the only first argument): prints "TOOL VERSION"
- * and exits 0. Every tool calls it first thing in main. */
+/* `TOOL --version` (as the only first argument): prints
+ * "TOOL VERSION (commit HASH, clean|dirty)", or "(commit unknown)" when
+ * the build could not tell, and exits 0. Every tool calls it first thing
+ * in main. The line holds no path and no time: two builds of one commit
+ * print the same. */
 void sbx_opt_version(int argc, char **argv);
 
 /* `TOOL --help`: TEXT (the usage lines and one line per option), the

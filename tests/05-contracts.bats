@@ -24,7 +24,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	local t
 	for t in sbx-broker sbx-cgroup sbx-check sbx-ns sbx-quota sbx-seatbelt; do
 		run -0 --separate-stderr "$t" --version
-		assert_output --regexp "^$t [0-9]+\.[0-9]+\.[0-9]+\$"
+		assert_output --regexp "^$t [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{40}, (clean|dirty)|unknown)\)\$"
 		assert_equal "$stderr" ""
 	done
 }

@@ -19,8 +19,8 @@ PATH="$SBX_BIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # The field the first status line of a run carries after "event", for
 # tests that compare whole lines: ,"version":"X.Y.Z" from the binaries
-# under test.
-read -r _ SBX_VER < <("$SBX_BIN/sbx-ns" --version)
+# under test ("sbx-ns X.Y.Z (commit HASH, STATE)").
+read -r _ SBX_VER _ < <("$SBX_BIN/sbx-ns" --version)
 SBX_VER=',"version":"'"$SBX_VER"'"'
 
 bats_require_minimum_version 1.5.0
