@@ -78,6 +78,20 @@ setup_file() {
 	pk build -q -f "$SBX_ROOT/contrib/container/Containerfile" -t localhost/sbx:latest "$C_DIR/ctx" >/dev/null
 }
 
+# Rootless podman leaves processes of the test user behind that write into
+# $C_XDG: the pause process holding its user namespace, and conmon's exit
+# command (podman container cleanup), which can run after the last pm_user
+# returned. True once none is left; each call ends those it finds.
+user_podman_gone() {
+	local pid left=0
+	for pid in $(pgrep -u "$SBX_TEST_UID" || true); do
+		tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "XDG_RUNTIME_DIR=$C_XDG" || continue
+		kill -KILL "$pid" 2>/dev/null || true
+		left=1
+	done
+	[ "$left" = 0 ]
+}
+
 teardown_file() {
 	local i
 	[ -n "${C_DIR:-}" ] || return 0
@@ -92,7 +106,8 @@ teardown_file() {
 	kube_down
 	kube_net_down
 	pk rmi -a -f >/dev/null 2>&1 || true
-	[ -n "${C_DIR:-}" ] && rm -rf "$C_DIR"
+	wait_for user_podman_gone
+	rm -rf "$C_DIR"
 }
 
 # One container, sbx-ns as its entrypoint with the least privilege, as the
@@ -460,12 +475,15 @@ kube_settled() {
 # stopped and podman's cleanup over first. A mount namespace made elsewhere
 # on the machine in the meantime holds a copy of a container's shm mount
 # until its process ends (kube down: "device or resource busy"): kube down
-# again until the pod is gone, then nothing of it may be left.
+# again until the pod is gone, then nothing of it may be left. The claims'
+# volumes go with a kube down that succeeds; after one that failed busy they
+# are removed here.
 kube_down_file() { # PM FILE POD
 	local kpm=$1 kfile=$2 kpod=$3
 	"$kpm" pod stop -t 5 "$kpod" >/dev/null || return
 	kube_settled "$kpod" || return
 	wait_for '"$kpm" kube down "$kfile" >/dev/null 2>&1 || kube_gone "$kpm" "$kpod"' || return
+	wait_for '[ -z "$("$kpm" volume ls -q)" ] || { "$kpm" volume prune -f >/dev/null 2>&1; false; }' || return
 	[ -z "$("$kpm" ps -a -q)" ] || { echo "containers left after kube down: $("$kpm" ps -a)" >&2; return 1; }
 }
 
