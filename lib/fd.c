@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -255,4 +257,30 @@ int sbx_write_file(const char *path, const char *s)
 	if (sbx_write_all(fd, s, strlen(s)) < 0)
 		return sbx_close_fail(fd);
 	return close(fd);
+}
+
+int sbx_fd_below(int fd, unsigned long long dev, unsigned long long ino)
+{
+	struct stat st, up;
+	int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3), ret = 0;
+
+	for (int depth = 0; cur >= 0 && depth < PATH_MAX; depth++) {
+		int next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0 || fstat(cur, &st) < 0 || fstat(next, &up) < 0) {
+			if (next >= 0)
+				close(next);
+			break;
+		}
+		close(cur);
+		cur = next;
+		if (up.st_dev == dev && up.st_ino == ino) {
+			ret = 1;
+			break;
+		}
+		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+			break;
+	}
+	if (cur >= 0)
+		close(cur);
+	return ret;
 }

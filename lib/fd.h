@@ -65,4 +65,8 @@ long sbx_read_small(const char *path, int flags, char *buf, size_t size);
  * (the reader may have gone; the sandbox is still correct). */
 void sbx_ready_fd(int fd);
 
+/* Whether the directory (dev, ino) is one of the ancestors of the
+ * directory fd, by "..", never by path: 1 or 0 (also when a step fails). */
+int sbx_fd_below(int fd, unsigned long long dev, unsigned long long ino);
+
 #endif

@@ -217,6 +217,20 @@ const char *sbx_opt_abspath(const char *opt, const char *s)
 	return s;
 }
 
+const char *sbx_opt_canon_dir(const char *opt, const char *s)
+{
+	sbx_opt_abspath(opt, s);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			sbx_die_usage("%s: invalid path: control character", opt);
+	for (const char *c = s; *c; c = strchrnul(c + 1, '/'))
+		if (!strncmp(c, "/./", 3) || !strcmp(c, "/.") || !strncmp(c, "/../", 4) || !strcmp(c, "/.."))
+			sbx_die_usage("%s: invalid path '%s': not canonical", opt, s);
+	if (!strcmp(s, "/"))
+		sbx_die_usage("%s: invalid path '/': the root", opt);
+	return s;
+}
+
 char *sbx_path_squash(const char *s)
 {
 	char *out = sbx_need(malloc(strlen(s) + 1)), *w = out;

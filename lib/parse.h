@@ -36,6 +36,11 @@ const char *sbx_env_name_invalid(const char *name, size_t len);
  * absolute" (usage, 100). Returns s. */
 const char *sbx_opt_abspath(const char *opt, const char *s);
 
+/* A directory an option names in its one canonical spelling: absolute (as
+ * sbx_opt_abspath), no control character, no "." or ".." component, not
+ * the root. Dies with a usage error (100) saying which; returns s. */
+const char *sbx_opt_canon_dir(const char *opt, const char *s);
+
 /* The one spelling of a path a tool takes: repeated slashes collapsed and
  * a trailing slash dropped ("//a//b/" is "/a/b", "///" is "/"), so "/dir/"
  * names what "/dir" names; '.' and '..' components are left for the
