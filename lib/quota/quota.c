@@ -290,6 +290,24 @@ int sbx_quota_setattr(int fd, uint32_t projid, int inherit)
 	return ioctl(fd, FS_IOC_FSSETXATTR, &x) < 0 ? -1 : 0;
 }
 
+int sbx_quota_follows(int ws, int dir, uint32_t *want, uint32_t *got, int *inherit)
+{
+	int winh;
+
+	*want = *got = 0;
+	*inherit = 0;
+	if (sbx_quota_getattr(ws, want, &winh) < 0) {
+		if (errno == ENOTTY || errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)
+			return *want = 0, 0;
+		return -1;
+	}
+	if (!*want)
+		return 0;
+	if (sbx_quota_getattr(dir, got, inherit) < 0)
+		return -1;
+	return *got == *want && *inherit ? 0 : 1;
+}
+
 static int record_text(const struct sbx_qrecord *r, char *buf, size_t sz)
 {
 	return snprintf(buf, sz, "sbx-quota 1 project=%u ino=%llu born=%lld.%09u block_hard=%llu "

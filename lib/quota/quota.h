@@ -101,6 +101,16 @@ int sbx_quota_getattr(int fd, uint32_t *projid, int *inherit);
 /* FS_IOC_FSSETXATTR: set the project id; PROJINHERIT too when inherit. */
 int sbx_quota_setattr(int fd, uint32_t projid, int inherit);
 
+/* A change set (sbx-ns --changes) is charged to its workspace's project:
+ * whatever directory of it holds the overlay's upper layer or workdir must
+ * carry the workspace's project id with PROJINHERIT, so that every file the
+ * overlay creates there (new files, copy-ups, whiteouts) joins the project.
+ * ws and dir: fds that answer FS_IOC_FSGETXATTR. 0: it holds, or the
+ * workspace has no project (id 0, or a filesystem without project ids:
+ * then there is no quota to escape); 1: it does not, *want the workspace's
+ * project, *got and *inherit dir's; -1 with errno. */
+int sbx_quota_follows(int ws, int dir, uint32_t *want, uint32_t *got, int *inherit);
+
 /* The block device ("source" field) of a mount in mountinfo text: by mount
  * id when mnt_id != 0, else by "major:minor" of dev. Copies it into out.
  * 0, or -1 (ENOENT: no such mount, ENAMETOOLONG). Unescapes \040 etc. */
