@@ -7,6 +7,7 @@
  * are not. Everything is read through fds: the workspace is opened once
  * (O_NOFOLLOW) and that open directory is what gets checked and passed on. */
 #include "capdrop.h"
+#include "changeset.h"
 #include "die.h"
 #include "exec.h"
 #include "exitcodes.h"
@@ -46,6 +47,7 @@ static const char usage_text[] =
 	"prepare such a quota; or report it.\n"
 	"\n"
 	"  --workspace DIR        the workspace directory; absolute\n"
+	"  --changes DIR          its change set (sbx-ns --changes): the same project\n"
 	"\n"
 	"verify:\n"
 	"  --disk SIZE            the most the quota may allow; K, M, G or T\n"
@@ -67,10 +69,11 @@ static const char usage_text[] =
 
 enum { O_WORKSPACE = 1, O_DISK, O_INODES, O_MAXFILE, O_PASSFD, O_STATUSFD,
        O_PROJECT, O_REPLACE, O_JSON, O_HELP, O_BASELINE, O_BASELINE_FD, O_POLICY_FD,
-       O_CLAMP };
+       O_CLAMP, O_CHANGES };
 
 struct opts {
 	const char *workspace;
+	const char *changes;         /* verify, prepare: --changes DIR */
 	uint64_t disk, inodes, max_file, project;
 	int pass_fd, status_fd, replace, json;
 	int statfs_ok;               /* the baseline accepts statfs's figures (verify) */
@@ -184,6 +187,7 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 {
 	static const struct sbx_opt verify_tab[] = {
 		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
+		{ "changes", SBX_ARG, SBX_ONCE, O_CHANGES },
 		{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
 		{ "inodes", SBX_ARG, SBX_ONCE, O_INODES },
 		{ "max-file", SBX_ARG, SBX_ONCE, O_MAXFILE },
@@ -198,6 +202,7 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 	};
 	static const struct sbx_opt prepare_tab[] = {
 		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
+		{ "changes", SBX_ARG, SBX_ONCE, O_CHANGES },
 		{ "project", SBX_ARG, SBX_ONCE, O_PROJECT },
 		{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
 		{ "inodes", SBX_ARG, SBX_ONCE, O_INODES },
@@ -220,6 +225,7 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
 		switch (id) {
 		case O_WORKSPACE: o->workspace = sbx_opt_abspath("--workspace", arg); break;
+		case O_CHANGES: o->changes = sbx_opt_canon_dir("--changes", arg); break;
 		case O_DISK: o->disk = sbx_opt_size("--disk", arg, MAX_BYTES); disk_arg = arg; break;
 		case O_INODES: o->inodes = sbx_opt_u64("--inodes", arg, 1, MAX_INODES); break;
 		case O_MAXFILE: o->max_file = sbx_opt_size("--max-file", arg, MAX_BYTES); break;
@@ -556,10 +562,14 @@ static int verify(const struct opts *o)
 	struct ws w;
 	struct sbx_qlimits q;
 	struct sbx_qtree t = { .mode = SBX_QTREE_CHECK };
+	struct qchg c = { .fd = -1 };
 	const char *src, *how;
+	uint64_t held;
 	int r;
 
 	ws_open(&w, o->workspace);
+	if (o->changes)
+		qchg_open(&c, o->changes, w.fd, w.name);
 	require_xfs_or_ext4(&w);
 	require_enforced(&w);
 	read_root_attr(&w);
@@ -574,17 +584,26 @@ static int verify(const struct opts *o)
 	r = sbx_qtree_run(w.fd, &t);
 	if (r)
 		sbx_err_die(&t.err);
+	held = t.entries + 1;
+	if (o->changes) {
+		qchg_verify(&c, w.projid, w.name);
+		held += c.inodes;
+	}
 	how = assurance(&w, o, src, &q);
 	if (!strcmp(how, "record"))   /* the hard limits behind what statfs showed */
 		check_limits(&w, o, how, &q);
-	settle_use(&w, w.projid, src, t.entries + 1, &q);
+	settle_use(&w, w.projid, src, held, &q);
 	/* The filesystem charges the project with every inode that has its
-	 * id; the tree holds entries + 1 (its root). More charged than held
-	 * means some other tree uses the project and shares its limits. */
-	if (q.iused > t.entries + 1)
+	 * id; the tree holds entries + 1 (its root), its change set c.inodes.
+	 * More charged than held means some other tree uses the project and
+	 * shares its limits. */
+	if (q.iused > held)
 		sbx_die(SBX_EXIT_POLICY,
-		     "refusing workspace %s: project %u is shared: %llu inodes are charged to it, the workspace has %llu",
-		     w.name, w.projid, (unsigned long long)q.iused, (unsigned long long)(t.entries + 1));
+		     "refusing workspace %s: project %u is shared: %llu inodes are charged to it, the workspace has %llu%s",
+		     w.name, w.projid, (unsigned long long)q.iused, (unsigned long long)held,
+		     o->changes ? " with its change set" : "");
+	if (c.fd >= 0)
+		close(c.fd);
 
 	if (o->max_file) {
 		struct rlimit rl;
@@ -610,6 +629,10 @@ static int verify(const struct opts *o)
 		json_identity(&j, &w);
 		json_limits(&j, src, &q, how);
 		sbx_json_uint(&j, "entries", t.entries + 1);
+		if (o->changes) {
+			sbx_json_str(&j, "changes", o->changes);
+			sbx_json_uint(&j, "changes_entries", c.inodes);
+		}
 		if (o->max_file)
 			sbx_json_uint(&j, "max_file", o->max_file);
 		if (o->pass_fd >= 0)
@@ -637,6 +660,7 @@ static int prepare(const struct opts *o)
 	struct sbx_qlimits q, back, set;
 	struct sbx_qrecord rec;
 	struct sbx_qtree t = { .mode = SBX_QTREE_SCAN };
+	struct qchg c = { .fd = -1 };
 	char path[128];
 	const char *step = "";
 	uint32_t id = (uint32_t)o->project;
@@ -644,6 +668,8 @@ static int prepare(const struct opts *o)
 	int r;
 
 	ws_open(&w, o->workspace);
+	if (o->changes)
+		qchg_open(&c, o->changes, w.fd, w.name);
 	require_xfs_or_ext4(&w);
 	require_enforced(&w);
 	read_root_attr(&w);
@@ -668,11 +694,16 @@ static int prepare(const struct opts *o)
 	if (r)
 		sbx_err_die(&t.err);
 	held = t.in_project + (w.projid == id);
+	if (o->changes) {
+		qchg_scan(&c, id);
+		held += c.in_project;
+	}
 	settle_use(&w, id, "quotactl", held, &q);
 	if (q.iused > held)
 		sbx_die(SBX_EXIT_POLICY,
-		     "refusing to prepare %s: project %u is in use by %llu inodes outside the workspace",
-		     w.name, id, (unsigned long long)(q.iused - held));
+		     "refusing to prepare %s: project %u is in use by %llu inodes outside the workspace%s",
+		     w.name, id, (unsigned long long)(q.iused - held),
+		     o->changes ? " and its change set" : "");
 	if (!o->replace && q.bhard && bhard > q.bhard)
 		sbx_die(SBX_EXIT_POLICY,
 		     "refusing to prepare %s: project %u has a block hard limit of %llu; raising it to %llu needs --replace",
@@ -706,6 +737,10 @@ static int prepare(const struct opts *o)
 	r = sbx_qtree_run(w.fd, &t);
 	if (r)
 		sbx_err_die(&t.err);
+	if (o->changes) {
+		qchg_apply(&c, id);
+		close(c.fd);
+	}
 	if (sbx_quota_get(w.fd, w.mnt_id, w.dev, id, &back) < 0)
 		sbx_die(SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
 		     id, w.name, strerror(errno));
