@@ -15,8 +15,11 @@
 
 #include "die.h"
 #include "exitcodes.h"
+#include "fd.h"
 #include "json.h"
+#include "parse.h"
 #include "probe.h"
+#include "quota.h"
 #include "sys.h"
 
 #include <dirent.h>
@@ -36,18 +39,10 @@
 #define RES (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
 /* --changes's value, before it names anything: one line for what is
- * malformed (empty and relative are refused by sbx_opt_path). */
+ * malformed. */
 const char *ns_changes_opt(const char *arg)
 {
-	for (const unsigned char *c = (const unsigned char *)arg; *c; c++)
-		if (*c < 0x20 || *c == 0x7f)
-			sbx_die_usage("--changes: invalid path: control character");
-	for (const char *c = arg; *c; c = strchrnul(c + 1, '/'))
-		if (!strncmp(c, "/./", 3) || !strcmp(c, "/.") || !strncmp(c, "/../", 4) || !strcmp(c, "/.."))
-			sbx_die_usage("--changes: invalid path '%s': not canonical", arg);
-	if (!strcmp(arg, "/"))
-		sbx_die_usage("--changes: invalid path '/': the root");
-	return arg;
+	return sbx_opt_canon_dir("--changes", arg);
 }
 
 static noreturn void refuse(const char *dir, const char *why)
@@ -97,31 +92,33 @@ static int is_empty(int fd)
 	return empty;
 }
 
-/* DIR's ancestors, by "..": is the workspace (dev, ino) one of them? */
-static int below(int fd, dev_t dev, ino_t ino)
+/* The workspace's project quota holds the change set: DIR, upper/ and
+ * work/ carry the workspace's project id with PROJINHERIT, so that what
+ * the overlay creates in them (new files, copy-ups, whiteouts) is charged
+ * to the project; otherwise the command's writes would escape the quota.
+ * A workspace without a project id has no quota to escape. name: NULL for
+ * DIR itself, else the entry of DIR that fd is. */
+static void same_quota(struct ns_plan *p, const char *dir, int fd, const char *name)
 {
-	struct stat st, up;
-	int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3), ret = 0;
+	const char *ws = p->ops[p->ws].src;
+	char *what = name ? sbx_needf("%s/%s", dir, name) : sbx_need(strdup(dir));
+	int w = openat(ns_workspace_fd(p), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint32_t want, got;
+	int inherit, r = -1;
 
-	for (int depth = 0; cur >= 0 && depth < PATH_MAX; depth++) {
-		int next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (next < 0 || fstat(cur, &st) < 0 || fstat(next, &up) < 0) {
-			if (next >= 0)
-				close(next);
-			break;
-		}
-		close(cur);
-		cur = next;
-		if (up.st_dev == dev && up.st_ino == ino) {
-			ret = 1;
-			break;
-		}
-		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
-			break;
-	}
-	if (cur >= 0)
-		close(cur);
-	return ret;
+	if (w < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "--changes: unable to open workspace %s", ws);
+	if (d < 0 || (r = sbx_quota_follows(w, d, &want, &got, &inherit)) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "--changes: unable to read the project id of %s", what);
+	if (r)
+		refuse(dir, sbx_needf("outside the workspace's project quota: %s has project id %u%s, the "
+				      "workspace %s project %u with PROJINHERIT (as root: sbx-quota prepare "
+				      "--workspace %s --project %u --disk SIZE --changes %s)", what, got,
+				      inherit ? "" : " without PROJINHERIT", ws, want, ws, want, dir));
+	close(w);
+	close(d);
+	free(what);
 }
 
 /* DIR/upper and DIR/work, made on first use. upper/ is the overlay's
@@ -189,7 +186,7 @@ void ns_changes_check(const struct ns_args *a, struct ns_plan *p)
 	if (st.st_dev != ws->dev)
 		refuse(dir, "on another filesystem than the workspace (make it on the workspace's filesystem)");
 	if ((st.st_dev == ws->dev && st.st_ino == ws->ino) || sbx_path_within(dir, ws->src) ||
-	    below(fd, ws->dev, ws->ino))
+	    sbx_fd_below(fd, ws->dev, ws->ino))
 		refuse(dir, sbx_needf("inside the workspace %s (make it beside the workspace)", ws->src));
 	if (sbx_path_within(ws->src, dir))
 		refuse(dir, sbx_needf("it holds the workspace %s (make it beside the workspace)", ws->src));
@@ -197,11 +194,12 @@ void ns_changes_check(const struct ns_args *a, struct ns_plan *p)
 		int wfd = ws->fd >= 0 ? fcntl(ws->fd, F_DUPFD_CLOEXEC, 3) :
 			  sbx_openat2(AT_FDCWD, ws->src, O_PATH | O_DIRECTORY | O_CLOEXEC, RES);
 		struct stat d;
-		if (wfd >= 0 && fstat(fd, &d) == 0 && below(wfd, d.st_dev, d.st_ino))
+		if (wfd >= 0 && fstat(fd, &d) == 0 && sbx_fd_below(wfd, d.st_dev, d.st_ino))
 			refuse(dir, sbx_needf("it holds the workspace %s (make it beside the workspace)", ws->src));
 		if (wfd >= 0)
 			close(wfd);
 	}
+	same_quota(p, dir, fd, NULL);
 
 	line = identity(ws, &len);
 	f = openat(fd, "changeset", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -272,6 +270,8 @@ void ns_changes_check(const struct ns_args *a, struct ns_plan *p)
 		p->chg_upper = sub(fd, dir, "upper", &w);
 	}
 	p->chg_work = sub(fd, dir, "work", NULL);
+	same_quota(p, dir, p->chg_upper, "upper");
+	same_quota(p, dir, p->chg_work, "work");
 	/* root's run: what it made belongs to DIR's owner, as DIR does */
 	if (p->root)
 		for (const char *const *nm = (const char *const[]){ "changeset", "lock", "work", NULL }; *nm; nm++)
@@ -465,15 +465,61 @@ static void walk(struct base_walk *w, int dfd, const char *prefix, int depth)
 	closedir(dp);
 }
 
+/* Removes name in dfd and all below it, never following a link; a
+ * directory is made searchable first (the overlay makes its own mode 0). */
+static int remove_tree(int dfd, const char *name, int depth)
+{
+	DIR *dp;
+	struct dirent *e;
+	int d, ok = 1;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 1;
+	if ((errno != EISDIR && errno != EPERM) || depth > 64)
+		return 0;
+	d = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 || fchmodat(dfd, name, 0700, 0) < 0) {
+		if (d >= 0)
+			close(d);
+		return 0;
+	}
+	{
+		char self[64];
+		int r;
+		snprintf(self, sizeof self, "/proc/self/fd/%d", d);
+		r = open(self, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(d);
+		if (r < 0 || !(dp = fdopendir(r))) {
+			if (r >= 0)
+				close(r);
+			return 0;
+		}
+	}
+	while ((e = readdir(dp)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			ok &= remove_tree(dirfd(dp), e->d_name, depth + 1);
+	closedir(dp);
+	return ok && unlinkat(dfd, name, AT_REMOVEDIR) == 0;
+}
+
 /* At the end of a run (and of a living sandbox): the workspace's state of
  * each path the change set holds that base.jsonl has no line for yet. */
 void ns_changes_end(const struct ns_plan *p)
 {
 	struct base_walk w = { .ws = p->wsfd, .start = p->chg_start };
-	int up;
+	int up, wk;
 
 	if (!p->chg || p->chg_fd < 0)
 		return;
+	/* work/work is the overlay's scratch directory, mode 0, holding the
+	 * whiteout its whiteouts link to: gone once the overlay is (its next
+	 * mount makes it again), so the change set holds nothing its owner
+	 * cannot read (sbx-quota verify --changes walks it all). */
+	wk = openat(p->chg_fd, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wk < 0 || !remove_tree(wk, "work", 0))
+		sbx_warn_errno("--changes: unable to remove the overlay's scratch directory %s/work/work", p->chg);
+	if (wk >= 0)
+		close(wk);
 	w.out = openat(p->chg_fd, "base.jsonl", O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	up = openat(p->chg_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (w.out < 0 || up < 0 || w.ws < 0) {
