@@ -1,0 +1,294 @@
+# TLS origins for sbx-broker's service routes (tests/83-tlsorigin.bats,
+# tests/84-service-clients.bats, bench/sbx-broker-service.sh): `load
+# tlsorigin` after ns-net (its namespaces "h" and "o", NET_DIR, PY,
+# net_wait_port). Everything is made here from nothing: a private CA and
+# certificates by the openssl CLI, nginx as the origin, a wheel built in
+# Python, a bare git repository. Nothing is fetched.
+#
+# The origin (tls_origin) answers on ADDR:443 with TLS 1.2 and 1.3 only and
+# demands "Authorization: Bearer TOKEN" except under /basic/, which demands
+# HTTP basic authentication and shows the same tree. It serves
+#   /file.txt             a static file ("sbx service file")
+#   /repo.git/...         git smart HTTP (git-http-backend under fcgiwrap):
+#                         clone and push
+#   /simple/...           a PEP 503 index holding the wheel sbxdemo 1.0
+#   /echo                 the request's headers, one "HTTP_NAME=value" a
+#                         line (a CGI script): the one answer that shows
+#                         what a route added
+# and presents bad certificates on ports of its own, each of them serving
+# "bad\n" to a client that does not check:
+#   4431 expired, 4432 self-signed, 4433 another name (wrong.test),
+#   4434 signed by another CA.
+# tls_bad adds servers that fail before any HTTP:
+#   4440 TLS 1.0 only (openssl s_server -tls1; Debian's OpenSSL refuses
+#        every signature algorithm of TLS 1.0 at its default security level
+#        2, the server then sends an internal_error alert to any client:
+#        -cipher DEFAULT:@SECLEVEL=0 lets it finish a TLS 1.0 handshake),
+#   4441 accepts TCP and never says anything (a stalled handshake),
+#   4442 closes each connection right after accepting it (once it read
+#        the client's first flight, so the close is an end of stream:
+#        a line each in DIR/close.log).
+#
+# Every process started here is in BG_PIDS (bg_end ends it) and runs in
+# the foreground of its own pid: nginx with master_process off, fcgiwrap
+# with one process, so a KILL ends the whole server.
+
+TLS_PORT_EXPIRED=4431
+TLS_PORT_SELF=4432
+TLS_PORT_WRONG=4433
+TLS_PORT_OTHERCA=4434
+TLS_PORT_TLS1=4440
+TLS_PORT_STALL=4441
+TLS_PORT_CLOSE=4442
+
+# tls_pki DIR NAME: a CA and the certificates of NAME in DIR (made 0700):
+#   ca.pem ca.key        the test CA
+#   other-ca.pem         another CA, which signs nothing the origin trusts
+#   good.pem good.key    NAME, signed by ca, valid 2 days
+#   expired.pem          NAME, signed by ca, valid on 1 and 2 January 2020
+#   self.pem             NAME, self-signed
+#   wrong.pem            wrong.test, signed by ca
+#   otherca.pem          NAME, signed by other-ca
+# (every leaf uses good.key; each CA and leaf also as *.key).
+tls_pki() {
+	local d=$1 name=$2 c
+	mkdir -p -m 0700 "$d"
+	tls_mkca "$d/ca" "sbx test CA"
+	tls_mkca "$d/other-ca" "sbx other CA"
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$name" \
+		-keyout "$d/good.key" -out "$d/good.csr" 2>/dev/null
+	openssl req -new -key "$d/good.key" -subj /CN=wrong.test -out "$d/wrong.csr" 2>/dev/null
+	tls_sign "$d" ca good "$name" "" ""
+	tls_sign "$d" ca expired "$name" 20200101000000Z 20200102000000Z
+	tls_sign "$d" ca wrong wrong.test "" ""
+	tls_sign "$d" other-ca otherca "$name" "" ""
+	openssl req -x509 -key "$d/good.key" -days 2 -subj "/CN=$name" -addext "subjectAltName=DNS:$name" \
+		-out "$d/self.pem" 2>/dev/null
+	for c in expired wrong otherca self; do cp "$d/good.key" "$d/$c.key"; done
+	chmod 0644 "$d/ca.pem" "$d/other-ca.pem"
+}
+
+# tls_mkca BASE CN: BASE.pem and BASE.key, a CA for 2 days.
+tls_mkca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=$2" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign \
+		-keyout "$1.key" -out "$1.pem" 2>/dev/null
+}
+
+# tls_sign DIR CA OUT SAN START END: DIR/OUT.pem for DNS:SAN (the key of
+# good.csr, or of wrong.csr for wrong.test) signed by DIR/CA, valid from
+# START to END (openssl's YYYYMMDDHHMMSSZ) or for 2 days from now when they
+# are empty. `openssl ca`, as only it sets dates in the past.
+tls_sign() {
+	local d=$1 ca=$2 out=$3 san=$4 csr=good dates=(-days 2)
+	[ "$san" = wrong.test ] && csr=wrong
+	[ -z "$5" ] || dates=(-startdate "$5" -enddate "$6")
+	rm -rf "$d/ca.db"
+	mkdir -m 0700 "$d/ca.db"
+	: >"$d/ca.db/index"
+	printf '%s\n' "$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')" >"$d/ca.db/serial"
+	cat >"$d/ca.db/cnf" <<-EOF
+	[ca]
+	default_ca = d
+	[d]
+	database = $d/ca.db/index
+	new_certs_dir = $d/ca.db
+	serial = $d/ca.db/serial
+	default_md = sha256
+	policy = p
+	[p]
+	commonName = supplied
+	[leaf]
+	subjectAltName = DNS:$san
+	basicConstraints = critical,CA:FALSE
+	extendedKeyUsage = serverAuth
+	EOF
+	openssl ca -batch -notext -config "$d/ca.db/cnf" -cert "$d/$ca.pem" -keyfile "$d/$ca.key" \
+		-extensions leaf "${dates[@]}" -in "$d/$csr.csr" -out "$d/$out.pem" 2>"$d/ca.db/err" || {
+		cat "$d/ca.db/err" >&2
+		return 1
+	}
+	rm -rf "$d/ca.db"
+}
+
+# tls_content DIR: the origin's tree, DIR/www (file.txt, simple/ with the
+# wheel), DIR/git/repo.git (bare, one commit on main, pushes allowed),
+# DIR/cgi/echo.
+tls_content() {
+	local d=$1 w
+	mkdir -p "$d/www/simple/sbxdemo" "$d/git" "$d/cgi"
+	echo "sbx service file" >"$d/www/file.txt"
+	printf '<!DOCTYPE html>\n<html><body><a href="sbxdemo/">sbxdemo</a></body></html>\n' >"$d/www/simple/index.html"
+	w=$("$PY" - "$d/www/simple/sbxdemo" <<-'PY'
+	# A wheel by hand (PEP 427): the module, METADATA, WHEEL and a RECORD
+	# with the files' digests; pip installs it like any other.
+	import base64, hashlib, sys, zipfile
+	name, ver = "sbxdemo", "1.0"
+	info = "%s-%s.dist-info" % (name, ver)
+	files = {
+	    name + "/__init__.py": 'def hello():\n    return "sbxdemo 1.0"\n',
+	    info + "/METADATA": "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, ver),
+	    info + "/WHEEL": "Wheel-Version: 1.0\nGenerator: sbx-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+	}
+	record = ""
+	for path, text in files.items():
+	    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+	    record += "%s,sha256=%s,%d\n" % (path, digest, len(text.encode()))
+	files[info + "/RECORD"] = record + info + "/RECORD,,\n"
+	whl = "%s-%s-py3-none-any.whl" % (name, ver)
+	with zipfile.ZipFile(sys.argv[1] + "/" + whl, "w") as z:
+	    for path, text in files.items():
+	        z.writestr(path, text)
+	print(whl)
+	PY
+	) || return 1
+	printf '<!DOCTYPE html>\n<html><body><a href="%s#sha256=%s">%s</a></body></html>\n' \
+		"$w" "$(sha256sum "$d/www/simple/sbxdemo/$w" | cut -d' ' -f1)" "$w" >"$d/www/simple/sbxdemo/index.html"
+	git init -q --bare -b main "$d/git/repo.git"
+	git -C "$d/git/repo.git" config http.receivepack true
+	git -C "$d/git/repo.git" config receive.denyCurrentBranch ignore
+	(
+		w=$(mktemp -d "$d/seed.XXXXXX")
+		cd "$w" && git init -q -b main && echo "seeded" >README &&
+			git add README && git -c user.name=sbx -c user.email=sbx@test commit -q -m seed &&
+			git push -q "$d/git/repo.git" main
+	) || return 1
+	rm -rf "$d"/seed.*
+	cat >"$d/cgi/echo" <<-'SH'
+	#!/bin/sh
+	printf 'Content-Type: text/plain\r\n\r\n'
+	env | grep '^HTTP_' | LC_ALL=C sort
+	SH
+	chmod 0755 "$d/cgi/echo"
+}
+
+# tls_origin NS ADDR NAME DIR TOKEN USER:PASS: the origin in namespace NS
+# on ADDR, certificates from tls_pki DIR NAME, its tree and configuration
+# in DIR/o. Returns once it listens.
+tls_origin() {
+	local ns=$1 addr=$2 name=$3 d=$4 token=$5 up=$6 o=$4/o p
+	mkdir -p -m 0700 "$o"
+	mkdir -p "$o/tmp"
+	tls_content "$o" || return 1
+	printf '%s:%s\n' "${up%%:*}" "$(openssl passwd -apr1 "${up#*:}")" >"$o/htpasswd"
+	cat >"$o/nginx.conf" <<-EOF
+	daemon off;
+	master_process off;
+	pid $o/nginx.pid;
+	error_log $o/error.log;
+	events { worker_connections 1024; }
+	http {
+		access_log $o/access.log;
+		client_body_temp_path $o/tmp/body;
+		proxy_temp_path $o/tmp/proxy;
+		fastcgi_temp_path $o/tmp/fastcgi;
+		uwsgi_temp_path $o/tmp/uwsgi;
+		scgi_temp_path $o/tmp/scgi;
+		include /etc/nginx/mime.types;
+		default_type application/octet-stream;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		server {
+			listen $addr:443 ssl;
+			server_name $name;
+			ssl_certificate $d/good.pem;
+			ssl_certificate_key $d/good.key;
+			root $o/www;
+			location / {
+				if (\$http_authorization != "Bearer $token") { return 401; }
+			}
+			location /basic/ {
+				auth_basic "sbx";
+				auth_basic_user_file $o/htpasswd;
+				alias $o/www/;
+			}
+			location = /echo {
+				if (\$http_authorization != "Bearer $token") { return 401; }
+				fastcgi_pass unix:$o/fcgi.sock;
+				include /etc/nginx/fastcgi_params;
+				fastcgi_param SCRIPT_FILENAME $o/cgi/echo;
+			}
+			location ~ ^/repo\\.git(/.*)?\$ {
+				if (\$http_authorization != "Bearer $token") { return 401; }
+				client_max_body_size 0;
+				fastcgi_pass unix:$o/fcgi.sock;
+				include /etc/nginx/fastcgi_params;
+				fastcgi_param SCRIPT_FILENAME /usr/lib/git-core/git-http-backend;
+				fastcgi_param GIT_PROJECT_ROOT $o/git;
+				fastcgi_param GIT_HTTP_EXPORT_ALL "";
+				fastcgi_param PATH_INFO \$uri;
+			}
+		}
+	EOF
+	for p in expired:$TLS_PORT_EXPIRED self:$TLS_PORT_SELF wrong:$TLS_PORT_WRONG otherca:$TLS_PORT_OTHERCA; do
+		printf '\tserver { listen %s:%s ssl; ssl_certificate %s; ssl_certificate_key %s; location / { return 200 "bad\\n"; } }\n' \
+			"$addr" "${p#*:}" "$d/${p%%:*}.pem" "$d/${p%%:*}.key" >>"$o/nginx.conf"
+	done
+	echo "}" >>"$o/nginx.conf"
+	ip netns exec "$ns" fcgiwrap -c 1 -s "unix:$o/fcgi.sock" </dev/null >/dev/null 2>>"$o/fcgi.err" 3>&- &
+	BG_PIDS+=($!)
+	ip netns exec "$ns" nginx -e "$o/error.log" -p "$o" -c "$o/nginx.conf" </dev/null >/dev/null 2>>"$o/error.log" 3>&- &
+	BG_PIDS+=($!)
+	for p in 443 $TLS_PORT_EXPIRED $TLS_PORT_SELF $TLS_PORT_WRONG $TLS_PORT_OTHERCA; do
+		net_wait_port "$ns" "$addr" "$p" || { cat "$o/error.log" >&2; return 1; }
+	done
+	wait_for "[ -S '$o/fcgi.sock' ]"
+}
+
+# tls_bad NS ADDR DIR: the servers that fail before HTTP (ports above),
+# certificate of tls_pki DIR. Returns once each one listens: openssl says
+# ACCEPT, the Python servers write a line, each on a pipe read here.
+tls_bad() {
+	local ns=$1 addr=$2 d=$3 fd line
+	mkfifo "$d/bad.ready"
+	exec {fd}<>"$d/bad.ready"
+	ip netns exec "$ns" openssl s_server -tls1 -cipher DEFAULT:@SECLEVEL=0 -www -accept "$addr:$TLS_PORT_TLS1" \
+		-cert "$d/good.pem" -key "$d/good.key" </dev/null >"$d/bad.ready" 2>/dev/null 3>&- &
+	BG_PIDS+=($!)
+	for _ in 1 2; do
+		# "Using default temp DH parameters", then "ACCEPT".
+		read -r -t 10 -u "$fd" line || return 1
+		[ "$line" = ACCEPT ] && break
+	done
+	[ "$line" = ACCEPT ] || return 1
+	ip netns exec "$ns" "$PY" -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(64)
+print("listening", flush=True)
+held = []
+while True:
+    held.append(s.accept()[0])
+' "$addr" "$TLS_PORT_STALL" </dev/null >"$d/bad.ready" 2>/dev/null 3>&- &
+	BG_PIDS+=($!)
+	read -r -t 10 -u "$fd" line && [ "$line" = listening ] || return 1
+	ip netns exec "$ns" "$PY" -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(64)
+print("listening", flush=True)
+while True:
+    c = s.accept()[0]
+    # The first flight of the client read, so that the close is an end of
+    # stream and never a reset for unread bytes.
+    n = len(c.recv(65536))
+    c.close()
+    with open(sys.argv[3], "a") as f:
+        f.write("closed after %d bytes\n" % n)
+' "$addr" "$TLS_PORT_CLOSE" "$d/close.log" </dev/null >"$d/bad.ready" 2>/dev/null 3>&- &
+	BG_PIDS+=($!)
+	read -r -t 10 -u "$fd" line && [ "$line" = listening ] || return 1
+	exec {fd}<&-
+	rm -f "$d/bad.ready"
+}
+
+# tls_in NS HOSTS CMD...: CMD in namespace NS with HOSTS as its /etc/hosts
+# (a mount namespace of its own), as root.
+tls_in() {
+	local ns=$1 hosts=$2
+	shift 2
+	ip netns exec "$ns" unshare -m --propagation private sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts" "$@"
+}
