@@ -56,6 +56,8 @@ CFLAGS   += -std=gnu11 $(WARN) -D_GNU_SOURCE -ffunction-sections -fdata-sections
             -fstack-protector-strong $(LIB_INC)
 LDFLAGS  += -Wl,--gc-sections
 LDLIBS   := -lseccomp -lcap -ljansson -lnettle
+# TLS (service routes) is the broker's alone.
+LDLIBS_sbx-broker := -lssl -lcrypto
 
 # What --version names: the release (SBX_VERSION in lib/opts.h, its one
 # place) and the commit the tree was built from, "HASH, clean" or
@@ -102,6 +104,7 @@ CC       ?= cc
 CFLAGS   += -D_FORTIFY_SOURCE=2 -fPIE $(shell pkg-config --cflags libseccomp libcap jansson nettle 2>/dev/null)
 LDFLAGS  += -pie -Wl,--as-needed
 LDLIBS   := $(shell pkg-config --libs libseccomp libcap jansson nettle 2>/dev/null || echo $(LDLIBS))
+LDLIBS_sbx-broker := $(shell pkg-config --libs libssl libcrypto 2>/dev/null || echo $(LDLIBS_sbx-broker))
 DEPSTAMP :=
 PKGMODE  := dynamic
 endif
@@ -157,7 +160,7 @@ define tool_rule
 $(BINDIR)/$(1): $(patsubst %.c,$(OBJDIR)/%.o,$(wildcard cmd/$(1)/*.c)) $(LIBSBX)
 	$$(call msg,LD,$$@)
 	@mkdir -p $$(@D)
-	$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	$(Q)$$(CC) $$(CFLAGS) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS_$(1)) $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 

@@ -341,6 +341,7 @@ build_one() {
 	libcap2) build_libcap2 ;;
 	jansson) build_jansson ;;
 	nettle) build_nettle ;;
+	openssl) build_openssl ;;
 	*) die "unable to build deps $pkg: deps/build.sh has no recipe for it" ;;
 	esac
 }
@@ -435,6 +436,28 @@ build_nettle() {
 		--disable-dependency-tracking
 	step make make -j"$jobs" libnettle.a
 	step "make install" make install-headers install-static
+}
+
+# TLS for sbx-broker's service routes alone: libssl.a and libcrypto.a, no
+# programs, no shared objects, no engines or loadable modules, no tests or
+# manuals; no config file read at start (the broker sets what it needs in
+# code); no SSLv3, DTLS, SRP, no deprecated API, and none of what a TLS
+# client of the web PKI never needs (CMS, OCSP, CT, old or national
+# ciphers): each "no-" is code neither built nor linked.
+build_openssl() {
+	cd "$src"
+	step configure ./Configure linux-x86_64 CC=musl-gcc CFLAGS="$cflags" \
+		--prefix="$prefix" --libdir=lib --openssldir=/etc/ssl \
+		no-shared no-module no-engine no-dso no-tests no-afalgeng no-autoload-config \
+		no-comp no-ssl3 no-dtls no-srp no-legacy no-ui-console no-async no-deprecated \
+		no-cms no-ts no-ct no-ocsp no-srtp no-cmp no-rfc3779 no-idea no-seed no-camellia \
+		no-aria no-sm2 no-sm3 no-sm4 no-whirlpool no-md4 no-mdc2 no-rc2 no-rc4 no-bf \
+		no-cast no-des no-dsa no-gost no-siphash no-scrypt no-ec2m no-psk no-ocb \
+		no-padlockeng no-capieng no-dgram no-nextprotoneg no-sctp no-ssl-trace no-ktls \
+		no-weak-ssl-ciphers
+	step make make -j"$jobs" build_libs
+	step "make install" make install_dev
+	rm -f "$prefix"/lib/pkgconfig/{libssl,libcrypto,openssl}.pc
 }
 
 main "$@"

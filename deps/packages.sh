@@ -26,8 +26,8 @@ case $1 in
 build)
 	# dpkg-dev: apt-get source and dpkg-source; gperf: libseccomp's and
 	# libcap's name tables; gcc: libcap's build-time helper; linux-libc-dev:
-	# the kernel headers that musl-gcc is pointed at.
-	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils"
+	# the kernel headers that musl-gcc is pointed at; perl: OpenSSL's Configure.
+	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils perl"
 	;;
 test)
 	# git, gcc, make, python3-venv, python3-pytest: the real-work suite (28-ns-work); podman, runc, uidmap, slirp4netns,
@@ -41,7 +41,7 @@ vm)
 	want="qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs e2fsprogs"
 	;;
 dynamic)
-	want="gcc make pkg-config libseccomp-dev libcap-dev libjansson-dev nettle-dev file binutils"
+	want="gcc make pkg-config libseccomp-dev libcap-dev libjansson-dev nettle-dev libssl-dev file binutils"
 	;;
 *)
 	usage

@@ -78,7 +78,8 @@ manifest_summary() {
 	assert_output "jansson 2.14-2 1 1 1
 libcap2 1:2.66-4+deb12u3 1 1 1
 libseccomp 2.5.4-1+deb12u1 1 1 1
-nettle 3.8.1-2 1 1 1"
+nettle 3.8.1-2 1 1 1
+openssl 3.0.20-1~deb12u2 1 1 1"
 }
 
 @test "every pinned file in the download cache matches its SHA-256" {
@@ -110,8 +111,12 @@ nettle 3.8.1-2 1 1 1"
 	assert_output "  DEPS    libseccomp 2.5.4-1+deb12u1
   DEPS    libcap2 1:2.66-4+deb12u3
   DEPS    jansson 2.14-2
-  DEPS    nettle 3.8.1-2"
+  DEPS    nettle 3.8.1-2
+  DEPS    openssl 3.0.20-1~deb12u2"
 	assert_equal "$stderr" ""
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libssl.a"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libcrypto.a"
+	assert_file_exists "$BATS_TEST_TMPDIR/deps/include/openssl/ssl.h"
 	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libjansson.a"
 	assert_file_exists "$BATS_TEST_TMPDIR/deps/lib/libnettle.a"
 	assert_file_exists "$BATS_TEST_TMPDIR/deps/include/jansson.h"
