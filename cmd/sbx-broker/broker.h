@@ -17,6 +17,29 @@
 #define BROKER_MAX_ADDRS 16
 #define BROKER_MAX_TCP 16
 
+/* A service route (service.c): --service NAME=https://HOST[:PORT][/PREFIX].
+ * A sandbox asks http://NAME/... in plain HTTP; the broker opens TLS to
+ * HOST itself, verifies it, and adds the route's header lines, which
+ * never reach the sandbox. */
+#define BROKER_MAX_SERVICES 32
+#define SERVICE_PREFIX_MAX 1024
+#define SERVICE_HEADERS_MAX 32
+#define SERVICE_HEADER_BYTES 8192
+struct broker_service {
+	char name[64];
+	char host[SBX_HOST_MAX + 1];   /* dialled and verified: a name, or an address */
+	int host_is_ip;
+	unsigned port;
+	char prefix[SERVICE_PREFIX_MAX + 1]; /* "" or "/a/b": prepended to the path */
+	char authority[SBX_HOST_MAX + 10];   /* the Host field sent: HOST[:PORT] */
+	const char *header_path, *ca_path;
+	char *hdr;                     /* "Name: value" CRLF lines: locked memory, never logged */
+	size_t hdrlen, hdrcap;
+	size_t nh;
+	struct { size_t off, len; } hname[SERVICE_HEADERS_MAX]; /* the names, within hdr */
+	void *tls;                     /* the SSL_CTX that verifies it (tls.c) */
+};
+
 /* One pinned answer: --resolve NAME=ADDR (pins.c). */
 struct broker_pin {
 	char name[SBX_HOST_MAX + 1];  /* normal form */
@@ -55,6 +78,8 @@ struct broker_cfg {
 	size_t reserved_conns;     /* the last slots: the broker's own Unix socket only */
 	int listen_is_tcp;         /* listen_fd is the --listen-tcp socket */
 	int log_fd, ready_fd;
+	struct broker_service *svc;  /* --service */
+	size_t nsvc;
 };
 
 /* One name to resolve. The worker fills the answer; the loop owns the
@@ -214,6 +239,17 @@ size_t broker_dns(const struct broker_cfg *cfg, struct broker_synth **t, const u
 /* The allowlist (loop.c). */
 int broker_host_allowed(const struct broker_cfg *cfg, const char *host);
 int broker_port_allowed(const struct broker_cfg *cfg, unsigned port);
+
+/* Service routes (service.c, tls.c). */
+void broker_add_service(struct broker_cfg *cfg, const char *arg);
+/* --service-header (ca 0) or --service-ca (ca 1) NAME=FILE. */
+void broker_add_service_file(struct broker_cfg *cfg, int ca, const char *arg);
+/* After every option: the names checked against the allowlist, the files
+ * read, each route's TLS context made. */
+void broker_services_finish(struct broker_cfg *cfg);
+const struct broker_service *broker_service_find(const struct broker_cfg *cfg, const char *name);
+/* The TLS context of s, verifying against pem[0..len) (tls.c); dies on failure. */
+void *broker_tls_ctx(const struct broker_service *s, const char *pem, size_t len, const char *what);
 
 /* Run until SIGTERM or SIGINT; returns the exit code. */
 int broker_loop(const struct broker_cfg *cfg);

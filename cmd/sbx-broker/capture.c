@@ -138,6 +138,11 @@ int capture_start(struct loop *L, struct conn *c)
 		snprintf(c->method, sizeof c->method, "OPAQUE");
 		return resolve_start(L, c);
 	}
+	if (broker_service_find(L->cfg, c->host) && c->port != 80) {
+		c->svc = broker_service_find(L->cfg, c->host);
+		refuse(L, c, 403, "port %u refused: a route is asked on port 80 (http://%s/)", c->port, c->host);
+		return -1;
+	}
 	if (c->port == 80) {
 		c->answered = 0;
 		c->method[0] = '\0';

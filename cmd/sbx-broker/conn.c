@@ -71,13 +71,23 @@ void conn_free(struct loop *L, struct conn *c)
 	L->nspare_conns++;
 }
 
+/* A route's reasons say which route: "service NAME: ...". */
+static void put_reason(struct conn *c, const char *fmt, va_list ap)
+{
+	size_t n = 0;
+
+	if (c->svc)
+		n = (size_t)snprintf(c->reason, sizeof c->reason, "service %s: ", c->svc->name);
+	vsnprintf(c->reason + n, sizeof c->reason - n, fmt, ap);
+}
+
 void set_reason(struct conn *c, const char *fmt, ...)
 {
 	va_list ap;
 	if (c->reason[0])
 		return; /* the first cause is the one worth reporting */
 	va_start(ap, fmt);
-	vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+	put_reason(c, fmt, ap);
 	va_end(ap);
 }
 
@@ -125,8 +135,11 @@ void conn_close(struct loop *L, struct conn *c)
 		drain_close(c->cfd, c->sb != NULL, c->client_eof);
 	if (c->ofd >= 0)
 		close(c->ofd);
+	tls_free(c);
 	close_pipe(c->up.pipe);
 	close_pipe(c->down.pipe);
+	if (c->up.buf && c->up.wipe)
+		explicit_bzero(c->up.buf, c->up.len);
 	free(c->up.buf);
 	free(c->down.buf);
 	if (c->incap > READ_FIRST) {
@@ -195,7 +208,7 @@ void refuse(struct loop *L, struct conn *c, int status, const char *fmt, ...)
 
 	if (!c->reason[0]) {
 		va_start(ap, fmt);
-		vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+		put_reason(c, fmt, ap);
 		va_end(ap);
 	}
 	if (!c->answered)

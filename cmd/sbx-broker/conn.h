@@ -10,6 +10,8 @@
  *   relay.c    the ClientHello check and bytes moved both ways
  *   handoff.c  sandboxes' listeners handed over by sbx-ns
  *   capture.c  transparent sandboxes: DNS and captured connections
+ *   service.c  service routes: their options, a request rebuilt for one
+ *   tls.c      TLS to a route's service, driven by the loop
  *
  * A connection walks through the states below; every step that waits for
  * the network returns to the loop, and every event on either socket runs
@@ -109,6 +111,7 @@ enum state {
 	S_TUNNEL,    /* checked: bytes flow both ways unchanged */
 	S_HTTP,      /* one plain HTTP request and its response */
 	S_DNS,       /* transparent: DNS queries over TCP */
+	S_TLS,       /* a service route: the TLS handshake with the service */
 };
 
 /* One direction of a connection: a small queue of bytes the broker itself
@@ -123,6 +126,7 @@ struct dir {
 	uint64_t count, limit, left; /* left: bytes the framing still allows */
 	int eof, done;
 	int chunked;                /* a chunked body: read in memory, cut after its end */
+	int wipe;                   /* buf holds a route's header lines: zeroed when freed */
 	struct sbx_chunked ck;
 };
 
@@ -162,6 +166,8 @@ struct conn {
 	int status;
 	const char *decision;
 	char reason[256];
+	const struct broker_service *svc; /* a service route's request */
+	struct tls_link *tls;       /* ... and its TLS to the service (tls.c) */
 };
 
 struct loop {
@@ -234,6 +240,19 @@ int pump(struct conn *c, struct dir *d, const char *limit_name);
 int read_hello(struct loop *L, struct conn *c);
 int hello_passed(struct loop *L, struct conn *c);
 int tunnel(struct loop *L, struct conn *c);
+
+/* service.c: a request for route s (refused: -1), then rebuilt. */
+int service_check(struct loop *L, struct conn *c, const struct broker_service *s);
+int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *h);
+
+/* tls.c */
+int tls_start(struct loop *L, struct conn *c);
+int tls_handshake(struct loop *L, struct conn *c);
+int tls_relay(struct loop *L, struct conn *c);
+void tls_free(struct conn *c);
+
+/* http.c */
+int http_hop_by_hop(const struct sbx_http_field *f);
 
 /* handoff.c */
 int first_read(struct loop *L, struct conn *c);

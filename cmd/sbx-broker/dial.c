@@ -100,7 +100,7 @@ int dial_done(struct loop *L, struct conn *c)
 		c->st = S_UPSTREAM;
 		return run(L, c);
 	}
-	return established(L, c);
+	return c->svc ? tls_start(L, c) : established(L, c);
 }
 
 int read_upstream(struct loop *L, struct conn *c)
@@ -138,5 +138,5 @@ int read_upstream(struct loop *L, struct conn *c)
 	free(c->rin);
 	c->rin = NULL;
 	c->rinlen = c->rincap = 0;
-	return established(L, c);
+	return c->svc ? tls_start(L, c) : established(L, c);
 }

@@ -81,7 +81,7 @@ int broker_host_allowed(const struct broker_cfg *cfg, const char *host)
 	return 0;
 }
 
-static int hop_by_hop(const struct sbx_http_field *f)
+int http_hop_by_hop(const struct sbx_http_field *f)
 {
 	static const char *const names[] = { "connection", "proxy-connection", "keep-alive",
 		"proxy-authorization", "proxy-authenticate", "te", "trailer", "expect", NULL };
@@ -110,7 +110,7 @@ static int forward_request(struct loop *L, struct conn *c, const struct sbx_http
 	n = (size_t)snprintf(out, cap, "%.*s %.*s HTTP/1.1\r\n", (int)h->mlen, h->method, (int)h->plen, h->path);
 	for (size_t i = 0; i < h->nfields; i++) {
 		const struct sbx_http_field *f = &h->f[i];
-		if (hop_by_hop(f))
+		if (http_hop_by_hop(f))
 			continue;
 		memcpy(out + n, f->name, f->nlen);
 		n += f->nlen;
@@ -203,11 +203,13 @@ int read_head(struct loop *L, struct conn *c)
 	c->head_len = h->head_len;
 	c->is_connect = h->is_connect;
 	c->decision = "refused";
-	if (!broker_port_allowed(L->cfg, h->port)) {
+	if (broker_service_find(L->cfg, h->host)) {
+		if (service_check(L, c, broker_service_find(L->cfg, h->host)) < 0)
+			return -1;
+	} else if (!broker_port_allowed(L->cfg, h->port)) {
 		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
 		return -1;
-	}
-	if (!broker_host_allowed(L->cfg, h->host)) {
+	} else if (!broker_host_allowed(L->cfg, h->host)) {
 		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
 		return -1;
 	}
@@ -221,7 +223,7 @@ int read_head(struct loop *L, struct conn *c)
 				refuse(L, c, 400, "bytes after the request");
 			return -1;
 		}
-		if (forward_request(L, c, h) < 0)
+		if ((c->svc ? service_forward(L, c, h) : forward_request(L, c, h)) < 0)
 			return -1;
 	}
 	return resolve_start(L, c);

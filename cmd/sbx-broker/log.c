@@ -292,6 +292,8 @@ void log_conn(struct loop *L, struct conn *c)
 	sbx_json_begin(&j, "sbx-broker", "connection");
 	sbx_json_str(&j, "time", t);
 	sbx_json_str(&j, "method", c->method[0] ? c->method : NULL);
+	if (c->svc)
+		sbx_json_str(&j, "service", c->svc->name); /* the route's name, never its header values */
 	sbx_json_str(&j, "host", c->host[0] ? c->host : NULL);
 	if (c->port)
 		sbx_json_uint(&j, "port", c->port);

@@ -30,8 +30,9 @@ int run(struct loop *L, struct conn *c)
 	case S_UPSTREAM: return read_upstream(L, c);
 	case S_HELLO: return read_hello(L, c);
 	case S_TUNNEL: return tunnel(L, c);
-	case S_HTTP: return http(L, c);
+	case S_HTTP: return c->tls && tls_relay(L, c) < 0 ? -1 : http(L, c);
 	case S_DNS: return dns_tcp(L, c);
+	case S_TLS: return tls_handshake(L, c);
 	}
 	return 0;
 }
@@ -44,7 +45,7 @@ static void on_event(struct loop *L, struct handle *h, uint32_t ev)
 		return;
 	/* A client that hangs up before its tunnel exists is gone for good. */
 	if (h->kind == K_CLIENT && (ev & (EPOLLHUP | EPOLLERR)) &&
-	    (c->st == S_RESOLVE || c->st == S_DIAL || c->st == S_UPSTREAM)) {
+	    (c->st == S_RESOLVE || c->st == S_DIAL || c->st == S_UPSTREAM || c->st == S_TLS)) {
 		set_reason(c, "client went away");
 		conn_close(L, c);
 		return;
@@ -208,7 +209,10 @@ static void expire(struct loop *L, uint64_t now)
 {
 	while (L->head && L->head->deadline_ms <= now) {
 		struct conn *c = L->head;
-		refuse(L, c, 504, "--max-wall-time exceeded");
+		if (c->st == S_TLS)
+			refuse(L, c, 504, "TLS handshake with %s timed out (--max-wall-time)", c->addr);
+		else
+			refuse(L, c, 504, "--max-wall-time exceeded");
 	}
 }
 

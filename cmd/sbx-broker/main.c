@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <stdnoreturn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -49,6 +50,11 @@ static const char usage[] =
 	"  --resolve NAME=ADDR          answer NAME with ADDR (repeatable)\n"
 	"  --resolve-file FILE          the same from a hosts(5) file\n"
 	"\n"
+	"Service routes (plain HTTP from the sandbox, TLS from the broker):\n"
+	"  --service NAME=https://HOST[:PORT][/PREFIX]  a route: http://NAME/ goes there\n"
+	"  --service-header NAME=FILE   header lines the broker adds on route NAME\n"
+	"  --service-ca NAME=FILE       the CA bundle that verifies route NAME\n"
+	"\n"
 	"Limits:\n"
 	"  --max-wall-time SEC          each connection's life; default: 30\n"
 	"  --max-request-bytes SIZE     bytes from the client; default: 1M\n"
@@ -73,6 +79,7 @@ enum {
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
 	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS, O_PEERCONNS, O_RESERVED, O_ALLOW_ADDR,
+	O_SERVICE, O_SERVICE_HEADER, O_SERVICE_CA,
 };
 
 static const struct sbx_opt options[] = {
@@ -91,6 +98,9 @@ static const struct sbx_opt options[] = {
 	{ "deny-address", SBX_ARG, SBX_MANY, O_DENY },
 	{ "resolve", SBX_ARG, SBX_MANY, O_RESOLVE },
 	{ "resolve-file", SBX_ARG, SBX_MANY, O_RESOLVE_FILE },
+	{ "service", SBX_ARG, SBX_MANY, O_SERVICE },
+	{ "service-header", SBX_ARG, SBX_MANY, O_SERVICE_HEADER },
+	{ "service-ca", SBX_ARG, SBX_MANY, O_SERVICE_CA },
 	{ "max-wall-time", SBX_ARG, SBX_ONCE, O_WALL },
 	{ "max-request-bytes", SBX_ARG, SBX_ONCE, O_REQ },
 	{ "max-response-bytes", SBX_ARG, SBX_ONCE, O_RESP },
@@ -132,10 +142,14 @@ static void add_host(struct broker_cfg *cfg, const char *s)
 	cfg->hosts[cfg->nhosts++] = p;
 }
 
+/* An allowed name, or a route's service (a pin is used for either). */
 static int host_listed(const struct broker_cfg *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->nhosts; i++)
 		if (sbx_hostpat_match(&cfg->hosts[i], name))
+			return 1;
+	for (size_t i = 0; i < cfg->nsvc; i++)
+		if (!strcmp(cfg->svc[i].host, name))
 			return 1;
 	return 0;
 }
@@ -275,6 +289,11 @@ int main(int argc, char **argv)
 	size_t max_conns = 0, max_sb_conns = 0, max_peer_conns = 0, reserved = 0;
 
 	sbx_setprog("sbx-broker");
+	/* No core dump and no ptrace by the broker's own user: the broker
+	 * holds the routes' header values, and the TLS keys of its
+	 * connections. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to make the broker non-dumpable");
 	sbx_opt_version(argc, argv);
 	sbx_opt_init(&st, 1);
 	while ((id = sbx_opt_next(&st, options, argc, argv, &arg))) {
@@ -307,6 +326,9 @@ int main(int argc, char **argv)
 		case O_ALLOW_ADDR: add_allow(&cfg, arg); break;
 		case O_RESOLVE: broker_add_resolve(&cfg, arg); break;
 		case O_RESOLVE_FILE: broker_add_resolve_file(&cfg, arg); break;
+		case O_SERVICE: broker_add_service(&cfg, arg); break;
+		case O_SERVICE_HEADER: broker_add_service_file(&cfg, 0, arg); break;
+		case O_SERVICE_CA: broker_add_service_file(&cfg, 1, arg); break;
 		case O_WALL: cfg.wall_ms = sbx_opt_seconds("--max-wall-time", arg, 7 * 86400 * 1000ULL); break;
 		case O_REQ: cfg.max_req = sbx_opt_size("--max-request-bytes", arg, 1ULL << 40); break;
 		case O_RESP: cfg.max_resp = sbx_opt_size("--max-response-bytes", arg, 1ULL << 40); break;
@@ -338,7 +360,7 @@ int main(int argc, char **argv)
 		sbx_die_usage("--mode proxy needs --upstream");
 	if (!cfg.proxy && upstream)
 		sbx_die_usage("--upstream needs --mode proxy");
-	if (!cfg.proxy && !cfg.nhosts && !cfg.ntcp)
+	if (!cfg.proxy && !cfg.nhosts && !cfg.ntcp && !cfg.nsvc)
 		sbx_die_usage("--mode allowlist needs at least one --allow-host");
 	for (size_t i = 0; i < cfg.npins && cfg.nhosts; i++)
 		if (!host_listed(&cfg, cfg.pins[i].name))
@@ -366,6 +388,7 @@ int main(int argc, char **argv)
 					      "to one", cfg.allow[i].text);
 	if (upstream)
 		parse_upstream(&cfg, upstream);
+	broker_services_finish(&cfg);
 	if (!listen && listen_fd < 0) {
 		listen_fd = broker_activation_fd();
 		if (listen_fd < 0 && !tcp_arg)

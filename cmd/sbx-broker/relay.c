@@ -88,6 +88,8 @@ int pump(struct conn *c, struct dir *d, const char *limit_name)
 			d->off += (size_t)r;
 		}
 		if (d->buf) {
+			if (d->wipe)
+				explicit_bzero(d->buf, d->len);
 			free(d->buf);
 			d->buf = NULL;
 			d->len = d->off = 0;
