@@ -147,3 +147,45 @@ header() { # EXPECTED-MESSAGE printf-FORMAT [ARGS]
 	[ -S "$D/s" ]
 	run -1 grep -c secret "$D/log"
 }
+
+@test "--service-method: empty, lower case, CONNECT, twice, more than 8, for no route" {
+	usage "--service-method: invalid value 'svc=': not NAME=..." "${S[@]}" --service-method svc=
+	usage "--service-method: invalid value: control character" "${S[@]}" --service-method $'svc=GET\t'
+	usage "--service-method: svc: invalid method 'get' (upper case letters)" "${S[@]}" --service-method svc=get
+	usage "--service-method: svc: an empty or over-long method" "${S[@]}" --service-method svc=GET,,HEAD
+	usage "--service-method: svc: an empty method" "${S[@]}" --service-method svc=GET,
+	usage "--service-method: svc: CONNECT is never a route's" "${S[@]}" --service-method svc=GET,CONNECT
+	usage "--service-method: svc: GET given twice" "${S[@]}" --service-method svc=GET,GET
+	usage "--service-method: svc given twice (list the methods in one, comma-separated)" "${S[@]}" \
+		--service-method svc=GET --service-method svc=HEAD
+	usage "--service-method: svc: more than 8 methods" "${S[@]}" --service-method svc=A,B,C,D,E,F,G,H,I
+	usage "--service-method: other is no route (--service other=https://...)" "${S[@]}" --service-method other=GET
+}
+
+@test "--service-path: relative, encoded, dot segments, twice" {
+	usage "--service-path: svc: 'simple/' does not start with /" "${S[@]}" --service-path svc=simple/
+	usage "--service-path: svc: '/a%2f' has %, ?, #, \\ or a space" "${S[@]}" --service-path svc=/a%2f
+	usage "--service-path: svc: '/a?b' has %, ?, #, \\ or a space" "${S[@]}" --service-path 'svc=/a?b'
+	usage "--service-path: svc: '/a/../b' has an empty, . or .. segment" "${S[@]}" --service-path svc=/a/../b
+	usage "--service-path: svc: '//a' has an empty, . or .. segment" "${S[@]}" --service-path svc=//a
+	usage "--service-path: svc: '/a/' given twice" "${S[@]}" --service-path svc=/a/ --service-path svc=/a/
+}
+
+@test "--service-placeholder: its shape, one header line to stand for, no overlap, never echoed" {
+	local P=sbx-placeholder-1
+	usage "--service-placeholder: invalid value '(hidden)': not NAME=..." "${S[@]}" --service-placeholder "$P"
+	usage "--service-placeholder: svc: 8 to 128 characters" "${S[@]}" --service-header "svc=$D/h" \
+		--service-placeholder svc=short
+	usage "--service-placeholder: svc: only A-Z, a-z, 0-9 and -._~" "${S[@]}" --service-header "svc=$D/h" \
+		--service-placeholder 'svc=sbx placeholder'
+	usage "--service-placeholder: svc: the route needs --service-header with exactly one line, whose value the placeholder stands for" \
+		"${S[@]}" --service-placeholder "svc=$P"
+	usage "--service-placeholder: svc given twice" "${S[@]}" --service-header "svc=$D/h" \
+		--service-placeholder "svc=$P" --service-placeholder "svc=${P}2"
+	usage "--service-placeholder: svc: the placeholder is part of the real value" "${S[@]}" \
+		--service-header "svc=$D/h" --service-placeholder svc=secret-52d1
+	cp "$D/h" "$D/h2"
+	usage "--service-placeholder: two: overlaps the placeholder of svc" "${S[@]}" --service-header "svc=$D/h" \
+		--service-placeholder "svc=$P" --service two=https://b --service-header "two=$D/h2" \
+		--service-placeholder "two=${P}x"
+}

@@ -25,6 +25,9 @@ setup_file() {
 	BG_PIDS=()
 	printf 'Authorization: Bearer %s\r\nX-Route: svc\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/svc.hdr"
 	chmod 0600 "$TLS_DIR/svc.hdr"
+	printf 'Authorization: Bearer %s\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/ph.hdr"
+	chmod 0600 "$TLS_DIR/ph.hdr"
+	PH=sbxph-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 	echo '198.18.7.4 svc.test' >>"$NET_DIR/hosts"
 	local r ca="$TLS_DIR/ca.pem" routes=()
 	for r in expired:$TLS_PORT_EXPIRED self:$TLS_PORT_SELF wrongname:$TLS_PORT_WRONG wrongca:$TLS_PORT_OTHERCA \
@@ -34,8 +37,11 @@ setup_file() {
 	net_main_broker --max-wall-time 3 --service svc=https://svc.test --service-ca svc="$ca" \
 		--service-header svc="$TLS_DIR/svc.hdr" --service simple=https://svc.test/simple/ \
 		--service-ca simple="$ca" --service-header simple="$TLS_DIR/svc.hdr" \
+		--service-method simple=GET,HEAD --service-path simple=/sbxdemo/ \
+		--service ph=https://svc.test --service-ca ph="$ca" --service-header ph="$TLS_DIR/ph.hdr" \
+		--service-placeholder ph="$PH" \
 		--service hoststore=https://svc.test "${routes[@]}"
-	export TLS_DIR SECRET
+	export TLS_DIR SECRET PH
 	SECRET=$(cat "$TLS_DIR/token")
 }
 
@@ -128,4 +134,47 @@ Sbx-Broker-Reason: service svc: port 8080 refused: a route is asked on port 80 (
 	run -0 grep -c '"service":"svc"' "$NET_DIR/main.err"
 	# Nor in what the broker's process shows: its command line names the file.
 	run -1 grep -ac "$SECRET" "/proc/$(cat "$NET_DIR/main.pid")/cmdline" "/proc/$(cat "$NET_DIR/main.pid")/environ"
+}
+
+@test "--service-method and --service-path: the route's other methods 405, other paths 403, before any dial" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$BSOCK" -- sh -c \
+		'for a in "-X POST http://simple/sbxdemo/" "http://simple/file.txt" "--path-as-is http://simple/sbxdemo/../file.txt" \
+			"http://simple/sbxdemo/%2e%2e/file.txt" "-I http://simple/sbxdemo/"; do
+			curl -sS -D - -o /dev/null $a | tr -d "\r" | grep -E "^(HTTP|Sbx-Broker-Reason)"
+		done'
+	assert_output "HTTP/1.1 405 Method Not Allowed
+Sbx-Broker-Reason: service simple: method POST not allowed on this route (--service-method)
+HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service simple: path not allowed on this route (--service-path)
+HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service simple: path not allowed on this route (--service-path)
+HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service simple: path not allowed on this route (--service-path)
+HTTP/1.1 200 OK"
+}
+
+@test "--service-placeholder: swapped in its route's fields, refused with a reason anywhere else" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --setenv PH="$PH" --net "broker:$BSOCK" -- sh -c \
+		'curl -sS -H "X-Copy: token $PH" http://ph/echo | grep -E "^HTTP_(AUTHORIZATION|X_COPY)="
+		for a in "http://origin.test/?t=$PH" "-H X-T:$PH http://svc/file.txt" "http://ph/file.txt?t=$PH" \
+			"--proxy-header X-T:$PH https://origin.test/" "https://$PH.test/"; do
+			curl -sS -D - -o /dev/null $a 2>/dev/null | tr -d "\r" | grep -E "^(HTTP|Sbx-Broker-Reason)"
+		done'
+	assert_line --index 0 "HTTP_AUTHORIZATION=Bearer $SECRET"
+	assert_line --index 1 "HTTP_X_COPY=token Bearer $SECRET"
+	assert_equal "$(printf '%s\n' "${lines[@]:2}")" "HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a request for origin.test refused: it is swapped only on http://ph/
+HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a request for svc refused: it is swapped only on http://ph/
+HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in the request target refused: it is swapped in header fields only
+HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a CONNECT for origin.test refused: it is swapped only on http://ph/
+HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a CONNECT for $PH.test refused: it is swapped only on http://ph/"
+	run -0 grep -c "its placeholder in a CONNECT for origin.test refused" "$NET_DIR/main.err"
 }

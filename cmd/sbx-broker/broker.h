@@ -25,6 +25,8 @@
 #define SERVICE_PREFIX_MAX 1024
 #define SERVICE_HEADERS_MAX 32
 #define SERVICE_HEADER_BYTES 8192
+#define SERVICE_METHODS_MAX 8
+#define SERVICE_PATHS_MAX 16
 struct broker_service {
 	char name[64];
 	char host[SBX_HOST_MAX + 1];   /* dialled and verified: a name, or an address */
@@ -38,6 +40,15 @@ struct broker_service {
 	size_t nh;
 	struct { size_t off, len; } hname[SERVICE_HEADERS_MAX]; /* the names, within hdr */
 	void *tls;                     /* the SSL_CTX that verifies it (tls.c) */
+	/* rules.c */
+	char methods[SERVICE_METHODS_MAX][16];
+	size_t nmethods;
+	char paths[SERVICE_PATHS_MAX][256];
+	size_t npaths;
+	char placeholder[129];         /* stands for the one header line's value */
+	size_t phlen;
+	const char *real;              /* that value, within hdr */
+	size_t reallen;
 };
 
 /* One pinned answer: --resolve NAME=ADDR (pins.c). */
@@ -247,6 +258,9 @@ void broker_add_service_file(struct broker_cfg *cfg, int ca, const char *arg);
 /* After every option: the names checked against the allowlist, the files
  * read, each route's TLS context made. */
 void broker_services_finish(struct broker_cfg *cfg);
+/* --service-method (0), --service-path (1), --service-placeholder (2). */
+void broker_add_service_rule(struct broker_cfg *cfg, int kind, const char *arg);
+void broker_service_rules_finish(struct broker_cfg *cfg);
 const struct broker_service *broker_service_find(const struct broker_cfg *cfg, const char *name);
 /* The TLS context of s, verifying against pem[0..len) (tls.c); dies on failure. */
 void *broker_tls_ctx(const struct broker_service *s, const char *pem, size_t len, const char *what);

@@ -11,6 +11,7 @@
  *   handoff.c  sandboxes' listeners handed over by sbx-ns
  *   capture.c  transparent sandboxes: DNS and captured connections
  *   service.c  service routes: their options, a request rebuilt for one
+ *   rules.c    a route's method, path and placeholder rules
  *   tls.c      TLS to a route's service, driven by the loop
  *
  * A connection walks through the states below; every step that waits for
@@ -244,6 +245,11 @@ int tunnel(struct loop *L, struct conn *c);
 /* service.c: a request for route s (refused: -1), then rebuilt. */
 int service_check(struct loop *L, struct conn *c, const struct broker_service *s);
 int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *h);
+
+/* rules.c */
+int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_head *h);
+int service_rules(struct loop *L, struct conn *c, const struct sbx_http_head *h);
+size_t service_swap(const struct broker_service *s, const char *v, size_t n, char *out);
 
 /* tls.c */
 int tls_start(struct loop *L, struct conn *c);

@@ -203,6 +203,8 @@ int read_head(struct loop *L, struct conn *c)
 	c->head_len = h->head_len;
 	c->is_connect = h->is_connect;
 	c->decision = "refused";
+	if (L->cfg->nsvc && service_placeholders(L, c, h) < 0)
+		return -1;
 	if (broker_service_find(L->cfg, h->host)) {
 		if (service_check(L, c, broker_service_find(L->cfg, h->host)) < 0)
 			return -1;

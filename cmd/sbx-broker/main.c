@@ -54,6 +54,9 @@ static const char usage[] =
 	"  --service NAME=https://HOST[:PORT][/PREFIX]  a route: http://NAME/ goes there\n"
 	"  --service-header NAME=FILE   header lines the broker adds on route NAME\n"
 	"  --service-ca NAME=FILE       the CA bundle that verifies route NAME\n"
+	"  --service-method NAME=M,...  the only methods on route NAME\n"
+	"  --service-path NAME=/PREFIX/  a path prefix route NAME allows (repeatable)\n"
+	"  --service-placeholder NAME=VALUE  VALUE stands for route NAME's header value\n"
 	"\n"
 	"Limits:\n"
 	"  --max-wall-time SEC          each connection's life; default: 30\n"
@@ -79,7 +82,7 @@ enum {
 	O_WALL, O_REQ, O_RESP, O_CONNS, O_LOG, O_READY, O_HELP,
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
 	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS, O_PEERCONNS, O_RESERVED, O_ALLOW_ADDR,
-	O_SERVICE, O_SERVICE_HEADER, O_SERVICE_CA,
+	O_SERVICE, O_SERVICE_HEADER, O_SERVICE_CA, O_SERVICE_METHOD, O_SERVICE_PATH, O_SERVICE_PH,
 };
 
 static const struct sbx_opt options[] = {
@@ -101,6 +104,9 @@ static const struct sbx_opt options[] = {
 	{ "service", SBX_ARG, SBX_MANY, O_SERVICE },
 	{ "service-header", SBX_ARG, SBX_MANY, O_SERVICE_HEADER },
 	{ "service-ca", SBX_ARG, SBX_MANY, O_SERVICE_CA },
+	{ "service-method", SBX_ARG, SBX_MANY, O_SERVICE_METHOD },
+	{ "service-path", SBX_ARG, SBX_MANY, O_SERVICE_PATH },
+	{ "service-placeholder", SBX_ARG, SBX_MANY, O_SERVICE_PH },
 	{ "max-wall-time", SBX_ARG, SBX_ONCE, O_WALL },
 	{ "max-request-bytes", SBX_ARG, SBX_ONCE, O_REQ },
 	{ "max-response-bytes", SBX_ARG, SBX_ONCE, O_RESP },
@@ -329,6 +335,9 @@ int main(int argc, char **argv)
 		case O_SERVICE: broker_add_service(&cfg, arg); break;
 		case O_SERVICE_HEADER: broker_add_service_file(&cfg, 0, arg); break;
 		case O_SERVICE_CA: broker_add_service_file(&cfg, 1, arg); break;
+		case O_SERVICE_METHOD: broker_add_service_rule(&cfg, 0, arg); break;
+		case O_SERVICE_PATH: broker_add_service_rule(&cfg, 1, arg); break;
+		case O_SERVICE_PH: broker_add_service_rule(&cfg, 2, arg); break;
 		case O_WALL: cfg.wall_ms = sbx_opt_seconds("--max-wall-time", arg, 7 * 86400 * 1000ULL); break;
 		case O_REQ: cfg.max_req = sbx_opt_size("--max-request-bytes", arg, 1ULL << 40); break;
 		case O_RESP: cfg.max_resp = sbx_opt_size("--max-response-bytes", arg, 1ULL << 40); break;

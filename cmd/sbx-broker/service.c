@@ -318,6 +318,7 @@ void broker_services_finish(struct broker_cfg *cfg)
 		s->tls = broker_tls_ctx(s, pem, len, s->ca_path ? s->ca_path : HOST_STORE);
 		free(pem);
 	}
+	broker_service_rules_finish(cfg);
 }
 
 const struct broker_service *broker_service_find(const struct broker_cfg *cfg, const char *name)
@@ -367,7 +368,11 @@ int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *
 		refuse(L, c, 400, "a route's request needs a path starting with /");
 		return -1;
 	}
-	cap = h->head_len + 2 * h->nfields + strlen(s->prefix) + strlen(s->authority) + s->hdrlen + 96 + body;
+	if (service_rules(L, c, h) < 0)
+		return -1;
+	/* A swap at most every phlen bytes of the head. */
+	cap = h->head_len + 2 * h->nfields + strlen(s->prefix) + strlen(s->authority) + s->hdrlen + 96 + body +
+	      (s->phlen ? (h->head_len / s->phlen + 1) * s->reallen : 0);
 	out = malloc(cap);
 	if (!out) {
 		refuse(L, c, 502, "out of memory");
@@ -381,8 +386,8 @@ int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *
 			continue;
 		memcpy(out + n, f->name, f->nlen);
 		memcpy(out + n + f->nlen, ": ", 2);
-		memcpy(out + n + f->nlen + 2, f->value, f->vlen);
-		n += f->nlen + 2 + f->vlen;
+		n += f->nlen + 2;
+		n += service_swap(s, f->value, f->vlen, out + n);
 		memcpy(out + n, "\r\n", 2);
 		n += 2;
 	}

@@ -1,0 +1,214 @@
+/* A service route's request rules and placeholder:
+ *
+ *   --service-method NAME=GET,HEAD   the only methods on the route (405)
+ *   --service-path NAME=/simple/     a path prefix the route allows (403);
+ *                                    repeatable, any one of them
+ *   --service-placeholder NAME=VALUE the stand-in the sandbox may hold for
+ *                                    the route's one header value
+ *
+ * The broker rebuilds every request of a route (it opens the TLS), so it
+ * can hold it to a method and a path; a CONNECT tunnel is opaque, which is
+ * why --allow-method and the like stay refused there.
+ *
+ * A placeholder is swapped for the real value in the header fields of a
+ * request on its own route, and nowhere else: a request head that carries
+ * it anywhere else (another route or host, a CONNECT's target or Host, the
+ * request target of any route, its own included) is refused with 403 and
+ * logged, since that is how a credential's stand-in would be walked out. */
+#include "conn.h"
+#include "die.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PLACEHOLDER_MIN 8
+#define PLACEHOLDER_MAX 128
+
+static struct { int kind; char name[64]; const char *val; } rules[3 * BROKER_MAX_SERVICES * 4];
+static size_t nrules;
+
+static const char *const opts[] = { "--service-method", "--service-path", "--service-placeholder" };
+
+void broker_add_service_rule(struct broker_cfg *cfg, int kind, const char *arg)
+{
+	const char *opt = opts[kind], *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : 0;
+
+	(void)cfg;
+	for (const char *p = arg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			sbx_die_usage("%s: invalid value: control character", opt);
+	if (!eq || !n || n > 63 || !eq[1])
+		sbx_die_usage("%s: invalid value '%s': not NAME=...", opt, kind == 2 ? "(hidden)" : arg);
+	if (nrules == sizeof rules / sizeof rules[0])
+		sbx_die_usage("%s: too many", opt);
+	rules[nrules].kind = kind;
+	memcpy(rules[nrules].name, arg, n);
+	rules[nrules].name[n] = '\0';
+	rules[nrules++].val = eq + 1;
+}
+
+static void add_methods(struct broker_service *s, const char *v)
+{
+	if (s->nmethods)
+		sbx_die_usage("--service-method: %s given twice (list the methods in one, comma-separated)", s->name);
+	while (*v) {
+		size_t n = strcspn(v, ",");
+		if (!n || n >= sizeof s->methods[0])
+			sbx_die_usage("--service-method: %s: an empty or over-long method", s->name);
+		for (size_t i = 0; i < n; i++)
+			if (v[i] < 'A' || v[i] > 'Z')
+				sbx_die_usage("--service-method: %s: invalid method '%.*s' (upper case letters)",
+					      s->name, (int)n, v);
+		if (n == 7 && !strncmp(v, "CONNECT", 7))
+			sbx_die_usage("--service-method: %s: CONNECT is never a route's", s->name);
+		for (size_t i = 0; i < s->nmethods; i++)
+			if (strlen(s->methods[i]) == n && !strncmp(s->methods[i], v, n))
+				sbx_die_usage("--service-method: %s: %.*s given twice", s->name, (int)n, v);
+		if (s->nmethods == SERVICE_METHODS_MAX)
+			sbx_die_usage("--service-method: %s: more than %d methods", s->name, SERVICE_METHODS_MAX);
+		memcpy(s->methods[s->nmethods], v, n);
+		s->methods[s->nmethods++][n] = '\0';
+		v += n;
+		if (*v == ',' && !*++v)
+			sbx_die_usage("--service-method: %s: an empty method", s->name);
+	}
+}
+
+static void add_path(struct broker_service *s, const char *v)
+{
+	if (v[0] != '/')
+		sbx_die_usage("--service-path: %s: '%s' does not start with /", s->name, v);
+	if (strlen(v) >= sizeof s->paths[0])
+		sbx_die_usage("--service-path: %s: longer than %zu bytes", s->name, sizeof s->paths[0] - 1);
+	for (const char *p = v; *p; p++)
+		if (*p == '%' || *p == '?' || *p == '#' || *p == '\\' || *p == ' ')
+			sbx_die_usage("--service-path: %s: '%s' has %%, ?, #, \\ or a space", s->name, v);
+	if (strstr(v, "//") || strstr(v, "/./") || strstr(v, "/../"))
+		sbx_die_usage("--service-path: %s: '%s' has an empty, . or .. segment", s->name, v);
+	for (size_t i = 0; i < s->npaths; i++)
+		if (!strcmp(s->paths[i], v))
+			sbx_die_usage("--service-path: %s: '%s' given twice", s->name, v);
+	if (s->npaths == SERVICE_PATHS_MAX)
+		sbx_die_usage("--service-path: %s: more than %d", s->name, SERVICE_PATHS_MAX);
+	snprintf(s->paths[s->npaths++], sizeof s->paths[0], "%s", v);
+}
+
+/* VALUE stands for the value of the route's one header line. */
+static void add_placeholder(struct broker_cfg *cfg, struct broker_service *s, const char *v)
+{
+	size_t n = strlen(v);
+	const char *line, *colon;
+
+	if (s->phlen)
+		sbx_die_usage("--service-placeholder: %s given twice", s->name);
+	if (n < PLACEHOLDER_MIN || n > PLACEHOLDER_MAX)
+		sbx_die_usage("--service-placeholder: %s: %d to %d characters", s->name, PLACEHOLDER_MIN,
+			      PLACEHOLDER_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') || (v[i] >= '0' && v[i] <= '9') ||
+		      strchr("-._~", v[i])))
+			sbx_die_usage("--service-placeholder: %s: only A-Z, a-z, 0-9 and -._~", s->name);
+	if (s->nh != 1)
+		sbx_die_usage("--service-placeholder: %s: the route needs --service-header with exactly one line, "
+			      "whose value the placeholder stands for", s->name);
+	for (size_t i = 0; i < cfg->nsvc; i++)
+		if (cfg->svc[i].phlen && (strstr(cfg->svc[i].placeholder, v) || strstr(v, cfg->svc[i].placeholder)))
+			sbx_die_usage("--service-placeholder: %s: overlaps the placeholder of %s", s->name,
+				      cfg->svc[i].name);
+	line = s->hdr;
+	colon = memchr(line, ':', s->hdrlen);
+	s->real = colon + 2;
+	s->reallen = s->hdrlen - (size_t)(s->real - line) - 2;
+	if (memmem(s->real, s->reallen, v, n))
+		sbx_die_usage("--service-placeholder: %s: the placeholder is part of the real value", s->name);
+	memcpy(s->placeholder, v, n + 1);
+	s->phlen = n;
+}
+
+void broker_service_rules_finish(struct broker_cfg *cfg)
+{
+	for (size_t i = 0; i < nrules; i++) {
+		struct broker_service *s = (struct broker_service *)broker_service_find(cfg, rules[i].name);
+		if (!s)
+			sbx_die_usage("%s: %s is no route (--service %s=https://...)", opts[rules[i].kind],
+				      rules[i].name, rules[i].name);
+		switch (rules[i].kind) {
+		case 0: add_methods(s, rules[i].val); break;
+		case 1: add_path(s, rules[i].val); break;
+		case 2: add_placeholder(cfg, s, rules[i].val); break;
+		}
+	}
+}
+
+/* Every request head, before anything else is decided: a placeholder
+ * anywhere but the header fields of its own route's request refuses it. */
+int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_head *h)
+{
+	const struct broker_cfg *cfg = L->cfg;
+
+	for (size_t i = 0; i < cfg->nsvc; i++) {
+		const struct broker_service *s = &cfg->svc[i];
+		int own = !h->is_connect && !strcmp(h->host, s->name);
+		if (!s->phlen || !memmem(c->in, h->head_len, s->placeholder, s->phlen))
+			continue;
+		if (own && !memmem(h->target, h->tlen, s->placeholder, s->phlen))
+			continue;
+		c->decision = "refused";
+		if (own)
+			refuse(L, c, 403, "service %s: its placeholder in the request target refused: it is "
+			       "swapped in header fields only", s->name);
+		else
+			refuse(L, c, 403, "service %s: its placeholder in a %s for %s refused: it is swapped "
+			       "only on http://%s/", s->name, h->is_connect ? "CONNECT" : "request", c->host, s->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Method and path against the route's rules: 0, or -1 refused. */
+int service_rules(struct loop *L, struct conn *c, const struct sbx_http_head *h)
+{
+	const struct broker_service *s = c->svc;
+	size_t i;
+
+	for (i = 0; i < s->nmethods; i++)
+		if (strlen(s->methods[i]) == h->mlen && !strncmp(s->methods[i], h->method, h->mlen))
+			break;
+	if (s->nmethods && i == s->nmethods) {
+		refuse(L, c, 405, "method %s not allowed on this route (--service-method)", c->method);
+		return -1;
+	}
+	if (!s->npaths)
+		return 0;
+	/* A path that a server could read as another: none of it. */
+	for (i = 0; i + 1 < h->plen; i++)
+		if (h->path[i] == '%' || h->path[i] == '\\' ||
+		    (h->path[i] == '/' && (h->path[i + 1] == '/' || h->path[i + 1] == '.')))
+			break;
+	if (i + 1 >= h->plen && h->path[h->plen - 1] != '%' && h->path[h->plen - 1] != '\\')
+		for (i = 0; i < s->npaths; i++)
+			if (h->plen >= strlen(s->paths[i]) && !memcmp(h->path, s->paths[i], strlen(s->paths[i])))
+				return 0;
+	refuse(L, c, 403, "path not allowed on this route (--service-path)");
+	return -1;
+}
+
+/* value with the route's placeholder swapped for the real value, into out. */
+size_t service_swap(const struct broker_service *s, const char *v, size_t n, char *out)
+{
+	size_t o = 0;
+	const char *p;
+
+	while (s->phlen && (p = memmem(v, n, s->placeholder, s->phlen))) {
+		memcpy(out + o, v, (size_t)(p - v));
+		o += (size_t)(p - v);
+		memcpy(out + o, s->real, s->reallen);
+		o += s->reallen;
+		n -= (size_t)(p - v) + s->phlen;
+		v = p + s->phlen;
+	}
+	memcpy(out + o, v, n);
+	return o + n;
+}
