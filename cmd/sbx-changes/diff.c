@@ -1,0 +1,282 @@
+/* Diff: the change set for a person, unified like `git diff --no-index`
+ * (three lines of context), names quoted by the one rule (sbx_quote), a
+ * binary file (a NUL in its first 8000 bytes) named, not shown. */
+#include "changes.h"
+
+#include "die.h"
+#include "exitcodes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CTX 3
+#define MAX_D 4096
+
+struct text {
+	char *buf;
+	size_t len, n;
+	const char **line;
+	size_t *llen;
+};
+
+static int load(int dirfd, const char *path, struct text *t)
+{
+	int fd = cs_open_below(dirfd, path, O_RDONLY | O_NONBLOCK);
+	struct stat st;
+	size_t cap = 0;
+
+	memset(t, 0, sizeof *t);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	for (;;) {
+		ssize_t n;
+		if (t->len == cap) {
+			cap = cap ? 2 * cap : 65536;
+			t->buf = sbx_need(realloc(t->buf, cap));
+		}
+		n = read(fd, t->buf + t->len, cap - t->len);
+		if (n < 0)
+			sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", cs_q(path));
+		if (!n)
+			break;
+		t->len += n;
+	}
+	close(fd);
+	return 1;
+}
+
+static int binary(const struct text *t)
+{
+	return memchr(t->buf, '\0', t->len < 8000 ? t->len : 8000) != NULL;
+}
+
+static void split(struct text *t)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; i < t->len; ) {
+		const char *e = memchr(t->buf + i, '\n', t->len - i);
+		size_t l = e ? (size_t)(e - (t->buf + i)) + 1 : t->len - i;
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			t->line = sbx_need(realloc(t->line, cap * sizeof *t->line));
+			t->llen = sbx_need(realloc(t->llen, cap * sizeof *t->llen));
+		}
+		t->line[t->n] = t->buf + i;
+		t->llen[t->n++] = l;
+		i += l;
+	}
+}
+
+static int eq(const struct text *a, size_t i, const struct text *b, size_t j)
+{
+	return a->llen[i] == b->llen[j] && !memcmp(a->line[i], b->line[j], a->llen[i]);
+}
+
+/* op[k]: ' ' kept, '-' from a, '+' from b, in order (Myers' greedy walk,
+ * each step's frontier kept to trace the path back). */
+static char *script(const struct text *a, const struct text *b, size_t *nop)
+{
+	long n = a->n, m = b->n, max = n + m, off = max + 1, d, k, x, y;
+	long lim = max < MAX_D ? max : MAX_D;
+	long **trace = sbx_need(calloc(lim + 1, sizeof *trace));
+	long *v = sbx_need(calloc(2 * max + 3, sizeof *v));
+	char *op;
+	size_t o = 0;
+
+	for (d = 0; d <= lim; d++) {
+		for (k = -d; k <= d; k += 2) {
+			x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1] : v[off + k - 1] + 1;
+			y = x - k;
+			while (x < n && y < m && eq(a, x, b, y))
+				x++, y++;
+			v[off + k] = x;
+			if (x >= n && y >= m)
+				goto found;
+		}
+		trace[d] = sbx_need(malloc((2 * max + 3) * sizeof *v));
+		memcpy(trace[d], v, (2 * max + 3) * sizeof *v);
+	}
+	/* too far apart: all of a out, all of b in */
+	op = sbx_need(malloc(n + m + 1));
+	memset(op, '-', n);
+	memset(op + n, '+', m);
+	*nop = n + m;
+	goto out;
+found:
+	op = sbx_need(malloc(n + m + 1));
+	x = n;
+	y = m;
+	for (; d > 0; d--) {
+		long *pv = trace[d - 1], pk, px, py;
+		k = x - y;
+		pk = (k == -d || (k != d && pv[off + k - 1] < pv[off + k + 1])) ? k + 1 : k - 1;
+		px = pv[off + pk];
+		py = px - pk;
+		while (x > px && y > py)
+			op[o++] = ' ', x--, y--;
+		op[o++] = x == px ? '+' : '-';
+		x = px;
+		y = py;
+	}
+	while (x > 0 && y > 0)
+		op[o++] = ' ', x--, y--;
+	for (size_t i = 0; i < o / 2; i++) {
+		char t = op[i];
+		op[i] = op[o - 1 - i];
+		op[o - 1 - i] = t;
+	}
+	*nop = o;
+out:
+	for (d = 0; d <= lim; d++)
+		free(trace[d]);
+	free(trace);
+	free(v);
+	return op;
+}
+
+static void line(char c, const char *s, size_t l)
+{
+	putchar(c);
+	fwrite(s, 1, l, stdout);
+	if (!l || s[l - 1] != '\n')
+		fputs("\n\\ No newline at end of file\n", stdout);
+}
+
+static void hunks(const struct text *a, const struct text *b)
+{
+	size_t no, i = 0;
+	char *op = script(a, b, &no);
+
+	while (i < no) {
+		size_t s, e, ai = 0, bi = 0, an = 0, bn = 0, last;
+		while (i < no && op[i] == ' ')
+			i++;
+		if (i == no)
+			break;
+		s = i >= CTX ? i - CTX : 0;
+		/* the hunk ends CTX lines after a change not followed by another within 2*CTX */
+		last = i;
+		for (e = i; e < no; e++) {
+			if (op[e] != ' ')
+				last = e;
+			else if (e - last > 2 * CTX)
+				break;
+		}
+		e = last + 1 + CTX < no ? last + 1 + CTX : no;
+		for (size_t k = 0; k < s; k++) {
+			ai += op[k] != '+';
+			bi += op[k] != '-';
+		}
+		for (size_t k = s; k < e; k++) {
+			an += op[k] != '+';
+			bi += 0;
+			bn += op[k] != '-';
+		}
+		printf("@@ -%zu,%zu +%zu,%zu @@\n", an ? ai + 1 : ai, an, bn ? bi + 1 : bi, bn);
+		for (size_t k = s, x = ai, y = bi; k < e; k++) {
+			if (op[k] == ' ')
+				line(' ', a->line[x], a->llen[x]), x++, y++;
+			else if (op[k] == '-')
+				line('-', a->line[x], a->llen[x]), x++;
+			else
+				line('+', b->line[y], b->llen[y]), y++;
+		}
+		i = e;
+	}
+	free(op);
+}
+
+static void text_free(struct text *t)
+{
+	free(t->buf);
+	free(t->line);
+	free(t->llen);
+}
+
+static unsigned gitmode(mode_t m)
+{
+	return S_ISLNK(m) ? 0120000 : S_ISDIR(m) ? 040000 : (m & 0100) ? 0100755 : 0100644;
+}
+
+static void one(struct cs *c, const struct change *e)
+{
+	struct text a = { 0 }, b = { 0 };
+	struct stat ls;
+	const char *name;
+	/* the workspace's side, looked up as apply does: no link followed */
+	int pfd = cs_ws_parent(c, e->path, &name);
+	int have_old = pfd >= 0 && !fstatat(pfd, name, &ls, AT_SYMLINK_NOFOLLOW) && !S_ISDIR(ls.st_mode);
+	int have_new = e->kind != K_DELETED && !S_ISDIR(e->mode);
+	char qa[4 * 4096 + 32], qb[4 * 4096 + 32];
+
+	snprintf(qa, sizeof qa, "a/%s", e->path);
+	snprintf(qb, sizeof qb, "b/%s", e->path);
+	printf("diff --git %s %s\n", cs_qd(qa, 0), cs_qd(qb, 1));
+	if (S_ISDIR(e->mode) || (e->kind == K_DELETED && !have_old)) {
+		printf("%s directory%s\n", e->kind == K_DELETED ? "deleted" : e->kind == K_ADDED ? "new" : "changed",
+		       e->kind == K_MODE ? " mode" : "");
+		goto out;
+	}
+	if (e->kind == K_MODE) {
+		printf("old mode %o\nnew mode %o\n", gitmode(ls.st_mode), gitmode(e->mode));
+		goto out;
+	}
+	if (!have_old)
+		printf("new file mode %o\n", gitmode(e->mode));
+	else if (!have_new)
+		printf("deleted file mode %o\n", gitmode(ls.st_mode));
+	else if (gitmode(ls.st_mode) != gitmode(e->mode))
+		printf("old mode %o\nnew mode %o\n", gitmode(ls.st_mode), gitmode(e->mode));
+	if (have_old) {
+		if (S_ISLNK(ls.st_mode)) {
+			char t[4096];
+			ssize_t n = readlinkat(pfd, name, t, sizeof t);
+			a.buf = sbx_need(malloc(n > 0 ? n : 1));
+			memcpy(a.buf, t, n > 0 ? n : 0);
+			a.len = n > 0 ? n : 0;
+		} else {
+			load(pfd, name, &a);
+		}
+	}
+	if (have_new) {
+		if (e->target) {
+			b.buf = sbx_need(strdup(e->target));
+			b.len = strlen(e->target);
+		} else {
+			load(c->upfd, e->path, &b);
+		}
+	}
+	if ((a.buf && binary(&a)) || (b.buf && binary(&b))) {
+		printf("Binary files %s and %s differ\n", have_old ? cs_qd(qa, 0) : "/dev/null",
+		       have_new ? cs_qd(qb, 1) : "/dev/null");
+	} else {
+		printf("--- %s\n+++ %s\n", have_old ? cs_qd(qa, 0) : "/dev/null", have_new ? cs_qd(qb, 1) : "/dev/null");
+		split(&a);
+		split(&b);
+		hunks(&a, &b);
+	}
+	text_free(&a);
+	text_free(&b);
+out:
+	if (pfd >= 0)
+		close(pfd);
+}
+
+int cs_diff(struct cs *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		one(c, &c->v[i]);
+	if (fflush(stdout) || ferror(stdout))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the diff to stdout");
+	return 0;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# sbx-changes: the review, the apply and the discard of a change set, each
+# made by a real overlay over a workspace (tests/changes.bash), and the
+# attacks on them: names, links, sizes, kills, a full disk, edits on the host.
+
+bats_require_minimum_version 1.5.0
+load helpers
+load changes
+
+C=sbx-changes
+
+setup() {
+	ws=$BATS_TEST_TMPDIR/ws
+	cs=$BATS_TEST_TMPDIR/cs
+	mkdir -p "$ws/src" "$ws/.git/hooks"
+	printf 'one\ntwo\nthree\n' >"$ws/src/a.c"
+	echo keep >"$ws/keep"
+	echo old >"$ws/gone"
+	echo git >"$ws/.git/HEAD"
+}
+
+teardown() {
+	mountpoint -q "$BATS_TEST_TMPDIR/small" && umount "$BATS_TEST_TMPDIR/small"
+	return 0
+}
+
+agent='printf "one\nTWO\nthree\n" >src/a.c; rm gone; echo new >src/b.c
+	echo "#!/bin/sh" >.git/hooks/pre-commit; echo SECRET=1 >.env'
+
+@test "usage: subcommands, DIR and options are checked before anything is read" {
+	run -100 --separate-stderr $C
+	assert_equal "$stderr" "$C: usage: missing subcommand (list, diff, apply or discard)"
+	run -100 --separate-stderr $C show /x
+	assert_equal "$stderr" "$C: usage: unknown subcommand 'show' (list, diff, apply or discard)"
+	run -100 --separate-stderr $C list --workspace /w
+	assert_equal "$stderr" "$C: usage: list: missing the change set DIR"
+	run -100 --separate-stderr $C list /d
+	assert_equal "$stderr" "$C: usage: list: missing --workspace WS"
+	run -100 --separate-stderr $C list --workspace /w rel
+	assert_equal "$stderr" "$C: usage: DIR: invalid path 'rel': not absolute"
+	run -100 --separate-stderr $C list --workspace /w ''
+	assert_equal "$stderr" "$C: usage: DIR: invalid path '': empty"
+	run -100 --separate-stderr $C apply --workspace /w/../etc /d
+	assert_equal "$stderr" "$C: usage: --workspace: invalid path '/w/../etc': '.' or '..' component"
+	run -100 --separate-stderr $C list --workspace /w --workspace /v /d
+	assert_equal "$stderr" "$C: usage: --workspace given twice"
+	run -100 --separate-stderr $C diff --skip-refused --workspace /w /d
+	assert_equal "$stderr" "$C: usage: diff: --skip-refused is an option of apply only"
+	run -100 --separate-stderr $C discard --workspace /w /d
+	assert_equal "$stderr" "$C: usage: discard: --workspace is not an option of discard"
+	run -100 --separate-stderr $C discard /d /e
+	assert_equal "$stderr" "$C: usage: discard: one change set DIR only, not also '/e'"
+}
+
+@test "list: one JSON line per path, kinds, sha256, base identity and what apply refuses" {
+	mkcs "$ws" "$cs" "$agent"
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "${#lines[@]}" 5
+	assert_line --index 0 --regexp '^\{"path":".env","change":"added","type":"file","mode":"0644","size":9,"sha256":"[0-9a-f]{64}","base":\{"type":"none"\},"refused":"protected by deny-write .env"\}$'
+	assert_line --index 1 --regexp '^\{"path":".git/hooks/pre-commit","change":"added",.*"refused":"protected by deny-write .git/hooks/\*\*"\}$'
+	assert_line --index 2 --regexp '^\{"path":"gone","change":"deleted","base":\{"type":"file","dev":[0-9]+,"ino":[0-9]+,"size":4,"mtime_ns":[0-9]+,"ctime_ns":[0-9]+\}\}$'
+	assert_line --index 3 --regexp '^\{"path":"src/a.c","change":"modified","type":"file","mode":"0644","size":14,"sha256":"'"$(printf 'one\nTWO\nthree\n' | sha256sum | cut -c1-64)"'","base":\{"type":"file",'
+	assert_line --index 4 --regexp '^\{"path":"src/b.c","change":"added",'
+	# overlay's internals never show
+	refute_output --partial overlay
+}
+
+@test "diff: unified like git diff --no-index, a binary file named, not dumped" {
+	mkcs "$ws" "$cs" 'printf "one\nTWO\nthree\n" >src/a.c; rm gone; printf "\000\001" >bin'
+	run -0 --separate-stderr $C diff --workspace "$ws" "$cs"
+	assert_output "diff --git a/bin b/bin
+new file mode 100644
+Binary files /dev/null and b/bin differ
+diff --git a/gone b/gone
+deleted file mode 100644
+--- a/gone
++++ /dev/null
+@@ -1,1 +0,0 @@
+-old
+diff --git a/src/a.c b/src/a.c
+--- a/src/a.c
++++ b/src/a.c
+@@ -1,3 +1,3 @@
+ one
+-two
++TWO
+ three"
+}
+
+@test "apply: a planted hook or .env refuses the whole change set (102), nothing applied" {
+	mkcs "$ws" "$cs" "$agent"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_output ""
+	assert_equal "$stderr" "$C: warning: refused '.env': protected by deny-write .env
+$C: warning: refused '.git/hooks/pre-commit': protected by deny-write .git/hooks/**
+$C: fatal: nothing applied from '$cs': 2 paths refused; to fix: review them (sbx-changes list), discard the change set, or apply the rest with --skip-refused"
+	assert_equal "$(cat "$ws/src/a.c")" "$(printf 'one\ntwo\nthree')"
+	assert_file_exist "$ws/gone"
+	assert_file_not_exist "$ws/src/b.c"
+	assert_file_not_exist "$ws/.env"
+}
+
+@test "apply --skip-refused: the legitimate edits land, the hook is reported and kept out (102)" {
+	mkcs "$ws" "$cs" "$agent"
+	run -102 --separate-stderr $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":3,"already":0,"skipped":2,"kept":true}'
+	assert_equal "$stderr" "$C: warning: skipped '.env': protected by deny-write .env
+$C: warning: skipped '.git/hooks/pre-commit': protected by deny-write .git/hooks/**
+$C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them, then discard the change set"
+	assert_equal "$(cat "$ws/src/a.c")" "$(printf 'one\nTWO\nthree')"
+	assert_equal "$(cat "$ws/src/b.c")" new
+	assert_file_not_exist "$ws/gone"
+	assert_file_not_exist "$ws/.git/hooks/pre-commit"
+	assert_file_not_exist "$ws/.env"
+	assert_file_not_exist "$ws/src/.sbx-changes.tmp"
+	run -0 $C discard "$cs"
+	assert_file_not_exist "$cs"
+}
+
+@test "apply: a whole apply consumes the change set; a second run's discard leaves the workspace untouched" {
+	mkcs "$ws" "$cs" 'echo x >>keep; mkdir -p new/deep; echo d >new/deep/f; chmod 0755 keep'
+	run -0 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":4,"already":0,"skipped":0,"kept":false}'
+	assert_equal "$stderr" ""
+	assert_file_not_exist "$cs"
+	assert_equal "$(cat "$ws/keep")" "$(printf 'keep\nx')"
+	assert_equal "$(stat -c %a "$ws/keep")" 755
+	assert_equal "$(cat "$ws/new/deep/f")" d
+	before=$(cd "$ws" && find . -printf '%p %s %y %m\n' | sort | sha256sum)
+	mkcs "$ws" "$cs" 'rm -rf src; echo y >keep'
+	run -0 $C discard "$cs"
+	assert_file_not_exist "$cs"
+	assert_equal "$(cd "$ws" && find . -printf '%p %s %y %m\n' | sort | sha256sum)" "$before"
+}
+
+@test "a change set of another workspace, or one in use, is refused (102)" {
+	mkcs "$ws" "$cs" 'echo x >keep'
+	mkdir "$BATS_TEST_TMPDIR/other"
+	run -102 --separate-stderr $C apply --workspace "$BATS_TEST_TMPDIR/other" "$cs"
+	assert_equal "$stderr" "$C: fatal: '$cs' is a change set of workspace '$ws', not of '$BATS_TEST_TMPDIR/other'; to fix: name its own workspace"
+	# the same path, another directory: the identity differs
+	mv "$ws" "$ws.old" && mkdir "$ws"
+	run -102 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: '$cs' is a change set of workspace '$ws', not of '$ws'; to fix: name its own workspace"
+	rmdir "$ws" && mv "$ws.old" "$ws"
+	exec {lk}<"$cs/lock"
+	flock -s "$lk"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: '$cs' is in use by a running sandbox; to fix: wait for it to end"
+	run -102 --separate-stderr $C discard "$cs"
+	assert_equal "$stderr" "$C: fatal: '$cs' is in use by a running sandbox; to fix: wait for it to end"
+	run -0 $C list --workspace "$ws" "$cs"
+	flock -u "$lk"
+	flock -x "$lk"
+	run -102 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: '$cs' is in use by a running sandbox; to fix: wait for it to end"
+	exec {lk}<&-
+	assert_equal "$(cat "$ws/keep")" keep
+	run -0 $C apply --workspace "$ws" "$cs"
+	assert_equal "$(cat "$ws/keep")" x
+}
+
+@test "discard refuses what is not a change set, and a symlink on its path" {
+	mkdir "$BATS_TEST_TMPDIR/plain"
+	echo precious >"$BATS_TEST_TMPDIR/plain/f"
+	run -102 --separate-stderr $C discard "$BATS_TEST_TMPDIR/plain"
+	assert_equal "$stderr" "$C: fatal: '$BATS_TEST_TMPDIR/plain' is not a change set (no changeset file); nothing removed; to fix: name a directory sbx-ns --changes wrote"
+	assert_file_exist "$BATS_TEST_TMPDIR/plain/f"
+	mkcs "$ws" "$cs" 'echo x >keep'
+	ln -s "$cs" "$BATS_TEST_TMPDIR/link"
+	run -102 --separate-stderr $C discard "$BATS_TEST_TMPDIR/link"
+	assert_equal "$stderr" "$C: fatal: unable to open change set '$BATS_TEST_TMPDIR/link' (a symlink on its path): Symbolic link loop"
+	run -102 --separate-stderr $C list --workspace "$ws" "$BATS_TEST_TMPDIR/link"
+	assert_equal "$stderr" "$C: fatal: unable to open change set '$BATS_TEST_TMPDIR/link' (a symlink on its path): Symbolic link loop"
+	assert_file_exist "$cs/changeset"
+}
