@@ -174,3 +174,83 @@ $C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them
 	assert_equal "$stderr" "$C: fatal: unable to open change set '$BATS_TEST_TMPDIR/link' (a symlink on its path): Symbolic link loop"
 	assert_file_exist "$cs/changeset"
 }
+
+@test "names: control bytes, quotes and '..' stay names, escaped by the one rule in list and diff" {
+	mkcs "$ws" "$cs" 'printf x >"$(printf "e\033[31mvil")"; echo y >"..a"; echo z >"it'"'"'s b"'
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_line --index 0 --regexp '^\{"path":"..a","change":"added",'
+	assert_line --index 1 --regexp '^\{"path":"e\\u001b\[31mvil","change":"added",'
+	assert_line --index 2 --regexp "^\{\"path\":\"it's b\",\"change\":\"added\","
+	run -0 --separate-stderr $C diff --workspace "$ws" "$cs"
+	assert_line "diff --git a/..a b/..a"
+	assert_line "diff --git 'a/e\\x1b[31mvil' 'b/e\\x1b[31mvil'"
+	assert_line "diff --git 'a/it\\x27s b' 'b/it\\x27s b'"
+	# a base line naming a path outside the workspace is no base line
+	echo '{"path":"../x","type":"none"}' >>"$cs/base.jsonl"
+	run -102 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: unable to read '$cs/base.jsonl': line 4 is not a base line; to fix: discard the change set, it was not written by sbx-ns"
+}
+
+@test "a path of more than 4,096 bytes is listed and applied" {
+	local n=$(printf 'n%.0s' {1..255}) p=""
+	mkcs "$ws" "$cs" "python3 -c 'import os
+n = \"n\" * 255
+for i in range(16): os.mkdir(n); os.chdir(n)
+open(n, \"w\").write(\"deep\\n\")'"
+	for i in $(seq 16); do p=$p$n/; done
+	p=$p$n
+	assert_equal "${#p}" 4351
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "${#lines[@]}" 17
+	assert_line --index 16 --partial "\"path\":\"$p\",\"change\":\"added\""
+	run -0 $C apply --workspace "$ws" "$cs"
+	run -0 python3 -c 'import os, sys
+os.chdir(sys.argv[1])
+for i in range(16): os.chdir(sys.argv[2])
+print(open(sys.argv[2]).read(), end="")' "$ws" "$n"
+	assert_output deep
+}
+
+@test "10,000 files: a renamed directory is a deletion and an addition, applied whole" {
+	mkdir "$ws/big"
+	(cd "$ws/big" && seq 10000 | xargs touch && echo one >1)
+	mkcs "$ws" "$cs" 'mv big moved && echo two >moved/2'
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "${#lines[@]}" 10002
+	assert_line --index 0 '{"path":"big","change":"deleted","base":{"type":"dir","dev":'"$(stat -c %d "$ws/big")"',"ino":'"$(stat -c %i "$ws/big")"',"size":'"$(stat -c %s "$ws/big")"',"mtime_ns":'"$(stat -c %.9Y "$ws/big" | tr -d .)"',"ctime_ns":'"$(stat -c %.9Z "$ws/big" | tr -d .)"'}}'
+	run -0 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":10002,"already":0,"skipped":0,"kept":false}'
+	assert_file_not_exist "$ws/big"
+	assert_equal "$(ls "$ws/moved" | wc -l)" 10000
+	assert_equal "$(cat "$ws/moved/1")$(cat "$ws/moved/2")" onetwo
+}
+
+@test "a directory replaced by a file, and a file by a directory" {
+	mkdir -p "$ws/d/sub" && echo x >"$ws/d/sub/x"
+	mkcs "$ws" "$cs" 'rm -rf d && echo file >d; rm keep && mkdir keep && echo in >keep/f'
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_line --index 0 --regexp '^\{"path":"d","change":"type-changed","type":"file",'
+	assert_line --index 1 --regexp '^\{"path":"keep","change":"type-changed","type":"dir",'
+	assert_line --index 2 --regexp '^\{"path":"keep/f","change":"added",'
+	assert_equal "${#lines[@]}" 3
+	run -0 $C apply --workspace "$ws" "$cs"
+	assert_equal "$(cat "$ws/d")" file
+	assert_equal "$(cat "$ws/keep/f")" in
+}
+
+@test "SIGKILL during apply: each file old or new, a rerun finishes the job" {
+	mkdir "$ws/many"
+	(cd "$ws/many" && seq 2000 | xargs -I{} sh -c 'echo old >{}')
+	mkcs "$ws" "$cs" 'for f in many/*; do echo new >$f; done; rm gone'
+	# the 1000th rename into place is where the kill lands
+	run -137 strace -f -o /dev/null -e trace=rename,renameat,renameat2 -e inject=rename,renameat,renameat2:signal=KILL:when=1000 \
+		$C apply --workspace "$ws" "$cs"
+	assert_equal "$(cat "$ws"/many/* | sort | uniq -c | tr -s ' ')" " 999 new
+ 1001 old"
+	assert_file_exist "$ws/gone"
+	run -0 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":1002,"already":0,"skipped":0,"kept":false}'
+	assert_equal "$(cat "$ws"/many/* | sort | uniq -c | tr -s ' ')" " 2000 new"
+	assert_file_not_exist "$ws/gone"
+	assert_file_not_exist "$ws/many/.sbx-changes.tmp"
+}

@@ -20,18 +20,31 @@ mkcs() {
 	cs_base "$ws" "$dir"
 }
 
-# One base line per path of DIR/upper that has none yet: the workspace's state.
+# One base line per path of DIR/upper that has none yet: the workspace's
+# state (lstat), JSON-escaped.
 cs_base() {
-	local ws=$1 dir=$2 p t
-	(cd "$dir/upper" && find . -mindepth 1 -printf '%P\n') | while IFS= read -r p; do
-		grep -qF "\"path\":\"$p\"," "$dir/base.jsonl" && continue
-		if [ -L "$ws/$p" ]; then t=symlink
-		elif [ -f "$ws/$p" ]; then t=file
-		elif [ -d "$ws/$p" ]; then t=dir
-		elif [ -e "$ws/$p" ]; then t=other
-		else printf '{"path":"%s","type":"none"}\n' "$p" >>"$dir/base.jsonl"; continue
-		fi
-		stat -c "{\"path\":\"$p\",\"type\":\"$t\",\"dev\":%d,\"ino\":%i,\"size\":%s,\"mtime_ns\":%.9Y,\"ctime_ns\":%.9Z}" \
-			"$ws/$p" | sed 's/\([0-9]\)\.\([0-9]\{9\}\)/\1\2/g' >>"$dir/base.jsonl"
-	done
+	python3 - "$1" "$2" <<'PY'
+import json, os, stat, sys
+ws, d = sys.argv[1], sys.argv[2]
+have = set()
+with open(d + "/base.jsonl") as f:
+    for l in f:
+        have.add(json.loads(l)["path"])
+out = open(d + "/base.jsonl", "a")
+up = d + "/upper"
+for root, dirs, files, _ in os.fwalk(up):
+    for n in sorted(dirs + files):
+        p = os.path.relpath(os.path.join(root, n), up)
+        if p in have:
+            continue
+        try:
+            st = os.lstat(os.path.join(ws, p))
+        except OSError:
+            out.write(json.dumps({"path": p, "type": "none"}, separators=(",", ":")) + "\n")
+            continue
+        t = ("file" if stat.S_ISREG(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode)
+             else "symlink" if stat.S_ISLNK(st.st_mode) else "other")
+        out.write(json.dumps({"path": p, "type": t, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size,
+                              "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns}, separators=(",", ":")) + "\n")
+PY
 }

@@ -51,6 +51,7 @@ void cs_open(struct cs *c, const char *dir, const char *ws, int excl);
 const char *cs_q(const char *s);
 const char *cs_q2(const char *s);
 const char *cs_q3(const char *s);
+const char *cs_qf(const char *dir, const char *name);
 const char *cs_qd(const char *s, int which);
 /* scan.c */
 void cs_scan(struct cs *c);

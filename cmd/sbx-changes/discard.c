@@ -41,7 +41,7 @@ int cs_discard(const char *dir)
 			"to fix: name a directory sbx-ns --changes wrote", cs_q(dir));
 	lock = openat(fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s/lock", cs_q(dir));
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", cs_qf(dir, "lock"));
 	if (flock(lock, LOCK_EX | LOCK_NB))
 		sbx_die(SBX_EXIT_POLICY, "%s is in use by a running sandbox; to fix: wait for it to end",
 			cs_q(dir));

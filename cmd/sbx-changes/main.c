@@ -64,6 +64,16 @@ const char *cs_q2(const char *s)
 	return quote(qbuf[1], s, 0);
 }
 
+/* DIR/name, quoted. */
+const char *cs_qf(const char *dir, const char *name)
+{
+	char *p = sbx_needf("%s/%s", dir, name);
+	const char *r = cs_q(p);
+
+	free(p);
+	return r;
+}
+
 const char *cs_q3(const char *s)
 {
 	return quote(qbuf[2], s, 0);
@@ -110,7 +120,7 @@ static void read_base(struct cs *c)
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return;
-		sbx_die_errno(SBX_EXIT_POLICY, "unable to open %s/base.jsonl", cs_q(c->dir));
+		sbx_die_errno(SBX_EXIT_POLICY, "unable to open %s", cs_qf(c->dir, "base.jsonl"));
 	}
 	f = sbx_need(fdopen(fd, "r"));
 	while ((len = getline(&line, &cap, f)) > 0) {
@@ -155,8 +165,8 @@ static void read_base(struct cs *c)
 		c->base[c->nbase++] = b;
 		continue;
 bad:
-		sbx_die(SBX_EXIT_POLICY, "unable to read %s/base.jsonl: line %zu is not a base line; "
-			"to fix: discard the change set, it was not written by sbx-ns", cs_q(c->dir), lineno);
+		sbx_die(SBX_EXIT_POLICY, "unable to read %s: line %zu is not a base line; "
+			"to fix: discard the change set, it was not written by sbx-ns", cs_qf(c->dir, "base.jsonl"), lineno);
 	}
 	free(line);
 	fclose(f);
@@ -189,16 +199,16 @@ void cs_open(struct cs *c, const char *dir, const char *ws, int excl)
 	if (!o || !json_is_string(p = json_object_get(o, "workspace")) ||
 	    !json_is_integer(d = json_object_get(o, "dev")) || !json_is_integer(i = json_object_get(o, "ino")) ||
 	    json_integer_value(json_object_get(o, "version")) != 1)
-		sbx_die(SBX_EXIT_POLICY, "%s/changeset is not a change set's identity line; "
-			"to fix: discard the change set", cs_q(dir));
+		sbx_die(SBX_EXIT_POLICY, "%s is not a change set's identity line; "
+			"to fix: discard the change set", cs_qf(dir, "changeset"));
 	c->lockfd = openat(c->dirfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (c->lockfd < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s/lock", cs_q(dir));
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", cs_qf(dir, "lock"));
 	if (flock(c->lockfd, (excl ? LOCK_EX : LOCK_SH) | LOCK_NB)) {
 		if (errno == EWOULDBLOCK)
 			sbx_die(SBX_EXIT_POLICY, "%s is in use by a running sandbox; "
 				"to fix: wait for it to end", cs_q(dir));
-		sbx_die_errno(SBX_EXIT_SYS, "unable to lock %s/lock", cs_q(dir));
+		sbx_die_errno(SBX_EXIT_SYS, "unable to lock %s", cs_qf(dir, "lock"));
 	}
 	if (ws) {
 		c->wsfd = open_abs(ws, O_RDONLY | O_DIRECTORY);
@@ -214,7 +224,7 @@ void cs_open(struct cs *c, const char *dir, const char *ws, int excl)
 				"to fix: name its own workspace", cs_q(dir), cs_q2(json_string_value(p)), cs_q3(ws));
 		c->upfd = openat(c->dirfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (c->upfd < 0)
-			sbx_die_errno(SBX_EXIT_POLICY, "unable to open %s/upper", cs_q(dir));
+			sbx_die_errno(SBX_EXIT_POLICY, "unable to open %s", cs_qf(dir, "upper"));
 		read_base(c);
 	}
 	json_decref(o);
