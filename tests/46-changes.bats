@@ -254,3 +254,110 @@ print(open(sys.argv[2]).read(), end="")' "$ws" "$n"
 	assert_file_not_exist "$ws/gone"
 	assert_file_not_exist "$ws/many/.sbx-changes.tmp"
 }
+
+@test "edited on the host between runs: conflicts, a planted symlink never followed" {
+	mkdir "$BATS_TEST_TMPDIR/outside"
+	echo secret >"$BATS_TEST_TMPDIR/outside/s"
+	mkcs "$ws" "$cs" 'echo x >keep; echo y >src/a.c; mkdir sub && echo in >sub/f'
+	# the workspace's file changed since the change set was based on it
+	echo host >>"$ws/keep"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: warning: refused 'keep': conflict: the workspace changed it since the change set was based on it
+$C: fatal: nothing applied from '$cs': 1 path refused; to fix: review them (sbx-changes list), discard the change set, or apply the rest with --skip-refused"
+	# a later run of the same change set: the path it had none of is now there
+	echo late >"$ws/sub"
+	# sbx-ns marks a path the workspace changed while the run had it
+	sed -i 's/{"path":"src\/a.c",.*/{"path":"src\/a.c","type":"changed"}/' "$cs/base.jsonl"
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_line --index 0 --regexp '^\{"path":"keep",.*"refused":"conflict: the workspace changed it since the change set was based on it"\}$'
+	assert_line --index 1 --regexp '^\{"path":"src/a.c",.*"base":\{"type":"changed"\},"refused":"conflict: the workspace changed it while the sandbox ran"\}$'
+	assert_line --index 2 --regexp '^\{"path":"sub","change":"type-changed",.*"refused":"conflict: the workspace has it now, it had none"\}$'
+	assert_line --index 3 --regexp '^\{"path":"sub/f",.*"refused":"inside a refused directory"\}$'
+	rm "$ws/sub"
+	# the change set's upper gets a link to outside, a directory swapped for one
+	rm -r "$cs/upper/sub"
+	ln -s "$BATS_TEST_TMPDIR/outside" "$cs/upper/sub"
+	ln -s /etc/shadow "$cs/upper/shadow"
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_line --regexp '^\{"path":"shadow","change":"symlink","type":"symlink","mode":"0777","size":11,"sha256":"[0-9a-f]{64}","target":"/etc/shadow","base":null,"refused":"conflict: no base line for it in base.jsonl"\}$'
+	assert_line --regexp '^\{"path":"sub","change":"symlink",.*"target":"'"$BATS_TEST_TMPDIR/outside"'",'
+	refute_output --partial '"path":"sub/'
+	run -102 $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_equal "$(readlink "$ws/sub")" "$BATS_TEST_TMPDIR/outside"
+	assert_file_not_exist "$ws/shadow"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/outside/s")" secret
+	assert_equal "$(ls "$BATS_TEST_TMPDIR/outside")" s
+}
+
+@test "a symlink in the workspace on a path is never followed by apply" {
+	mkdir "$BATS_TEST_TMPDIR/outside"
+	mkcs "$ws" "$cs" 'echo y >src/new.c'
+	mv "$ws/src" "$ws/src.real"
+	ln -s "$BATS_TEST_TMPDIR/outside" "$ws/src"
+	run -102 --separate-stderr $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: warning: skipped 'src': conflict: the workspace changed it since the change set was based on it
+$C: warning: skipped 'src/new.c': inside a refused directory
+$C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them, then discard the change set"
+	assert_equal "$(ls -A "$BATS_TEST_TMPDIR/outside")" ""
+}
+
+@test "device nodes, fifos, sockets, setuid bits and hard links are refused, named" {
+	mkcs "$ws" "$cs" 'echo x >suid; echo h >h1'
+	mknod "$cs/upper/dev" c 1 3
+	mkfifo "$cs/upper/fifo"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$cs/upper/sock"
+	chmod 4755 "$cs/upper/suid"
+	ln "$cs/upper/h1" "$cs/upper/h2"
+	cs_base "$ws" "$cs"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: warning: refused 'dev': a device node
+$C: warning: refused 'fifo': a fifo
+$C: warning: refused 'h1': a hard link
+$C: warning: refused 'h2': a hard link
+$C: warning: refused 'sock': a socket
+$C: warning: refused 'suid': a setuid, setgid or sticky bit
+$C: fatal: nothing applied from '$cs': 6 paths refused; to fix: review them (sbx-changes list), discard the change set, or apply the rest with --skip-refused"
+	run -0 $C discard "$cs"
+	assert_file_not_exist "$cs"
+}
+
+@test "overlay's xattr forms: a whiteout file and an opaque directory are deletions" {
+	mkdir -p "$ws/op/old" && echo o >"$ws/op/old/f" && echo k >"$ws/op/k"
+	mkcs "$ws" "$cs" 'true'
+	: >"$cs/upper/gone"
+	mkdir "$cs/upper/op" && echo n >"$cs/upper/op/new"
+	python3 -c 'import os, sys
+os.setxattr(sys.argv[1] + "/gone", "user.overlay.whiteout", b"")
+os.setxattr(sys.argv[1] + "/op", "user.overlay.opaque", b"y")' "$cs/upper"
+	cs_base "$ws" "$cs"
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "${#lines[@]}" 4
+	assert_line --index 0 --regexp '^\{"path":"gone","change":"deleted","base":\{"type":"file",'
+	assert_line --index 1 --regexp '^\{"path":"op/k","change":"deleted"\}$'
+	assert_line --index 2 --regexp '^\{"path":"op/new","change":"added",'
+	assert_line --index 3 --regexp '^\{"path":"op/old","change":"deleted"\}$'
+	run -0 $C apply --workspace "$ws" "$cs"
+	assert_equal "$(ls -A "$ws/op")" new
+	assert_file_not_exist "$ws/gone"
+}
+
+@test "a full disk during apply: the old file stays whole, nothing half-written, 111" {
+	local small=$BATS_TEST_TMPDIR/small
+	mkdir "$small"
+	mount -t tmpfs -o size=1m tmpfs "$small"
+	ws=$small/ws cs=$small/cs
+	mkdir "$ws" "$cs"
+	echo little >"$ws/a"
+	echo old >"$ws/z"
+	mkdir -p "$cs/upper" "$cs/work"
+	printf '{"version":1,"workspace":"%s","dev":%s,"ino":%s}\n' "$ws" "$(stat -c %d "$ws")" "$(stat -c %i "$ws")" >"$cs/changeset"
+	: >"$cs/base.jsonl"
+	echo new >"$cs/upper/a"
+	head -c 600k /dev/zero | tr '\0' x >"$cs/upper/z"
+	cs_base "$ws" "$cs"
+	run -111 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: unable to write 'z' in '$ws'; what came before it is done, the rest not; to fix: clear the cause and run apply again: No space left on device"
+	assert_equal "$(cat "$ws/a")" new
+	assert_equal "$(cat "$ws/z")" old
+	assert_equal "$(ls -A "$ws")" "$(printf 'a\nz')"
+}

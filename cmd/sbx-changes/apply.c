@@ -82,7 +82,7 @@ static int open_upper(struct cs *c, const struct change *e)
 	return fd;
 }
 
-static void copy(int in, int out, const struct change *e)
+static void copy(int in, int out, int pfd, const struct change *e)
 {
 	static char buf[1 << 16];
 	uint64_t left = e->size;
@@ -92,10 +92,14 @@ static void copy(int in, int out, const struct change *e)
 		if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
 			n = read(in, buf, left < sizeof buf ? left : sizeof buf);
 			if (n > 0 && sbx_write_all(out, buf, n))
-				fail(errno, "write", e->path);
+				n = -1;
 		}
-		if (n < 0)
-			fail(errno, "write", e->path);
+		if (n < 0) {
+			int eno = errno;
+			/* no half-written file is left behind */
+			unlinkat(pfd, CS_TMP, 0);
+			fail(eno, "write", e->path);
+		}
 		if (!n)
 			break;
 		left -= n;
@@ -115,7 +119,7 @@ static void put_file(struct cs *c, int pfd, const char *name, const struct chang
 	}
 	if (out < 0)
 		fail(errno, "create a file for", e->path);
-	copy(in, out, e);
+	copy(in, out, pfd, e);
 	if (fstat(in, &st) == 0) {
 		struct timespec t[2] = { st.st_atim, st.st_mtim };
 		futimens(out, t);
