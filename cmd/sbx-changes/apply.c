@@ -1,11 +1,14 @@
 /* Apply: the reviewed bytes of a change set into the workspace. Every
  * workspace directory is opened beneath the workspace without following a
- * link (cs_ws_parent); each file and symlink is written under CS_TMP in its
- * directory, synced, and renamed over its name, so a kill leaves each path
- * old or new, and a rerun finds what is new already "done". Directories
- * are made first (a parent before its children), deletions come last, the
- * deepest first. Nothing is written when anything is refused, unless
- * --skip-refused. */
+ * link (cs_ws_parent). In a first pass directories are made (a parent
+ * before its children) and every new file and symlink is written under a
+ * temporary name (CS_TMP and a number) in its directory; one syncfs makes
+ * them durable; a second pass renames each over its name, in path order;
+ * deletions come last, the deepest first; a last syncfs. So a kill leaves
+ * each path old or new, the next apply removes the temporary names a
+ * killed one left and finds what is new already "done"; a write that fails
+ * (a full disk) removes every temporary file and replaces nothing. Nothing
+ * is written when anything is refused, unless --skip-refused. */
 #include "changes.h"
 
 #include "die.h"
@@ -18,19 +21,28 @@
 #include <stdnoreturn.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 const char *cs_where = "the change set";
+static struct cs *cur;
+
+static void drop_tmps(void);
+
+static noreturn void fail_msg(int eno, const char *step, const char *path, const char *state)
+{
+	drop_tmps();
+	errno = eno;
+	sbx_die_errno(SBX_EXIT_SYS, "unable to %s %s in %s; %s; to fix: clear the cause and run apply again",
+		      step, cs_q(path), cs_q2(cs_where), state);
+}
 
 static noreturn void fail(int eno, const char *step, const char *path)
 {
-	errno = eno;
-	sbx_die_errno(SBX_EXIT_SYS, "unable to %s %s in %s; what came before it is done, "
-		      "the rest not; to fix: clear the cause and run apply again", step, cs_q(path),
-		      cs_q2(cs_where));
+	fail_msg(eno, step, path, "what came before it is done, the rest not");
 }
 
 /* Remove name below dirfd, a directory with all it holds, no link followed. */
@@ -68,6 +80,122 @@ void cs_rm_tree(int dirfd, const char *name, const char *what)
 		fail(errno, "remove", what);
 }
 
+static void tmpname(char *b, size_t sz, long k)
+{
+	snprintf(b, sz, CS_TMP "%ld", k);
+}
+
+/* The directory of e, kept open while its entries come in a row. */
+struct dirc {
+	char *path;
+	int fd;
+};
+
+static long next_tmp;  /* temporary names are numbered across the apply */
+
+/* The directories cleaned of a killed apply's leftovers (a set of paths). */
+static struct {
+	char **v;
+	size_t cap, n;
+} cleaned;
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* 1 the first time path is seen. */
+static int first_time(const char *path)
+{
+	size_t i;
+
+	if (2 * (cleaned.n + 1) > cleaned.cap) {
+		size_t cap = cleaned.cap ? 2 * cleaned.cap : 1024;
+		char **v = sbx_need(calloc(cap, sizeof *v));
+		for (size_t k = 0; k < cleaned.cap; k++) {
+			if (!cleaned.v[k])
+				continue;
+			for (i = hash(cleaned.v[k]) & (cap - 1); v[i]; i = (i + 1) & (cap - 1))
+				;
+			v[i] = cleaned.v[k];
+		}
+		free(cleaned.v);
+		cleaned.v = v;
+		cleaned.cap = cap;
+	}
+	for (i = hash(path) & (cleaned.cap - 1); cleaned.v[i]; i = (i + 1) & (cleaned.cap - 1))
+		if (!strcmp(cleaned.v[i], path))
+			return 0;
+	cleaned.v[i] = sbx_need(strdup(path));
+	cleaned.n++;
+	return 1;
+}
+
+static int dir_of(struct cs *c, struct dirc *d, const struct change *e, const char **name, int clean)
+{
+	const char *slash = strrchr(e->path, '/');
+	size_t plen = slash ? (size_t)(slash - e->path) : 0;
+
+	*name = slash ? slash + 1 : e->path;
+	if (d->fd >= 0 && strlen(d->path) == plen && !strncmp(d->path, e->path, plen))
+		return d->fd;
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->path);
+	d->path = sbx_need(strndup(e->path, plen));
+	d->fd = cs_ws_parent(c, e->path, name);
+	if (d->fd < 0)
+		fail(errno, "open the directory of", e->path);
+	if (clean && first_time(d->path)) {
+		/* what a killed apply left here */
+		char *buf = sbx_need(malloc(SBX_DIRBUF));
+		size_t len = 0, pos = 0;
+		const struct sbx_dirent64 *de;
+		int rfd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		while (rfd >= 0 && (de = sbx_dirent_next(rfd, buf, &len, &pos)))
+			if (!strncmp(de->d_name, CS_TMP, strlen(CS_TMP)))
+				unlinkat(d->fd, de->d_name, 0);
+		if (rfd >= 0)
+			close(rfd);
+		free(buf);
+	}
+	return d->fd;
+}
+
+static void dir_done(struct dirc *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->path);
+	d->path = NULL;
+	d->fd = -1;
+}
+
+/* Every temporary file written so far, removed (a failed first pass). */
+static void drop_tmps(void)
+{
+	struct dirc d = { NULL, -1 };
+	char t[64];
+
+	if (!cur)
+		return;
+	for (size_t i = 0; i < cur->n; i++) {
+		struct change *e = &cur->v[i];
+		const char *name;
+		if (e->tmp < 0)
+			continue;
+		tmpname(t, sizeof t, e->tmp);
+		if (dir_of(cur, &d, e, &name, 0) >= 0)
+			unlinkat(d.fd, t, 0);
+		e->tmp = -1;
+	}
+	dir_done(&d);
+	cur = NULL;
+}
+
 /* The upper object of e, opened beneath upper without following a link. */
 static int open_upper(struct cs *c, const struct change *e)
 {
@@ -76,16 +204,17 @@ static int open_upper(struct cs *c, const struct change *e)
 
 	/* the change set may have been edited since the check: what is read
 	 * must still be the regular file the check saw */
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != e->size || st.st_nlink > 1)
-		sbx_die(SBX_EXIT_POLICY, "%s changed in change set %s while it was applied; nothing more is "
-			"applied; to fix: review it again and rerun apply", cs_q(e->path), cs_q2(c->dir));
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != e->size || st.st_nlink > 1) {
+		drop_tmps();
+		sbx_die(SBX_EXIT_POLICY, "%s changed in change set %s while it was applied; no file was "
+			"replaced; to fix: review it again and rerun apply", cs_q(e->path), cs_q2(c->dir));
+	}
 	return fd;
 }
 
-static void copy(int in, int out, int pfd, const struct change *e)
+static int copy(int in, int out, uint64_t left)
 {
 	static char buf[1 << 16];
-	uint64_t left = e->size;
 
 	while (left) {
 		ssize_t n = copy_file_range(in, NULL, out, NULL, left, 0);
@@ -94,76 +223,51 @@ static void copy(int in, int out, int pfd, const struct change *e)
 			if (n > 0 && sbx_write_all(out, buf, n))
 				n = -1;
 		}
-		if (n < 0) {
-			int eno = errno;
-			/* no half-written file is left behind */
-			unlinkat(pfd, CS_TMP, 0);
-			fail(eno, "write", e->path);
-		}
+		if (n < 0)
+			return -1;
 		if (!n)
 			break;
 		left -= n;
 	}
+	return 0;
 }
 
-static void put_file(struct cs *c, int pfd, const char *name, const struct change *e)
+/* First pass: e's new content under a temporary name. */
+static void write_tmp(struct cs *c, struct dirc *d, struct change *e)
 {
-	int in = open_upper(c, e), out;
+	const char *name;
+	int pfd = dir_of(c, d, e, &name, 1), in, out;
 	struct stat st;
+	char t[64];
 
-	out = openat(pfd, CS_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0 && errno == EEXIST) {
-		/* a killed apply's: replaced */
-		unlinkat(pfd, CS_TMP, 0);
-		out = openat(pfd, CS_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	tmpname(t, sizeof t, next_tmp);
+	if (S_ISLNK(e->mode)) {
+		if (symlinkat(e->target, pfd, t))
+			fail_msg(errno, "write", e->path, "no file was replaced");
+		e->tmp = next_tmp++;
+		return;
 	}
+	in = open_upper(c, e);
+	out = openat(pfd, t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
-		fail(errno, "create a file for", e->path);
-	copy(in, out, pfd, e);
-	if (fstat(in, &st) == 0) {
-		struct timespec t[2] = { st.st_atim, st.st_mtim };
-		futimens(out, t);
+		fail_msg(errno, "write", e->path, "no file was replaced");
+	e->tmp = next_tmp++;
+	if (copy(in, out, e->size) || fchmod(out, e->mode & 0777))
+		fail_msg(errno, "write", e->path, "no file was replaced");
+	if (!fstat(in, &st)) {
+		struct timespec ts[2] = { st.st_atim, st.st_mtim };
+		futimens(out, ts);
 	}
-	if (fchmod(out, e->mode & 0777) || fsync(out)) {
-		int eno = errno;
-		unlinkat(pfd, CS_TMP, 0);
-		fail(eno, "write", e->path);
-	}
-	if (close(out)) {
-		int eno = errno;
-		unlinkat(pfd, CS_TMP, 0);
-		fail(eno, "write", e->path);
-	}
+	if (close(out))
+		fail_msg(errno, "write", e->path, "no file was replaced");
 	close(in);
-	if (!fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
-		cs_rm_tree(pfd, name, e->path);
-	if (renameat(pfd, CS_TMP, pfd, name)) {
-		int eno = errno;
-		unlinkat(pfd, CS_TMP, 0);
-		fail(eno, "rename into place", e->path);
-	}
 }
 
-static void put_link(int pfd, const char *name, const struct change *e)
+static void put_dir(struct cs *c, struct dirc *d, const struct change *e)
 {
+	const char *name;
+	int pfd = dir_of(c, d, e, &name, 1), fd;
 	struct stat st;
-
-	unlinkat(pfd, CS_TMP, 0);
-	if (symlinkat(e->target, pfd, CS_TMP))
-		fail(errno, "create a symlink for", e->path);
-	if (!fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
-		cs_rm_tree(pfd, name, e->path);
-	if (renameat(pfd, CS_TMP, pfd, name)) {
-		int eno = errno;
-		unlinkat(pfd, CS_TMP, 0);
-		fail(eno, "rename into place", e->path);
-	}
-}
-
-static void put_dir(int pfd, const char *name, const struct change *e)
-{
-	struct stat st;
-	int fd;
 
 	if (!fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && !S_ISDIR(st.st_mode) && unlinkat(pfd, name, 0))
 		fail(errno, "remove", e->path);
@@ -173,6 +277,22 @@ static void put_dir(int pfd, const char *name, const struct change *e)
 	if (fd < 0 || fchmod(fd, e->mode & 0777))
 		fail(errno, "set the mode of", e->path);
 	close(fd);
+}
+
+/* Second pass: the temporary name over e's. */
+static void put(struct cs *c, struct dirc *d, struct change *e)
+{
+	const char *name;
+	int pfd = dir_of(c, d, e, &name, 0);
+	struct stat st;
+	char t[64];
+
+	tmpname(t, sizeof t, e->tmp);
+	if (!fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
+		cs_rm_tree(pfd, name, e->path);
+	if (renameat(pfd, t, pfd, name))
+		fail(errno, "rename into place", e->path);
+	e->tmp = -1;
 }
 
 static void report(struct cs *c, int skip)
@@ -192,65 +312,52 @@ static void report(struct cs *c, int skip)
 			cs_q(c->dir), n, n == 1 ? "" : "s");
 }
 
+static int todo(const struct change *e)
+{
+	return !e->refused && !e->done;
+}
+
 int cs_apply(struct cs *c, int skip)
 {
 	size_t applied = 0, done = 0, refused = 0;
-	char *ppath = NULL;
-	int pfd = -1;
+	struct dirc d = { NULL, -1 };
 
 	cs_where = c->ws;
 	report(c, skip);
-	for (size_t i = 0; i <= c->n; i++) {
-		struct change *e = i < c->n ? &c->v[i] : NULL;
-		const char *name;
-		const char *slash;
-		size_t plen;
-
-		if (e && e->refused) {
-			refused++;
+	for (size_t i = 0; i < c->n; i++) {
+		c->v[i].tmp = -1;
+		refused += c->v[i].refused != NULL;
+		done += !c->v[i].refused && c->v[i].done;
+	}
+	cur = c;
+	for (size_t i = 0; i < c->n; i++) {
+		struct change *e = &c->v[i];
+		if (!todo(e) || e->kind == K_DELETED)
 			continue;
-		}
-		if (e && (e->done || e->kind == K_DELETED)) {
-			done += e->done;
-			continue;
-		}
-		slash = e ? strrchr(e->path, '/') : NULL;
-		plen = slash ? (size_t)(slash - e->path) : 0;
-		/* one open directory while its entries come in a row; synced when left */
-		if (!e || pfd < 0 || strlen(ppath) != plen || strncmp(ppath, e->path, plen)) {
-			if (pfd >= 0) {
-				int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (dfd >= 0) {
-					fsync(dfd);
-					close(dfd);
-				}
-				close(pfd);
-				pfd = -1;
-			}
-			free(ppath);
-			ppath = NULL;
-			if (!e)
-				break;
-			pfd = cs_ws_parent(c, e->path, &name);
-			if (pfd < 0)
-				fail(errno, "open the directory of", e->path);
-			ppath = sbx_need(strndup(e->path, plen));
-		}
-		name = slash ? slash + 1 : e->path;
 		if (S_ISDIR(e->mode))
-			put_dir(pfd, name, e);
-		else if (S_ISLNK(e->mode))
-			put_link(pfd, name, e);
+			put_dir(c, &d, e);
 		else
-			put_file(c, pfd, name, e);
+			write_tmp(c, &d, e);
+	}
+	dir_done(&d);
+	if (syncfs(c->wsfd))
+		fail_msg(errno, "sync", c->ws, "no file was replaced");
+	for (size_t i = 0; i < c->n; i++) {
+		struct change *e = &c->v[i];
+		if (!todo(e) || e->kind == K_DELETED)
+			continue;
+		if (e->tmp >= 0)
+			put(c, &d, e);
 		applied++;
 	}
+	dir_done(&d);
+	cur = NULL;
 	for (size_t i = c->n; i-- > 0; ) {
 		struct change *e = &c->v[i];
 		const char *name;
 		int fd;
 
-		if (e->refused || e->done || e->kind != K_DELETED)
+		if (!todo(e) || e->kind != K_DELETED)
 			continue;
 		fd = cs_ws_parent(c, e->path, &name);
 		if (fd < 0) {
@@ -259,10 +366,11 @@ int cs_apply(struct cs *c, int skip)
 			fail(errno, "open the directory of", e->path);
 		}
 		cs_rm_tree(fd, name, e->path);
-		fsync(fd);
 		close(fd);
 		applied++;
 	}
+	if (syncfs(c->wsfd))
+		fail(errno, "sync", c->ws);
 	{
 		struct sbx_json j;
 		sbx_json_begin(&j, NULL, NULL);

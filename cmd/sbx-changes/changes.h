@@ -8,10 +8,10 @@
 #include <sys/types.h>
 
 #define TOOL "sbx-changes"
-/* The one name apply writes a file under before renaming it into place:
- * a change set holding it is refused, a leftover of a killed apply is
- * replaced by the next one. */
-#define CS_TMP ".sbx-changes.tmp"
+/* The names apply writes files under before renaming them into place,
+ * CS_TMP and a number: a change set holding one is refused, the leftovers
+ * of a killed apply are removed by the next one. */
+#define CS_TMP ".sbx-changes."
 
 enum base_type { B_NONE, B_FILE, B_DIR, B_SYMLINK, B_OTHER, B_CHANGED };
 
@@ -35,6 +35,7 @@ struct change {
 	int opaque_child;         /* deleted because its directory is opaque */
 	const char *refused;      /* why apply refuses it */
 	int done;                 /* the workspace already holds the new state */
+	long tmp;                 /* apply: its temporary name's number, or -1 */
 };
 
 struct cs {

@@ -404,8 +404,8 @@ static const char *check(struct cs *c, struct change *e)
 		return sbx_need(strdup(why));
 	}
 	name = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
-	if (!strcmp(name, CS_TMP))
-		return "the name apply writes through";
+	if (!strncmp(name, CS_TMP, strlen(CS_TMP)))
+		return "a name apply writes through (.sbx-changes.*)";
 	if (e->refused)
 		return e->refused;
 	if (e->mode & 07000)
