@@ -4,9 +4,10 @@
 # tests/changes.bash as the tests make theirs): `list` timed alone, and
 # `apply` side by side with `rsync -a` of the same upper directory into a
 # copy of the same workspace. apply checks every path against its base
-# line, writes each file under a temporary name, fsyncs it and renames it
-# into place; rsync -a neither checks nor syncs (it reads a copy of the
-# upper directory, since apply consumes the change set). Medians of RUNS rounds
+# line, writes each file under a temporary name, syncs them (one syncfs),
+# renames each into place, syncs again and discards the change set;
+# rsync -a neither checks nor syncs (it reads a copy of the upper
+# directory, since apply consumes the change set). Medians of RUNS rounds
 # (warm caches), interleaved, and the ratio sbx / rsync.
 #
 #   bench/changes.sh [FILES [RUNS]]     (defaults 10000, 5; root: the overlay's user namespace)
