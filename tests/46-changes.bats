@@ -160,6 +160,15 @@ $C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them
 	assert_equal "$(cat "$ws/keep")" x
 }
 
+@test "a change set writable by others is refused (102)" {
+	mkcs "$ws" "$cs" 'echo x >keep'
+	chmod 0777 "$cs"
+	run -102 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: change set '$cs' is writable by others; to fix: use a change set of your own, mode 0700"
+	chmod 0700 "$cs"
+	run -0 $C list --workspace "$ws" "$cs"
+}
+
 @test "discard refuses what is not a change set, and a symlink on its path" {
 	mkdir "$BATS_TEST_TMPDIR/plain"
 	echo precious >"$BATS_TEST_TMPDIR/plain/f"

@@ -189,6 +189,12 @@ void cs_open(struct cs *c, const char *dir, const char *ws, int excl)
 		sbx_die_errno(errno == ELOOP ? SBX_EXIT_POLICY : SBX_EXIT_SYS,
 			      "unable to open change set %s%s", cs_q(dir),
 			      errno == ELOOP ? " (a symlink on its path)" : "");
+	if (fstat(c->dirfd, &st))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat change set %s", cs_q(dir));
+	/* another user's change set is theirs to apply (root may apply any) */
+	if ((st.st_uid != getuid() && getuid() != 0) || (st.st_mode & 022))
+		sbx_die(SBX_EXIT_POLICY, "change set %s is %s; to fix: use a change set of your own, "
+			"mode 0700", cs_q(dir), st.st_mode & 022 ? "writable by others" : "owned by another user");
 	fd = openat(c->dirfd, "changeset", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		sbx_die(SBX_EXIT_POLICY, "%s is not a change set (no changeset file); "
