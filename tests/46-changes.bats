@@ -75,7 +75,7 @@ diff --git a/gone b/gone
 deleted file mode 100644
 --- a/gone
 +++ /dev/null
-@@ -1,1 +0,0 @@
+@@ -1 +0,0 @@
 -old
 diff --git a/src/a.c b/src/a.c
 --- a/src/a.c
@@ -371,4 +371,22 @@ os.setxattr(sys.argv[1] + "/op", "user.overlay.opaque", b"y")' "$cs/upper"
 	assert_equal "$(cat "$ws/a")" little
 	assert_equal "$(cat "$ws/z")" old
 	assert_equal "$(ls -A "$ws")" "$(printf 'a\nz')"
+}
+
+@test "diff: a deleted directory shows each file it held, deleted" {
+	mkdir -p "$ws/lib/sub" && echo a >"$ws/lib/a" && echo b >"$ws/lib/sub/b"
+	mkcs "$ws" "$cs" 'rm -rf lib'
+	run -0 --separate-stderr $C diff --workspace "$ws" "$cs"
+	assert_output "diff --git a/lib/a b/lib/a
+deleted file mode 100644
+--- a/lib/a
++++ /dev/null
+@@ -1 +0,0 @@
+-a
+diff --git a/lib/sub/b b/lib/sub/b
+deleted file mode 100644
+--- a/lib/sub/b
++++ /dev/null
+@@ -1 +0,0 @@
+-b"
 }

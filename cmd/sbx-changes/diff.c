@@ -5,6 +5,7 @@
 
 #include "die.h"
 #include "exitcodes.h"
+#include "walk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,7 +183,14 @@ static void hunks(const struct text *a, const struct text *b)
 			bi += 0;
 			bn += op[k] != '-';
 		}
-		printf("@@ -%zu,%zu +%zu,%zu @@\n", an ? ai + 1 : ai, an, bn ? bi + 1 : bi, bn);
+		/* a range of one line is its number alone, as git writes it */
+		printf("@@ -%zu", an ? ai + 1 : ai);
+		if (an != 1)
+			printf(",%zu", an);
+		printf(" +%zu", bn ? bi + 1 : bi);
+		if (bn != 1)
+			printf(",%zu", bn);
+		printf(" @@\n");
 		for (size_t k = s, x = ai, y = bi; k < e; k++) {
 			if (op[k] == ' ')
 				line(' ', a->line[x], a->llen[x]), x++, y++;
@@ -272,10 +280,66 @@ out:
 		close(pfd);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A deleted directory of the workspace: each file in it, deleted, as git
+ * shows it (git has no directories), in name order, no link followed. */
+static void deleted_tree(struct cs *c, const char *path)
+{
+	int fd = cs_open_below(c->wsfd, path, O_RDONLY | O_DIRECTORY);
+	char *buf, **v = NULL;
+	size_t len = 0, pos = 0, n = 0, cap = 0;
+	const struct sbx_dirent64 *d;
+
+	if (fd < 0)
+		return;
+	buf = sbx_need(malloc(SBX_DIRBUF));
+	while ((d = sbx_dirent_next(fd, buf, &len, &pos))) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			v = sbx_need(realloc(v, cap * sizeof *v));
+		}
+		v[n++] = sbx_needf("%s/%s", path, d->d_name);
+	}
+	free(buf);
+	close(fd);
+	if (n)
+		qsort(v, n, sizeof *v, cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		struct change e = { .path = v[i], .kind = K_DELETED };
+		struct stat st;
+		const char *name;
+		int pfd = cs_ws_parent(c, v[i], &name);
+		int dir = pfd >= 0 && !fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
+		if (pfd >= 0)
+			close(pfd);
+		if (dir)
+			deleted_tree(c, v[i]);
+		else
+			one(c, &e);
+		free(v[i]);
+	}
+	free(v);
+}
+
 int cs_diff(struct cs *c)
 {
-	for (size_t i = 0; i < c->n; i++)
-		one(c, &c->v[i]);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct change *e = &c->v[i];
+		const char *name;
+		struct stat st;
+		int pfd = e->kind == K_DELETED ? cs_ws_parent(c, e->path, &name) : -1;
+		int dir = pfd >= 0 && !fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
+		if (pfd >= 0)
+			close(pfd);
+		if (dir)
+			deleted_tree(c, e->path);
+		else
+			one(c, e);
+	}
 	if (fflush(stdout) || ferror(stdout))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to write the diff to stdout");
 	return 0;
