@@ -196,15 +196,26 @@ static void drop_tmps(void)
 	cur = NULL;
 }
 
-/* The upper object of e, opened beneath upper without following a link. */
-static int open_upper(struct cs *c, const struct change *e)
+/* The upper object of e, opened beneath upper without following a link
+ * (its directory kept open while its entries come in a row), and its stat. */
+static int open_upper(struct cs *c, struct dirc *u, const struct change *e, struct stat *st)
 {
-	int fd = cs_open_below(c->upfd, e->path, O_RDONLY | O_NONBLOCK);
-	struct stat st;
+	const char *slash = strrchr(e->path, '/'), *name = slash ? slash + 1 : e->path;
+	size_t plen = slash ? (size_t)(slash - e->path) : 0;
+	int fd = -1;
 
+	if (u->fd < 0 || strlen(u->path) != plen || strncmp(u->path, e->path, plen)) {
+		dir_done(u);
+		u->fd = cs_parent(c->upfd, e->path, &name);
+		if (u->fd >= 0)
+			u->path = sbx_need(strndup(e->path, plen));
+	}
+	if (u->fd >= 0)
+		fd = openat(u->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	/* the change set may have been edited since the check: what is read
 	 * must still be the regular file the check saw */
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != e->size || st.st_nlink > 1) {
+	if (fd < 0 || fstat(fd, st) || !S_ISREG(st->st_mode) || (uint64_t)st->st_size != e->size ||
+	    st->st_nlink > 1) {
 		drop_tmps();
 		sbx_die(SBX_EXIT_POLICY, "%s changed in change set %s while it was applied; no file was "
 			"replaced; to fix: review it again and rerun apply", cs_q(e->path), cs_q2(c->dir));
@@ -233,7 +244,7 @@ static int copy(int in, int out, uint64_t left)
 }
 
 /* First pass: e's new content under a temporary name. */
-static void write_tmp(struct cs *c, struct dirc *d, struct change *e)
+static void write_tmp(struct cs *c, struct dirc *d, struct dirc *u, struct change *e)
 {
 	const char *name;
 	int pfd = dir_of(c, d, e, &name, 1), in, out;
@@ -247,14 +258,14 @@ static void write_tmp(struct cs *c, struct dirc *d, struct change *e)
 		e->tmp = next_tmp++;
 		return;
 	}
-	in = open_upper(c, e);
+	in = open_upper(c, u, e, &st);
 	out = openat(pfd, t, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		fail_msg(errno, "write", e->path, "no file was replaced");
 	e->tmp = next_tmp++;
 	if (copy(in, out, e->size) || fchmod(out, e->mode & 0777))
 		fail_msg(errno, "write", e->path, "no file was replaced");
-	if (!fstat(in, &st)) {
+	{
 		struct timespec ts[2] = { st.st_atim, st.st_mtim };
 		futimens(out, ts);
 	}
@@ -288,7 +299,8 @@ static void put(struct cs *c, struct dirc *d, struct change *e)
 	char t[64];
 
 	tmpname(t, sizeof t, e->tmp);
-	if (!fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
+	/* a directory the file replaces goes first (rename cannot) */
+	if (e->kind == K_TYPE && !fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
 		cs_rm_tree(pfd, name, e->path);
 	if (renameat(pfd, t, pfd, name))
 		fail(errno, "rename into place", e->path);
@@ -320,7 +332,7 @@ static int todo(const struct change *e)
 int cs_apply(struct cs *c, int skip)
 {
 	size_t applied = 0, done = 0, refused = 0;
-	struct dirc d = { NULL, -1 };
+	struct dirc d = { NULL, -1 }, u = { NULL, -1 };
 
 	cs_where = c->ws;
 	report(c, skip);
@@ -337,9 +349,10 @@ int cs_apply(struct cs *c, int skip)
 		if (S_ISDIR(e->mode))
 			put_dir(c, &d, e);
 		else
-			write_tmp(c, &d, e);
+			write_tmp(c, &d, &u, e);
 	}
 	dir_done(&d);
+	dir_done(&u);
 	if (syncfs(c->wsfd))
 		fail_msg(errno, "sync", c->ws, "no file was replaced");
 	for (size_t i = 0; i < c->n; i++) {

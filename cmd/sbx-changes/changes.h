@@ -45,6 +45,7 @@ struct cs {
 	size_t nbase;
 	struct change *v;
 	size_t n, cap;
+	int lazy_sha;    /* apply: a file's sha256 only when a check needs it */
 };
 
 /* main.c */

@@ -348,6 +348,7 @@ int main(int argc, char **argv)
 	if (!strcmp(ws, "/") || !strcmp(dir, "/"))
 		sbx_die_usage("%s: the whole file system is neither a workspace nor a change set", verb);
 	cs_open(&c, dir, ws, v == 'a');
+	c.lazy_sha = v == 'a';
 	cs_scan(&c);
 	cs_check(&c);
 	if (v == 'l') {

@@ -205,6 +205,17 @@ static void scan_entry(struct cs *c, int up, int low, const char *prefix, const 
 		goto out;
 	}
 	if (S_ISREG(st.st_mode)) {
+		int same_size = have_low && S_ISREG(ls.st_mode) && ls.st_size == st.st_size;
+		/* apply needs the bytes only to tell a whiteout or a copy-up
+		 * without a change; its sha256 comes when it is asked for */
+		if (c->lazy_sha && st.st_size > 0 && !same_size) {
+			e = push(c, path, !have_low ? K_ADDED : S_ISREG(ls.st_mode) ? K_MODIFIED : K_TYPE);
+			e->mode = st.st_mode;
+			e->size = st.st_size;
+			if (st.st_nlink > 1)
+				e->refused = "a hard link";
+			goto out;
+		}
 		fd = openat(up, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the change set", cs_q(path));
@@ -215,7 +226,7 @@ static void scan_entry(struct cs *c, int up, int low, const char *prefix, const 
 				push(c, path, K_DELETED);
 			goto out;
 		}
-		if (have_low && S_ISREG(ls.st_mode) && ls.st_size == st.st_size) {
+		if (same_size) {
 			int lf = openat(low, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 			int same = lf >= 0 && same_bytes(fd, lf);
 			if (lf >= 0)
@@ -350,7 +361,7 @@ int cs_parent(int root, const char *path, const char **name)
 	return fd;
 }
 
-static int same_new(struct cs *c, const struct change *e, int pfd, const char *name, const struct stat *ws)
+static int same_new(struct cs *c, struct change *e, int pfd, const char *name, const struct stat *ws)
 {
 	if (e->kind == K_DELETED)
 		return 0;
@@ -366,7 +377,15 @@ static int same_new(struct cs *c, const struct change *e, int pfd, const char *n
 	}
 	if (S_ISREG(ws->st_mode) && (uint64_t)ws->st_size == e->size) {
 		char sha[65];
-		int fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		int fd;
+		if (!e->sha[0]) {
+			fd = cs_open_below(c->upfd, e->path, O_RDONLY | O_NONBLOCK);
+			if (fd < 0)
+				sbx_die_errno(SBX_EXIT_SYS, "unable to open %s in the change set", cs_q(e->path));
+			hash_fd(fd, e->sha, e->path);
+			close(fd);
+		}
+		fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			return 0;
 		hash_fd(fd, sha, e->path);
@@ -391,6 +410,31 @@ static int base_matches(const struct base *b, const struct stat *st)
 	       b->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
+/* The workspace directory of the last path checked, kept while paths of
+ * one directory come in a row. */
+static struct {
+	char *path;
+	int fd;
+} pc = { NULL, -1 };
+
+static int check_parent(struct cs *c, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t plen = slash ? (size_t)(slash - path) : 0;
+
+	*name = slash ? slash + 1 : path;
+	if (pc.fd >= 0 && strlen(pc.path) == plen && !strncmp(pc.path, path, plen))
+		return pc.fd;
+	if (pc.fd >= 0)
+		close(pc.fd);
+	free(pc.path);
+	pc.path = NULL;
+	pc.fd = cs_ws_parent(c, path, name);
+	if (pc.fd >= 0)
+		pc.path = sbx_need(strndup(path, plen));
+	return pc.fd;
+}
+
 /* Why apply refuses e, or NULL; sets e->done. */
 static const char *check(struct cs *c, struct change *e)
 {
@@ -410,7 +454,7 @@ static const char *check(struct cs *c, struct change *e)
 		return e->refused;
 	if (e->mode & 07000)
 		return "a setuid, setgid or sticky bit";
-	pfd = cs_ws_parent(c, e->path, &name);
+	pfd = check_parent(c, e->path, &name);
 	if (pfd < 0) {
 		if (errno == ELOOP || errno == EXDEV)
 			return "a symlink in the workspace on its path";
@@ -440,8 +484,6 @@ static const char *check(struct cs *c, struct change *e)
 	else if (e->base->type != B_NONE && have && !e->opaque_child && !base_matches(e->base, &st))
 		g = "conflict: the workspace changed it since the change set was based on it";
 out:
-	if (pfd >= 0)
-		close(pfd);
 	return g;
 }
 
@@ -461,6 +503,11 @@ void cs_check(struct cs *c)
 		if (e->refused && S_ISDIR(e->mode) && e->kind != K_MODE)
 			dir_refused = e->path;
 	}
+	if (pc.fd >= 0)
+		close(pc.fd);
+	free(pc.path);
+	pc.path = NULL;
+	pc.fd = -1;
 }
 
 int cs_open_below(int root, const char *path, int flags)
