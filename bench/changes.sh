@@ -32,6 +32,7 @@ mkdir "$work/ws0"
 (cd "$work/ws0" && for d in $(seq 100); do mkdir "d$d"; done &&
 	seq "$files" | awk '{ printf "d%d/f%d\n", $1 % 100 + 1, $1 }' | xargs touch)
 now() { date +%s%N; }
+TIMEFORMAT='%U %S'
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 for i in $(seq "$runs"); do
@@ -47,10 +48,11 @@ for i in $(seq "$runs"); do
 	if [ $((i % 2)) = 1 ]; then order="rsync apply"; else order="apply rsync"; fi
 	for what in $order; do
 		t0=$(now)
+		# wall time, and the CPU time (user + system) of every process it ran
 		if [ "$what" = rsync ]; then
-			rsync -a "$work/up/" "$work/wsr/"
+			{ time rsync -a "$work/up/" "$work/wsr/"; } 2>>"$work/c.$what"
 		else
-			"$bin/sbx-changes" apply --workspace "$work/ws" "$work/cs" >/dev/null
+			{ time "$bin/sbx-changes" apply --workspace "$work/ws" "$work/cs" >/dev/null; } 2>>"$work/c.$what"
 		fi
 		t1=$(now)
 		echo $(((t1 - t0) / 1000)) >>"$work/t.$what"
@@ -58,10 +60,13 @@ for i in $(seq "$runs"); do
 	[ "$(cat "$work/ws/d1/f100")" = changed ] && [ ! -e "$work/cs" ] || { echo "bench: fatal: apply did not apply" >&2; exit 1; }
 	rm -rf "$work/ws" "$work/wsr" "$work/cs" "$work/up"
 done
+ca=$(awk '{ print ($1 + $2) * 1000 }' "$work/c.apply" | median)
+cr=$(awk '{ print ($1 + $2) * 1000 }' "$work/c.rsync" | median)
 l=$(median <"$work/t.list")
 a=$(median <"$work/t.apply")
 r=$(median <"$work/t.rsync")
 printf 'list of %d paths:            %8.1f ms (target < 1000 ms)\n' "$files" "$(echo "$l / 1000" | bc -l)"
 printf 'apply of %d changed files:   %8.1f ms\n' "$files" "$(echo "$a / 1000" | bc -l)"
 printf 'rsync -a of the same upper:      %8.1f ms\n' "$(echo "$r / 1000" | bc -l)"
-printf 'apply / rsync -a:                %8.2fx (target <= 1.5x)\n' "$(echo "$a / $r" | bc -l)"
+printf 'apply / rsync -a:                %8.2fx wall (target <= 1.5x)\n' "$(echo "$a / $r" | bc -l)"
+printf 'CPU, user + system:  apply %.0f ms, rsync -a %.0f ms (all its processes): %.2fx\n' "$ca" "$cr" "$(echo "$ca / $cr" | bc -l)"
