@@ -56,8 +56,8 @@ agent='printf "one\nTWO\nthree\n" >src/a.c; rm gone; echo new >src/b.c
 	mkcs "$ws" "$cs" "$agent"
 	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
 	assert_equal "${#lines[@]}" 5
-	assert_line --index 0 --regexp '^\{"path":".env","change":"added","type":"file","mode":"0644","size":9,"sha256":"[0-9a-f]{64}","base":\{"type":"none"\},"refused":"protected by deny-write .env"\}$'
-	assert_line --index 1 --regexp '^\{"path":".git/hooks/pre-commit","change":"added",.*"refused":"protected by deny-write .git/hooks/\*\*"\}$'
+	assert_line --index 0 --regexp '^\{"path":".env","change":"added","type":"file","mode":"0644","size":9,"sha256":"[0-9a-f]{64}","base":\{"type":"none"\},"refused":"deny-write","protected":".env","after_apply":true\}$'
+	assert_line --index 1 --regexp '^\{"path":".git/hooks/pre-commit","change":"added",.*"refused":"deny-write","protected":".git/hooks"\}$'
 	assert_line --index 2 --regexp '^\{"path":"gone","change":"deleted","base":\{"type":"file","dev":[0-9]+,"ino":[0-9]+,"size":4,"mtime_ns":[0-9]+,"ctime_ns":[0-9]+\}\}$'
 	assert_line --index 3 --regexp '^\{"path":"src/a.c","change":"modified","type":"file","mode":"0644","size":14,"sha256":"'"$(printf 'one\nTWO\nthree\n' | sha256sum | cut -c1-64)"'","base":\{"type":"file",'
 	assert_line --index 4 --regexp '^\{"path":"src/b.c","change":"added",'
@@ -91,8 +91,8 @@ diff --git a/src/a.c b/src/a.c
 	mkcs "$ws" "$cs" "$agent"
 	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
 	assert_output ""
-	assert_equal "$stderr" "$C: warning: refused '.env': protected by deny-write .env
-$C: warning: refused '.git/hooks/pre-commit': protected by deny-write .git/hooks/**
+	assert_equal "$stderr" "$C: warning: refused '.env': deny-write: '.env' would be protected after apply
+$C: warning: refused '.git/hooks/pre-commit': deny-write: '.git/hooks' is protected
 $C: fatal: nothing applied from '$cs': 2 paths refused; to fix: review them (sbx-changes list), discard the change set, or apply the rest with --skip-refused"
 	assert_equal "$(cat "$ws/src/a.c")" "$(printf 'one\ntwo\nthree')"
 	assert_file_exist "$ws/gone"
@@ -104,8 +104,8 @@ $C: fatal: nothing applied from '$cs': 2 paths refused; to fix: review them (sbx
 	mkcs "$ws" "$cs" "$agent"
 	run -102 --separate-stderr $C apply --skip-refused --workspace "$ws" "$cs"
 	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":3,"already":0,"skipped":2,"kept":true}'
-	assert_equal "$stderr" "$C: warning: skipped '.env': protected by deny-write .env
-$C: warning: skipped '.git/hooks/pre-commit': protected by deny-write .git/hooks/**
+	assert_equal "$stderr" "$C: warning: skipped '.env': deny-write: '.env' would be protected after apply
+$C: warning: skipped '.git/hooks/pre-commit': deny-write: '.git/hooks' is protected
 $C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them, then discard the change set"
 	assert_equal "$(cat "$ws/src/a.c")" "$(printf 'one\nTWO\nthree')"
 	assert_equal "$(cat "$ws/src/b.c")" new
@@ -200,24 +200,35 @@ $C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them
 	assert_equal "$stderr" "$C: fatal: unable to read '$cs/base.jsonl': line 4 is not a base line; to fix: discard the change set, it was not written by sbx-ns"
 }
 
-@test "a path of more than 4,096 bytes is listed and applied" {
-	local n=$(printf 'n%.0s' {1..255}) p=""
-	mkcs "$ws" "$cs" "python3 -c 'import os
-n = \"n\" * 255
-for i in range(16): os.mkdir(n); os.chdir(n)
-open(n, \"w\").write(\"deep\\n\")'"
-	for i in $(seq 16); do p=$p$n/; done
-	p=$p$n
-	assert_equal "${#p}" 4351
+# deep DEPTH: DEPTH directories of 255-byte names, a file "deep" in the last
+deep() {
+	python3 -c 'import os, sys
+n = "n" * 255
+for i in range(int(sys.argv[1])): os.mkdir(n); os.chdir(n)
+open(n, "w").write("deep\n")' "$1"
+}
+
+@test "a path of 3,583 bytes is listed and applied; a longer one than the deny-write walk reads refuses the change set" {
+	local n=$(printf 'n%.0s' {1..255}) p="" msg
+	mkcs "$ws" "$cs" "$(declare -f deep); deep 13"
+	for i in $(seq 13); do p=$p$n/; done
 	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
-	assert_equal "${#lines[@]}" 17
-	assert_line --index 16 --partial "\"path\":\"$p\",\"change\":\"added\""
+	assert_equal "${#lines[@]}" 14
+	assert_line --index 13 --partial "\"path\":\"$p$n\",\"change\":\"added\""
 	run -0 $C apply --workspace "$ws" "$cs"
-	run -0 python3 -c 'import os, sys
-os.chdir(sys.argv[1])
-for i in range(16): os.chdir(sys.argv[2])
-print(open(sys.argv[2]).read(), end="")' "$ws" "$n"
+	run -0 cat "$ws/$p$n"
 	assert_output deep
+	# 16 directories: a path of 4,351 bytes, more than the one rule reads;
+	# sbx-ns refuses such a workspace, apply refuses to make one
+	rm -rf "$ws/$n"
+	mkcs "$ws" "$cs" "$(declare -f deep); deep 16"
+	# (a message is cut at 2,047 bytes)
+	msg="unable to check below $p$n in the workspace: its path is too long"
+	run -102 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: ${msg:0:2047}"
+	run -102 --separate-stderr $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: ${msg:0:2047}"
+	assert_file_not_exist "$ws/$n"
 }
 
 @test "10,000 files: a renamed directory is a deletion and an addition, applied whole" {

@@ -315,8 +315,13 @@ static void report(struct cs *c, int skip)
 		if (!c->v[i].refused)
 			continue;
 		n++;
-		sbx_msg(SBX_MSG_WARNING, 0, 0, "%s %s: %s", skip ? "skipped" : "refused",
-			cs_q(c->v[i].path), c->v[i].refused);
+		if (c->v[i].prot)
+			sbx_msg(SBX_MSG_WARNING, 0, 0, "%s %s: deny-write: %s %s", skip ? "skipped" : "refused",
+				cs_q(c->v[i].path), cs_q2(c->v[i].prot),
+				c->v[i].prot_after ? "would be protected after apply" : "is protected");
+		else
+			sbx_msg(SBX_MSG_WARNING, 0, 0, "%s %s: %s", skip ? "skipped" : "refused",
+				cs_q(c->v[i].path), c->v[i].refused);
 	}
 	if (n && !skip)
 		sbx_die(SBX_EXIT_POLICY, "nothing applied from %s: %zu path%s refused; to fix: review them "

@@ -34,6 +34,8 @@ struct change {
 	const struct base *base;  /* its own line, or the opaque directory's */
 	int opaque_child;         /* deleted because its directory is opaque */
 	const char *refused;      /* why apply refuses it */
+	const char *prot;         /* deny-write: the protected path that refuses it */
+	int prot_after;           /* protected in the workspace as apply would leave it */
 	int done;                 /* the workspace already holds the new state */
 	long tmp;                 /* apply: its temporary name's number, or -1 */
 };
@@ -63,6 +65,9 @@ int cs_parent(int root, const char *path, const char **name);
 /* path below root (a change set's upper), opened without following a link */
 int cs_open_below(int root, const char *path, int flags);
 const char *cs_kind(enum kind k);
+/* protect.c */
+void cs_protect_scan(struct cs *c);
+const char *cs_protected(const char *path, int *after);
 /* apply.c */
 int cs_apply(struct cs *c, int skip);
 void cs_rm_tree(int dirfd, const char *name, const char *what);

@@ -277,6 +277,11 @@ static void list(struct cs *c)
 			sbx_json_bool(&j, "applied", 1);
 		if (e->refused)
 			sbx_json_str(&j, "refused", e->refused);
+		if (e->prot) {
+			sbx_json_str(&j, "protected", e->prot);
+			if (e->prot_after)
+				sbx_json_bool(&j, "after_apply", 1);
+		}
 		if (sbx_json_write(&j, 1))
 			sbx_die_errno(SBX_EXIT_SYS, "unable to write the list to stdout");
 	}

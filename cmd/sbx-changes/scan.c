@@ -11,7 +11,6 @@
 #include "die.h"
 #include "digest.h"
 #include "exitcodes.h"
-#include "policy.h"
 #include "sys.h"
 #include "walk.h"
 
@@ -438,15 +437,12 @@ static int check_parent(struct cs *c, const char *path, const char **name)
 /* Why apply refuses e, or NULL; sets e->done. */
 static const char *check(struct cs *c, struct change *e)
 {
-	const char *name, *g;
-	static char why[512];
+	const char *name, *g = NULL;
 	struct stat st;
 	int pfd, have;
 
-	if ((g = sbx_policy_deny_match(NULL, e->path))) {
-		snprintf(why, sizeof why, "protected by deny-write %s", g);
-		return sbx_need(strdup(why));
-	}
+	if ((e->prot = cs_protected(e->path, &e->prot_after)))
+		return "deny-write";
 	name = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
 	if (!strncmp(name, CS_TMP, strlen(CS_TMP)))
 		return "a name apply writes through (.sbx-changes.*)";
@@ -491,6 +487,8 @@ void cs_check(struct cs *c)
 {
 	const char *dir_refused = NULL;
 
+	if (c->n)
+		cs_protect_scan(c);
 	for (size_t i = 0; i < c->n; i++) {
 		struct change *e = &c->v[i];
 		/* what lies in a refused directory goes nowhere either */

@@ -121,13 +121,6 @@ struct sbx_pol_clamped {
 extern const char *const sbx_policy_default_deny[];
 /* Why a deny-write glob is invalid, or NULL. */
 const char *sbx_policy_glob_invalid(const char *glob);
-/* The deny-write rule for one path rel (relative to the workspace, no
- * leading '/'): the glob of globs (NULL: the defaults) that matches rel or
- * one of its ancestors, a ".git/" glob also in every directory below; with
- * the defaults also git's rule (a ".git" entry, and config,
- * config.worktree, commondir, gitdir and hooks/ in any ".git"). Returns
- * what matched, or NULL when rel may be written. */
-const char *sbx_policy_deny_match(const char *const *globs, const char *rel);
 
 /* policy.c: the model */
 void sbx_policy_init(struct sbx_policy *p, const char *source);
