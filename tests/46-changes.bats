@@ -117,6 +117,88 @@ $C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them
 	assert_file_not_exist "$cs"
 }
 
+# A bare repository planted by its shape in a subdirectory, its config
+# including a file planted beside it: git would read both.
+bare='mkdir -p vendor/x/objects vendor/x/refs; echo "ref: refs/heads/main" >vendor/x/HEAD
+	printf "[include]\n\tpath = ../../evil.cfg\n" >vendor/x/config
+	printf "[core]\n\tfsmonitor = touch pwned\n" >evil.cfg; echo b >src/b.c'
+
+@test "deny-write after apply: a bare repository planted by its shape, and the file its config includes" {
+	mkcs "$ws" "$cs" "$bare"
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "${#lines[@]}" 8
+	assert_line --index 0 --regexp '^\{"path":"evil.cfg","change":"added",.*"refused":"deny-write","protected":"evil.cfg","after_apply":true\}$'
+	assert_line --index 1 --regexp '^\{"path":"src/b.c","change":"added",.*"base":\{"type":"none"\}\}$'
+	assert_line --index 2 --regexp '^\{"path":"vendor","change":"added",.*"refused":"deny-write","protected":"vendor/x/config","after_apply":true\}$'
+	assert_line --index 3 --regexp '^\{"path":"vendor/x","change":"added",.*"refused":"inside a refused directory"\}$'
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_output ""
+	assert_equal "$stderr" "$C: warning: refused 'evil.cfg': deny-write: 'evil.cfg' would be protected after apply
+$C: warning: refused 'vendor': deny-write: 'vendor/x/config' would be protected after apply
+$C: warning: refused 'vendor/x': inside a refused directory
+$C: warning: refused 'vendor/x/HEAD': inside a refused directory
+$C: warning: refused 'vendor/x/config': inside a refused directory
+$C: warning: refused 'vendor/x/objects': inside a refused directory
+$C: warning: refused 'vendor/x/refs': inside a refused directory
+$C: fatal: nothing applied from '$cs': 7 paths refused; to fix: review them (sbx-changes list), discard the change set, or apply the rest with --skip-refused"
+	# nothing at all, the legitimate file neither
+	assert_file_not_exist "$ws/src/b.c"
+	assert_file_not_exist "$ws/vendor"
+	assert_file_not_exist "$ws/evil.cfg"
+	run -102 --separate-stderr $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":1,"already":0,"skipped":7,"kept":true}'
+	assert_equal "${stderr%%$'\n'*}" "$C: warning: skipped 'evil.cfg': deny-write: 'evil.cfg' would be protected after apply"
+	assert_equal "$(cat "$ws/src/b.c")" b
+	assert_file_not_exist "$ws/vendor"
+	assert_file_not_exist "$ws/evil.cfg"
+}
+
+@test "deny-write after apply: what the workspace's git config includes or names as hooksPath, planted" {
+	rm -r "$ws/.git"
+	git -C "$ws" init -q
+	git -C "$ws" config include.path ../shared.gitconfig
+	git -C "$ws" config core.hooksPath tools/hooks
+	mkcs "$ws" "$cs" 'echo "[user]" >shared.gitconfig; mkdir -p tools/hooks; echo "#!/bin/sh" >tools/hooks/pre-commit
+		echo b >src/b.c'
+	run -102 --separate-stderr $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":1,"already":0,"skipped":4,"kept":true}'
+	assert_equal "$stderr" "$C: warning: skipped 'shared.gitconfig': deny-write: 'shared.gitconfig' would be protected after apply
+$C: warning: skipped 'tools': deny-write: 'tools/hooks' would be protected after apply
+$C: warning: skipped 'tools/hooks': inside a refused directory
+$C: warning: skipped 'tools/hooks/pre-commit': inside a refused directory
+$C: fatal: applied '$cs' except 4 refused paths, kept in it; to fix: review them, then discard the change set"
+	assert_equal "$(cat "$ws/src/b.c")" b
+	assert_file_not_exist "$ws/shared.gitconfig"
+	assert_file_not_exist "$ws/tools"
+}
+
+@test "deny-write now: deleting or replacing a protected path, or a directory that holds one, is refused" {
+	mkdir -p "$ws/sub/.git" "$ws/lib/.git"
+	echo c >"$ws/sub/.git/config"
+	echo c >"$ws/lib/.git/config"
+	echo n >"$ws/notes"
+	mkcs "$ws" "$cs" 'echo b >src/b.c'
+	# what a change set could hold that sbx-ns never lets a command write
+	mkdir "$cs/upper/.git" "$cs/upper/lib"
+	mknod "$cs/upper/.git/hooks" c 0 0
+	mknod "$cs/upper/sub" c 0 0
+	echo file >"$cs/upper/lib/.git"
+	mknod "$cs/upper/notes" c 0 0
+	cs_base "$ws" "$cs"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: warning: refused '.git/hooks': deny-write: '.git/hooks' is protected
+$C: warning: refused 'lib/.git': deny-write: 'lib/.git' would be protected after apply
+$C: warning: refused 'sub': deny-write: 'sub/.git/config' is protected
+$C: fatal: nothing applied from '$cs': 3 paths refused; to fix: review them (sbx-changes list), discard the change set, or apply the rest with --skip-refused"
+	assert_file_exist "$ws/notes"
+	assert_file_not_exist "$ws/src/b.c"
+	run -102 $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_file_not_exist "$ws/notes"
+	assert_equal "$(cat "$ws/src/b.c")" b
+	assert_equal "$(cat "$ws/sub/.git/config")$(cat "$ws/lib/.git/config")" cc
+	assert_dir_exist "$ws/.git/hooks"
+}
+
 @test "apply: a whole apply consumes the change set; a second run's discard leaves the workspace untouched" {
 	mkcs "$ws" "$cs" 'echo x >>keep; mkdir -p new/deep; echo d >new/deep/f; chmod 0755 keep'
 	run -0 --separate-stderr $C apply --workspace "$ws" "$cs"
@@ -400,4 +482,48 @@ deleted file mode 100644
 +++ /dev/null
 @@ -1 +0,0 @@
 -b"
+}
+
+@test "discard by a user who cannot remove the change set's directory: nothing removed (111)" {
+	local d
+	sbx_test_user
+	d=$(sbx_scratch)
+	mkdir "$d/ws"
+	mkcs "$d/ws" "$d/cs" 'echo x >keep'
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$d/ws" "$d/cs"
+	run -111 --separate-stderr as_user $C discard "$d/cs"
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$d/cs' from '$d'; nothing removed; to fix: discard it as a user who may write '$d': Permission denied"
+	assert_file_exist "$d/cs/changeset"
+	assert_file_exist "$d/cs/upper/keep"
+	run -0 $C discard "$d/cs"
+	rm -rf "$d"
+}
+
+@test "100,000 new files in one change set: listed, applied, none missed" {
+	mkcs "$ws" "$cs" 'mkdir -p gen && cd gen && seq 100000 | xargs touch && echo last >100000'
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_equal "${#lines[@]}" 100001
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":100001,"already":0,"skipped":0,"kept":false}'
+	assert_equal "$(ls "$ws/gen" | wc -l)" 100000
+	assert_equal "$(cat "$ws/gen/100000")" last
+	run -1 grep -r sbx-changes <(ls -A "$ws/gen")
+}
+
+@test "the change set on another filesystem than the workspace: copied, not linked, and judged the same" {
+	local small=$BATS_TEST_TMPDIR/small
+	mkdir "$small"
+	mount -t tmpfs -o size=8m tmpfs "$small"
+	mv "$ws" "$small/ws"
+	ws=$small/ws
+	mkcs "$ws" "$cs" 'echo TWO >src/a.c; echo new >src/b.c; echo S=1 >.env'
+	assert_not_equal "$(stat -c %d "$ws")" "$(stat -c %d "$cs/upper")"
+	run -102 --separate-stderr $C apply --skip-refused --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":2,"already":0,"skipped":1,"kept":true}'
+	assert_equal "$stderr" "$C: warning: skipped '.env': deny-write: '.env' would be protected after apply
+$C: fatal: applied '$cs' except 1 refused path, kept in it; to fix: review them, then discard the change set"
+	assert_equal "$(cat "$ws/src/a.c")$(cat "$ws/src/b.c")" TWOnew
+	assert_equal "$(stat -c %h "$ws/src/a.c") $(stat -c %h "$cs/upper/src/a.c")" "1 1"
+	assert_file_not_exist "$ws/.env"
 }

@@ -8,7 +8,9 @@
  * each path old or new, the next apply removes the temporary names a
  * killed one left and finds what is new already "done"; a write that fails
  * (a full disk) removes every temporary file and replaces nothing. Nothing
- * is written when anything is refused, unless --skip-refused. */
+ * is written when anything is refused, unless --skip-refused. Root's
+ * apply gives each object the owner it has in the change set (the
+ * sandbox's uid), so that a workspace holds what the kernel's merge showed. */
 #include "changes.h"
 
 #include "die.h"
@@ -59,6 +61,12 @@ void cs_rm_tree(int dirfd, const char *name, const char *what)
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		fail(errno, "open", what);
+	/* a directory its owner cannot write keeps what it holds */
+	{
+		struct stat st;
+		if (!fstat(fd, &st) && (st.st_mode & 0700) != 0700)
+			(void)fchmod(fd, 0700);
+	}
 	for (;;) {
 		char *buf = sbx_need(malloc(SBX_DIRBUF));
 		size_t len = 0, pos = 0, n = 0;
@@ -256,6 +264,8 @@ static void write_tmp(struct cs *c, struct dirc *d, struct dirc *u, struct chang
 		if (symlinkat(e->target, pfd, t))
 			fail_msg(errno, "write", e->path, "no file was replaced");
 		e->tmp = next_tmp++;
+		if (getuid() == 0 && fchownat(pfd, t, e->uid, e->gid, AT_SYMLINK_NOFOLLOW))
+			fail_msg(errno, "write", e->path, "no file was replaced");
 		return;
 	}
 	in = open_upper(c, u, e, &st);
@@ -263,7 +273,7 @@ static void write_tmp(struct cs *c, struct dirc *d, struct dirc *u, struct chang
 	if (out < 0)
 		fail_msg(errno, "write", e->path, "no file was replaced");
 	e->tmp = next_tmp++;
-	if (copy(in, out, e->size) || fchmod(out, e->mode & 0777))
+	if (copy(in, out, e->size) || (getuid() == 0 && fchown(out, e->uid, e->gid)) || fchmod(out, e->mode & 0777))
 		fail_msg(errno, "write", e->path, "no file was replaced");
 	{
 		struct timespec ts[2] = { st.st_atim, st.st_mtim };
@@ -285,7 +295,7 @@ static void put_dir(struct cs *c, struct dirc *d, const struct change *e)
 	if (mkdirat(pfd, name, 0700) && errno != EEXIST)
 		fail(errno, "create directory", e->path);
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fchmod(fd, e->mode & 0777))
+	if (fd < 0 || (getuid() == 0 && fchown(fd, e->uid, e->gid)) || fchmod(fd, e->mode & 0777))
 		fail(errno, "set the mode of", e->path);
 	close(fd);
 }

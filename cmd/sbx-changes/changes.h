@@ -28,6 +28,8 @@ struct change {
 	char *path;
 	enum kind kind;
 	mode_t mode;              /* the new object's type and bits; 0: deleted */
+	uid_t uid;                /* its owner in the change set (root's apply gives it) */
+	gid_t gid;
 	uint64_t size;
 	char sha[65];             /* of the new content (files, symlinks) */
 	char *target;             /* symlink */

@@ -39,6 +39,11 @@ int cs_discard(const char *dir)
 	if (fstatat(fd, "changeset", &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 		sbx_die(SBX_EXIT_POLICY, "%s is not a change set (no changeset file); nothing removed; "
 			"to fix: name a directory sbx-ns --changes wrote", cs_q(dir));
+	/* a change set that could be emptied but not removed is no change set
+	 * any more: its directory is asked first */
+	if (faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS))
+		sbx_die_errno(SBX_EXIT_SYS, "unable to remove change set %s from %s; nothing removed; to fix: "
+			      "discard it as a user who may write %s", cs_q(dir), cs_q2(parent), cs_q3(parent));
 	lock = openat(fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open %s", cs_qf(dir, "lock"));

@@ -2,7 +2,8 @@
  * and git's rule of sbx-ns) on two trees: the workspace as it is now, and
  * the workspace as it would be after apply. The second is the kernel's
  * own merge of the change set over the workspace: in a child that enters
- * a user and mount namespace (lib/probe.c's sbx_userns_enter), a read-only
+ * a user and mount namespace (lib/probe.c's sbx_userns_enter; root a
+ * mount namespace only), a read-only
  * overlay with the change set's upper/ over the workspace, mounted with
  * sbx-ns --changes's options (userxattr), over the workspace's own path so
  * that a config's absolute paths mean what they will mean; its protected
@@ -24,6 +25,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +97,14 @@ static void after_child(const struct cs *c, const char *const *globs, size_t n, 
 	char data[128], target[64];
 	struct deny_list l;
 	struct statfs sf;
-	int step, e = sbx_userns_enter(&step), fd, up, ws;
+	int step, e, fd, up, ws;
 
+	/* root needs no user namespace, and one that maps only 0 would keep it
+	 * out of another user's change set, which root may apply */
+	if (getuid() == 0)
+		e = unshare(CLONE_NEWNS) < 0 ? errno : 0;
+	else
+		e = sbx_userns_enter(&step);
 	if (e) {
 		errno = e;
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to create a user and mount namespace to read "

@@ -160,6 +160,14 @@ static int same_bytes(int a, int b)
 
 static void scan_dir(struct cs *c, int up, int low, const char *prefix, int opaque);
 
+/* What e becomes: the upper object's type, bits and owner. */
+static void become(struct change *e, const struct stat *st)
+{
+	e->mode = st->st_mode;
+	e->uid = st->st_uid;
+	e->gid = st->st_gid;
+}
+
 /* Everything of the workspace's directory low that the upper one (its sorted
  * names) does not hold: deleted, for an opaque directory. */
 static void opaque_deletes(struct cs *c, int low, const char *prefix, char **un, size_t nu,
@@ -209,7 +217,7 @@ static void scan_entry(struct cs *c, int up, int low, const char *prefix, const 
 		 * without a change; its sha256 comes when it is asked for */
 		if (c->lazy_sha && st.st_size > 0 && !same_size) {
 			e = push(c, path, !have_low ? K_ADDED : S_ISREG(ls.st_mode) ? K_MODIFIED : K_TYPE);
-			e->mode = st.st_mode;
+			become(e, &st);
 			e->size = st.st_size;
 			if (st.st_nlink > 1)
 				e->refused = "a hard link";
@@ -239,7 +247,7 @@ static void scan_entry(struct cs *c, int up, int low, const char *prefix, const 
 		} else {
 			e = push(c, path, !have_low ? K_ADDED : S_ISREG(ls.st_mode) ? K_MODIFIED : K_TYPE);
 		}
-		e->mode = st.st_mode;
+		become(e, &st);
 		e->size = st.st_size;
 		hash_fd(fd, e->sha, path);
 		close(fd);
@@ -259,7 +267,7 @@ static void scan_entry(struct cs *c, int up, int low, const char *prefix, const 
 			}
 		}
 		e = push(c, path, have_low && !S_ISLNK(ls.st_mode) ? K_TYPE : K_SYMLINK);
-		e->mode = st.st_mode;
+		become(e, &st);
 		e->size = strlen(t);
 		e->target = t;
 		hash_str(t, e->sha);
@@ -273,7 +281,7 @@ static void scan_entry(struct cs *c, int up, int low, const char *prefix, const 
 		op = opaque || has_xattr(fd, "user.overlay.opaque", 1) || has_xattr(fd, "trusted.overlay.opaque", 1);
 		if (!lowdir || (ls.st_mode & 07777) != (st.st_mode & 07777)) {
 			e = push(c, path, !have_low ? K_ADDED : lowdir ? K_MODE : K_TYPE);
-			e->mode = st.st_mode;
+			become(e, &st);
 		}
 		if (lowdir)
 			sub = openat(low, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -284,7 +292,7 @@ static void scan_entry(struct cs *c, int up, int low, const char *prefix, const 
 		goto out;
 	}
 	e = push(c, path, have_low ? K_TYPE : K_ADDED);
-	e->mode = st.st_mode;
+	become(e, &st);
 	e->refused = S_ISFIFO(st.st_mode) ? "a fifo" : S_ISSOCK(st.st_mode) ? "a socket" : "a device node";
 out:
 	free(path);
