@@ -43,8 +43,8 @@ man_all() {
 	local t n
 	for t in $TOOLS; do
 		n=$(man_all "$t" | wc -l)
-		# sbx-changes, the smallest, has four: --workspace, --skip-refused, --help, --version
-		[ "$n" -ge 4 ] || fail "$t: only $n options found in man/$t.1"
+		# sbx-changes, the smallest, has five: --workspace, --deny-write, --skip-refused, --help, --version
+		[ "$n" -ge 5 ] || fail "$t: only $n options found in man/$t.1"
 		run diff -u --label "man/$t.1 OPTIONS" --label "$t --help" <(man_all "$t") <(help_opts "$t")
 		assert_success
 	done

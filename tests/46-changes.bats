@@ -50,6 +50,18 @@ agent='printf "one\nTWO\nthree\n" >src/a.c; rm gone; echo new >src/b.c
 	assert_equal "$stderr" "$C: usage: discard: --workspace is not an option of discard"
 	run -100 --separate-stderr $C discard /d /e
 	assert_equal "$stderr" "$C: usage: discard: one change set DIR only, not also '/e'"
+	run -100 --separate-stderr $C list --workspace /w --deny-write '' /d
+	assert_equal "$stderr" "$C: usage: --deny-write: invalid glob '': empty"
+	run -100 --separate-stderr $C list --workspace /w --deny-write /etc/x /d
+	assert_equal "$stderr" "$C: usage: --deny-write: invalid glob '/etc/x': absolute (globs are relative to the workspace)"
+	run -100 --separate-stderr $C apply --workspace /w --deny-write a//../b/ /d
+	assert_equal "$stderr" "$C: usage: --deny-write: invalid glob 'a/../b': '.' and '..' are not allowed"
+	run -100 --separate-stderr $C diff --workspace /w --deny-write 'a/b**' /d
+	assert_equal "$stderr" "$C: usage: --deny-write: invalid glob 'a/b**': '**' must be a whole component"
+	run -100 --separate-stderr $C list --workspace /w --deny-write "$(printf 'a\033b')" /d
+	assert_equal "$stderr" "$C: usage: --deny-write: invalid glob 'a\x1bb': control character"
+	run -100 --separate-stderr $C discard --deny-write x /d
+	assert_equal "$stderr" "$C: usage: discard: --deny-write is not an option of discard"
 }
 
 @test "list: one JSON line per path, kinds, sha256, base identity and what apply refuses" {
@@ -197,6 +209,17 @@ $C: fatal: nothing applied from '$cs': 3 paths refused; to fix: review them (sbx
 	assert_equal "$(cat "$ws/src/b.c")" b
 	assert_equal "$(cat "$ws/sub/.git/config")$(cat "$ws/lib/.git/config")" cc
 	assert_dir_exist "$ws/.git/hooks"
+}
+
+@test "--deny-write: the globs the sandbox ran with, replacing the defaults as sbx-ns's do" {
+	mkcs "$ws" "$cs" 'mkdir secrets && echo k >secrets/key; echo S=1 >.env; echo b >src/b.c'
+	run -102 --separate-stderr $C apply --skip-refused --deny-write 'secrets/**' --deny-write '*.pem' --workspace "$ws" "$cs"
+	assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":2,"already":0,"skipped":2,"kept":true}'
+	assert_equal "$stderr" "$C: warning: skipped 'secrets': deny-write: 'secrets' would be protected after apply
+$C: warning: skipped 'secrets/key': inside a refused directory
+$C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them, then discard the change set"
+	assert_equal "$(cat "$ws/.env")$(cat "$ws/src/b.c")" S=1b
+	assert_file_not_exist "$ws/secrets"
 }
 
 @test "apply: a whole apply consumes the change set; a second run's discard leaves the workspace untouched" {

@@ -50,6 +50,8 @@ struct cs {
 	struct change *v;
 	size_t n, cap;
 	int lazy_sha;    /* apply: a file's sha256 only when a check needs it */
+	const char **globs; /* --deny-write (none: the defaults, as sbx-ns's) */
+	size_t nglobs;
 };
 
 /* main.c */

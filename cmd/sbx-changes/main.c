@@ -8,6 +8,7 @@
 #include "json.h"
 #include "opts.h"
 #include "parse.h"
+#include "policy.h"
 #include "quote.h"
 #include "sys.h"
 
@@ -24,16 +25,17 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-	"usage: sbx-changes list --workspace WS DIR\n"
-	"       sbx-changes diff --workspace WS DIR\n"
-	"       sbx-changes apply --workspace WS [--skip-refused] DIR\n"
+	"usage: sbx-changes list --workspace WS [--deny-write GLOB]... DIR\n"
+	"       sbx-changes diff --workspace WS [--deny-write GLOB]... DIR\n"
+	"       sbx-changes apply --workspace WS [OPTION]... DIR\n"
 	"       sbx-changes discard DIR\n"
 	"Review, apply or discard the change set DIR that sbx-ns --changes left.\n"
 	"\n"
 	"  --workspace WS         the workspace DIR is a change set of; absolute\n"
+	"  --deny-write GLOB      a protected path, as sbx-ns's; replaces the defaults\n"
 	"  --skip-refused         apply: apply what is not refused, list the rest\n";
 
-enum { O_WORKSPACE = 1, O_SKIP, O_HELP };
+enum { O_WORKSPACE = 1, O_DENY, O_SKIP, O_HELP };
 
 #define RESOLVE (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
@@ -296,11 +298,12 @@ int main(int argc, char **argv)
 {
 	static const struct sbx_opt tab[] = {
 		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
+		{ "deny-write", SBX_ARG, SBX_MANY, O_DENY },
 		{ "skip-refused", SBX_NOARG, SBX_ONCE, O_SKIP },
 		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
 		{ 0, 0, 0, 0 }
 	};
-	const char *verb = argc > 1 ? argv[1] : NULL, *ws = NULL, *arg, *dir;
+	const char *verb = argc > 1 ? argv[1] : NULL, *ws = NULL, *arg, *dir, *why;
 	struct sbx_optstate st;
 	struct cs c = { .dirfd = -1, .wsfd = -1, .upfd = -1, .lockfd = -1 };
 	int id, skip = 0, v;
@@ -329,6 +332,18 @@ int main(int argc, char **argv)
 			if (v == 'x')
 				sbx_die_usage("discard: --workspace is not an option of discard");
 			ws = sbx_opt_path("--workspace", arg);
+			break;
+		case O_DENY:
+			if (v == 'x')
+				sbx_die_usage("discard: --deny-write is not an option of discard");
+			arg = sbx_path_squash(arg);
+			for (const char *p = arg; *p; p++)
+				if ((unsigned char)*p < 0x20 || *p == 0x7f)
+					sbx_die_usage("--deny-write: invalid glob %s: control character", cs_q(arg));
+			if ((why = sbx_policy_glob_invalid(arg)))
+				sbx_die_usage("--deny-write: invalid glob %s: %s", cs_q(arg), why);
+			c.globs = sbx_need(realloc(c.globs, (c.nglobs + 1) * sizeof *c.globs));
+			c.globs[c.nglobs++] = arg;
 			break;
 		case O_SKIP:
 			if (v != 'a')

@@ -187,8 +187,8 @@ static void scan_after(const struct cs *c, const char *const *globs, size_t n)
 
 void cs_protect_scan(struct cs *c)
 {
-	size_t n;
-	const char *const *globs = sbx_deny_default_globs(&n);
+	size_t n = c->nglobs;
+	const char *const *globs = n ? (const char *const *)c->globs : sbx_deny_default_globs(&n);
 	struct deny_list l;
 
 	sbx_deny_scan(c->wsfd, c->ws, globs, n, &l);
