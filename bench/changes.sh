@@ -5,25 +5,32 @@
 # `apply` side by side with `rsync -a` of the same upper directory into a
 # copy of the same workspace. apply checks every path against its base
 # line, writes each file under a temporary name, syncs them (one syncfs),
-# renames each into place, syncs again and discards the change set;
-# rsync -a neither checks nor syncs (it reads a copy of the upper
-# directory, since apply consumes the change set). Medians of RUNS rounds
-# (warm caches), interleaved, and the ratio sbx / rsync.
+# renames each into place, syncs again and discards the change set (it
+# removes the 10,000 files of its upper directory); before that it judges
+# deny-write on the workspace and, in a child with its own mount namespace,
+# on the overlay of the change set over it. rsync -a neither checks nor
+# syncs nor removes anything (it reads a copy of the upper directory, since
+# apply consumes the change set); the same job as apply's is rsync -a and
+# then rm -rf of that copy, timed too. Medians of RUNS rounds (warm
+# caches), interleaved, and the ratios sbx / rsync.
 #
-#   bench/changes.sh [FILES [RUNS]]     (defaults 10000, 5; root: the overlay's user namespace)
+#   bench/changes.sh [FILES [RUNS [DIR]]]  (defaults 10000, 5, /var/tmp: the file system
+#                                           it runs on; root: the overlay's namespace)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 files=${1:-10000}
 runs=${2:-5}
+dir=${3:-/var/tmp}
 for v in "$files" "$runs"; do
-	case $v in '' | *[!0-9]* | 0) echo "bench: usage: bench/changes.sh [FILES [RUNS]]" >&2; exit 100 ;; esac
+	case $v in '' | *[!0-9]* | 0) echo "bench: usage: bench/changes.sh [FILES [RUNS [DIR]]]" >&2; exit 100 ;; esac
 done
+case $dir in /*) ;; *) echo "bench: usage: DIR: not absolute" >&2; exit 100 ;; esac
 bin=${SBX_BIN:-$root/bin}
 command -v rsync >/dev/null || { echo "bench: fatal: rsync missing (apt-get install rsync)" >&2; exit 111; }
 [ -x "$bin/sbx-changes" ] || { echo "bench: fatal: $bin/sbx-changes missing (make)" >&2; exit 111; }
 
-work=$(mktemp -d /var/tmp/sbx-changes-bench.XXXXXX)
+work=$(mktemp -d "$dir/sbx-changes-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 BATS_TEST_TMPDIR=$work
 . "$root/tests/changes.bash"
@@ -51,6 +58,13 @@ for i in $(seq "$runs"); do
 		# wall time, and the CPU time (user + system) of every process it ran
 		if [ "$what" = rsync ]; then
 			{ time rsync -a "$work/up/" "$work/wsr/"; } 2>>"$work/c.$what"
+			t1=$(now)
+			echo $(((t1 - t0) / 1000)) >>"$work/t.$what"
+			t0=$(now)
+			{ time rm -rf "$work/up"; } 2>>"$work/c.rm"
+			t1=$(now)
+			echo $(((t1 - t0) / 1000)) >>"$work/t.rm"
+			continue
 		else
 			{ time "$bin/sbx-changes" apply --workspace "$work/ws" "$work/cs" >/dev/null; } 2>>"$work/c.$what"
 		fi
@@ -62,6 +76,8 @@ for i in $(seq "$runs"); do
 done
 ca=$(awk '{ print ($1 + $2) * 1000 }' "$work/c.apply" | median)
 cr=$(awk '{ print ($1 + $2) * 1000 }' "$work/c.rsync" | median)
+cm=$(awk '{ print ($1 + $2) * 1000 }' "$work/c.rm" | median)
+m=$(median <"$work/t.rm")
 l=$(median <"$work/t.list")
 a=$(median <"$work/t.apply")
 r=$(median <"$work/t.rsync")
@@ -70,3 +86,6 @@ printf 'apply of %d changed files:   %8.1f ms\n' "$files" "$(echo "$a / 1000" | 
 printf 'rsync -a of the same upper:      %8.1f ms\n' "$(echo "$r / 1000" | bc -l)"
 printf 'apply / rsync -a:                %8.2fx wall (target <= 1.5x)\n' "$(echo "$a / $r" | bc -l)"
 printf 'CPU, user + system:  apply %.0f ms, rsync -a %.0f ms (all its processes): %.2fx\n' "$ca" "$cr" "$(echo "$ca / $cr" | bc -l)"
+printf 'rm -rf of the upper copy:        %8.1f ms wall, %.0f ms CPU\n' "$(echo "$m / 1000" | bc -l)" "$cm"
+printf 'apply / (rsync -a + rm -rf), the same job: %.2fx wall, %.2fx CPU\n' \
+	"$(echo "$a / ($r + $m)" | bc -l)" "$(echo "$ca / ($cr + $cm)" | bc -l)"
