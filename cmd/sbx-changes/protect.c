@@ -2,12 +2,11 @@
  * and git's rule of sbx-ns) on two trees: the workspace as it is now, and
  * the workspace as it would be after apply. The second is the kernel's
  * own merge of the change set over the workspace: in a child that enters
- * a user and mount namespace (lib/probe.c's sbx_userns_enter; root a
- * mount namespace only), a read-only
- * overlay with the change set's upper/ over the workspace, mounted with
- * sbx-ns --changes's options (userxattr), over the workspace's own path so
- * that a config's absolute paths mean what they will mean; its protected
- * paths come back over a pipe, NUL-separated.
+ * a user and mount namespace (lib/probe.c's sbx_userns_enter; root a mount
+ * namespace only), a read-only overlay with the change set's upper/ over
+ * the workspace, mounted with sbx-ns --changes's options (userxattr), over
+ * the workspace's own path so that a config's absolute paths mean what
+ * they will mean; its protected paths come back over a pipe, NUL-separated.
  *
  * A change is refused ("deny-write") when its path, a path below it (a
  * directory replaced or deleted) or one of its parents is protected in
@@ -70,7 +69,8 @@ static void write_all(int fd, const char *s, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			_exit(SBX_EXIT_SYS);
+			sbx_die_errno(SBX_EXIT_SYS, "unable to pass the protected paths of the workspace as "
+				      "apply would leave it");
 		s += w;
 		n -= (size_t)w;
 	}
