@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# Real clients inside sbx-ns through a service route of sbx-broker: route
+# "svc" is https://svc.test (the nginx origin of tests/tlsorigin.bash on
+# 198.18.7.4 in namespace "o", private CA), and the broker adds
+# "Authorization: Bearer TOKEN" from a file only root reads. curl, git
+# (clone and push), pip (a venv made inside) and node's fetch() ask for
+# http://svc/... through the proxy port and, in transparent mode, on the
+# captured port 80; none of them is given anything secret. Then the token
+# is looked for everywhere the sandbox can look: its environment, every
+# /proc/PID/environ and cmdline, each file it can read that was written
+# since the token was made, and the broker's answers. Only /echo, which
+# answers the request's headers, shows it (said in the README).
+
+load helpers
+load ns-net
+load tlsorigin
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	local t
+	net_setup_file
+	ip -n "$NO" addr add 198.18.7.4/24 dev "vo$$"
+	printf '198.18.7.4 svc.test\n' >>"$NET_DIR/hosts"
+	# Files written from here on are the ones the search inside reads.
+	TLS_SINCE=$(date +%s)
+	TLS_DIR="$NS_DIR/tls"
+	tls_pki "$TLS_DIR" svc.test
+	t=sbxtok-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	printf '%s\n' "$t" >"$TLS_DIR/token"
+	printf 'Authorization: Bearer %s\r\n' "$t" >"$TLS_DIR/svc.hdr"
+	chmod 0600 "$TLS_DIR/token" "$TLS_DIR/svc.hdr"
+	tls_origin "$NO" 198.18.7.4 svc.test "$TLS_DIR" "$t" sbxuser:sbxpass
+	TLS_FILE_PIDS=("${BG_PIDS[@]}")
+	BG_PIDS=()
+	net_broker svc --allow-private-networks --service svc=https://svc.test \
+		--service-header "svc=$TLS_DIR/svc.hdr" --service-ca "svc=$TLS_DIR/ca.pem"
+	export TLS_DIR TLS_SINCE SOCK="$NET_DIR/svc.sock"
+}
+
+teardown_file() {
+	BG_PIDS=("${TLS_FILE_PIDS[@]}")
+	bg_end
+	net_teardown_file
+}
+
+teardown() { bg_end; }
+
+# The token, and a grep pattern that matches it without holding it: each
+# character in brackets ([s][b][x]...), so that the search's own command
+# line and environment are not a find.
+token() { cat "$TLS_DIR/token"; }
+pattern() { token | sed 's/./[&]/g'; }
+
+# What every sandbox runs: the clients, then the search. $1 is the pattern,
+# $2 the time the token was made, $3 "fetch" to run node's fetch() too.
+CLIENTS='set -e
+p=$1
+curl -sS http://svc/file.txt
+curl -sSi http://svc/nothing | tr -d "\r"
+git clone -q http://svc/repo.git clone
+cd clone
+echo "$(id -u)" >"pushed-$(id -u)"
+git add .
+git -c user.name=sbx -c user.email=sbx@test commit -q -m "from uid $(id -u)"
+git push -q origin main
+cd ..
+python3 -m venv venv
+venv/bin/pip install -q --no-cache-dir --disable-pip-version-check --trusted-host svc \
+	--index-url http://svc/simple/ sbxdemo
+venv/bin/python -c "import sbxdemo; print(sbxdemo.hello())"
+if [ "$3" = fetch ]; then
+	curl -sS --noproxy "*" http://svc/file.txt
+	node -e "fetch(\"http://svc/file.txt\").then(r => r.text()).then(t => process.stdout.write(\"fetch \" + t))"
+fi
+echo "environment: $(env | grep -c -e "$p" || :)"
+echo "proc: $(cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" "\n" | grep -c -e "$p" || :)"
+find / \( -path /proc -o -path /sys -o -path /dev \) -prune -o -type f -readable -newermt "@$2" \
+	-size -16384k -print0 2>/dev/null >"$HOME/files"
+echo "files: $(xargs -0 grep -l -e "$p" <"$HOME/files" 2>/dev/null | wc -l)"
+tr "\0" "\n" <"$HOME/files" | grep -c "/site-packages/sbxdemo/__init__.py$" >/dev/null && echo "searched: the wheel"
+tr "\0" "\n" <"$HOME/files" | grep -c "/clone/pushed-" >/dev/null && echo "searched: the clone"
+:'
+
+# ANSWER is what the broker relays for a path the origin does not have.
+ANSWER='HTTP/1.1 404 Not Found
+Server: nginx/1.22.1'
+
+# clients WHO NET [fetch]: the clients and the search in a fresh workspace.
+clients() {
+	local who=$1 net=$2
+	shift 2
+	"$who" --workspace "$(ns_ws)" --net "$net" -- sh -c "$CLIENTS" sh "$(pattern)" "$TLS_SINCE" "$@"
+}
+
+# The output of clients, the 404's date and length taken out.
+want_clients() {
+	printf '%s\n' "sbx service file" "$ANSWER"
+	printf '%s\n' "sbxdemo 1.0"
+	[ "${1-}" != fetch ] || printf '%s\n' "sbx service file" "fetch sbx service file"
+	printf '%s\n' "environment: 0" "proc: 0" "files: 0" "searched: the wheel" "searched: the clone"
+}
+
+# Strip the headers of the 404 that change from run to run.
+answers() {
+	grep -v -E '^(Date|Content-Type|Content-Length|Connection): |^$|^<' <<<"$output"
+}
+
+@test "the pattern matches the token and is not it" {
+	run -0 grep -c -e "$(pattern)" "$TLS_DIR/token"
+	assert_output 1
+	run -1 grep -c -F "$(token)" <<<"$(pattern)"
+}
+
+@test "through the proxy port, as the test user: curl, git clone and push, pip from the index behind the token; the token is nowhere inside" {
+	run -0 --separate-stderr clients nsh_user "broker:$SOCK"
+	refute_output --partial "$(token)"
+	run -0 answers
+	assert_output "$(want_clients)"
+	refute_output --partial "$(token)"
+	run -0 git -C "$TLS_DIR/o/git/repo.git" log --format=%s main
+	assert_line "from uid $SBX_TEST_UID"
+	run -0 grep -c -F "$(token)" "$NET_DIR/svc.err"
+	assert_output 0
+}
+
+@test "transparent, as root dropping to the test user: the same clients, node's fetch() and curl on the captured port 80 too; the token is nowhere inside" {
+	run -0 --separate-stderr clients nsh_root "broker:$SOCK,transparent" fetch
+	refute_output --partial "$(token)"
+	refute_output --partial "$(token)"
+	run -0 answers
+	assert_output "$(want_clients fetch)"
+	run -1 grep -c -F "$(token)" "$NET_DIR/svc.err"
+}
+
+@test "/echo shows the token (the documented exception): the broker's header replaces the sandbox's own, and the search finds it once written" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$SOCK" -- sh -c '
+		curl -sS -H "Authorization: Bearer mine" -H "X-Sbx: one" -A sbx-test http://svc/echo | tee echo.txt
+		echo "files: $(grep -l -r -e "$1" . | wc -l)"' sh "$(pattern)"
+	assert_output "HTTP_ACCEPT=*/*
+HTTP_AUTHORIZATION=Bearer $(token)
+HTTP_HOST=svc.test
+HTTP_USER_AGENT=sbx-test
+HTTP_X_SBX=one
+files: 1"
+	assert_equal "$stderr" ""
+}
