@@ -13,7 +13,9 @@
 #            proxy_ssl_verify on with the same CA, proxy_ssl_server_name on,
 #            TLS 1.2/1.3, the same header set by proxy_set_header; its
 #            defaults otherwise (a new upstream connection per request,
-#            TLS sessions reused)
+#            TLS sessions resumed)
+#   nginx-full  the same on port 8081 with proxy_ssl_session_reuse off: a
+#            full handshake (certificate chain verified) per request
 #
 # Every request is a connection of its own ("Connection: close") from
 # SBX_BENCH_CLIENTS (default 4) curl processes at once, each fetching its
@@ -159,23 +161,40 @@ http {
 			proxy_set_header Authorization "Bearer $token";
 		}
 	}
+	server {
+		listen 127.0.0.1:8081;
+		location / {
+			proxy_pass https://svc.test;
+			proxy_ssl_session_reuse off;
+			proxy_ssl_verify on;
+			proxy_ssl_trusted_certificate $T/ca.pem;
+			proxy_ssl_server_name on;
+			proxy_ssl_name svc.test;
+			proxy_ssl_protocols TLSv1.2 TLSv1.3;
+			proxy_http_version 1.1;
+			proxy_set_header Host svc.test;
+			proxy_set_header Authorization "Bearer $token";
+		}
+	}
 }
 EOF
 "${in_h[@]}" nginx -e "$W/rp/error.log" -p "$W/rp" -c "$W/rp/nginx.conf" </dev/null >/dev/null 2>>"$W/rp/error.log" &
 nginx=$!
 BG_PIDS+=($nginx)
 net_wait_port "$NH" 127.0.0.1 8080
+net_wait_port "$NH" 127.0.0.1 8081
 [ "$(cat "/proc/$broker/comm")" = sbx-broker ] && [ "$(cat "/proc/$nginx/comm")" = nginx ] ||
 	{ echo "bench: the proxies' pids are not theirs" >&2; exit 1; }
 
 # The clients' URL lists, one per client process.
 per=$((reqs / clients))
 reqs=$((per * clients))
-for kind in route tunnel nginx; do
+for kind in route tunnel nginx nginx-full; do
 	case $kind in
 	route) url=http://svc/file.txt ;;
 	tunnel) url=https://svc.test/file.txt ;;
 	nginx) url=http://127.0.0.1:8080/file.txt ;;
+	nginx-full) url=http://127.0.0.1:8081/file.txt ;;
 	esac
 	for ((i = 0; i < per; i++)); do printf 'url = "%s"\noutput = "/dev/null"\n' "$url"; done >"$W/$kind.urls"
 done
@@ -216,26 +235,32 @@ round() {
 # A check first: the route answers the file, and the token reached the origin.
 out=$(in_h curl -sS -x http://127.0.0.1:3128 http://svc/file.txt)
 [ "$out" = "sbx service file" ] || { echo "bench: the route answered: $out" >&2; exit 1; }
-out=$(in_h curl -sS http://127.0.0.1:8080/file.txt)
-[ "$out" = "sbx service file" ] || { echo "bench: nginx answered: $out" >&2; exit 1; }
+for p in 8080 8081; do
+	out=$(in_h curl -sS http://127.0.0.1:$p/file.txt)
+	[ "$out" = "sbx service file" ] || { echo "bench: nginx on $p answered: $out" >&2; exit 1; }
+done
 
 echo "sbx-broker service route vs CONNECT tunnel vs nginx reverse proxy: $reqs requests per round, $clients clients, $rounds rounds (one connection per request)"
 for ((r = 1; r <= rounds; r++)); do
 	round route "$broker" >>"$W/route.res"
 	round tunnel "$broker" >>"$W/tunnel.res"
 	round nginx "$nginx" >>"$W/nginx.res"
-	printf 'round %d: route %s, tunnel %s, nginx %s (req/s, proxy CPU µs/req)\n' "$r" \
-		"$(tail -1 "$W/route.res")" "$(tail -1 "$W/tunnel.res")" "$(tail -1 "$W/nginx.res")"
+	round nginx-full "$nginx" >>"$W/nginx-full.res"
+	printf 'round %d: route %s, tunnel %s, nginx %s, nginx-full %s (req/s, proxy CPU µs/req)\n' "$r" \
+		"$(tail -1 "$W/route.res")" "$(tail -1 "$W/tunnel.res")" "$(tail -1 "$W/nginx.res")" "$(tail -1 "$W/nginx-full.res")"
 done
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-for k in route tunnel nginx; do
-	eval "${k}_rate=$(cut -d' ' -f1 "$W/$k.res" | median)"
-	eval "${k}_cpu=$(cut -d' ' -f2 "$W/$k.res" | median)"
+for k in route tunnel nginx nginx-full; do
+	eval "${k//-/_}_rate=$(cut -d' ' -f1 "$W/$k.res" | median)"
+	eval "${k//-/_}_cpu=$(cut -d' ' -f2 "$W/$k.res" | median)"
 done
 printf 'route:  %8.1f req/s, broker %6.1f µs CPU/req\n' "$route_rate" "$route_cpu"
 printf 'tunnel: %8.1f req/s, broker %6.1f µs CPU/req (the client does the TLS)\n' "$tunnel_rate" "$tunnel_cpu"
-printf 'nginx:  %8.1f req/s, nginx  %6.1f µs CPU/req\n' "$nginx_rate" "$nginx_cpu"
-awk -v rr="$route_rate" -v rc="$route_cpu" -v tr="$tunnel_rate" -v tc="$tunnel_cpu" -v nr="$nginx_rate" -v nc="$nginx_cpu" 'BEGIN {
+printf 'nginx:  %8.1f req/s, nginx  %6.1f µs CPU/req (TLS sessions resumed)\n' "$nginx_rate" "$nginx_cpu"
+printf 'nginx-full: %8.1f req/s, nginx %6.1f µs CPU/req (a full handshake each)\n' "$nginx_full_rate" "$nginx_full_cpu"
+awk -v rr="$route_rate" -v rc="$route_cpu" -v tr="$tunnel_rate" -v tc="$tunnel_cpu" -v nr="$nginx_rate" -v nc="$nginx_cpu" \
+	-v fr="$nginx_full_rate" -v fc="$nginx_full_cpu" 'BEGIN {
 	printf "route/nginx: %.2fx the rate, %.2fx the CPU per request (target: at most 1x)\n", rr / nr, rc / nc
+	printf "route/nginx-full: %.2fx the rate, %.2fx the CPU per request\n", rr / fr, rc / fc
 	printf "route/tunnel: %.2fx the rate, %.2fx the broker CPU per request\n", rr / tr, rc / tc
 }'

@@ -32,8 +32,12 @@ setup_file() {
 	tls_origin "$NO" 198.18.7.4 svc.test "$TLS_DIR" "$t" sbxuser:sbxpass
 	TLS_FILE_PIDS=("${BG_PIDS[@]}")
 	BG_PIDS=()
+	# Route "expired": the same header to the port whose certificate has
+	# expired, so that a refusal is among the answers searched.
 	net_broker svc --allow-private-networks --service svc=https://svc.test \
-		--service-header "svc=$TLS_DIR/svc.hdr" --service-ca "svc=$TLS_DIR/ca.pem"
+		--service-header "svc=$TLS_DIR/svc.hdr" --service-ca "svc=$TLS_DIR/ca.pem" \
+		--service "expired=https://svc.test:$TLS_PORT_EXPIRED" --service-header "expired=$TLS_DIR/svc.hdr" \
+		--service-ca "expired=$TLS_DIR/ca.pem"
 	export TLS_DIR TLS_SINCE SOCK="$NET_DIR/svc.sock"
 }
 
@@ -52,51 +56,57 @@ token() { cat "$TLS_DIR/token"; }
 pattern() { token | sed 's/./[&]/g'; }
 
 # What every sandbox runs: the clients, then the search. $1 is the pattern,
-# $2 the time the token was made, $3 "fetch" to run node's fetch() too.
+# $2 the time the token was made, $3 the mode ("proxy", or "transparent":
+# node's fetch() and curl on the captured port too), which names the commit.
 CLIENTS='set -e
 p=$1
 curl -sS http://svc/file.txt
 curl -sSi http://svc/nothing | tr -d "\r"
+curl -sSi http://expired/file.txt | tr -d "\r"
 git clone -q http://svc/repo.git clone
 cd clone
-echo "$(id -u)" >"pushed-$(id -u)"
+echo "$3" >"pushed-$3"
 git add .
-git -c user.name=sbx -c user.email=sbx@test commit -q -m "from uid $(id -u)"
+git -c user.name=sbx -c user.email=sbx@test commit -q -m "from uid $(id -u), $3"
 git push -q origin main
 cd ..
 python3 -m venv venv
 venv/bin/pip install -q --no-cache-dir --disable-pip-version-check --trusted-host svc \
 	--index-url http://svc/simple/ sbxdemo
 venv/bin/python -c "import sbxdemo; print(sbxdemo.hello())"
-if [ "$3" = fetch ]; then
+if [ "$3" = transparent ]; then
 	curl -sS --noproxy "*" http://svc/file.txt
 	node -e "fetch(\"http://svc/file.txt\").then(r => r.text()).then(t => process.stdout.write(\"fetch \" + t))"
 fi
 echo "environment: $(env | grep -c -e "$p" || :)"
 echo "proc: $(cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" "\n" | grep -c -e "$p" || :)"
 find / \( -path /proc -o -path /sys -o -path /dev \) -prune -o -type f -readable -newermt "@$2" \
-	-size -16384k -print0 2>/dev/null >"$HOME/files"
+	-size -16384k -print0 2>/dev/null >"$HOME/files" || :
 echo "files: $(xargs -0 grep -l -e "$p" <"$HOME/files" 2>/dev/null | wc -l)"
 tr "\0" "\n" <"$HOME/files" | grep -c "/site-packages/sbxdemo/__init__.py$" >/dev/null && echo "searched: the wheel"
 tr "\0" "\n" <"$HOME/files" | grep -c "/clone/pushed-" >/dev/null && echo "searched: the clone"
 :'
 
-# ANSWER is what the broker relays for a path the origin does not have.
-ANSWER='HTTP/1.1 404 Not Found
-Server: nginx/1.22.1'
+# ANSWER: what the broker relays for a path the origin does not have, and
+# its own refusal on route "expired".
+ANSWER="HTTP/1.1 404 Not Found
+Server: nginx/1.22.1
+HTTP/1.1 502 Bad Gateway
+Sbx-Broker-Reason: service expired: TLS with 198.18.7.4: certificate verify failed: certificate has expired
+sbx-broker: service expired: TLS with 198.18.7.4: certificate verify failed: certificate has expired"
 
-# clients WHO NET [fetch]: the clients and the search in a fresh workspace.
+# clients WHO MODE: the clients and the search in a fresh workspace.
 clients() {
-	local who=$1 net=$2
-	shift 2
-	"$who" --workspace "$(ns_ws)" --net "$net" -- sh -c "$CLIENTS" sh "$(pattern)" "$TLS_SINCE" "$@"
+	local net="broker:$SOCK"
+	[ "$2" = proxy ] || net="$net,transparent"
+	"$1" --workspace "$(ns_ws)" --net "$net" -- sh -c "$CLIENTS" sh "$(pattern)" "$TLS_SINCE" "$2"
 }
 
 # The output of clients, the 404's date and length taken out.
 want_clients() {
 	printf '%s\n' "sbx service file" "$ANSWER"
 	printf '%s\n' "sbxdemo 1.0"
-	[ "${1-}" != fetch ] || printf '%s\n' "sbx service file" "fetch sbx service file"
+	[ "$1" != transparent ] || printf '%s\n' "sbx service file" "fetch sbx service file"
 	printf '%s\n' "environment: 0" "proc: 0" "files: 0" "searched: the wheel" "searched: the clone"
 }
 
@@ -112,37 +122,42 @@ answers() {
 }
 
 @test "through the proxy port, as the test user: curl, git clone and push, pip from the index behind the token; the token is nowhere inside" {
-	run -0 --separate-stderr clients nsh_user "broker:$SOCK"
+	run -0 --separate-stderr clients nsh_user proxy
 	refute_output --partial "$(token)"
+	assert_equal "$stderr" ""
 	run -0 answers
-	assert_output "$(want_clients)"
-	refute_output --partial "$(token)"
-	run -0 git -C "$TLS_DIR/o/git/repo.git" log --format=%s main
-	assert_line "from uid $SBX_TEST_UID"
-	run -0 grep -c -F "$(token)" "$NET_DIR/svc.err"
-	assert_output 0
-}
-
-@test "transparent, as root dropping to the test user: the same clients, node's fetch() and curl on the captured port 80 too; the token is nowhere inside" {
-	run -0 --separate-stderr clients nsh_root "broker:$SOCK,transparent" fetch
-	refute_output --partial "$(token)"
-	refute_output --partial "$(token)"
-	run -0 answers
-	assert_output "$(want_clients fetch)"
+	assert_output "$(want_clients proxy)"
+	run -0 git -C "$TLS_DIR/o/git/repo.git" log -1 --format=%s main
+	assert_output "from uid $SBX_TEST_UID, proxy"
 	run -1 grep -c -F "$(token)" "$NET_DIR/svc.err"
 }
 
-@test "/echo shows the token (the documented exception): the broker's header replaces the sandbox's own, and the search finds it once written" {
+@test "transparent, as root dropping to the test user: the same clients, node's fetch() and curl on the captured port 80 too; the token is nowhere inside" {
+	run -0 --separate-stderr clients nsh_root transparent
+	refute_output --partial "$(token)"
+	assert_equal "$stderr" ""
+	run -0 answers
+	assert_output "$(want_clients transparent)"
+	run -0 git -C "$TLS_DIR/o/git/repo.git" log -1 --format=%s main
+	assert_output "from uid $SBX_TEST_UID, transparent"
+	run -1 grep -c -F "$(token)" "$NET_DIR/svc.err"
+}
+
+@test "/echo shows the token (the documented exception): the broker's header replaces the sandbox's own, and the searches find it once it is there" {
 	local ws
 	ws=$(ns_ws)
 	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$SOCK" -- sh -c '
 		curl -sS -H "Authorization: Bearer mine" -H "X-Sbx: one" -A sbx-test http://svc/echo | tee echo.txt
-		echo "files: $(grep -l -r -e "$1" . | wc -l)"' sh "$(pattern)"
+		echo "files: $(grep -l -r -e "$1" . | wc -l)"
+		T=$(sed -n "s/^HTTP_AUTHORIZATION=//p" echo.txt) sh -c '"'"'cat /proc/[0-9]*/environ |
+			tr "\0" "\n" | grep -q -e "$1" && echo "proc: found"'"'"' sh "$1"' sh "$(pattern)"
 	assert_output "HTTP_ACCEPT=*/*
 HTTP_AUTHORIZATION=Bearer $(token)
+HTTP_CONNECTION=close
 HTTP_HOST=svc.test
 HTTP_USER_AGENT=sbx-test
 HTTP_X_SBX=one
-files: 1"
+files: 1
+proc: found"
 	assert_equal "$stderr" ""
 }
