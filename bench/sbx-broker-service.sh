@@ -110,7 +110,7 @@ exec {rfd}<>"$W/ready"
 	--max-connections 20000 --service svc=https://svc.test --service-header "svc=$T/svc.hdr" \
 	--service-ca "svc=$T/ca.pem" --ready-fd 3 3>"$W/ready" </dev/null >/dev/null 2>"$W/broker.err" &
 broker=$!
-BG_PIDS+=($broker)
+BG_PIDS+=("$broker")
 read -r -t 10 -u "$rfd" _ || { cat "$W/broker.err" >&2; exit 1; }
 ip netns exec "$NH" "$PY" -c '
 import socket, sys
@@ -180,7 +180,7 @@ http {
 EOF
 "${in_h[@]}" nginx -e "$W/rp/error.log" -p "$W/rp" -c "$W/rp/nginx.conf" </dev/null >/dev/null 2>>"$W/rp/error.log" &
 nginx=$!
-BG_PIDS+=($nginx)
+BG_PIDS+=("$nginx")
 net_wait_port "$NH" 127.0.0.1 8080
 net_wait_port "$NH" 127.0.0.1 8081
 [ "$(cat "/proc/$broker/comm")" = sbx-broker ] && [ "$(cat "/proc/$nginx/comm")" = nginx ] ||

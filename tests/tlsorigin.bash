@@ -226,10 +226,10 @@ tls_origin() {
 	echo "}" >>"$o/nginx.conf"
 	ip netns exec "$ns" fcgiwrap -c 1 -s "unix:$o/fcgi.sock" </dev/null >/dev/null 2>>"$o/fcgi.err" 3>&- &
 	BG_PIDS+=($!)
-	ip netns exec "$ns" nginx -e "$o/error.log" -p "$o" -c "$o/nginx.conf" </dev/null >/dev/null 2>>"$o/error.log" 3>&- &
+	ip netns exec "$ns" nginx -e "$o/error.log" -p "$o" -c "$o/nginx.conf" </dev/null >/dev/null 2>>"$o/nginx.err" 3>&- &
 	BG_PIDS+=($!)
 	for p in 443 $TLS_PORT_EXPIRED $TLS_PORT_SELF $TLS_PORT_WRONG $TLS_PORT_OTHERCA; do
-		net_wait_port "$ns" "$addr" "$p" || { cat "$o/error.log" >&2; return 1; }
+		net_wait_port "$ns" "$addr" "$p" || { cat "$o/nginx.err" "$o/error.log" >&2; return 1; }
 	done
 	wait_for "[ -S '$o/fcgi.sock' ]"
 }
