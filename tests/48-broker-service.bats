@@ -99,14 +99,14 @@ header() { # EXPECTED-MESSAGE printf-FORMAT [ARGS]
 
 @test "--service-header: a symlink, not a regular file, open to others, someone else's" {
 	ln -s "$D/h" "$D/link"
-	usage "--service-header: svc: $D/link is a symlink; name the file itself" "${S[@]}" --service-header "svc=$D/link"
-	usage "--service-header: svc: $D is not a regular file" "${S[@]}" --service-header "svc=$D"
+	usage "--service-header: svc: $D/link is unsafe: a symlink; name the file itself" "${S[@]}" --service-header "svc=$D/link"
+	usage "--service-header: svc: $D is unsafe: not a regular file" "${S[@]}" --service-header "svc=$D"
 	chmod 0640 "$D/h"
-	usage "--service-header: svc: $D/h has mode 0640, which gives group or others access; chmod 600 it" \
+	usage "--service-header: svc: $D/h is unsafe: mode 0640 gives group or others access; chmod 600 it" \
 		"${S[@]}" --service-header "svc=$D/h"
 	chmod 0600 "$D/h"
 	chown "$SBX_TEST_UID" "$D/h"
-	usage "--service-header: svc: $D/h is owned by uid $SBX_TEST_UID (not root or the broker's user); chown it" \
+	usage "--service-header: svc: $D/h is unsafe: owned by uid $SBX_TEST_UID (not root or the caller); chown it" \
 		"${S[@]}" --service-header "svc=$D/h"
 }
 

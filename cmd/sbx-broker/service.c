@@ -10,6 +10,7 @@
 #include "exitcodes.h"
 #include "fd.h"
 #include "parse.h"
+#include "private.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -167,30 +168,33 @@ void broker_add_service_file(struct broker_cfg *cfg, int ca, const char *arg)
 }
 
 /* The whole file, at most max bytes, opened without following a symlink.
- * private: the header file's rule, that of any secret the tools read:
- * owned by root or the broker's user, no group or other access. */
+ * private: the header file's rule, that of every secret the tools read
+ * (lib/private.h). */
 static char *read_file(const char *opt, const char *name, const char *path, size_t max, int private,
 		       int follow, size_t *len)
 {
+	struct sbx_private_why w;
 	struct stat st;
 	char *buf;
 	long n;
-	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+	int fd;
 
-	if (fd < 0 && errno == ELOOP && !follow)
-		sbx_die_usage("%s: %s: %s is a symlink; name the file itself", opt, name, path);
+	if (private) {
+		fd = sbx_open_private(path, &w);
+		if (fd < 0 && w.why[0])
+			sbx_die_usage("%s: %s: %s is unsafe: %s%s%s", opt, name, path, w.why, w.fix ? "; " : "",
+				      w.fix ? w.fix : "");
+	} else {
+		fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+		if (fd < 0 && errno == ELOOP && !follow)
+			sbx_die_usage("%s: %s: %s is a symlink; name the file itself", opt, name, path);
+	}
 	if (fd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "%s: %s: unable to open %s", opt, name, path);
 	if (fstat(fd, &st) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "%s: %s: unable to stat %s", opt, name, path);
 	if (!S_ISREG(st.st_mode))
 		sbx_die_usage("%s: %s: %s is not a regular file", opt, name, path);
-	if (private && st.st_uid != 0 && st.st_uid != geteuid())
-		sbx_die_usage("%s: %s: %s is owned by uid %u (not root or the broker's user); chown it",
-			      opt, name, path, (unsigned)st.st_uid);
-	if (private && (st.st_mode & 077))
-		sbx_die_usage("%s: %s: %s has mode %04o, which gives group or others access; chmod 600 it",
-			      opt, name, path, (unsigned)(st.st_mode & 07777));
 	buf = sbx_need(malloc(max + 1));
 	n = sbx_read_full(fd, buf, max + 1);
 	if (n < 0)

@@ -20,6 +20,7 @@
 #include "parse.h"
 #include "grant.h"
 #include "fd.h"
+#include "private.h"
 #include "die.h"
 #include "exitcodes.h"
 
@@ -60,25 +61,15 @@ static const char *const names[] = {
 
 void sbx_grant_key_load(const char *opt, const char *path, struct sbx_grant_key *key)
 {
-	struct stat st;
+	struct sbx_private_why w;
 	size_t got = 0;
 	int fd;
 
-	fd = open(sbx_opt_abspath(opt, path), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ELOOP)
-		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: a symlink", path);
+	fd = sbx_open_private(sbx_opt_abspath(opt, path), &w);
+	if (fd < 0 && w.why[0])
+		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: %s", path, w.why);
 	if (fd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to open grant key %s", path);
-	if (fstat(fd, &st) < 0)
-		sbx_die_errno(SBX_EXIT_SYS, "unable to stat grant key %s", path);
-	if (!S_ISREG(st.st_mode))
-		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: not a regular file", path);
-	if (st.st_uid != 0 && st.st_uid != getuid())
-		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: owned by uid %u (not root or the caller)",
-			path, (unsigned)st.st_uid);
-	if (st.st_mode & 077)
-		sbx_die(SBX_EXIT_POLICY, "grant key %s is unsafe: mode %04o gives group or others access",
-			path, (unsigned)(st.st_mode & 07777));
 	/* Read one byte past the maximum: a longer file is refused, not cut. */
 	{
 		unsigned char extra;
