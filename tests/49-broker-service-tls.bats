@@ -98,7 +98,7 @@ Sbx-Broker-Reason: service wrongname: TLS with 198.18.7.4: certificate verify fa
 HTTP/1.1 502 Bad Gateway
 Sbx-Broker-Reason: service wrongca: TLS with 198.18.7.4: certificate verify failed: unable to get local issuer certificate
 HTTP/1.1 502 Bad Gateway
-Sbx-Broker-Reason: service tls10: TLS with 198.18.7.4: tlsv1 alert protocol version
+Sbx-Broker-Reason: service tls10: svc.test:4440 offers no TLS 1.2 or 1.3 (protocol version refused)
 HTTP/1.1 502 Bad Gateway
 Sbx-Broker-Reason: service early: TLS with 198.18.7.4: the service closed the connection
 HTTP/1.1 502 Bad Gateway

@@ -90,6 +90,23 @@ static void why(SSL *ssl, int ret, int err, char *buf, size_t sz)
 	ERR_clear_error();
 }
 
+/* Whether the handshake failed on the protocol version: the service
+ * answered our TLS 1.2 and 1.3 with an alert, or chose an older version.
+ * (A "wrong version number" is left to why(): it is what a service that
+ * speaks no TLS at all, plain HTTP on the port, gives.) */
+static int version_refused(SSL *ssl)
+{
+	unsigned long e = ERR_peek_error();
+	int r = ERR_GET_REASON(e);
+
+	if (SSL_get_verify_result(ssl) != X509_V_OK || !e)
+		return 0;
+	if (r != SSL_R_TLSV1_ALERT_PROTOCOL_VERSION && r != SSL_R_UNSUPPORTED_PROTOCOL)
+		return 0;
+	ERR_clear_error();
+	return 1;
+}
+
 int tls_start(struct loop *L, struct conn *c)
 {
 	const struct broker_service *s = c->svc;
@@ -135,6 +152,14 @@ int tls_handshake(struct loop *L, struct conn *c)
 		e = SSL_get_error(t->ssl, r);
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
 			return 0;
+		if (version_refused(t->ssl)) {
+			const struct broker_service *s = c->svc;
+			int v6 = s->host_is_ip && strchr(s->host, ':');
+
+			refuse(L, c, 502, "%s%s%s:%u offers no TLS 1.2 or 1.3 (protocol version refused)",
+			       v6 ? "[" : "", s->host, v6 ? "]" : "", s->port);
+			return -1;
+		}
 		why(t->ssl, r, e, buf, sizeof buf);
 		refuse(L, c, 502, "TLS with %s: %s", c->addr, buf);
 		return -1;
