@@ -56,7 +56,7 @@ header() { # EXPECTED-MESSAGE printf-FORMAT [ARGS]
 	usage "--service: invalid route name in '-svc=https://a': - at an end" --service -svc=https://a
 }
 
-@test "--service: only https, no credentials, query or fragment, a valid host and port" {
+@test "--service: only https, no credentials, query or fragment, a valid host (an address in dotted decimal) and port" {
 	usage "--service: invalid URL 'http://a': only https://HOST[:PORT][/PREFIX] (the broker speaks TLS to the service)" \
 		--service svc=http://a
 	usage "--service: invalid URL 'https://u:p@a': no credentials, query or fragment (credentials go in --service-header)" \
@@ -67,6 +67,10 @@ header() { # EXPECTED-MESSAGE printf-FORMAT [ARGS]
 	usage "--service: invalid host in 'https://:443': empty name" --service svc=https://:443
 	usage "--service: invalid URL 'https://[::1/': unclosed [" --service 'svc=https://[::1/'
 	usage "--service: invalid URL 'https://[nope]/': invalid IPv6 address" --service 'svc=https://[nope]/'
+	# An address only in dotted decimal (tests/49 routes to 198.18.7.4).
+	usage "--service: invalid host in 'https://127.1': IP literals not allowed" --service svc=https://127.1
+	usage "--service: invalid host in 'https://0x7f000001/': IP literals not allowed" --service svc=https://0x7f000001/
+	usage "--service: invalid host in 'https://01.2.3.4': IP literals not allowed" --service svc=https://01.2.3.4
 	usage "--service: port: invalid number '0': zero not allowed" --service svc=https://a:0
 	usage "--service: port: invalid number '65536': too large" --service svc=https://a:65536
 	usage "--service: port: invalid number '-1': negative" --service svc=https://a:-1

@@ -6,11 +6,17 @@
 # route's header, without which the service answers 401. Bad certificates, an old protocol,
 # a stalled handshake and an early close each end in an exact 502 or 504
 # and reason; the secret is found nowhere the sandbox or the log can see.
+# A route to an address is verified against the certificate's IP address
+# (openssl s_server); a second broker in --mode proxy reaches the same
+# routes through a tinyproxy upstream.
 
 load helpers
 load ns-net
 load tlsorigin
 bats_require_minimum_version 1.5.0
+
+IP_PORT=4450
+UP_PORT=8888
 
 setup_file() {
 	net_setup_file
@@ -21,6 +27,8 @@ setup_file() {
 	chmod 0600 "$TLS_DIR/token"
 	tls_origin "$NO" 198.18.7.4 svc.test "$TLS_DIR" "$(cat "$TLS_DIR/token")" sbxuser:sbxpass
 	tls_bad "$NO" 198.18.7.4 "$TLS_DIR"
+	ip_origin
+	upstream_proxy
 	TLS_FILE_PIDS=("${BG_PIDS[@]}")
 	BG_PIDS=()
 	printf 'Authorization: Bearer %s\r\nX-Route: svc\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/svc.hdr"
@@ -40,9 +48,52 @@ setup_file() {
 		--service-method simple=GET,HEAD --service-path simple=/sbxdemo/ \
 		--service ph=https://svc.test --service-ca ph="$ca" --service-header ph="$TLS_DIR/ph.hdr" \
 		--service-placeholder ph="$PH" \
-		--service hoststore=https://svc.test "${routes[@]}"
+		--service hoststore=https://svc.test "${routes[@]}" \
+		--service ip=https://198.18.7.4:$IP_PORT --service-ca ip="$ca" \
+		--service ipwrong=https://198.18.7.4 --service-ca ipwrong="$ca"
+	net_broker proxy --mode proxy --upstream http://127.0.0.1:$UP_PORT --allow-private-networks \
+		--service svc=https://svc.test --service-ca svc="$ca" --service-header svc="$TLS_DIR/svc.hdr" \
+		--service ip=https://198.18.7.4:$IP_PORT --service-ca ip="$ca"
 	export TLS_DIR SECRET PH
 	SECRET=$(cat "$TLS_DIR/token")
+}
+
+# An origin named by its address: a certificate for IP:198.18.7.4 from
+# the same CA, openssl s_server -WWW on port IP_PORT serving TLS_DIR/ipwww
+# (file.txt). Returns once it says ACCEPT.
+ip_origin() {
+	local fd line
+	tls_sign "$TLS_DIR" ca ip IP:198.18.7.4 "" ""
+	mkdir "$TLS_DIR/ipwww"
+	echo "sbx ip file" >"$TLS_DIR/ipwww/file.txt"
+	mkfifo "$TLS_DIR/ip.ready"
+	exec {fd}<>"$TLS_DIR/ip.ready"
+	(cd "$TLS_DIR/ipwww" && exec ip netns exec "$NO" openssl s_server -WWW -accept "198.18.7.4:$IP_PORT" \
+		-cert "$TLS_DIR/ip.pem" -key "$TLS_DIR/good.key") </dev/null >"$TLS_DIR/ip.ready" 2>/dev/null 3>&- &
+	BG_PIDS+=($!)
+	for _ in 1 2; do
+		read -r -t 10 -u "$fd" line || return 1
+		[ "$line" = ACCEPT ] && break
+	done
+	exec {fd}<&-
+	[ "$line" = ACCEPT ]
+}
+
+# The upstream of --mode proxy: tinyproxy in "h" on 127.0.0.1:UP_PORT,
+# each request it carries in NET_DIR/tinyproxy.log.
+upstream_proxy() {
+	cat >"$NET_DIR/tinyproxy.conf" <<-CONF
+	Port $UP_PORT
+	Listen 127.0.0.1
+	Timeout 30
+	MaxClients 50
+	Allow 127.0.0.1
+	LogFile "$NET_DIR/tinyproxy.log"
+	LogLevel Connect
+	CONF
+	ip netns exec "$NH" tinyproxy -d -c "$NET_DIR/tinyproxy.conf" </dev/null >/dev/null 2>&1 3>&- &
+	BG_PIDS+=($!)
+	net_wait_port "$NH" 127.0.0.1 "$UP_PORT"
 }
 
 teardown_file() {
@@ -106,6 +157,33 @@ Sbx-Broker-Reason: service hoststore: TLS with 198.18.7.4: certificate verify fa
 HTTP/1.1 504 Gateway Timeout
 Sbx-Broker-Reason: service stall: TLS handshake with 198.18.7.4 timed out (--max-wall-time)"
 	run -0 grep -c "\"service\":\"stall\",\"host\":\"svc.test\",\"port\":$TLS_PORT_STALL,\"address\":\"198.18.7.4\",\"decision\":\"allowed\",\"status\":504" "$NET_DIR/main.err"
+}
+
+@test "a route to an address: the certificate's IP address is checked, a certificate for a name is a 502" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$BSOCK" -- sh -c \
+		'curl -sS http://ip/file.txt
+		curl -sS -D - -o /dev/null http://ipwrong/ | tr -d "\r" | grep -E "^(HTTP|Sbx-Broker-Reason)"'
+	assert_output "sbx ip file
+HTTP/1.1 502 Bad Gateway
+Sbx-Broker-Reason: service ipwrong: TLS with 198.18.7.4: certificate verify failed: IP address mismatch"
+	assert_equal "$stderr" ""
+}
+
+@test "--mode proxy: a route's TLS runs inside the upstream's CONNECT to the checked address" {
+	local ws
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$NET_DIR/proxy.sock" -- sh -c \
+		'curl -sS http://svc/echo | grep -E "^HTTP_(AUTHORIZATION|HOST)="
+		curl -sS http://ip/file.txt'
+	assert_output "HTTP_AUTHORIZATION=Bearer $SECRET
+HTTP_HOST=svc.test
+sbx ip file"
+	assert_equal "$stderr" ""
+	run -0 grep -Eo "CONNECT 198\.18\.7\.4:(443|$IP_PORT) HTTP/1\.1" "$NET_DIR/tinyproxy.log"
+	assert_output "CONNECT 198.18.7.4:443 HTTP/1.1
+CONNECT 198.18.7.4:$IP_PORT HTTP/1.1"
 }
 
 @test "CONNECT to a route, or a route on another port, is refused: the broker never tunnels a route's TLS" {

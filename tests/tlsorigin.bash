@@ -75,13 +75,15 @@ tls_mkca() {
 		-keyout "$1.key" -out "$1.pem" 2>/dev/null
 }
 
-# tls_sign DIR CA OUT SAN START END: DIR/OUT.pem for DNS:SAN (the key of
-# good.csr, or of wrong.csr for wrong.test) signed by DIR/CA, valid from
+# tls_sign DIR CA OUT SAN START END: DIR/OUT.pem for DNS:SAN, or for the
+# address ADDR when SAN is IP:ADDR (the key of good.csr, or of wrong.csr
+# for wrong.test) signed by DIR/CA, valid from
 # START to END (openssl's YYYYMMDDHHMMSSZ) or for 2 days from now when they
 # are empty. `openssl ca`, as only it sets dates in the past.
 tls_sign() {
 	local d=$1 ca=$2 out=$3 san=$4 csr=good dates=(-days 2)
 	[ "$san" = wrong.test ] && csr=wrong
+	[ "${san#IP:}" != "$san" ] || san=DNS:$san
 	[ -z "$5" ] || dates=(-startdate "$5" -enddate "$6")
 	rm -rf "$d/ca.db"
 	mkdir -m 0700 "$d/ca.db"
@@ -99,7 +101,7 @@ tls_sign() {
 	[p]
 	commonName = supplied
 	[leaf]
-	subjectAltName = DNS:$san
+	subjectAltName = $san
 	basicConstraints = critical,CA:FALSE
 	extendedKeyUsage = serverAuth
 	EOF

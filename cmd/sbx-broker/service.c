@@ -104,12 +104,20 @@ void broker_add_service(struct broker_cfg *cfg, const char *arg)
 		end++;
 	} else {
 		struct in_addr a4;
+		const char *why;
 		end = hp + strcspn(hp, ":/");
 		hl = (size_t)(end - hp);
-		const char *why = sbx_host_normalize(hp, hl, s.host);
+		/* An address in dotted decimal (inet_pton's one spelling); a
+		 * name otherwise, where other spellings of an address, like
+		 * 127.1, are refused. */
+		if (hl < sizeof s.host) {
+			memcpy(s.host, hp, hl);
+			s.host[hl] = '\0';
+			s.host_is_ip = inet_pton(AF_INET, s.host, &a4) == 1;
+		}
+		why = s.host_is_ip ? NULL : sbx_host_normalize(hp, hl, s.host);
 		if (why)
 			sbx_die_usage("--service: invalid host in '%s': %s", url, why);
-		s.host_is_ip = inet_pton(AF_INET, s.host, &a4) == 1;
 	}
 	s.port = 443;
 	if (*end == ':') {
