@@ -10,7 +10,19 @@
  * same framing, limits and hop-by-hop rules), and the relay below moves
  * the bytes between the pair's other end and the TLS connection. The
  * sandbox's own CONNECT tunnels never come here: the broker never
- * terminates or opens TLS for them. */
+ * terminates or opens TLS for them.
+ *
+ * Sessions are resumed, as a reverse proxy does, within one route only:
+ * each route has its SSL_CTX, made once at start with the CA read then (a
+ * changed CA file counts from the next start), and keeps the latest
+ * session the service gave on a connection whose chain and name verified
+ * (TLS 1.2: at the end of the handshake; TLS 1.3: the tickets that come
+ * after it, read by the relay). The next connection of that route offers
+ * it while it is younger than its own lifetime and SESSION_MAX seconds;
+ * no other route ever sees it (another host, port, SNI or CA is another
+ * route, another context). A resumed connection is held to the verdict
+ * of the session's full handshake, checked again once it is up; a failed
+ * handshake forgets the route's session. */
 #include "conn.h"
 #include "die.h"
 #include "exitcodes.h"
@@ -25,9 +37,17 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TLS_BUF (16 * 1024)
+#define SESSION_MAX 300 /* seconds a session is offered again, at most */
+
+/* A route's resumable session: its SSL_CTX's app data. */
+struct tls_resume {
+	SSL_SESSION *sess;
+	time_t until; /* CLOCK_MONOTONIC seconds */
+};
 
 struct tls_link {
 	SSL *ssl;
@@ -36,17 +56,56 @@ struct tls_link {
 	char up[TLS_BUF], down[TLS_BUF];
 	size_t uplen, upoff, downlen, downoff;
 	int plain_eof, tls_eof, shut, unclean;
+	int failed;                 /* a TLS error: its session is not resumed */
 };
+
+static time_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static void forget(struct tls_resume *k)
+{
+	SSL_SESSION_free(k->sess);
+	k->sess = NULL;
+}
+
+/* The library's word on a new session of a route's connection: kept (1,
+ * the reference is ours) when the connection's chain and name verified. */
+static int keep_session(SSL *ssl, SSL_SESSION *sess)
+{
+	struct tls_resume *k = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	long life = SSL_SESSION_get_timeout(sess);
+	unsigned long hint = SSL_SESSION_get_ticket_lifetime_hint(sess);
+
+	if (SSL_get_verify_result(ssl) != X509_V_OK || !SSL_SESSION_get0_peer(sess) ||
+	    !SSL_SESSION_is_resumable(sess))
+		return 0;
+	if (life <= 0)
+		return 0;
+	if (hint && hint < (unsigned long)life)
+		life = (long)hint;
+	if (life > SESSION_MAX)
+		life = SESSION_MAX;
+	forget(k);
+	k->sess = sess;
+	k->until = mono() + life;
+	return 1;
+}
 
 void *broker_tls_ctx(const struct broker_service *s, const char *pem, size_t len, const char *what)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
 	BIO *bio = BIO_new_mem_buf(pem, (int)len);
+	struct tls_resume *k = calloc(1, sizeof *k);
 	STACK_OF(X509_INFO) *infos;
 	X509_STORE *store;
 	int n = 0;
 
-	if (!ctx || !bio)
+	if (!ctx || !bio || !k)
 		sbx_die(SBX_EXIT_SYS, "--service: %s: unable to make a TLS context: out of memory", s->name);
 	store = SSL_CTX_get_cert_store(ctx);
 	infos = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
@@ -66,6 +125,9 @@ void *broker_tls_ctx(const struct broker_service *s, const char *pem, size_t len
 	SSL_CTX_set_security_level(ctx, 2);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	SSL_CTX_set_app_data(ctx, k);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(ctx, keep_session);
 	return ctx;
 }
 
@@ -112,6 +174,7 @@ int tls_start(struct loop *L, struct conn *c)
 	const struct broker_service *s = c->svc;
 	struct tls_link *t = calloc(1, sizeof *t);
 	SSL *ssl = t ? SSL_new(s->tls) : NULL;
+	struct tls_resume *k = SSL_CTX_get_app_data(s->tls);
 	int ok;
 
 	if (!ssl) {
@@ -129,6 +192,10 @@ int tls_start(struct loop *L, struct conn *c)
 	else
 		ok = SSL_set_tlsext_host_name(ssl, s->host) && SSL_set1_host(ssl, s->host);
 	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+	if (k->sess && mono() >= k->until)
+		forget(k);
+	if (k->sess && !SSL_set_session(ssl, k->sess))
+		ok = 0;
 	if (!ok || !SSL_set_fd(ssl, t->net)) {
 		ERR_clear_error();
 		refuse(L, c, 502, "unable to set up TLS");
@@ -152,6 +219,8 @@ int tls_handshake(struct loop *L, struct conn *c)
 		e = SSL_get_error(t->ssl, r);
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
 			return 0;
+		t->failed = 1;
+		forget(SSL_CTX_get_app_data(SSL_get_SSL_CTX(t->ssl)));
 		if (version_refused(t->ssl)) {
 			const struct broker_service *s = c->svc;
 			int v6 = s->host_is_ip && strchr(s->host, ':');
@@ -162,6 +231,13 @@ int tls_handshake(struct loop *L, struct conn *c)
 		}
 		why(t->ssl, r, e, buf, sizeof buf);
 		refuse(L, c, 502, "TLS with %s: %s", c->addr, buf);
+		return -1;
+	}
+	/* Resumed or not, the connection stands on a verified chain. */
+	if (SSL_get_verify_result(t->ssl) != X509_V_OK || !SSL_get0_peer_certificate(t->ssl)) {
+		t->failed = 1;
+		forget(SSL_CTX_get_app_data(SSL_get_SSL_CTX(t->ssl)));
+		refuse(L, c, 502, "TLS with %s: the session holds no verified certificate", c->addr);
 		return -1;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
@@ -259,6 +335,8 @@ int tls_relay(struct loop *L, struct conn *c)
 	char buf[200];
 
 	if (relay(t, buf, sizeof buf) < 0) {
+		t->failed = 1;
+		forget(SSL_CTX_get_app_data(SSL_get_SSL_CTX(t->ssl)));
 		if (!c->resp_head_done) {
 			refuse(L, c, 502, "TLS with %s: %s", c->addr, buf);
 			return -1;
@@ -278,6 +356,11 @@ void tls_free(struct conn *c)
 
 	if (!t)
 		return;
+	/* No close_notify is sent (the socket may be gone; the HTTP framing
+	 * ends the exchange), yet a connection without a TLS error leaves its
+	 * session resumable: the library drops sessions not shut down. */
+	if (!t->failed && SSL_is_init_finished(t->ssl))
+		SSL_set_shutdown(t->ssl, SSL_SENT_SHUTDOWN);
 	SSL_free(t->ssl);
 	if (t->net >= 0)
 		close(t->net);
