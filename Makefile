@@ -202,17 +202,34 @@ check-vm: all $(TEST_PROGS) $(VM_HELPERS)
 	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) \
 	  SBX_VM_WORK=$(abspath $(B))/build/vm tests/vm/check.sh
 
+# What `make install` installs is the one list the Debian package installs
+# too (debian/rules runs this target with PREFIX=/usr and its DESTDIR): the
+# tools, the session recipe, the man pages, the manifest, the systemd units
+# and the AppArmor profile. The units and the profile name the tools by their
+# installed path. APPARMOR=auto installs the profile only where $(APPARMOR_D)
+# exists; APPARMOR=yes always (the package: a conffile, loaded only where
+# AppArmor is active).
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+APPARMOR ?= auto
+UNITS    := $(wildcard contrib/systemd/*)
 install: all
+	@case "$(APPARMOR)" in auto | yes) ;; *) echo "sbx: usage: APPARMOR is auto or yes, not '$(APPARMOR)'" >&2; exit 100 ;; esac
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(TOOLS:%=$(BINDIR)/%) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(TOOLS:%=$(BINDIR)/%) contrib/session/sbx-session $(DESTDIR)$(PREFIX)/bin/
 	$(if $(wildcard man/*.1),install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/)
-	# The hashes `sbx-check tools` compares the installed binaries with.
+	# The hashes `sbx-check tools` compares the installed binaries with; it
+	# reads them from BINDIR/../share/sbx/manifest.
 	install -d $(DESTDIR)$(PREFIX)/share/sbx
 	(cd $(DESTDIR)$(PREFIX)/bin && sha256sum $(TOOLS)) >$(DESTDIR)$(PREFIX)/share/sbx/manifest
 	chmod 0644 $(DESTDIR)$(PREFIX)/share/sbx/manifest
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	for u in $(notdir $(UNITS)); do \
+	  sed 's|/usr/local/bin/|$(PREFIX)/bin/|g' contrib/systemd/$$u >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/$$u && \
+	  chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/$$u || exit 1; \
+	done
 	# The AppArmor profile that lets sbx-ns create user namespaces where AppArmor
-	# restricts them, naming the installed path; only where AppArmor is present.
-	@if [ -d $(APPARMOR_D) ]; then \
+	# restricts them, naming the installed path.
+	@if [ "$(APPARMOR)" = yes ] || [ -d $(APPARMOR_D) ]; then \
 	  install -d $(DESTDIR)$(APPARMOR_D) && \
 	  sed 's|/usr/local/bin/sbx-ns|$(PREFIX)/bin/sbx-ns|' contrib/apparmor/sbx-ns >$(DESTDIR)$(APPARMOR_D)/sbx-ns && \
 	  chmod 0644 $(DESTDIR)$(APPARMOR_D)/sbx-ns && \

@@ -13,14 +13,19 @@
 # of the same form pins into CACHE and verifies it (the real-work tests'
 # sources, tests/work/manifest).
 #
+# SBX_DEPS_OFFLINE=1 never fetches: a pinned file missing from the cache
+# stops the build and names the step that fetches it (the Debian package's
+# build, which must not reach the network).
+#
 # PREFIX/.stamp is written last; while it is newer than the manifest and this
 # script, the prefix is complete and the script exits at once. Build logs go
 # to PREFIX/../deps-log/PACKAGE.log. V=1 shows each command.
 set -euo pipefail
 
 # Whatever make or the caller set for its own compiles must not leak into
-# the libraries' builds (a parent `make CC=...` reaches sub-makes this way).
-unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES CC CFLAGS CPPFLAGS LDFLAGS LDLIBS
+# the libraries' builds (a parent `make CC=...` reaches sub-makes this way;
+# `make install DESTDIR=...` would install them there).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES CC CFLAGS CPPFLAGS LDFLAGS LDLIBS DESTDIR
 
 suite=bookworm
 component=main
@@ -56,6 +61,10 @@ fetch_only() {
 }
 
 main() {
+	case ${SBX_DEPS_OFFLINE:-0} in
+	0 | 1) ;;
+	*) echo "sbx: usage: SBX_DEPS_OFFLINE is 0 or 1, not '$SBX_DEPS_OFFLINE'" >&2; exit 100 ;;
+	esac
 	if [ "${1:-}" = --fetch ]; then
 		shift
 		fetch_only "$@"
@@ -175,6 +184,9 @@ fetch_missing() {
 			[ "$p" = "$pkg" ] && [ ! -e "$cache/$f" ] && want=1
 		done
 		[ $want = 1 ] || continue
+		if [ "${SBX_DEPS_OFFLINE:-0}" = 1 ]; then
+			die "unable to build deps $pkg=${version[$pkg]} offline: its sources are not in the download cache $cache; fetch them first with \`make deps\` (or point SBX_DEPS_CACHE at a cache that holds them)"
+		fi
 		fetch "$pkg" "${version[$pkg]}"
 	done
 }
