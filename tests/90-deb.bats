@@ -9,10 +9,13 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
-# Copies the tree the way a clone holds it (no build output) into $1.
+# The committed tree into $1, as a release tarball holds it: HEAD's files
+# and a COMMIT file naming HEAD (what --version then names).
 copy_tree() {
 	mkdir -p "$1"
-	tar -C "$SBX_ROOT" --exclude=./.git --exclude=./build --exclude=./bin -cf - . | tar -xf - -C "$1"
+	git -C "$SBX_ROOT" archive HEAD | tar -x -C "$1"
+	printf 'commit %s\ndate %s\n' "$(git -C "$SBX_ROOT" rev-parse HEAD)" \
+		"$(git -C "$SBX_ROOT" log -1 --format=%ct)" >"$1/COMMIT"
 }
 
 # dpkg-buildpackage in $1 with no network; the pinned sources from $2.
@@ -35,14 +38,23 @@ listing() {
 		-type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
 }
 
+# The tools: every cmd/TOOL.
+tools() {
+	(cd "$SBX_ROOT/cmd" && printf '%s\n' */ | tr -d / | LC_ALL=C sort)
+}
+
 setup_file() {
 	export D=$BATS_FILE_TMPDIR
 	export SRC=$D/src/sbx
 	export ROOT=$D/root
-	read -r _ REL < <("$SBX_BIN/sbx-ns" --version)
-	export REL
+	read -r _ REL _ < <("$SBX_BIN/sbx-ns" --version)
+	export REL HEAD_COMMIT
+	HEAD_COMMIT=$(git -C "$SBX_ROOT" rev-parse HEAD)
 	local cache=${SBX_DEPS_CACHE:-$SBX_ROOT/build/deps-src}
 	copy_tree "$SRC"
+	# The pinned libraries `make` built (deps/build.sh finds them fresh).
+	mkdir -p "$SRC/build"
+	cp -a "$SBX_ROOT/build/deps" "$SRC/build/deps"
 	build_deb "$SRC" "$cache" >"$D/build.log" 2>&1 || { tail -n 30 "$D/build.log"; return 1; }
 	export DEB=$D/src/sbx_${REL}_amd64.deb
 	mkdir "$D/x"
@@ -63,7 +75,7 @@ setup_file() {
 	listing >"$D/before"
 }
 
-@test "the package is the static build: the tools byte for byte, its version their release" {
+@test "the package is the static build of HEAD: each tool names the commit, the package's version their release" {
 	[ -f "$DEB" ] || { tail -n 20 "$D/build.log"; false; }
 	[ -f "$DEB2" ] || { tail -n 20 "$D/build2.log"; false; }
 	run -0 dpkg-deb -f "$DEB" Package Version Architecture Built-Using
@@ -74,10 +86,15 @@ setup_file() {
 Version: $REL
 Architecture: amd64
 Built-Using: $bu"
-	local t
-	for t in sbx-cgroup sbx-quota sbx-ns sbx-broker sbx-seatbelt sbx-check; do
-		cmp "$SBX_BIN/$t" "$D/x/usr/bin/$t"
+	local t n=0
+	for t in $(tools); do
+		run -0 file -b "$D/x/usr/bin/$t"
+		assert_output --partial "statically linked"
+		run -0 "$D/x/usr/bin/$t" --version
+		assert_output "$t $REL (commit $HEAD_COMMIT, clean)"
+		n=$((n + 1))
 	done
+	[ "$n" -ge 7 ]
 	cmp "$SBX_ROOT/contrib/session/sbx-session" "$D/x/usr/bin/sbx-session"
 }
 
@@ -88,23 +105,16 @@ Built-Using: $bu"
 	dpkg-deb -c "$DEB" | awk '$1 !~ /^d/ { print $6 }' | grep -v -e '^\./usr/share/doc/sbx/' -e '^\./usr/share/lintian/overrides/sbx$' |
 		sed 's/\.gz$//' | LC_ALL=C sort >"$D/deb.list"
 	run -0 cat "$D/deb.list"
-	assert_output "./etc/apparmor.d/sbx-ns
-./lib/systemd/system/sbx-broker@.service
-./lib/systemd/system/sbx-broker@.socket
-./usr/bin/sbx-broker
-./usr/bin/sbx-cgroup
-./usr/bin/sbx-check
-./usr/bin/sbx-ns
-./usr/bin/sbx-quota
-./usr/bin/sbx-seatbelt
-./usr/bin/sbx-session
-./usr/share/man/man1/sbx-broker.1
-./usr/share/man/man1/sbx-cgroup.1
-./usr/share/man/man1/sbx-check.1
-./usr/share/man/man1/sbx-ns.1
-./usr/share/man/man1/sbx-quota.1
-./usr/share/man/man1/sbx-seatbelt.1
-./usr/share/sbx/manifest"
+	assert_output "$({
+		printf '%s\n' ./etc/apparmor.d/sbx-ns ./lib/systemd/system/sbx-broker@.service \
+			./lib/systemd/system/sbx-broker@.socket ./usr/bin/sbx-session ./usr/share/sbx/manifest
+		tools | sed 's|^|./usr/bin/|'
+		(cd "$SBX_ROOT/man" && printf './usr/share/man/man1/%s\n' *.1)
+	} | LC_ALL=C sort)"
+	# A man page for every tool.
+	for t in $(tools); do
+		assert_line "./usr/share/man/man1/$t.1"
+	done
 	run -0 diff "$D/mi.list" "$D/deb.list"
 	# The units and the profile name the installed tools; nothing else of them changes.
 	run -1 diff "$SBX_ROOT/contrib/systemd/sbx-broker@.service" "$D/x/lib/systemd/system/sbx-broker@.service"
@@ -165,9 +175,9 @@ Built-Using: $bu"
 	run -0 in_root dpkg-query -W -f='${Status} ${Version}' sbx
 	assert_output "install ok installed $REL"
 	run -0 in_root sbx-ns --version
-	assert_output "sbx-ns $REL"
+	assert_output "sbx-ns $REL (commit $HEAD_COMMIT, clean)"
 	run -0 in_root sbx-check tools
-	assert_line --regexp '^manifest +ok +/usr/bin/\.\./share/sbx/manifest lists 6 tools$'
+	assert_line --regexp "^manifest +ok +/usr/bin/\\.\\./share/sbx/manifest lists $(tools | wc -l) tools\$"
 	assert_line --regexp '^sbx-ns +ok +path=/usr/bin/sbx-ns .* linkage=static links=1 owner=0 mode=0755 manifest=intact$'
 	assert_line "result: all checks passed (exit 0)"
 	run -0 readlink "$ROOT/etc/apparmor.d/disable/sbx-ns"

@@ -20,7 +20,7 @@ suite=bookworm
 opts=(--variant=minbase --include=apparmor)
 die() { echo "deb-chroot: fatal: $*" >&2; exit 2; }
 
-[ $# -eq 1 ] && [ -n "$1" ] || die "usage: tests/deb/chroot.sh DIR (a directory to create)"
+if [ $# -ne 1 ] || [ -z "$1" ]; then die "usage: tests/deb/chroot.sh DIR (a directory to create)"; fi
 case $1 in /*) dir=$1 ;; *) dir=$PWD/$1 ;; esac
 [ ! -e "$dir" ] || die "$dir exists: the root is made in a new directory"
 cache=${SBX_DEBOOTSTRAP_CACHE:-$SBX_ROOT/build/debootstrap}
