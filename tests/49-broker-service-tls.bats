@@ -16,6 +16,7 @@ load tlsorigin
 bats_require_minimum_version 1.5.0
 
 IP_PORT=4450
+RESET_PORT=4451
 UP_PORT=8888
 
 setup_file() {
@@ -28,6 +29,7 @@ setup_file() {
 	tls_origin "$NO" 198.18.7.4 svc.test "$TLS_DIR" "$(cat "$TLS_DIR/token")" sbxuser:sbxpass
 	tls_bad "$NO" 198.18.7.4 "$TLS_DIR"
 	ip_origin
+	reset_origin
 	upstream_proxy
 	TLS_FILE_PIDS=("${BG_PIDS[@]}")
 	BG_PIDS=()
@@ -42,7 +44,9 @@ setup_file() {
 		tls10:$TLS_PORT_TLS1 stall:$TLS_PORT_STALL early:$TLS_PORT_CLOSE; do
 		routes+=(--service "${r%%:*}=https://svc.test:${r##*:}" --service-ca "${r%%:*}=$ca")
 	done
-	net_main_broker --max-wall-time 3 --service svc=https://svc.test --service-ca svc="$ca" \
+	# The broker starts with SIGPIPE's default action, as a shell or a
+	# service manager that does not ignore it would start it.
+	BROKER_WRAP="env --default-signal=PIPE" net_main_broker --max-wall-time 3 --service svc=https://svc.test --service-ca svc="$ca" \
 		--service-header svc="$TLS_DIR/svc.hdr" --service simple=https://svc.test/simple/ \
 		--service-ca simple="$ca" --service-header simple="$TLS_DIR/svc.hdr" \
 		--service-method simple=GET,HEAD --service-path simple=/sbxdemo/ \
@@ -50,7 +54,8 @@ setup_file() {
 		--service-placeholder ph="$PH" \
 		--service hoststore=https://svc.test "${routes[@]}" \
 		--service ip=https://198.18.7.4:$IP_PORT --service-ca ip="$ca" \
-		--service ipwrong=https://198.18.7.4 --service-ca ipwrong="$ca"
+		--service ipwrong=https://198.18.7.4 --service-ca ipwrong="$ca" \
+		--service reset=https://svc.test:$RESET_PORT --service-ca reset="$ca"
 	net_broker proxy --mode proxy --upstream http://127.0.0.1:$UP_PORT --allow-private-networks \
 		--service svc=https://svc.test --service-ca svc="$ca" --service-header svc="$TLS_DIR/svc.hdr" \
 		--service ip=https://198.18.7.4:$IP_PORT --service-ca ip="$ca"
@@ -77,6 +82,37 @@ ip_origin() {
 	done
 	exec {fd}<&-
 	[ "$line" = ACCEPT ]
+}
+
+# A service that completes the TLS handshake and then resets the
+# connection (SO_LINGER 0) without reading the request: the broker's
+# writes of a long request body then meet a reset connection.
+reset_origin() {
+	local fd line
+	mkfifo "$TLS_DIR/reset.ready"
+	exec {fd}<>"$TLS_DIR/reset.ready"
+	ip netns exec "$NO" "$PY" -c '
+import socket, ssl, struct, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(64)
+print("listening", flush=True)
+while True:
+    c = s.accept()[0]
+    try:
+        t = ctx.wrap_socket(c, server_side=True)
+        t.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        t.close()
+    except (ssl.SSLError, OSError):
+        c.close()
+' 198.18.7.4 "$RESET_PORT" "$TLS_DIR/good.pem" "$TLS_DIR/good.key" </dev/null >"$TLS_DIR/reset.ready" 2>/dev/null 3>&- &
+	BG_PIDS+=($!)
+	read -r -t 10 -u "$fd" line
+	exec {fd}<&-
+	[ "$line" = listening ]
 }
 
 # The upstream of --mode proxy: tinyproxy in "h" on 127.0.0.1:UP_PORT,
@@ -157,6 +193,25 @@ Sbx-Broker-Reason: service hoststore: TLS with 198.18.7.4: certificate verify fa
 HTTP/1.1 504 Gateway Timeout
 Sbx-Broker-Reason: service stall: TLS handshake with 198.18.7.4 timed out (--max-wall-time)"
 	run -0 grep -c "\"service\":\"stall\",\"host\":\"svc.test\",\"port\":$TLS_PORT_STALL,\"address\":\"198.18.7.4\",\"decision\":\"allowed\",\"status\":504" "$NET_DIR/main.err"
+}
+
+@test "a service that resets the connection while the request body goes out: 502, and the broker serves the next request" {
+	local ws
+	ws=$(ns_ws)
+	head -c 900000 /dev/zero >"$ws/body"
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$BSOCK" -- sh -c \
+		'for i in 1 2 3; do
+			curl -sS -D - -o /dev/null --data-binary @body http://reset/ | tr -d "\r" | grep -E "^HTTP"
+		done
+		curl -sS http://ip/file.txt'
+	assert_line --index 0 "HTTP/1.1 502 Bad Gateway"
+	assert_line --index 3 "sbx ip file"
+	# A write to a connection whose reset was already reported raises
+	# SIGPIPE unless it is ignored: the broker ignores it, so such a write
+	# is an error of one connection, never the end of the broker.
+	run -0 kill -0 "$(cat "$NET_DIR/main.pid")"
+	run -0 sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$(cat "$NET_DIR/main.pid")/status"
+	assert_equal "$(( 0x$output & 0x1000 ))" 4096
 }
 
 @test "a route to an address: the certificate's IP address is checked, a certificate for a name is a 502" {
