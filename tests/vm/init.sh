@@ -3,14 +3,28 @@
 # quotas and cgroup v2 with delegated subtrees, runs the bats suite as root and then as
 # the unprivileged user sbxuser, and streams the TAP output over the second serial port
 # (ttyS1) between markers the host checks. Powers off in every case.
-export PATH=/sbx/bin:/sbx/helpers:/usr/sbin:/usr/bin:/sbin:/bin
+# With a Debian root on the third disk (run.sh --debian-root), it runs from there, under
+# busybox's sh, with the tools the root has installed in /usr/bin.
+export PATH=/sbx/bin:/sbx/helpers:/usr/sbin:/usr/bin:/sbin:/bin:/sbx/busybox-bin
 set -o pipefail
 CONTROLLERS="cpu memory pids io"
 
 # pivot_root(2) refuses to move away from the initramfs (its mount has no parent), and
 # sbx-ns pivots into the sandbox's root: copy the files to a tmpfs and make that the root
 # first. switch_root empties the initramfs and execs this script again from the tmpfs.
-if [ ! -e /.sbxvm-tmpfs-root ]; then
+if [ -e /etc/sbxvm-rootdisk ]; then
+	mount -t devtmpfs devtmpfs /dev || poweroff -f
+	while read -r kind path; do
+		insmod "$path" 2>/dev/console || [ "$kind" = soft ] || poweroff -f
+	done </etc/sbxvm-modules
+	i=0
+	while [ ! -b /dev/vdc ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	mkdir /newroot && mount -t ext4 /dev/vdc /newroot ||
+		{ echo "init: fatal: unable to mount the Debian root /dev/vdc" >/dev/console; poweroff -f; }
+	umount /dev
+	exec switch_root /newroot /sbx/busybox sh /init
+fi
+if [ ! -e /.sbxvm-tmpfs-root ] && [ ! -e /.sbxvm-debian-root ]; then
 	mkdir /newroot && mount -t tmpfs -o mode=0755 tmpfs /newroot || poweroff -f
 	for d in /* /.[!.]*; do
 		case $d in
@@ -42,9 +56,19 @@ uptime_s() { read -r up _ </proc/uptime; echo "${up%.*}"; }
 off() { exec 3>&-; sync; poweroff -f; sleep 60; }
 fatal() { say "FATAL $*"; echo "init: fatal: $*" >/dev/console; off; }
 
-while read -r kind path; do
-	insmod "$path" 2>/dev/console || [ "$kind" = soft ] || fatal "unable to load $path"
-done </etc/sbxvm-modules
+bin=/sbx/bin
+if [ -e /.sbxvm-debian-root ]; then
+	# Loaded before the switch; the package is installed as an administrator would.
+	bin=/usr/bin
+	for deb in /sbx/deb/*.deb; do
+		[ -e "$deb" ] || continue
+		dpkg -i "$deb" >/dev/console 2>&1 || fatal "dpkg -i $deb failed"
+	done
+else
+	while read -r kind path; do
+		insmod "$path" 2>/dev/console || [ "$kind" = soft ] || fatal "unable to load $path"
+	done </etc/sbxvm-modules
+fi
 
 i=0
 while [ ! -b /dev/vdb ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
@@ -79,8 +103,8 @@ for fs in xfs:2000 ext4:2001; do
 		fatal "unable to prepare $d"
 	# The record an unprivileged sbx-quota verify needs to take statfs's figure as the
 	# hard limit (soft limits cleared); the runner's own tests boot without sbx.
-	if [ -x /sbx/bin/sbx-quota ]; then
-		/sbx/bin/sbx-quota prepare --workspace "$d" --project "${fs#*:}" --disk 8M --inodes 16 ||
+	if [ -x $bin/sbx-quota ]; then
+		$bin/sbx-quota prepare --workspace "$d" --project "${fs#*:}" --disk 8M --inodes 16 ||
 			fatal "unable to record the limits of $d with sbx-quota prepare"
 	fi
 done
@@ -103,7 +127,7 @@ run_role() {
 		echo 0 >"$cg/runner/cgroup.procs" || exit 111
 		cd /sbx/tests || exit 111
 		exec env -i PATH="$PATH" HOME="$home" USER="$4" LOGNAME="$4" TERM=dumb \
-			TMPDIR=/tmp SBX_VM_ROLE="$role" SBX_VM_CGROUP="$cg" SBX_BIN=/sbx/bin SBX_TESTBIN=/sbx/testbin \
+			TMPDIR=/tmp SBX_VM_ROLE="$role" SBX_VM_CGROUP="$cg" SBX_BIN=$bin SBX_TESTBIN=/sbx/testbin \
 			SBX_VM_HELPERS=/sbx/helpers BATS_LIB_PATH=/usr/lib/bats BATS_TEST_TIMEOUT="$test_timeout" \
 			runas "$uid" "$uid" bats --tap /sbx/tests/*.bats
 	) 2>/dev/console | sed 's/^SBXVM/#SBXVM/' >&3

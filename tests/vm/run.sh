@@ -3,6 +3,7 @@
 # no cgroup v2 controllers and no XFS/ext4 project quotas, so those limits are proven here.
 #
 #   tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE]
+#                   [--debian-root DIR]
 #
 # Environment: SBX_ROOT (repo root), SBX_BIN (dir of static sbx-* binaries, may be empty),
 # SBX_TESTBIN (dir of static test programs from tests/progs, optional; its vm/, or else
@@ -13,6 +14,9 @@
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
 # --kernel with --modules boots another kernel with its own modules directory (one that
 # has a modules.dep), e.g. Debian 11's 5.10 from tests/vm/kernel.sh.
+# --debian-root DIR boots the VM into DIR, a Debian root (tests/vm/debian.sh makes one),
+# from a disk instead of the busybox root: the suite, bats and the helpers are added to
+# DIR, which becomes the disk's file system (DIR is changed: give a scratch copy).
 #
 # Exit status: 0 every test passed in both roles; 1 a test failed, a result is missing or
 # truncated, the VM did not boot or timed out; 2 usage or host setup error.
@@ -29,7 +33,7 @@ test_timeout_s=${SBX_VM_TEST_TIMEOUT-120}
 die() { echo "vm: fatal: $*" >&2; exit 2; }
 fail() { echo "vm: FAIL: $*"; }
 
-suite=() kernel= init_override= moddir=
+suite=() kernel= init_override= moddir= debroot=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--suite)
@@ -40,7 +44,8 @@ while [ $# -gt 0 ]; do
 	--kernel) [ $# -ge 2 ] || die "--kernel needs a file"; kernel=$2; shift 2 ;;
 	--init) [ $# -ge 2 ] || die "--init needs a file"; init_override=$2; shift 2 ;;
 	--modules) [ $# -ge 2 ] || die "--modules needs a directory"; moddir=$2; shift 2 ;;
-	*) die "usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE]" ;;
+	--debian-root) [ $# -ge 2 ] || die "--debian-root needs a directory"; debroot=$2; shift 2 ;;
+	*) die "usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE] [--debian-root DIR]" ;;
 	esac
 done
 case $timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TIMEOUT must be a positive number of seconds" ;; esac
@@ -48,6 +53,10 @@ case $test_timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TEST_TIMEOUT must be a p
 if [ -n "$moddir" ]; then
 	[ -n "$kernel" ] || die "--modules needs --kernel"
 	[ -f "$moddir/modules.dep" ] || die "$moddir has no modules.dep (run depmod)"
+fi
+if [ -n "$debroot" ]; then
+	[ -x "$debroot/usr/bin/dpkg" ] || die "--debian-root $debroot holds no Debian root (no usr/bin/dpkg)"
+	debroot=$(cd "$debroot" && pwd)
 fi
 [ ${#suite[@]} -gt 0 ] || suite=("$here")
 files=()
@@ -246,6 +255,31 @@ printf 'root:x:0:0:root:/root:/bin/bash\nsbxuser:x:1000:1000:sbx test user:/home
 printf 'root:x:0:\nsbxuser:x:1000:\n' >"$root/etc/group"
 chmod -R a+rX "$root/sbx" "$root/usr" "$root/etc"
 chmod 1777 "$root/tmp" "$root/var/tmp"
+rm -f "$work/root.img"
+if [ -n "$debroot" ]; then
+	# The initramfs only loads the modules and switches to the disk (init.sh); what the
+	# runs need goes into the Debian root: /init, /sbx, bats, the test user, and busybox
+	# for the few commands a minimal Debian root lacks (poweroff, insmod), last on PATH.
+	cp -a "$root/sbx" "$root/init" "$debroot/" || die "unable to copy the suite into $debroot"
+	for d in usr/bin/bats usr/lib/bats-core usr/libexec/bats-core usr/lib/bats; do
+		mkdir -p "$debroot/$(dirname "$d")" && cp -a "/$d" "$debroot/$(dirname "$d")/" ||
+			die "unable to copy /$d into $debroot"
+	done
+	cp /bin/busybox "$debroot/sbx/busybox"
+	mkdir -p "$debroot/sbx/busybox-bin" "$debroot/mnt/xfs" "$debroot/mnt/ext4" "$debroot/home/sbxuser"
+	for a in $("$root/bin/busybox" --list-full); do
+		[ -e "$debroot/$a" ] || [ -e "$debroot/usr/$a" ] ||
+			ln -sf /sbx/busybox "$debroot/sbx/busybox-bin/${a##*/}"
+	done
+	grep -q '^sbxuser:' "$debroot/etc/passwd" || {
+		echo 'sbxuser:x:1000:1000:sbx test user:/home/sbxuser:/bin/bash' >>"$debroot/etc/passwd" &&
+			echo 'sbxuser:x:1000:' >>"$debroot/etc/group"
+	} || die "unable to add sbxuser to $debroot"
+	: >"$debroot/.sbxvm-debian-root"
+	: >"$root/etc/sbxvm-rootdisk"
+	truncate -s 2G "$work/root.img"
+	mkfs.ext4 -q -F -d "$debroot" "$work/root.img" || die "mkfs.ext4 -d $debroot failed"
+fi
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc -R 0:0 --quiet | gzip -1 >"$work/initramfs.gz") ||
 	die "unable to build the initramfs"
@@ -272,6 +306,7 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-serial "file:$work/console.log" -serial "file:$work/results.log" \
 	-drive "file=$work/xfs.img,format=raw,if=virtio,cache=unsafe" \
 	-drive "file=$work/ext4.img,format=raw,if=virtio,cache=unsafe" \
+	${debroot:+-drive "file=$work/root.img,format=raw,if=virtio,cache=unsafe"} \
 	</dev/null >"$work/qemu.log" 2>&1 &
 qpid=$!
 # timeout runs QEMU in its own process group: a ^C or a killed make must not leave it behind.

@@ -59,7 +59,16 @@ teardown() {
 
 @test "an unknown option is a usage error" {
 	run -2 "$here/run.sh" --frobnicate
-	assert_output "vm: fatal: usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE]"
+	assert_output "vm: fatal: usage: tests/vm/run.sh [--suite FILE_OR_DIR...] [--kernel FILE [--modules DIR]] [--init FILE] [--debian-root DIR]"
+}
+
+@test "--debian-root needs a directory holding a Debian root" {
+	run -2 "$here/run.sh" --debian-root
+	assert_output "vm: fatal: --debian-root needs a directory"
+	run -2 "$here/run.sh" --debian-root "$BATS_TEST_TMPDIR"
+	assert_output "vm: fatal: --debian-root $BATS_TEST_TMPDIR holds no Debian root (no usr/bin/dpkg)"
+	run -2 "$here/run.sh" --debian-root "$BATS_TEST_TMPDIR/none"
+	assert_output "vm: fatal: --debian-root $BATS_TEST_TMPDIR/none holds no Debian root (no usr/bin/dpkg)"
 }
 
 @test "--modules needs --kernel and a directory with a modules.dep" {
