@@ -239,7 +239,7 @@ install: all
 	fi
 
 clean:
-	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10
+	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10 $(B)/build/vm-debian
 
 distclean: clean
 	rm -rf build

@@ -2,7 +2,8 @@
 # The VM part of `make check`: the runner's own tests (a failing, skipped,
 # hung or unbootable VM must fail), then the suite on Debian's kernel, then
 # the sbx-ns, sbx-cgroup and sbx-check suites (and tests/vm/5.10/) on Debian
-# 11's 5.10 (tests/vm/kernels, fetched once into build/vm-kernels).
+# 11's 5.10 (tests/vm/kernels, fetched once into build/vm-kernels), then tests/vm/debian/
+# in a Debian 12 root with sbx installed (tests/vm/debian.sh).
 # Ends with one line "vm: N passed, N failed" adding them all up.
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,7 +24,12 @@ else
 	echo "vm: 0 passed, 1 failed" | tee -a "$log"
 	rc=1
 fi
+SBX_VM_WORK=$SBX_VM_WORK-debian tests/vm/debian.sh 2>&1 | tee -a "$log"
+if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+	rc=1
+	grep -qE '^vm: [0-9]+ passed, [0-9]+ failed$' <(tail -n 1 "$log") || echo "vm: 0 passed, 1 failed" | tee -a "$log"
+fi
 grep -E '^(bats|vm): [0-9]+ passed, [0-9]+ failed$' "$log" |
 	awk -v rc=$rc '{ p += $2; f += $4; n++ }
-		END { if (n < 3 || (rc && !f)) f++; printf "vm: %d passed, %d failed\n", p, f }'
+		END { if (n < 4 || (rc && !f)) f++; printf "vm: %d passed, %d failed\n", p, f }'
 exit $rc
