@@ -26,6 +26,12 @@ set -euo pipefail
 # the libraries' builds (a parent `make CC=...` reaches sub-makes this way;
 # `make install DESTDIR=...` would install them there).
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES CC CFLAGS CPPFLAGS LDFLAGS LDLIBS DESTDIR
+# Two builds of one manifest give the same archives byte for byte, whoever
+# builds where and when: one locale (the order of globbed objects, tools'
+# messages), one time zone, one umask; archives without timestamps or
+# owners (ar D); the build's directories mapped away (see build_one).
+export LC_ALL=C TZ=UTC
+umask 022
 
 suite=bookworm
 component=main
@@ -348,6 +354,9 @@ build_one() {
 	# applies the Debian patch series.
 	step "dpkg-source -x" dpkg-source --no-check -x "$work/src/$dsc" "$src"
 	cflags="-O2 -ffunction-sections -fdata-sections -fstack-protector-strong -isystem $prefix/kinc"
+	# Where the sources were unpacked and the prefix sits, as the debug
+	# information and __FILE__ would name them, become fixed names.
+	cflags+=" -ffile-prefix-map=$prefix=/usr/src/sbx-deps/prefix -ffile-prefix-map=$work=/usr/src/sbx-deps"
 	case $pkg in
 	libseccomp) build_libseccomp ;;
 	libcap2) build_libcap2 ;;
@@ -430,7 +439,7 @@ build_jansson() {
 		# shellcheck disable=SC2086 # defs and cflags are word lists
 		step "compile $c.c" musl-gcc $cflags $defs -I. -c -o "$c.o" "$c.c"
 	done
-	step ar ar rcs libjansson.a ./*.o
+	step ar ar rcsD libjansson.a ./*.o
 	step install install -D -m 0644 libjansson.a "$prefix/lib/libjansson.a"
 	step install install -D -m 0644 jansson.h "$prefix/include/jansson.h"
 	step install install -D -m 0644 jansson_config.h "$prefix/include/jansson_config.h"

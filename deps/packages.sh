@@ -37,8 +37,8 @@ test)
 	# transparent sandbox's ssh and DNS clients (23-ns-net-transparent); apparmor (apparmor_parser): the profile's suite (11-ns-apparmor); nginx, fcgiwrap (git-http-backend behind it): the TLS
 	# origin of the service routes (tests/tlsorigin.bash) and their bench's peer; strace (a kill at the Nth rename) and rsync (the peer of
 	# bench/changes.sh): the change sets' suite (46-changes); lintian, debootstrap: the Debian package's suite (90-deb);
-	# systemd (systemd-analyze, systemd-socket-activate): the broker's units (85-systemd-units).
-	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 python3-venv python3-pytest git gcc make openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils man-db util-linux xfsprogs e2fsprogs podman runc uidmap slirp4netns fuse-overlayfs catatonit docker.io openssh-server openssh-client bind9-dnsutils apparmor nginx fcgiwrap strace rsync lintian debootstrap systemd"
+	# systemd (systemd-analyze, systemd-socket-activate): the broker's units (85-systemd-units); diffoscope-minimal: where two builds of one commit differ (09-reproducible).
+	want="bats bats-assert bats-support bats-file bubblewrap curl wget python3 python3-venv python3-pytest git gcc make openssl iproute2 socat tinyproxy hyperfine clang libclang-rt-14-dev file binutils man-db util-linux xfsprogs e2fsprogs podman runc uidmap slirp4netns fuse-overlayfs catatonit docker.io openssh-server openssh-client bind9-dnsutils apparmor nginx fcgiwrap strace rsync lintian debootstrap systemd diffoscope-minimal"
 	;;
 vm)
 	want="qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs e2fsprogs"
