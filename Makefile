@@ -6,7 +6,7 @@
 .DELETE_ON_ERROR:
 .SECONDARY:
 .SUFFIXES:
-.PHONY: FORCE version test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench
+.PHONY: FORCE version dist test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench
 
 B        ?= .
 STATIC   ?= 1
@@ -237,6 +237,36 @@ install: all
 	else \
 	  echo "$(APPARMOR_D) does not exist (no AppArmor): its sbx-ns profile is not installed"; \
 	fi
+
+# `make dist`: the release, in build/release/: sbx-VERSION.tar.gz (git's
+# HEAD and a COMMIT file naming it, files in name order, owner 0:0, modes
+# 0644/0755, mtime SOURCE_DATE_EPOCH, gzip without name or time), the
+# static tools built from that tarball alone (in a scratch tree; the deps
+# prefix is this tree's, built from the same manifest by the same script),
+# and SHA256SUMS over both, in sha256sum's form: `sha256sum -c` checks the
+# release, `sbx-check tools --manifest` an installation. A tree with changes
+# is refused: the tarball is HEAD, and would not hold them.
+RELEASE  := $(B)/build/release
+DISTDIR  := $(B)/build/dist
+DISTNAME := sbx-$(VERSION)
+
+dist:
+	@test -e .git || { echo "sbx: dist: $(CURDIR): not a git checkout; make dist from a clone" >&2; exit 1; }
+	@test '$(COMMIT_STATE)' = clean || { echo "sbx: dist: $(CURDIR): uncommitted changes or untracked files; commit or remove them (the tarball is HEAD)" >&2; exit 1; }
+	@case '$(SOURCE_DATE_EPOCH)' in '' | *[!0-9]*) echo "sbx: dist: SOURCE_DATE_EPOCH '$(SOURCE_DATE_EPOCH)': not a number of seconds; unset it or set one" >&2; exit 1;; esac
+	$(Q)$(MAKE) --no-print-directory STATIC=1 deps
+	$(call msg,DIST,$(RELEASE)/$(DISTNAME).tar.gz)
+	$(Q)rm -rf $(RELEASE) $(DISTDIR) && mkdir -p $(RELEASE) $(DISTDIR)/src $(DISTDIR)/build
+	$(Q)$(GIT) archive --format=tar --prefix=$(DISTNAME)/ HEAD | tar -x -C $(DISTDIR)/src
+	$(Q)printf 'commit %s\ndate %s\n' '$(COMMIT_ID)' '$(SOURCE_DATE_EPOCH)' >$(DISTDIR)/src/$(DISTNAME)/COMMIT
+	$(Q)LC_ALL=C tar -C $(DISTDIR)/src --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
+	  --mtime=@$(SOURCE_DATE_EPOCH) --mode=u+w,go-w,a+rX -cf - $(DISTNAME) | gzip -9 -n >$(RELEASE)/$(DISTNAME).tar.gz
+	$(Q)tar -xzf $(RELEASE)/$(DISTNAME).tar.gz -C $(DISTDIR)/build
+	$(Q)$(MAKE) -C $(DISTDIR)/build/$(DISTNAME) B=. STATIC=1 DEPS=$(DEPS) all
+	$(Q)install -m 0755 $(TOOLS:%=$(DISTDIR)/build/$(DISTNAME)/bin/%) $(RELEASE)/
+	$(Q)cd $(RELEASE) && sha256sum $(DISTNAME).tar.gz $(TOOLS) >SHA256SUMS
+	$(Q)rm -rf $(DISTDIR)
+	@echo "released $(RELEASE): $(DISTNAME).tar.gz, $(TOOLS), SHA256SUMS"
 
 clean:
 	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10 $(B)/build/vm-debian
