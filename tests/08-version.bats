@@ -8,7 +8,7 @@
 load helpers
 load tree
 
-TOOLS="sbx-broker sbx-cgroup sbx-check sbx-ns sbx-quota sbx-seatbelt"
+TOOLS=$(cd "$SBX_ROOT/cmd" && ls)
 
 setup() {
 	scratch=$(sbx_scratch)

@@ -107,14 +107,10 @@ same() {
 	run -0 ls "$rel"
 	assert_output "SHA256SUMS
 sbx-$VERSION.tar.gz
-sbx-broker
-sbx-cgroup
-sbx-check
-sbx-ns
-sbx-quota
-sbx-seatbelt"
+$(ls "$TA/cmd")"
 	run -0 bash -c "cd '$rel' && sha256sum -c --strict SHA256SUMS"
-	assert_equal "$(wc -l <"$rel/SHA256SUMS")" 7
+	assert_equal "$(cut -d' ' -f3 "$rel/SHA256SUMS")" "sbx-$VERSION.tar.gz
+$(ls "$TA/cmd")"
 	# gzip: no file name (FLG bit 3) and MTIME 0.
 	run -0 od -An -tx1 -j3 -N5 "$tgz"
 	assert_output " 00 00 00 00 00"
@@ -148,7 +144,7 @@ date $epoch"
 	local rel=$TA/build/release t=$R/tampered want
 	run -0 --separate-stderr "$rel/sbx-check" tools --manifest "$rel/SHA256SUMS"
 	assert_equal "$stderr" ""
-	assert_line "manifest           ok             $rel/SHA256SUMS lists 6 tools"
+	assert_line "manifest           ok             $rel/SHA256SUMS lists $(ls "$TA/cmd" | wc -l) tools"
 	assert_line --regexp "^sbx-ns +ok +path=$rel/sbx-ns .* manifest=intact\$"
 	assert_line "result: all checks passed (exit 0)"
 	mkdir "$t"
