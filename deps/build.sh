@@ -467,8 +467,11 @@ build_nettle() {
 # ciphers): each "no-" is code neither built nor linked.
 build_openssl() {
 	cd "$src"
+	# The prefix is compiled in (ENGINESDIR, MODULESDIR, unused here): a
+	# fixed one, installed under $prefix through DESTDIR, keeps the
+	# archives free of where they were built.
 	step configure ./Configure linux-x86_64 CC=musl-gcc CFLAGS="$cflags" \
-		--prefix="$prefix" --libdir=lib --openssldir=/etc/ssl \
+		--prefix=/usr/local/lib/sbx-deps --libdir=lib --openssldir=/etc/ssl \
 		no-shared no-module no-engine no-dso no-tests no-afalgeng no-autoload-config \
 		no-comp no-ssl3 no-dtls no-srp no-legacy no-ui-console no-async no-deprecated \
 		no-cms no-ts no-ct no-ocsp no-srtp no-cmp no-rfc3779 no-idea no-seed no-camellia \
@@ -476,9 +479,15 @@ build_openssl() {
 		no-cast no-des no-dsa no-gost no-siphash no-scrypt no-ec2m no-psk no-ocb \
 		no-padlockeng no-capieng no-dgram no-nextprotoneg no-sctp no-ssl-trace no-ktls \
 		no-weak-ssl-ciphers
+	# OpenSSL_version(OPENSSL_CFLAGS) would name the compiler's flags, paths
+	# included: it names the compiler alone.
+	step buildinf.h make crypto/buildinf.h CC=musl-gcc LIB_CFLAGS= CPPFLAGS_Q=
 	step make make -j"$jobs" build_libs
-	step "make install" make install_dev
-	rm -f "$prefix"/lib/pkgconfig/{libssl,libcrypto,openssl}.pc
+	step "make install" make install_dev DESTDIR="$work/openssl-root"
+	mkdir -p "$prefix/include" "$prefix/lib"
+	cp -R "$work/openssl-root/usr/local/lib/sbx-deps/include/openssl" "$prefix/include/"
+	cp "$work/openssl-root/usr/local/lib/sbx-deps/lib/libssl.a" \
+		"$work/openssl-root/usr/local/lib/sbx-deps/lib/libcrypto.a" "$prefix/lib/"
 }
 
 main "$@"

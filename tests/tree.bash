@@ -12,7 +12,10 @@ tree_clone() {
 	sgit clone -q --no-hardlinks "$SBX_ROOT" "$dir"
 	git --git-dir="$dir/.git" --work-tree="$SBX_ROOT" add -A
 	if ! git -C "$dir" diff --cached --quiet; then
-		git -C "$dir" -c user.name=sbx -c user.email=sbx@localhost \
+		# Dated as HEAD: two copies of one working tree get one commit.
+		GIT_AUTHOR_DATE=$(git -C "$dir" log -1 --format=%cI) \
+			GIT_COMMITTER_DATE=$(git -C "$dir" log -1 --format=%cI) \
+			git -C "$dir" -c user.name=sbx -c user.email=sbx@localhost \
 			commit -q -m "the working tree under test"
 	fi
 	git -C "$dir" reset -q --hard
