@@ -11,54 +11,23 @@ load tlsorigin
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	net_setup_file
-	ip -n "$NO" addr add 198.18.7.5/24 dev "vo$$"
-	TLS_DIR="$NS_DIR/tls"
-	tls_pki "$TLS_DIR" svc.test
-	local o="$TLS_DIR/o" d="$TLS_DIR"
+	tls_setup_file 198.18.7.5
+	local o="$TLS_DIR/o" d="$TLS_DIR" s port name proto cert
 	mkdir -p -m 0700 "$o"
-	cat >"$o/nginx.conf" <<-EOF
-	daemon off;
-	master_process off;
-	pid $o/nginx.pid;
-	error_log $o/error.log;
-	events { worker_connections 64; }
-	http {
-		log_format reuse '\$server_port \$ssl_server_name \$ssl_session_reused \$status';
-		access_log $o/access.log reuse;
-		client_body_temp_path $o/body;
-		proxy_temp_path $o/proxy;
-		fastcgi_temp_path $o/fastcgi;
-		uwsgi_temp_path $o/uwsgi;
-		scgi_temp_path $o/scgi;
-		server {
-			listen 198.18.7.5:443 ssl;
-			server_name svc.test;
-			ssl_protocols TLSv1.3;
-			ssl_certificate $d/good.pem;
-			ssl_certificate_key $d/good.key;
-			location / { return 200 "ok\n"; }
-		}
-		server {
-			listen 198.18.7.5:443 ssl;
-			server_name wrong.test;
-			ssl_protocols TLSv1.3;
-			ssl_certificate $d/wrong.pem;
-			ssl_certificate_key $d/wrong.key;
-			location / { return 200 "ok\n"; }
-		}
-		server {
-			listen 198.18.7.5:4443 ssl;
-			server_name svc.test;
-			ssl_protocols TLSv1.2;
-			ssl_certificate $d/good.pem;
-			ssl_certificate_key $d/good.key;
-			location / { return 200 "ok\n"; }
-		}
-	}
-	EOF
-	ip netns exec "$NO" nginx -e "$o/error.log" -p "$o" -c "$o/nginx.conf" </dev/null >/dev/null 2>>"$o/nginx.err" 3>&- &
-	TLS_FILE_PIDS=($!)
+	{
+		tls_nginx_head "$o" 64
+		printf '\tlog_format reuse %s;\n' "'\$server_port \$ssl_server_name \$ssl_session_reused \$status'"
+		printf '\taccess_log %s reuse;\n' "$o/access.log"
+		# PORT:NAME:PROTOCOL:CERTIFICATE
+		for s in 443:svc.test:TLSv1.3:good 443:wrong.test:TLSv1.3:wrong 4443:svc.test:TLSv1.2:good; do
+			IFS=: read -r port name proto cert <<<"$s"
+			printf '\tserver { listen 198.18.7.5:%s ssl; server_name %s; ssl_protocols %s;' "$port" "$name" "$proto"
+			printf ' ssl_certificate %s.pem; ssl_certificate_key %s.key; location / { return 200 "ok\\n"; } }\n' "$d/$cert" "$d/$cert"
+		done
+		echo "}"
+	} >"$o/nginx.conf"
+	tls_nginx "$NO" "$o"
+	tls_keep
 	net_wait_port "$NO" 198.18.7.5 443
 	net_wait_port "$NO" 198.18.7.5 4443
 	printf '198.18.7.5 svc.test\n198.18.7.5 wrong.test\n' >>"$NET_DIR/hosts"
@@ -75,11 +44,7 @@ setup_file() {
 	export TLS_DIR
 }
 
-teardown_file() {
-	BG_PIDS=("${TLS_FILE_PIDS[@]}")
-	bg_end
-	net_teardown_file
-}
+teardown_file() { tls_teardown_file; }
 
 # req ROUTE...: one GET of http://ROUTE/ each from a sandbox; status lines.
 req() {

@@ -20,19 +20,13 @@ RESET_PORT=4451
 UP_PORT=8888
 
 setup_file() {
-	net_setup_file
-	ip -n "$NO" addr add 198.18.7.4/24 dev "vo$$"
-	TLS_DIR="$NS_DIR/tls"
-	tls_pki "$TLS_DIR" svc.test
-	od -An -N16 -tx1 /dev/urandom | tr -d ' \n' | sed 's/^/sbxtok-/' >"$TLS_DIR/token"
-	chmod 0600 "$TLS_DIR/token"
+	tls_setup_file 198.18.7.4
 	tls_origin "$NO" 198.18.7.4 svc.test "$TLS_DIR" "$(cat "$TLS_DIR/token")" sbxuser:sbxpass
 	tls_bad "$NO" 198.18.7.4 "$TLS_DIR"
 	ip_origin
 	reset_origin
 	upstream_proxy
-	TLS_FILE_PIDS=("${BG_PIDS[@]}")
-	BG_PIDS=()
+	tls_keep
 	printf 'Authorization: Bearer %s\r\nX-Route: svc\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/svc.hdr"
 	chmod 0600 "$TLS_DIR/svc.hdr"
 	printf 'Authorization: Bearer %s\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/ph.hdr"
@@ -88,18 +82,9 @@ ip_origin() {
 # connection (SO_LINGER 0) without reading the request: the broker's
 # writes of a long request body then meet a reset connection.
 reset_origin() {
-	local fd line
-	mkfifo "$TLS_DIR/reset.ready"
-	exec {fd}<>"$TLS_DIR/reset.ready"
-	ip netns exec "$NO" "$PY" -c '
-import socket, ssl, struct, sys
+	tls_listen "$NO" 198.18.7.4 "$RESET_PORT" "$TLS_DIR/reset.ready" '
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(sys.argv[3], sys.argv[4])
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(64)
-print("listening", flush=True)
 while True:
     c = s.accept()[0]
     try:
@@ -108,11 +93,7 @@ while True:
         t.close()
     except (ssl.SSLError, OSError):
         c.close()
-' 198.18.7.4 "$RESET_PORT" "$TLS_DIR/good.pem" "$TLS_DIR/good.key" </dev/null >"$TLS_DIR/reset.ready" 2>/dev/null 3>&- &
-	BG_PIDS+=($!)
-	read -r -t 10 -u "$fd" line
-	exec {fd}<&-
-	[ "$line" = listening ]
+' "$TLS_DIR/good.pem" "$TLS_DIR/good.key"
 }
 
 # The upstream of --mode proxy: tinyproxy in "h" on 127.0.0.1:UP_PORT,
@@ -132,11 +113,7 @@ upstream_proxy() {
 	net_wait_port "$NH" 127.0.0.1 "$UP_PORT"
 }
 
-teardown_file() {
-	BG_PIDS=("${TLS_FILE_PIDS[@]}")
-	bg_end
-	net_teardown_file
-}
+teardown_file() { tls_teardown_file; }
 
 @test "proxy port: the service gets the route's prefix, Host and Authorization, never the sandbox's" {
 	local ws

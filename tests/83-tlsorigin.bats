@@ -11,28 +11,15 @@ load tlsorigin
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	net_setup_file
-	ip -n "$NO" addr add 198.18.7.4/24 dev "vo$$"
-	TLS_DIR="$NS_DIR/tls"
-	tls_pki "$TLS_DIR" svc.test
-	# The token never appears on a command line: it lives in a file only
-	# root reads, as the broker's header file does.
-	od -An -N16 -tx1 /dev/urandom | tr -d ' \n' | sed 's/^/sbxtok-/' >"$TLS_DIR/token"
-	chmod 0600 "$TLS_DIR/token"
+	tls_setup_file 198.18.7.4
 	tls_origin "$NO" 198.18.7.4 svc.test "$TLS_DIR" "$(cat "$TLS_DIR/token")" sbxuser:sbxpass
 	tls_bad "$NO" 198.18.7.4 "$TLS_DIR"
 	printf '198.18.7.4 svc.test\n' >"$TLS_DIR/hosts"
-	# The servers live as long as the file: out of the tests' BG_PIDS.
-	TLS_FILE_PIDS=("${BG_PIDS[@]}")
-	BG_PIDS=()
+	tls_keep
 	export TLS_DIR CA="$TLS_DIR/ca.pem"
 }
 
-teardown_file() {
-	BG_PIDS=("${TLS_FILE_PIDS[@]}")
-	bg_end
-	net_teardown_file
-}
+teardown_file() { tls_teardown_file; }
 
 teardown() { bg_end; }
 

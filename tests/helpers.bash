@@ -4,8 +4,10 @@
 # suites: a scratch tree, sbx-ns as root and as the test user, a repo-shaped
 # workspace) and ns-net.bash (their network namespaces, origins
 # and brokers). tests/vm/helpers/ is the VM's. netns.bash (two network
-# namespaces joined by a veth pair) is sourced here and by the benches.
+# namespaces joined by a veth pair) and wait.bash (wait_for, net_wait_port)
+# are sourced here and by the benches.
 . "${BASH_SOURCE[0]%/*}/netns.bash"
+. "${BASH_SOURCE[0]%/*}/wait.bash"
 
 SBX_ROOT="$(cd "${BASH_SOURCE[0]%/*}/.." && pwd)"
 : "${SBX_BIN:=$SBX_ROOT/bin}"
@@ -70,20 +72,6 @@ sbx_scratch() {
 	d=$(mktemp -d /var/tmp/sbx-test.XXXXXX)
 	chmod 0755 "$d"
 	echo "$d"
-}
-
-# Wait for an event the test cannot be told of directly: run the command (a
-# string, evaluated, so that [ ], pipes and && work) every 20 ms until it
-# succeeds, for at most 30 s, then fail naming it. Never a fixed sleep: a
-# test waits for what it needs, and no longer.
-wait_for() {
-	local i
-	for ((i = 0; i < 1500; i++)); do
-		eval "$1" && return 0
-		sleep 0.02
-	done
-	echo "wait_for: not true after 30 s: $1" >&2
-	return 1
 }
 
 # curl says how long a refused connect took ("after 0 ms"), 1 ms or more on a

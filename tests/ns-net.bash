@@ -108,17 +108,6 @@ net_teardown_file() {
 	ns_teardown_file
 }
 
-net_wait_port() {
-	local i
-	for i in $(seq 1 200); do
-		ip netns exec "$1" "$PY" -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()' \
-			"$2" "$3" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "nothing listens on $2:$3 in $1" >&2
-	return 1
-}
-
 # net_broker NAME ARGS...: sbx-broker in "h" (its own /etc/hosts) on
 # $NET_DIR/NAME.sock, open to the test user; its pid in $NET_DIR/NAME.pid.
 # $BROKER_WRAP, when set, is the program the broker runs under.

@@ -170,22 +170,11 @@ tls_content() {
 tls_origin() {
 	local ns=$1 addr=$2 name=$3 d=$4 token=$5 up=$6 o=$4/o p
 	mkdir -p -m 0700 "$o"
-	mkdir -p "$o/tmp"
 	tls_content "$o" || return 1
 	printf '%s:%s\n' "${up%%:*}" "$(openssl passwd -apr1 "${up#*:}")" >"$o/htpasswd"
-	cat >"$o/nginx.conf" <<-EOF
-	daemon off;
-	master_process off;
-	pid $o/nginx.pid;
-	error_log $o/error.log;
-	events { worker_connections 1024; }
-	http {
+	tls_nginx_head "$o" 1024 >"$o/nginx.conf"
+	cat >>"$o/nginx.conf" <<-EOF
 		access_log $o/access.log;
-		client_body_temp_path $o/tmp/body;
-		proxy_temp_path $o/tmp/proxy;
-		fastcgi_temp_path $o/tmp/fastcgi;
-		uwsgi_temp_path $o/tmp/uwsgi;
-		scgi_temp_path $o/tmp/scgi;
 		include /etc/nginx/mime.types;
 		default_type application/octet-stream;
 		ssl_protocols TLSv1.2 TLSv1.3;
@@ -228,8 +217,7 @@ tls_origin() {
 	echo "}" >>"$o/nginx.conf"
 	ip netns exec "$ns" fcgiwrap -c 1 -s "unix:$o/fcgi.sock" </dev/null >/dev/null 2>>"$o/fcgi.err" 3>&- &
 	BG_PIDS+=($!)
-	ip netns exec "$ns" nginx -e "$o/error.log" -p "$o" -c "$o/nginx.conf" </dev/null >/dev/null 2>>"$o/nginx.err" 3>&- &
-	BG_PIDS+=($!)
+	tls_nginx "$ns" "$o"
 	for p in 443 $TLS_PORT_EXPIRED $TLS_PORT_SELF $TLS_PORT_WRONG $TLS_PORT_OTHERCA; do
 		net_wait_port "$ns" "$addr" "$p" || { cat "$o/nginx.err" "$o/error.log" >&2; return 1; }
 	done
@@ -238,7 +226,7 @@ tls_origin() {
 
 # tls_bad NS ADDR DIR: the servers that fail before HTTP (ports above),
 # certificate of tls_pki DIR. Returns once each one listens: openssl says
-# ACCEPT, the Python servers write a line, each on a pipe read here.
+# ACCEPT on a pipe read here, the Python servers as tls_listen says.
 tls_bad() {
 	local ns=$1 addr=$2 d=$3 fd line
 	mkfifo "$d/bad.ready"
@@ -252,26 +240,14 @@ tls_bad() {
 		[ "$line" = ACCEPT ] && break
 	done
 	[ "$line" = ACCEPT ] || return 1
-	ip netns exec "$ns" "$PY" -c '
-import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(64)
-print("listening", flush=True)
+	exec {fd}<&-
+	rm -f "$d/bad.ready"
+	tls_listen "$ns" "$addr" "$TLS_PORT_STALL" "$d/stall.ready" '
 held = []
 while True:
     held.append(s.accept()[0])
-' "$addr" "$TLS_PORT_STALL" </dev/null >"$d/bad.ready" 2>/dev/null 3>&- &
-	BG_PIDS+=($!)
-	read -r -t 10 -u "$fd" line && [ "$line" = listening ] || return 1
-	ip netns exec "$ns" "$PY" -c '
-import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(64)
-print("listening", flush=True)
+' || return 1
+	tls_listen "$ns" "$addr" "$TLS_PORT_CLOSE" "$d/close.ready" '
 while True:
     c = s.accept()[0]
     # The first flight of the client read, so that the close is an end of
@@ -280,11 +256,7 @@ while True:
     c.close()
     with open(sys.argv[3], "a") as f:
         f.write("closed after %d bytes\n" % n)
-' "$addr" "$TLS_PORT_CLOSE" "$d/close.log" </dev/null >"$d/bad.ready" 2>/dev/null 3>&- &
-	BG_PIDS+=($!)
-	read -r -t 10 -u "$fd" line && [ "$line" = listening ] || return 1
-	exec {fd}<&-
-	rm -f "$d/bad.ready"
+' "$d/close.log"
 }
 
 # tls_in NS HOSTS CMD...: CMD in namespace NS with HOSTS as its /etc/hosts
@@ -293,4 +265,80 @@ tls_in() {
 	local ns=$1 hosts=$2
 	shift 2
 	ip netns exec "$ns" unshare -m --propagation private sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts" "$@"
+}
+
+# tls_listen NS ADDR PORT READY BODY [ARG...]: a Python server in namespace
+# NS: s, a socket listening on ADDR:PORT, then BODY (Python; sys.argv[1]
+# is ADDR, [2] PORT, [3]... the ARGs; socket, ssl, struct and sys
+# imported). Returns once it listens: it says so on READY, a pipe made
+# here and removed.
+tls_listen() {
+	local ns=$1 addr=$2 port=$3 ready=$4 body=$5 fd line=
+	shift 5
+	mkfifo "$ready"
+	exec {fd}<>"$ready"
+	ip netns exec "$ns" "$PY" -c '
+import socket, ssl, struct, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(64)
+print("listening", flush=True)
+'"$body" "$addr" "$port" "$@" </dev/null >"$ready" 2>/dev/null 3>&- &
+	BG_PIDS+=($!)
+	read -r -t 10 -u "$fd" line || :
+	exec {fd}<&-
+	rm -f "$ready"
+	[ "$line" = listening ]
+}
+
+# tls_nginx_head DIR CONNECTIONS: the start of an nginx.conf
+# for nginx in the foreground of one process, its files in DIR, up to the
+# inside of its open http block.
+tls_nginx_head() {
+	cat <<-EOF
+	daemon off;
+	master_process off;
+	pid $1/nginx.pid;
+	error_log $1/error.log;
+	events { worker_connections $2; }
+	http {
+		client_body_temp_path $1/body;
+		proxy_temp_path $1/proxy;
+		fastcgi_temp_path $1/fastcgi;
+		uwsgi_temp_path $1/uwsgi;
+		scgi_temp_path $1/scgi;
+	EOF
+}
+
+# tls_nginx NS DIR: nginx in namespace NS with DIR/nginx.conf, its pid in
+# BG_PIDS.
+tls_nginx() {
+	ip netns exec "$1" nginx -e "$2/error.log" -p "$2" -c "$2/nginx.conf" </dev/null >/dev/null 2>>"$2/nginx.err" 3>&- &
+	BG_PIDS+=($!)
+}
+
+# tls_setup_file ADDR: a suite's setup_file starts here: net_setup_file,
+# ADDR added to "o", TLS_DIR ($NS_DIR/tls) made by tls_pki for svc.test,
+# and a token in TLS_DIR/token. The token never appears on a command line:
+# it lives in a file only root reads, as the broker's header file does.
+tls_setup_file() {
+	net_setup_file
+	ip -n "$NO" addr add "$1/24" dev "vo$$"
+	TLS_DIR="$NS_DIR/tls"
+	tls_pki "$TLS_DIR" svc.test
+	od -An -N16 -tx1 /dev/urandom | tr -d ' \n' | sed 's/^/sbxtok-/' >"$TLS_DIR/token"
+	chmod 0600 "$TLS_DIR/token"
+}
+
+# tls_keep: the servers started so far live as long as the file: out of
+# the tests' BG_PIDS, into TLS_FILE_PIDS, which tls_teardown_file ends.
+tls_keep() {
+	TLS_FILE_PIDS+=("${BG_PIDS[@]}")
+	BG_PIDS=()
+}
+tls_teardown_file() {
+	BG_PIDS=("${TLS_FILE_PIDS[@]}")
+	bg_end
+	net_teardown_file
 }
