@@ -1,27 +1,11 @@
 # Sourced by bench/sbx-ns-net.sh and bench/sbx-ns-transparent.sh after
-# their checks: a scratch directory $W, two network namespaces "h" ($NH:
-# sbx-ns, the broker with an /etc/hosts naming origin.test, the host-side
-# clients) and "o" ($NO: the origin on 198.18.9.2, bench/net.c) joined by
-# a veth pair, no default route anywhere; sbx-broker on $W/broker.sock,
-# ready; $W/ws a workspace for uid 65534; $W/net the client. Everything
-# is removed at exit (the pids in the array pids are killed first).
-# $1: a short tag for the names.
-W=$(mktemp -d "/var/tmp/sbx-$1-bench.XXXXXX")
-chmod 0755 "$W"
-NH=sbx$1$$h NO=sbx$1$$o
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null || :
-	for ns in "$NH" "$NO"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || :; done
-		ip netns del "$ns" 2>/dev/null || :
-	done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-. "$(dirname "${BASH_SOURCE[0]}")/../tests/netns.bash"
-netns_pair "$NH" "$NO" "v$1$$h" "v$1$$o" 198.18.9.1/24 198.18.9.2/24
+# their checks: bench/ns-pair.bash's scratch directory $W and network
+# namespaces "h" ($NH: sbx-ns, the broker with an /etc/hosts naming
+# origin.test, the host-side clients) and "o" ($NO: the origin on
+# 198.18.9.2, bench/net.c), removed at exit; sbx-broker on
+# $W/broker.sock, ready; $W/ws a workspace for uid 65534; $W/net the
+# client. $1: a short tag for the names.
+. "$(dirname "${BASH_SOURCE[0]}")/ns-pair.bash" "$1" 198.18.9
 echo "198.18.9.2 origin.test" > "$W/hosts"
 mkdir "$W/ws"
 chown 65534:65534 "$W/ws"

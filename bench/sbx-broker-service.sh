@@ -45,46 +45,9 @@ done
 PY=$(command -v /usr/bin/python3 || command -v python3) || { echo "bench: python3 is missing" >&2; exit 111; }
 here=$(cd "$(dirname "$0")" && pwd)
 
-W=$(mktemp -d /var/tmp/sbx-service-bench.XXXXXX)
-NH=sbxsvc$$h NO=sbxsvc$$o
-BG_PIDS=()
-cleanup() {
-	exec 2>/dev/null # the shell's word on each process killed here
-	for p in "${BG_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null || :
-	for ns in "$NH" "$NO"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || :; done
-		ip netns del "$ns" 2>/dev/null || :
-	done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-trap "exit 143" TERM
-trap "exit 130" INT
-. "$here/../tests/netns.bash"
-# What tests/tlsorigin.bash takes from the suites' helpers.
-net_wait_port() {
-	local i
-	for i in $(seq 1 200); do
-		ip netns exec "$1" "$PY" -c 'import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 0.5).close()' \
-			"$2" "$3" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "bench: nothing listens on $2:$3 in $1" >&2
-	return 1
-}
-wait_for() {
-	local i
-	for ((i = 0; i < 1500; i++)); do
-		eval "$1" && return 0
-		sleep 0.02
-	done
-	echo "bench: not true after 30 s: $1" >&2
-	return 1
-}
+. "$here/ns-pair.bash" svc 198.18.13
 . "$here/../tests/tlsorigin.bash"
 
-netns_pair "$NH" "$NO" "vsh$$" "vso$$" 198.18.13.1/24 198.18.13.2/24
 for ns in "$NH" "$NO"; do
 	ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
 done
@@ -134,50 +97,33 @@ read -r -t 10 -u "$rfd" line
 
 # nginx as the peer, in "h" like the broker.
 mkdir -m 0700 "$W/rp"
-cat >"$W/rp/nginx.conf" <<EOF
-daemon off;
-master_process off;
-pid $W/rp/nginx.pid;
-error_log $W/rp/error.log;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $W/rp/body;
-	proxy_temp_path $W/rp/proxy;
-	fastcgi_temp_path $W/rp/fastcgi;
-	uwsgi_temp_path $W/rp/uwsgi;
-	scgi_temp_path $W/rp/scgi;
-	server {
-		listen 127.0.0.1:8080;
-		location / {
-			proxy_pass https://svc.test;
-			proxy_ssl_verify on;
-			proxy_ssl_trusted_certificate $T/ca.pem;
-			proxy_ssl_server_name on;
-			proxy_ssl_name svc.test;
-			proxy_ssl_protocols TLSv1.2 TLSv1.3;
-			proxy_http_version 1.1;
-			proxy_set_header Host svc.test;
-			proxy_set_header Authorization "Bearer $token";
+# rp_server PORT [DIRECTIVE]: a server block proxying to svc.test.
+rp_server() {
+	cat <<-EOF
+		server {
+			listen 127.0.0.1:$1;
+			location / {
+				proxy_pass https://svc.test;
+				${2:-}
+				proxy_ssl_verify on;
+				proxy_ssl_trusted_certificate $T/ca.pem;
+				proxy_ssl_server_name on;
+				proxy_ssl_name svc.test;
+				proxy_ssl_protocols TLSv1.2 TLSv1.3;
+				proxy_http_version 1.1;
+				proxy_set_header Host svc.test;
+				proxy_set_header Authorization "Bearer $token";
+			}
 		}
-	}
-	server {
-		listen 127.0.0.1:8081;
-		location / {
-			proxy_pass https://svc.test;
-			proxy_ssl_session_reuse off;
-			proxy_ssl_verify on;
-			proxy_ssl_trusted_certificate $T/ca.pem;
-			proxy_ssl_server_name on;
-			proxy_ssl_name svc.test;
-			proxy_ssl_protocols TLSv1.2 TLSv1.3;
-			proxy_http_version 1.1;
-			proxy_set_header Host svc.test;
-			proxy_set_header Authorization "Bearer $token";
-		}
-	}
+	EOF
 }
-EOF
+{
+	tls_nginx_head "$W/rp" 4096
+	printf '\taccess_log off;\n'
+	rp_server 8080
+	rp_server 8081 "proxy_ssl_session_reuse off;"
+	echo "}"
+} >"$W/rp/nginx.conf"
 "${in_h[@]}" nginx -e "$W/rp/error.log" -p "$W/rp" -c "$W/rp/nginx.conf" </dev/null >/dev/null 2>>"$W/rp/error.log" &
 nginx=$!
 BG_PIDS+=("$nginx")
