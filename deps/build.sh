@@ -353,6 +353,12 @@ build_one() {
 	# Our own check above replaces dpkg-source's signature check; it still
 	# applies the Debian patch series.
 	step "dpkg-source -x" dpkg-source --no-check -x "$work/src/$dsc" "$src"
+	# A date a library records (OpenSSL's "built on") is its own release's,
+	# as Debian builds it: the prefix depends on the manifest and this
+	# script alone, never on the commit or the hour that built it.
+	SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l "$src/debian/changelog" -STimestamp) ||
+		die "unable to read the release date of $pkg from $src/debian/changelog"
+	export SOURCE_DATE_EPOCH
 	cflags="-O2 -ffunction-sections -fdata-sections -fstack-protector-strong -isystem $prefix/kinc"
 	# Where the sources were unpacked and the prefix sits, as the debug
 	# information and __FILE__ would name them, become fixed names.

@@ -1,11 +1,14 @@
 #!/usr/bin/env bats
 # Reproducible builds and the release. Two clean copies of the tree under
 # test, in two directories of different names, are built for real: one by
-# root (time zone UTC, umask 022), one by the test user (another time zone,
-# locale and umask 077), each with its own deps prefix built by
-# deps/build.sh from the verified download cache (no network). Their tools,
-# deps archives and libsbx must be byte-identical; where they are not,
-# diffoscope says where. `make dist` in both copies must give the same
+# root (time zone UTC, umask 022) on a copy of the deps prefix the tree under
+# test built (by root, earlier, in its own directory), one by the test user
+# (another time zone, locale and umask 077) with its own deps prefix built
+# by deps/build.sh from the verified download cache (no network). Their
+# tools, deps archives and libsbx must be byte-identical; where they are
+# not, diffoscope says where. (One deps build in the suite, not two: the
+# deps are still built twice, by two users, in two directories, at two
+# times.) `make dist` in both copies must give the same
 # tarball and SHA256SUMS, and binaries equal to the git build's, which
 # `sbx-check tools --manifest` accepts and a tampered one fails.
 
@@ -26,6 +29,11 @@ setup_file() {
 		fail "no verified deps source cache at $CACHE: build the tree first (make deps)"
 	tree_clone "$TA"
 	tree_clone "$TB"
+	[ -f "$SBX_ROOT/build/deps/.stamp" ] ||
+		fail "no deps prefix at $SBX_ROOT/build/deps: build the tree first (make deps)"
+	mkdir -p "$TA/build/deps"
+	cp -a "$SBX_ROOT/build/deps/." "$TA/build/deps/"
+	touch "$TA/build/deps/.stamp"
 	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$TB"
 	local t0 t1 t2
 	t0=$(date +%s)
