@@ -31,10 +31,11 @@ bats_require_minimum_version 1.5.0
 # (tests/37-ns-ca.bats); every other suite states the command's whole
 # environment and plan, so it runs without whatever the host sets.
 unset SSL_CERT_FILE SSL_CERT_DIR NODE_EXTRA_CA_CERTS REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO PIP_CERT
-# `make check` exports the build's SOURCE_DATE_EPOCH; the builds a suite
-# makes (a copy of the tree, a release tarball, a package) take theirs from
-# their own commit, COMMIT file or changelog, as a user's would.
-unset SOURCE_DATE_EPOCH
+# `make check` exports the build's SOURCE_DATE_EPOCH and its own make
+# state; the builds a suite makes (a copy of the tree, a release tarball, a
+# package) take their date from their own commit, COMMIT file or changelog,
+# and run as a user's top-level make would.
+unset SOURCE_DATE_EPOCH MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 # bats-support, bats-assert and bats-file, sourced file by file: every test
 # loads them again, and their load.bash files start one dirname process per
 # file, 17 per test, which cost as much as the tests themselves.
