@@ -283,9 +283,9 @@ $C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them
 	mkcs "$ws" "$cs" 'echo x >keep'
 	ln -s "$cs" "$BATS_TEST_TMPDIR/link"
 	run -102 --separate-stderr $C discard "$BATS_TEST_TMPDIR/link"
-	assert_equal "$stderr" "$C: fatal: unable to open change set '$BATS_TEST_TMPDIR/link' (a symlink on its path): Symbolic link loop"
+	assert_equal "$stderr" "$C: fatal: unable to open change set '$BATS_TEST_TMPDIR/link': a symlink on its path (name the real directory)"
 	run -102 --separate-stderr $C list --workspace "$ws" "$BATS_TEST_TMPDIR/link"
-	assert_equal "$stderr" "$C: fatal: unable to open change set '$BATS_TEST_TMPDIR/link' (a symlink on its path): Symbolic link loop"
+	assert_equal "$stderr" "$C: fatal: unable to open change set '$BATS_TEST_TMPDIR/link': a symlink on its path (name the real directory)"
 	assert_file_exist "$cs/changeset"
 }
 

@@ -56,6 +56,7 @@ struct cs {
 
 /* main.c */
 void cs_open(struct cs *c, const char *dir, const char *ws, int excl);
+void cs_die_open(const char *what, const char *path) __attribute__((noreturn));
 const char *cs_q(const char *s);
 const char *cs_q2(const char *s);
 const char *cs_q3(const char *s);

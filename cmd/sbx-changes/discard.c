@@ -34,8 +34,7 @@ int cs_discard(const char *dir)
 	if (fd < 0 && errno == ENOTDIR && !fstatat(pfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
 		errno = ELOOP;
 	if (fd < 0)
-		sbx_die_errno(errno == ELOOP ? SBX_EXIT_POLICY : SBX_EXIT_SYS, "unable to open change set %s%s",
-			      cs_q(dir), errno == ELOOP ? " (a symlink on its path)" : "");
+		cs_die_open("change set", dir);
 	if (fstatat(fd, "changeset", &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 		sbx_die(SBX_EXIT_POLICY, "%s is not a change set (no changeset file); nothing removed; "
 			"to fix: name a directory sbx-ns --changes wrote", cs_q(dir));

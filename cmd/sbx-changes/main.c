@@ -56,6 +56,17 @@ static const char *quote(char *b, const char *s, int bare)
 	return b;
 }
 
+/* A directory named on the command line that could not be opened: a
+ * symlink on its path is a refusal with the fix, anything else the
+ * system's error. errno is open's. */
+void cs_die_open(const char *what, const char *path)
+{
+	if (errno == ELOOP)
+		sbx_die(SBX_EXIT_POLICY, "unable to open %s %s: a symlink on its path (name the real directory)",
+			what, cs_q(path));
+	sbx_die_errno(SBX_EXIT_SYS, "unable to open %s %s", what, cs_q(path));
+}
+
 const char *cs_q(const char *s)
 {
 	return quote(qbuf[0], s, 0);
@@ -188,9 +199,7 @@ void cs_open(struct cs *c, const char *dir, const char *ws, int excl)
 	c->ws = ws;
 	c->dirfd = open_abs(dir, O_RDONLY | O_DIRECTORY);
 	if (c->dirfd < 0)
-		sbx_die_errno(errno == ELOOP ? SBX_EXIT_POLICY : SBX_EXIT_SYS,
-			      "unable to open change set %s%s", cs_q(dir),
-			      errno == ELOOP ? " (a symlink on its path)" : "");
+		cs_die_open("change set", dir);
 	if (fstat(c->dirfd, &st))
 		sbx_die_errno(SBX_EXIT_SYS, "unable to stat change set %s", cs_q(dir));
 	/* another user's change set is theirs to apply (root may apply any) */
@@ -221,9 +230,7 @@ void cs_open(struct cs *c, const char *dir, const char *ws, int excl)
 	if (ws) {
 		c->wsfd = open_abs(ws, O_RDONLY | O_DIRECTORY);
 		if (c->wsfd < 0)
-			sbx_die_errno(errno == ELOOP ? SBX_EXIT_POLICY : SBX_EXIT_SYS,
-				      "unable to open workspace %s%s", cs_q(ws),
-				      errno == ELOOP ? " (a symlink on its path)" : "");
+			cs_die_open("workspace", ws);
 		if (fstat(c->wsfd, &st))
 			sbx_die_errno(SBX_EXIT_SYS, "unable to stat workspace %s", cs_q(ws));
 		if (strcmp(json_string_value(p), ws) || (uint64_t)json_integer_value(d) != st.st_dev ||
