@@ -1,7 +1,7 @@
 # Loaded by every VM test: `load helpers/vm`. Runs inside the VM only.
 # ,"version":"X.Y.Z": the field after "event" in a run's first status line
 # (as tests/helpers.bash).
-read -r _ SBX_VER < <("$SBX_BIN/sbx-ns" --version)
+read -r _ SBX_VER _ < <("$SBX_BIN/sbx-ns" --version)
 SBX_VER=',"version":"'"$SBX_VER"'"'
 bats_require_minimum_version 1.5.0
 # bats-support, bats-assert and bats-file, sourced file by file as
