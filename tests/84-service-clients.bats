@@ -2,10 +2,11 @@
 # Real clients inside sbx-ns through a service route of sbx-broker: route
 # "svc" is https://svc.test (the nginx origin of tests/tlsorigin.bash on
 # 198.18.7.4 in namespace "o", private CA), and the broker adds
-# "Authorization: Bearer TOKEN" from a file only root reads. curl, git
-# (clone and push), pip (a venv made inside) and node's fetch() ask for
-# http://svc/... through the proxy port and, in transparent mode, on the
-# captured port 80; none of them is given anything secret. Then the token
+# "Authorization: Bearer TOKEN" from a file only root reads. curl and git
+# (clone and push) ask for http://svc/... through the proxy port and, in
+# transparent mode, with pip (a venv made inside) and node's fetch(), on
+# the captured port 80 too; the README's recipe, run as written, takes pip
+# through the proxy port. None of them is given anything secret. Then the token
 # is looked for everywhere the sandbox can look: its environment, every
 # /proc/PID/environ and cmdline, each file it can read that was written
 # since the token was made, and the broker's answers. Only /echo, which
@@ -57,7 +58,8 @@ pattern() { token | sed 's/./[&]/g'; }
 
 # What every sandbox runs: the clients, then the search. $1 is the pattern,
 # $2 the time the token was made, $3 the mode ("proxy", or "transparent":
-# node's fetch() and curl on the captured port too), which names the commit.
+# pip, node's fetch() and curl on the captured port too), which names the
+# commit.
 CLIENTS='set -e
 p=$1
 curl -sS http://svc/file.txt
@@ -70,11 +72,11 @@ git add .
 git -c user.name=sbx -c user.email=sbx@test commit -q -m "from uid $(id -u), $3"
 git push -q origin main
 cd ..
-python3 -m venv venv
-venv/bin/pip install -q --no-cache-dir --disable-pip-version-check --trusted-host svc \
-	--index-url http://svc/simple/ sbxdemo
-venv/bin/python -c "import sbxdemo; print(sbxdemo.hello())"
 if [ "$3" = transparent ]; then
+	python3 -m venv venv
+	venv/bin/pip install -q --no-cache-dir --disable-pip-version-check --trusted-host svc \
+		--index-url http://svc/simple/ sbxdemo
+	venv/bin/python -c "import sbxdemo; print(sbxdemo.hello())"
 	curl -sS --noproxy "*" http://svc/file.txt
 	node -e "fetch(\"http://svc/file.txt\").then(r => r.text()).then(t => process.stdout.write(\"fetch \" + t))"
 fi
@@ -105,9 +107,10 @@ clients() {
 # The output of clients, the 404's date and length taken out.
 want_clients() {
 	printf '%s\n' "sbx service file" "$ANSWER"
-	printf '%s\n' "sbxdemo 1.0"
-	[ "$1" != transparent ] || printf '%s\n' "sbx service file" "fetch sbx service file"
-	printf '%s\n' "environment: 0" "proc: 0" "files: 0" "searched: the wheel" "searched: the clone"
+	[ "$1" != transparent ] || printf '%s\n' "sbxdemo 1.0" "sbx service file" "fetch sbx service file"
+	printf '%s\n' "environment: 0" "proc: 0" "files: 0"
+	[ "$1" != transparent ] || printf '%s\n' "searched: the wheel"
+	printf '%s\n' "searched: the clone"
 }
 
 # Strip the headers of the 404 that change from run to run.
@@ -121,7 +124,7 @@ answers() {
 	run -1 grep -c -F "$(token)" <<<"$(pattern)"
 }
 
-@test "through the proxy port, as the test user: curl, git clone and push, pip from the index behind the token; the token is nowhere inside" {
+@test "through the proxy port, as the test user: curl, git clone and push to the service behind the token; the token is nowhere inside" {
 	run -0 --separate-stderr clients nsh_user proxy
 	refute_output --partial "$(token)"
 	assert_equal "$stderr" ""
@@ -132,7 +135,7 @@ answers() {
 	run -1 grep -c -F "$(token)" "$NET_DIR/svc.err"
 }
 
-@test "transparent, as root dropping to the test user: the same clients, node's fetch() and curl on the captured port 80 too; the token is nowhere inside" {
+@test "transparent, as root dropping to the test user: the same clients, pip from the index behind the token, node's fetch() and curl on the captured port 80 too; the token is nowhere inside" {
 	run -0 --separate-stderr clients nsh_root transparent
 	refute_output --partial "$(token)"
 	assert_equal "$stderr" ""
@@ -160,4 +163,47 @@ HTTP_X_SBX=one
 files: 1
 proc: found"
 	assert_equal "$stderr" ""
+}
+
+# The README's service-route recipe (its block from "# root; the service's
+# token"), each line as written but the site's values: the service's name
+# (the one its certificate holds), the workspace, the user and its group,
+# the package its index holds. Run as root in "h", /etc under an overlay
+# (the recipe's /etc/sbx lands in the test's directory, where the CA is
+# put) and a tmpfs on /run; the token in an unexported shell variable.
+readme_recipe() {
+	awk '/^      # root; the service.s token in \$TOKEN/ { r = 1 } r && /^$/ { exit } r { print substr($0, 7) }' \
+		"$SBX_ROOT/README.md"
+}
+
+@test "the README's recipe as written: curl, git clone and pip in a venv through the route, as root for the test user" {
+	local r e=$TLS_DIR/etc ws
+	r=$(readme_recipe)
+	ws=$(ns_ws)
+	r=${r//gitlab.example/svc.test}
+	r=${r//\/srv\/ws\/job1/$ws}
+	r=${r//--uid 1001 --gid 1001/--uid $SBX_TEST_UID --gid $SBX_TEST_GID}
+	r=${r//--socket-group ci/--socket-group $(id -gn "$SBX_TEST_USER")}
+	r=${r//mypkg/sbxdemo}
+	mkdir -p "$e/u/sbx" "$e/w"
+	cp "$TLS_DIR/ca.pem" "$e/u/sbx/gitlab-ca.pem"
+	cat /etc/hosts "$NET_DIR/hosts" >"$e/u/hosts"
+	run -0 --separate-stderr ip netns exec "$NH" unshare -m --propagation private bash -c '
+		mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/u,workdir=$1/w" /etc && mount -t tmpfs tmpfs /run || exit
+		TOKEN=$(cat "$2")
+		eval "$3"
+		s=$?
+		kill $! && wait
+		exit $s' bash "$e" "$TLS_DIR/token" "$r"
+	# 404, not 401: the origin took the token, and has no /api/v4.
+	assert_output --partial "<title>404 Not Found</title>"
+	refute_output --partial "$(token)"
+	refute_output --partial "401"
+	run -0 cat "$ws/repo/README"
+	assert_output "seeded"
+	run -0 "$ws"/venv/bin/python3 -c "import sbxdemo; print(sbxdemo.hello())"
+	assert_output "sbxdemo 1.0"
+	run -1 grep -r -l -F "$(token)" "$ws"
+	run -0 stat -c '%a %U' "$e/u/sbx/gitlab.hdr"
+	assert_output "600 root"
 }
