@@ -222,15 +222,15 @@ except OSError as e:
 	usage "--deny-address: 192.0.2.7/32 given twice" "${H[@]}" --deny-address 192.0.2.7 --deny-address 192.0.2.7/32
 	usage "--deny-address: fd00::/8 given twice" "${H[@]}" --deny-address fd00::/8 --deny-address FD00:0::/8
 }
-@test "--listen in a missing directory fails" {
+@test "--listen in a missing directory fails and says to create it" {
 	run -111 --separate-stderr sbx-broker "${H[@]}" --listen "$D/no/s"
-	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/no/s: No such file or directory"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/no/s: $D/no does not exist; create it first (mkdir -p $D/no)"
 }
 @test "--listen where an unprivileged user cannot write fails" {
 	sbx_test_user
 	chmod 0755 "$D"
 	run -111 --separate-stderr as_user sbx-broker "${H[@]}" --listen "$D/s"
-	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/s: Permission denied"
+	assert_equal "$stderr" "sbx-broker: fatal: unable to bind $D/s: Permission denied; choose a directory the broker's user may write"
 }
 @test "--listen-tcp: only a loopback address and a port" {
 	local form='(127.0.0.1:PORT or [::1]:PORT)'

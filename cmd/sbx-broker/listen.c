@@ -176,6 +176,9 @@ int broker_listen_path(const char *path, int mode, gid_t gid, struct stat *made)
 		sbx_die_usage("--listen: '%s' names a directory", path);
 	snprintf(dir, sizeof dir, "%.*s", (int)(base - path > 1 ? base - path - 1 : 1), path);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 && errno == ENOENT)
+		sbx_die(SBX_EXIT_SYS, "unable to bind %s: %s does not exist; create it first (mkdir -p %s)",
+			path, dir, dir);
 	if (dfd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s", path);
 	if (flock(dfd, LOCK_EX) < 0)
@@ -198,8 +201,12 @@ int broker_listen_path(const char *path, int mode, gid_t gid, struct stat *made)
 	 * socket is made with no permission at all. */
 	if (mode >= 0)
 		old = umask(0777);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		if (errno == EACCES)
+			sbx_die(SBX_EXIT_SYS, "unable to bind %s: %s; choose a directory the broker's user "
+				"may write", path, strerror(EACCES));
 		sbx_die_errno(SBX_EXIT_SYS, "unable to bind %s", path);
+	}
 	if (mode >= 0)
 		umask(old);
 	pfd = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
