@@ -99,6 +99,7 @@ struct ws {
 };
 
 static noreturn void usage_ok(void);
+
 static void parse(int argc, char **argv, int verb, struct opts *o);
 static int verify(const struct opts *o);
 static int prepare(const struct opts *o);
@@ -183,13 +184,18 @@ static void apply_policy(struct opts *o)
 	sbx_policy_free(&req);
 }
 
+/* What verify and prepare both take: the workspace, the changes directory
+ * and the two limits. */
+#define LIMIT_OPTS \
+	{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE }, \
+	{ "changes", SBX_ARG, SBX_ONCE, O_CHANGES }, \
+	{ "disk", SBX_ARG, SBX_ONCE, O_DISK }, \
+	{ "inodes", SBX_ARG, SBX_ONCE, O_INODES }
+
 static void parse(int argc, char **argv, int verb, struct opts *o)
 {
 	static const struct sbx_opt verify_tab[] = {
-		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
-		{ "changes", SBX_ARG, SBX_ONCE, O_CHANGES },
-		{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
-		{ "inodes", SBX_ARG, SBX_ONCE, O_INODES },
+		LIMIT_OPTS,
 		{ "max-file", SBX_ARG, SBX_ONCE, O_MAXFILE },
 		{ "pass-fd", SBX_ARG, SBX_ONCE, O_PASSFD },
 		{ "status-fd", SBX_ARG, SBX_ONCE, O_STATUSFD },
@@ -201,11 +207,8 @@ static void parse(int argc, char **argv, int verb, struct opts *o)
 		{ 0, 0, 0, 0 },
 	};
 	static const struct sbx_opt prepare_tab[] = {
-		{ "workspace", SBX_ARG, SBX_ONCE, O_WORKSPACE },
-		{ "changes", SBX_ARG, SBX_ONCE, O_CHANGES },
+		LIMIT_OPTS,
 		{ "project", SBX_ARG, SBX_ONCE, O_PROJECT },
-		{ "disk", SBX_ARG, SBX_ONCE, O_DISK },
-		{ "inodes", SBX_ARG, SBX_ONCE, O_INODES },
 		{ "replace", SBX_NOARG, SBX_ONCE, O_REPLACE },
 		{ "help", SBX_NOARG, SBX_ONCE, O_HELP },
 		{ 0, 0, 0, 0 },
@@ -557,6 +560,19 @@ static void check_limits(const struct ws *w, const struct opts *o, const char *s
 		     w->name, w->projid, i, (unsigned long long)q->ihard, (unsigned long long)o->inodes);
 }
 
+/* What verify and prepare open first, in this order: the workspace, the
+ * changes directory if named, the filesystem's kind and enforcement, the
+ * root's project attributes. */
+static void open_enforced(struct ws *w, struct qchg *c, const struct opts *o)
+{
+	ws_open(w, o->workspace);
+	if (o->changes)
+		qchg_open(c, o->changes, w->fd, w->name);
+	require_xfs_or_ext4(w);
+	require_enforced(w);
+	read_root_attr(w);
+}
+
 static int verify(const struct opts *o)
 {
 	struct ws w;
@@ -567,12 +583,7 @@ static int verify(const struct opts *o)
 	uint64_t held;
 	int r;
 
-	ws_open(&w, o->workspace);
-	if (o->changes)
-		qchg_open(&c, o->changes, w.fd, w.name);
-	require_xfs_or_ext4(&w);
-	require_enforced(&w);
-	read_root_attr(&w);
+	open_enforced(&w, &c, o);
 	if (!w.projid)
 		sbx_die(SBX_EXIT_POLICY, "refusing workspace %s: it has no project id", w.name);
 	if (!w.inherit)
@@ -667,12 +678,7 @@ static int prepare(const struct opts *o)
 	uint64_t bsize, bhard, ihard, held;
 	int r;
 
-	ws_open(&w, o->workspace);
-	if (o->changes)
-		qchg_open(&c, o->changes, w.fd, w.name);
-	require_xfs_or_ext4(&w);
-	require_enforced(&w);
-	read_root_attr(&w);
+	open_enforced(&w, &c, o);
 	if (sbx_quota_get(w.fd, w.mnt_id, w.dev, id, &q) < 0)
 		sbx_die(SBX_EXIT_SYS, "unable to read the quota of project %u on %s: %s",
 		     id, w.name, strerror(errno));
