@@ -1,5 +1,6 @@
 # Sourced by the benches that run in two network namespaces, after their
-# checks (bench/net-setup.bash, bench/sbx-broker-service.sh). $1: a short
+# checks (bench/net-setup.bash, bench/sbx-broker.sh,
+# bench/sbx-broker-fair.sh, bench/sbx-broker-service.sh). $1: a short
 # tag for the names; $2: the first three numbers of their /24 ("h" has .1,
 # "o" .2). A scratch directory $W, the namespaces "h" ($NH) and "o" ($NO)
 # joined by a veth pair (tests/netns.bash: no default route anywhere), and

@@ -41,24 +41,7 @@ fi
 PY=$(command -v /usr/bin/python3 || command -v python3) || { echo "bench: python3 is missing" >&2; exit 111; }
 here=$(cd "$(dirname "$0")" && pwd)
 
-W=$(mktemp -d /tmp/sbx-fair-bench.XXXXXX)
-NH=sbxfair$$h NO=sbxfair$$o
-pids=()
-cleanup() {
-	exec 2>/dev/null # the shell's word on each process killed here
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || :; done
-	wait 2>/dev/null || :
-	for ns in "$NH" "$NO"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || :; done
-		ip netns del "$ns" 2>/dev/null || :
-	done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-trap "exit 143" TERM
-trap "exit 130" INT
-. "$here/../tests/netns.bash"
-netns_pair "$NH" "$NO" "vf$$h" "vf$$o" 198.18.3.1/24 198.18.3.2/24
+. "$here/ns-pair.bash" fair 198.18.3
 printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' > "$W/resolv.conf"
 
 cat > "$W/origin.py" <<'PY'

@@ -2,11 +2,11 @@
 # sbx-broker against tinyproxy and squid, like for like, side by side in
 # one run (ratios; absolute numbers on these shared machines mean little).
 # Everything runs in two network namespaces made here and removed at the
-# end: "b" holds the clients and the proxies, "o" the origin on 198.18.1.2;
+# end: "h" holds the clients and the proxies, "o" the origin on 198.18.1.2;
 # no default route anywhere. Every proxy is reached over TCP on loopback:
 # the broker through a listener handed to it the way sbx-ns hands a
 # sandbox's (SBX-HANDOFF 1, the channel kept open and read), tinyproxy and
-# squid (Debian's, with a minimal private configuration, in "b", never the
+# squid (Debian's, with a minimal private configuration, in "h", never the
 # system service) on their ports. The broker names the origin by --resolve,
 # the others through a private /etc/hosts (squid: hosts_file).
 #
@@ -56,25 +56,9 @@ if [ "$idle" -gt "$fit" ]; then
 	idle=$fit
 fi
 
-W=$(mktemp -d /tmp/sbx-broker-bench.XXXXXX)
-chmod 0755 "$W"
-NB=sbxbench$$b NO=sbxbench$$o
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || :; done
-	for ns in "$NB" "$NO"; do
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null || :; done
-		ip netns del "$ns" 2>/dev/null || :
-	done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-trap "exit 143" TERM
-trap "exit 130" INT
-. "$(dirname "$0")/../tests/netns.bash"
-netns_pair "$NB" "$NO" "vbb$$" "vbo$$" 198.18.1.1/24 198.18.1.2/24
+. "$(dirname "$0")/ns-pair.bash" brk 198.18.1
 # Source addresses of the direct client's threads (see dial_from()).
-for i in $(seq 10 25); do ip -n "$NB" addr add "198.18.1.$i/24" dev "vbb$$"; done
+for i in $(seq 10 25); do ip -n "$NH" addr add "198.18.1.$i/24" dev "vbrk$$h"; done
 # Every measurement leaves its closed connections in TIME_WAIT on the
 # dialling side; without reuse a later run pays for an earlier one's ports
 # (or runs out of them). Both sysctls are per network namespace.
@@ -83,7 +67,7 @@ for i in $(seq 10 25); do ip -n "$NB" addr add "198.18.1.$i/24" dev "vbb$$"; don
 # side (a SYN answered by an old connection's ACK waits a second for its
 # retry): the origin's namespace keeps none. TIME_WAIT is not what is
 # measured here.
-for ns in "$NB" "$NO"; do
+for ns in "$NH" "$NO"; do
 	ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_tw_reuse=1
 done
 ip netns exec "$NO" sysctl -qw net.ipv4.tcp_max_tw_buckets=0
@@ -100,10 +84,10 @@ while len(data) < 5 or len(data) < 5 + int.from_bytes(data[3:5], "big"):
     data += c.recv(65536)
 open(sys.argv[1], "wb").write(data)
 PY
-coproc REC { ip netns exec "$NB" "$PY" "$W/record.py" "$W/hello.bin"; }
+coproc REC { ip netns exec "$NH" "$PY" "$W/record.py" "$W/hello.bin"; }
 recpid=$REC_PID
 read -r port <&"${REC[0]}"
-ip netns exec "$NB" timeout 5 openssl s_client -connect "127.0.0.1:$port" -servername origin.test \
+ip netns exec "$NH" timeout 5 openssl s_client -connect "127.0.0.1:$port" -servername origin.test \
 	</dev/null >/dev/null 2>&1 || :
 wait "$recpid"
 
@@ -247,7 +231,7 @@ static void origin(const char *addr, long long size)
 				close(c);
 			} else if (d == -2) {
 				/* Rate: the origin closes first, so that TIME_WAIT
-				 * stays here, not on the dialling side in "b",
+				 * stays here, not on the dialling side in "h",
 				 * where it would eat the ports every dialler
 				 * shares and turn connect() into a port search. */
 				int c;
@@ -430,27 +414,20 @@ async def idle(host, port, n):
 asyncio.run(idle(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
 PY
 
-# start NAME COMMAND...: in "b", its pid in $spid, once it says "ready".
+# start NAME COMMAND...: in "h", its pid in $spid, once it says "ready".
 start() {
 	local name=$1
 	shift
 	rm -f "$W/$name.rd"
 	mkfifo "$W/$name.rd"
 	exec {sfd}<>"$W/$name.rd"
-	ip netns exec "$NB" "$@" >"$W/$name.rd" 2>>"$W/$name.err" &
+	ip netns exec "$NH" "$@" >"$W/$name.rd" 2>>"$W/$name.err" &
 	spid=$!
 	pids+=("$spid")
 	read -r -t 20 -u "$sfd" _ || { echo "bench: $name did not start: $(cat "$W/$name.err")" >&2; exit 111; }
 	exec {sfd}<&-
 }
-wait_port() {
-	for _ in $(seq 200); do
-		ip netns exec "$NB" "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "bench: nothing listens on 127.0.0.1:$1" >&2
-	exit 111
-}
+wait_port() { net_wait_port "$NH" 127.0.0.1 "$1" || { echo "bench: nothing listens on 127.0.0.1:$1" >&2; exit 111; }; }
 
 coproc ORIG { ip netns exec "$NO" "$W/load" origin 198.18.1.2 "$bytes"; }
 pids+=("${ORIG_PID:?}")
@@ -464,7 +441,7 @@ broker() {
 	rm -f "$W/ready"
 	mkfifo "$W/ready"
 	exec {rfd}<>"$W/ready"
-	ip netns exec "$NB" "$2" --listen "$W/$1.sock" --allow-host origin.test \
+	ip netns exec "$NH" "$2" --listen "$W/$1.sock" --allow-host origin.test \
 		--resolve origin.test=198.18.1.2 --allow-private-networks --allow-port 80 --allow-port 443 --allow-port 8080 \
 		--max-request-bytes 1G --max-response-bytes 1T --max-wall-time 3600 \
 		--max-connections 20000 --max-sandbox-connections 20000 \
@@ -489,7 +466,7 @@ MaxClients 20000
 Allow 127.0.0.0/8
 LogLevel Critical
 CONF
-ip netns exec "$NB" unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$W/hosts" \
+ip netns exec "$NH" unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$W/hosts" \
 	tinyproxy -d -c "$W/tinyproxy.conf" >/dev/null 2>&1 &
 tpid=$!
 pids+=("$tpid")
@@ -516,7 +493,7 @@ read_timeout 1 hour
 via off
 forwarded_for delete
 CONF
-ip netns exec "$NB" "$SQUID" -N -f "$W/squid.conf" >/dev/null 2>"$W/squid.err" &
+ip netns exec "$NH" "$SQUID" -N -f "$W/squid.conf" >/dev/null 2>"$W/squid.err" &
 qpid=$!
 pids+=("$qpid")
 wait_port 3129
@@ -553,7 +530,7 @@ for _ in $(seq 1 "$rounds"); do
 	for k in $kinds; do
 		p=$(pidof_kind "$k")
 		[ -z "$p" ] || c0=$(cpu "$p")
-		read -r n secs < <(ip netns exec "$NB" "$W/load" bulk "$(target "$k" 443)" "$W/hello.bin")
+		read -r n secs < <(ip netns exec "$NH" "$W/load" bulk "$(target "$k" 443)" "$W/hello.bin")
 		[ "$n" = "$bytes" ] || { echo "bench: $k delivered $n of $bytes bytes" >&2; exit 111; }
 		awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f\n", n / s / 1048576 }' >> "$W/bulk.$k"
 		[ -z "$p" ] || awk -v a="$c0" -v b="$(cpu "$p")" -v hz="$hz" -v n="$n" \
@@ -592,7 +569,7 @@ for _ in $(seq 1 "$rounds"); do
 		o0=$(overflows)
 		[ -z "$p" ] || c0=$(cpu "$p")
 		[ -n "$p" ] || oc0=$(cpu "$opid")
-		read -r r cu < <(ip netns exec "$NB" "$W/load" rate "$(target "$k" 80)" "$conns" 16)
+		read -r r cu < <(ip netns exec "$NH" "$W/load" rate "$(target "$k" 80)" "$conns" 16)
 		echo "$r" >> "$W/rate.$k"
 		drops[$k]=$((${drops[$k]:-0} + $(overflows) - o0))
 		if [ -z "$p" ]; then
@@ -632,7 +609,7 @@ for k in broker $b2 tinyproxy squid; do
 	rm -f "$W/idle.in" "$W/idle.out"
 	mkfifo "$W/idle.in" "$W/idle.out"
 	exec {iout}<>"$W/idle.in" {iin}<>"$W/idle.out"
-	ip netns exec "$NB" env HELLO="$W/hello.bin" "$PY" "$W/idle.py" 127.0.0.1 "$port" "$idle" \
+	ip netns exec "$NH" env HELLO="$W/hello.bin" "$PY" "$W/idle.py" 127.0.0.1 "$port" "$idle" \
 		<"$W/idle.in" >"$W/idle.out" {iout}>&- {iin}<&- &
 	ipid=$!
 	line=
