@@ -45,6 +45,7 @@ for t in git python3 setpriv tar; do
 done
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (the commands run as the test user)" >&2; exit 100; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$root/bench/checkout.bash"
 user=sbxtest
 id "$user" >/dev/null 2>&1 || user=nobody
 uid=$(id -u "$user") gid=$(id -g "$user")
@@ -70,24 +71,7 @@ co=$cache/git-$files
 if [ ! -f "$co.stamp" ]; then
 	echo "bench: making a git checkout of $files files in $co (once)..." >&2
 	rm -rf "$co"
-	mkdir "$co"
-	# An hour old: no entry is racily clean, so git status writes no index.
-	python3 - "$co" "$files" <<'PY'
-import os, sys, time
-ws, n = sys.argv[1], int(sys.argv[2])
-old = time.time() - 3600
-for i in range(n):
-    d = os.path.join(ws, "src", "d%03d" % (i % 500))
-    os.makedirs(d, exist_ok=True)
-    p = os.path.join(d, "f%05d.c" % i)
-    with open(p, "w") as f:
-        f.write("int f%d;\n" % i)
-    os.utime(p, (old, old))
-PY
-	git -C "$co" init -q
-	git -C "$co" add -A
-	git -C "$co" -c user.name=b -c user.email=b@example.org commit -qm bench
-	git -C "$co" config gc.auto 0
+	bench_checkout "$co" "$files" 500
 	date -u +%FT%TZ >"$co.stamp"
 fi
 chown -R "$uid:$gid" "$co"

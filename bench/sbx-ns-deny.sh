@@ -24,6 +24,7 @@
 # directories whose ctime changed (a stat each for the others), so "sbx
 # big" minus "sbx small" is what the tree's size adds.
 set -euo pipefail
+. "$(dirname "$0")/checkout.bash"
 runs=${1:-200}
 files=${2:-50000}
 case $runs$files in *[!0-9]* | '') echo "bench: usage: bench/sbx-ns-deny.sh [RUNS] [FILES]" >&2; exit 100 ;; esac
@@ -40,22 +41,10 @@ mkdir "$work/bin"
 printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
 
 checkout() {
-	local ws=$1 n=$2
-	mkdir "$ws"
-	python3 - "$ws" "$n" <<'PY'
-import os, sys
-ws, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(ws, "src", "d%03d" % (i % 500))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%05d.c" % i), "w") as f:
-        f.write("int f%d;\n" % i)
-PY
-	echo "KEY=1" >"$ws/.env"
-	git -C "$ws" init -q
-	git -C "$ws" add -A
-	git -C "$ws" -c gc.auto=0 -c user.name=b -c user.email=b@example.org commit -qm bench
-	chown -R nobody:nogroup "$ws"
+	mkdir "$1"
+	echo "KEY=1" >"$1/.env"
+	bench_checkout "$1" "$2" 500
+	chown -R nobody:nogroup "$1"
 }
 echo "bench: making a git checkout of $files files..." >&2
 checkout "$work/big" "$files"

@@ -43,6 +43,7 @@ usage() { echo "bench: usage: bench/sbx-ns-serve.sh [RUNS] [GIT_RUNS]" >&2; exit
 case $runs$gitruns in '' | *[!0-9]*) usage ;; esac
 if [ "$runs" -eq 0 ] || [ "$gitruns" -eq 0 ]; then usage; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/checkout.bash"
 : "${SBX_BIN:=$root/bin}"
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (the commands run as nobody)" >&2; exit 100; }
 for t in bwrap podman runc git musl-gcc python3 setpriv; do
@@ -108,20 +109,7 @@ echo "bench: making a git checkout of 10000 files..." >&2
 repo=$work/repo
 mkdir "$repo"
 for d in "$work/ws" "$repo"; do trees+=("/run/sbx-ns/tree-$(stat -c %D "$d")-$(printf %x "$(stat -c %i "$d")")"); done
-python3 - "$repo" <<'PY'
-import os, sys, time
-ws, t = sys.argv[1], time.time() - 3600
-for i in range(10000):
-    d = os.path.join(ws, "src", "d%02d" % (i % 100))
-    os.makedirs(d, exist_ok=True)
-    p = os.path.join(d, "f%05d.c" % i)
-    with open(p, "w") as f:
-        f.write("int f%d;\n" % i)
-    os.utime(p, (t, t))
-PY
-git -C "$repo" init -q
-git -C "$repo" add -A
-git -C "$repo" -c gc.auto=0 -c user.name=b -c user.email=b@example.org commit -qm bench
+bench_checkout "$repo" 10000 100
 chown -R "$nob:$nog" "$repo"
 asnobody() { HOME=$work/home setpriv --reuid="$nob" --regid="$nog" --clear-groups -- "$@"; }
 asnobody "$GIT" -C "$repo" update-index -q --really-refresh
