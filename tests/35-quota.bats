@@ -7,30 +7,16 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
+load xfs-loop
 
 Q=sbx-quota
-walk() { "$SBX_TESTBIN/quota-walk" "$@"; }
-qa() { "$SBX_TESTBIN/quota-attr" "$@"; }
 
 setup_file() {
-	local d
-	# mkfs.xfs comes with the VM suite's packages; install it when only the host suite ran.
-	command -v mkfs.xfs >/dev/null || SBX_PACKAGES_EXTRA=xfsprogs "$SBX_ROOT/deps/packages.sh" test >&2
-	d=$(mktemp -d /var/tmp/sbx-quota-host.XXXXXX)
-	chmod 0755 "$d"
-	truncate -s 320M "$d/xfs.img"
-	mkfs.xfs -q "$d/xfs.img"
-	mkdir "$d/mnt"
-	mount -o loop "$d/xfs.img" "$d/mnt"
-	chmod 0755 "$d/mnt"
-	echo "$d" >"$BATS_FILE_TMPDIR/dir"
+	xfs_loop_up quota-host
 }
 
 teardown_file() {
-	local d
-	d=$(cat "$BATS_FILE_TMPDIR/dir")
-	umount -R "$d/mnt"
-	rm -rf "$d"
+	xfs_loop_down
 }
 
 setup() {
