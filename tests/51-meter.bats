@@ -5,6 +5,7 @@
 # behaviour (a share of a core, a size left on disk), never tool timings.
 
 load helpers
+load vm/helpers/meter
 bats_require_minimum_version 1.5.0
 
 setup() {
@@ -12,9 +13,7 @@ setup() {
 	status_file=$BATS_TEST_TMPDIR/status
 }
 
-lost_msg() { # REASON LIMIT
-	echo "^meter-run: fatal: sandbox lost: $1 limit exceeded: [0-9]+ ${3:-bytes} sampled, limit $2 \\(sampled, not hard\\)\$"
-}
+lost_msg() { meter_lost_msg meter-run "$@"; } # REASON LIMIT [UNIT]
 
 # How many live processes have exactly this command line (no procps
 # needed; zombies have none). The odd durations make the lines unique.
@@ -64,14 +63,7 @@ gone() {
 }
 
 @test "a memory hog is killed and the sandbox reported LOST with exit 103" {
-	run -103 --separate-stderr "$T/meter-run" --memory 64M --status-fd 3 -- "$T/meter-hog" 200 10 3>"$status_file"
-	assert_regex "$stderr" "$(lost_msg memory 67108864)"
-	run -0 grep -c . "$status_file"
-	assert_output 3
-	run -0 sed -n 2p "$status_file"
-	assert_output --regexp '^\{"tool":"meter-run","event":"lost","reason":"memory","enforcement":"sampled, not hard","limit":67108864,"measured":[0-9]+\}$'
-	run -0 sed -n 3p "$status_file"
-	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":103,"enforcement":"sampled, not hard","lost":"memory","limit":67108864,"measured":[0-9]+,'
+	meter_hog_lost
 }
 
 @test "a busy loop at --cpu 50 gets 35-65% of a core over 3 seconds" {
@@ -103,15 +95,7 @@ gone() {
 
 @test "a disk filler is stopped, reported LOST, and its file is left in place" {
 	ws=$(sbx_scratch)
-	run -103 --separate-stderr "$T/meter-run" --disk 4M --workspace "$ws" --status-fd 3 -- "$T/meter-fill" "$ws/fill" 64 3>"$status_file"
-	assert_regex "$stderr" "$(lost_msg disk 4194304)"
-	refute_output --partial "wrote"
-	size=$(stat -c %s "$ws/fill")
-	echo "the filler had written $size bytes" >&3
-	(( size > 4 << 20 ))
-	(( size < 64 << 20 ))
-	run -0 sed -n 2p "$status_file"
-	assert_output --regexp '^\{"tool":"meter-run","event":"lost","reason":"disk","enforcement":"sampled, not hard","limit":4194304,"measured":[0-9]+\}$'
+	meter_fill_lost "$ws"
 	rm -rf "$ws"
 }
 
@@ -145,16 +129,8 @@ gone() {
 @test "a fast detached descendant that lives between two samples is not seen" {
 	# The command sleeps past the first sample, double-forks a grandchild
 	# that touches 64 MiB and exits within milliseconds, and ends long
-	# before a second sample. The meter sees one sample and a tiny peak:
-	# this is the documented limit of sampling.
-	run -0 --separate-stderr "$T/meter-run" --interval 5 --memory 16M --status-fd 3 -- "$T/meter-detach" 500 64 1 300 3>"$status_file"
-	assert_equal "$stderr" ""
-	assert_line --index 0 --regexp '^grandchild [0-9]+$'
-	assert_line --index 1 'touched 64 MiB'
-	run -0 tail -1 "$status_file"
-	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":0,"enforcement":"sampled, not hard","peak_memory":[0-9]+,"peak_disk":0,"cpu_ms":[0-9]+,"stopped_ms":0,"samples":1,"peak_procs":1,"leftover":0\}$'
-	peak=$(sed 's/.*"peak_memory":\([0-9]*\).*/\1/' <<<"$output")
-	(( peak < 16 << 20 ))
+	# before a second sample.
+	meter_detach_unseen 5 300
 }
 
 @test "a detached descendant that lives across samples is seen after its parent exits, and killed" {
