@@ -12,10 +12,7 @@ load ns
 
 setup_file() {
 	ns_setup_file
-	WORK_SRC=$SBX_ROOT/build/work-src
-	"$SBX_ROOT/deps/build.sh" --fetch "$SBX_ROOT/tests/work/manifest" "$WORK_SRC"
-	chmod 0755 "$WORK_SRC"
-	export WORK_SRC
+	ns_work_src
 	# GNU hello as the test user builds in the background, beside the test
 	# as root (each build is one core's work); it holds a lock until its
 	# results are written, and its test waits for that lock.
@@ -42,7 +39,7 @@ entries() {
 hello_build() {
 	local mode=$1 ws rc=0
 	ws=$(ns_ws)
-	tar -xzf "$WORK_SRC/hello_2.10.orig.tar.gz" -C "$ws"
+	ns_hello "$ws"
 	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$ws"
 	echo "$ws" >"$NS_DIR/hello.$mode.ws"
 	"$mode" --workspace "$ws/hello-2.10" -- sh -c \

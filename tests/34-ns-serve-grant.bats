@@ -110,19 +110,8 @@ refused() {
 	serves_on
 }
 
-# The grant $ws.grant with its expiry set to $1, signed again with the key
-# (the documented MAC: HMAC over every line before mac=).
-resign() {
-	python3 - "$key" "$ws.grant" "$1" <<'EOF'
-import hashlib, hmac, sys
-key, path, exp = open(sys.argv[1], "rb").read(), sys.argv[2], sys.argv[3]
-lines = [l for l in open(path).read().split("\n") if l]
-lines = [("expires=" + exp) if l.startswith("expires=") else l for l in lines if not l.startswith("mac=")]
-body = "".join(l + "\n" for l in lines)
-mac = hmac.new(key, b"sbx-grant-v2 mac\0" + body.encode(), hashlib.sha256).hexdigest()
-open(path, "w").write(body + "mac=" + mac + "\n")
-EOF
-}
+# The grant $ws.grant with its expiry set to $1, signed again with the key.
+resign() { ns_grant_resign "$key" "$ws.grant" "$1"; }
 
 @test "a granted command runs, its command line says the grant's kind; a one-shot --dry-run of the same options makes the same grant" {
 	local mode

@@ -15,10 +15,7 @@ load ns
 
 setup_file() {
 	ns_setup_file
-	WORK_SRC=$SBX_ROOT/build/work-src
-	"$SBX_ROOT/deps/build.sh" --fetch "$SBX_ROOT/tests/work/manifest" "$WORK_SRC"
-	chmod 0755 "$WORK_SRC"
-	export WORK_SRC
+	ns_work_src
 }
 
 # The command: a build, an edit, a deleted file and directory, and a hook
@@ -57,7 +54,7 @@ merged() {
 trial() {
 	local mode=$1 by=$2 ws own chg chg2 want before n
 	ws=$(ns_ws)
-	tar -xzf "$WORK_SRC/hello_2.10.orig.tar.gz" -C "$ws"
+	ns_hello "$ws"
 	# change sets in a directory of the test user's, who discards them
 	own=$(ns_ws)
 	chg=$(mktemp -d "$own/chg.XXXXXX")

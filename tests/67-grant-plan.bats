@@ -155,17 +155,7 @@ EOF
 	run -0 --separate-stderr granted "${id[@]}" "${base[@]}" -- true
 	# The same grant with its expiry moved into the past, signed again with
 	# the key (as the documented MAC: HMAC over every line before mac=).
-	resign() {
-		python3 - "$key" "$ws.grant" "$1" <<'EOF'
-import hashlib, hmac, sys
-key, path, exp = open(sys.argv[1], "rb").read(), sys.argv[2], sys.argv[3]
-lines = [l for l in open(path).read().split("\n") if l]
-lines = [("expires=" + exp) if l.startswith("expires=") else l for l in lines if not l.startswith("mac=")]
-body = "".join(l + "\n" for l in lines)
-mac = hmac.new(key, b"sbx-grant-v2 mac\0" + body.encode(), hashlib.sha256).hexdigest()
-open(path, "w").write(body + "mac=" + mac + "\n")
-EOF
-	}
+	resign() { ns_grant_resign "$key" "$ws.grant" "$1"; }
 	resign 1700000000
 	run -102 --separate-stderr granted "${id[@]}" "${base[@]}" -- true
 	assert_output ""

@@ -58,6 +58,36 @@ ns_ws() {
 	echo "$d"
 }
 
+# Real work's sources (tests/work/manifest: Debian's GNU hello), fetched and
+# verified by deps/build.sh --fetch once and cached in build/work-src; from
+# setup_file: exports WORK_SRC.
+ns_work_src() {
+	WORK_SRC=$SBX_ROOT/build/work-src
+	"$SBX_ROOT/deps/build.sh" --fetch "$SBX_ROOT/tests/work/manifest" "$WORK_SRC"
+	chmod 0755 "$WORK_SRC"
+	export WORK_SRC
+}
+
+# ns_hello WS: GNU hello's source unpacked into WS (WS/hello-2.10), root's.
+ns_hello() {
+	tar -xzf "$WORK_SRC/hello_2.10.orig.tar.gz" -C "$1"
+}
+
+# ns_grant_resign KEY GRANT EXPIRES: the grant file GRANT with its expiry
+# set to EXPIRES (seconds since the epoch), signed again with KEY as the
+# documented MAC is made: HMAC over every line before mac=.
+ns_grant_resign() {
+	python3 - "$@" <<'EOF'
+import hashlib, hmac, sys
+key, path, exp = open(sys.argv[1], "rb").read(), sys.argv[2], sys.argv[3]
+lines = [l for l in open(path).read().split("\n") if l]
+lines = [("expires=" + exp) if l.startswith("expires=") else l for l in lines if not l.startswith("mac=")]
+body = "".join(l + "\n" for l in lines)
+mac = hmac.new(key, b"sbx-grant-v2 mac\0" + body.encode(), hashlib.sha256).hexdigest()
+open(path, "w").write(body + "mac=" + mac + "\n")
+EOF
+}
+
 # sbx-ns as root, the command as the test user.
 ns_root() {
 	sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID" "$@"
