@@ -25,20 +25,15 @@
 # big" minus "sbx small" is what the tree's size adds.
 set -euo pipefail
 . "$(dirname "$0")/checkout.bash"
+. "$(dirname "$0")/common.bash"
 runs=${1:-200}
 files=${2:-50000}
 case $runs$files in *[!0-9]* | '') echo "bench: usage: bench/sbx-ns-deny.sh [RUNS] [FILES]" >&2; exit 100 ;; esac
 [ "$runs" -gt 0 ] && [ "$files" -ge 10 ] || { echo "bench: usage: bench/sbx-ns-deny.sh [RUNS] [FILES]" >&2; exit 100; }
 : "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
-for t in bwrap git musl-gcc python3; do
-	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
-done
+bench_need bwrap git musl-gcc python3
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (the command runs as nobody)" >&2; exit 100; }
-work=$(mktemp -d /var/tmp/sbx-ns-deny-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-chmod 0755 "$work"
-mkdir "$work/bin"
-printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
+bench_work ns-deny-bench
 
 checkout() {
 	mkdir "$1"
@@ -55,14 +50,7 @@ ids="--uid $(id -u nobody) --gid $(id -g nobody)"
 old=${SBX_OLD_BIN:-$SBX_BIN}
 sbx() { "$SBX_BIN/sbx-ns" $ids --workspace "$1" --ro "$work/bin" "${@:2}" -- "$work/bin/true"; }
 sbxold() { "$old/sbx-ns" $ids --workspace "$1" --ro "$work/bin" "${@:2}" -- "$work/bin/true"; }
-bw() {
-	bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
-		--symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib \
-		--symlink usr/lib64 /lib64 --ro-bind /etc /etc --ro-bind "$work/bin" "$work/bin" \
-		--proc /proc --dev /dev --tmpfs /tmp --bind "$1" "$1" --chdir "$1" \
-		--uid "$(id -u nobody)" --gid "$(id -g nobody)" "$work/bin/true"
-}
-us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+bw() { bench_bwrap "$1" --uid "$(id -u nobody)" --gid "$(id -g nobody)" "$work/bin/true"; }
 
 tree=/run/sbx-ns/tree-$(stat -c %D "$work/big")-$(printf %x "$(stat -c %i "$work/big")")
 # Directories changed less than 2 s before a walk are read again: let the

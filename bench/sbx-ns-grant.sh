@@ -14,19 +14,15 @@
 #   single     the same with a single-use grant (one fresh grant per run,
 #              made beforehand) and --grant-nonce-dir
 set -euo pipefail
+. "$(dirname "$0")/common.bash"
 runs=${1:-100}
 case $runs in *[!0-9]* | '' | 0) echo "bench: usage: bench/sbx-ns-grant.sh [RUNS]" >&2; exit 100 ;; esac
 : "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
-for t in musl-gcc python3; do
-	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
-done
+bench_need musl-gcc python3
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (the command runs as nobody)" >&2; exit 100; }
-work=$(mktemp -d /var/tmp/sbx-ns-grant-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-chmod 0755 "$work"
-mkdir "$work/bin" "$work/ws" "$work/nonces" "$work/g"
+bench_work ns-grant-bench
+mkdir "$work/ws" "$work/nonces" "$work/g"
 chmod 0700 "$work/nonces"
-printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
 chmod -R a+rX "$work/bin"
 chown nobody:nogroup "$work/ws"
 head -c 32 /dev/urandom >"$work/key"
@@ -37,7 +33,6 @@ py=$(readlink -f /usr/bin/python3)
 
 ids=(--uid "$(id -u nobody)" --gid "$(id -g nobody)")
 sbx() { "$SBX_BIN/sbx-ns" "${ids[@]}" --workspace "$work/ws" --ro "$work/bin" --net none "$@" </dev/null; }
-us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
 
 # name: the command's argv
 declare -A cmd=([true]="$work/bin/true" [python3]="$py -S -c 0")

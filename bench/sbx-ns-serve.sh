@@ -44,6 +44,7 @@ case $runs$gitruns in '' | *[!0-9]*) usage ;; esac
 if [ "$runs" -eq 0 ] || [ "$gitruns" -eq 0 ]; then usage; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/checkout.bash"
+. "$root/bench/common.bash"
 : "${SBX_BIN:=$root/bin}"
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (the commands run as nobody)" >&2; exit 100; }
 for t in bwrap podman runc git musl-gcc python3 setpriv; do
@@ -147,14 +148,7 @@ echo "bench: starting the living sandboxes..." >&2
 serve true "$work/ws"
 serve git "$repo"
 
-bw() { # bw WORKSPACE CMD...
-	bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
-		--symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib \
-		--symlink usr/lib64 /lib64 --ro-bind /etc /etc --ro-bind "$work/bin" "$work/bin" \
-		--proc /proc --dev /dev --tmpfs /tmp --bind "$1" "$1" --chdir "$1" \
-		--uid "$nob" --gid "$nog" "${@:2}"
-}
-us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
+bw() { bench_bwrap "$1" --uid "$nob" --gid "$nog" "${@:2}"; } # bw WORKSPACE CMD...
 
 # bench NAME RUNS WITH_PODMAN WORKSPACE CMD...: interleaved runs of join,
 # one-shot and bwrap in a turning order, then podman exec's, one line of

@@ -14,20 +14,16 @@
 #
 #   bench/sbx-ns-tier.sh [RUNS]   (default 200; as root; needs SBX_BIN, SBX_TESTBIN, musl-gcc, python3)
 set -euo pipefail
+. "$(dirname "$0")/common.bash"
 runs=${1:-200}
 case $runs in '' | *[!0-9]* | 0) echo "bench: usage: bench/sbx-ns-tier.sh [RUNS]" >&2; exit 100 ;; esac
 : "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
 : "${SBX_TESTBIN:?set SBX_TESTBIN to the directory of the test programs}"
-for t in musl-gcc python3; do
-	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
-done
+bench_need musl-gcc python3
 [ "$(id -u)" = 0 ] || { echo "bench: run as root (the runs drop to uid 65534)" >&2; exit 111; }
-work=$(mktemp -d /var/tmp/sbx-ns-tier-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-chmod 0755 "$work"
-mkdir "$work/bin" "$work/ws" "$work/conf"
+bench_work ns-tier-bench
+mkdir "$work/ws" "$work/conf"
 chown 65534:65534 "$work/ws"
-printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
 cat >"$work/loop.c" <<'C'
 #include <fcntl.h>
 #include <stdio.h>
@@ -76,7 +72,6 @@ old=(true)
 	old=(sh -c 'exec "$@" 4<"$0"' "$work/conf/req.json" "$SBX_TESTBIN/ns-nouserns" "$SBX_OLD_BIN/sbx-ns" --baseline "$work/conf/base.json" "${common[@]}" --)
 
 # Interleaved, so that load drifting during the run hits all alike; medians.
-us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
 for ((i = 0; i < 10; i++)); do
 	"${full[@]}" "$work/bin/true"; "${classic[@]}" "$work/bin/true"
 	"${tier[@]}" "$work/bin/true" 2>/dev/null; "${wrap[@]}" "$work/bin/true"

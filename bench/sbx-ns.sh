@@ -13,17 +13,13 @@
 # unprivileged user when one named sbxtest exists.
 # Syscalls: a loop of getppid() inside sbx-ns against the same loop outside.
 set -euo pipefail
+. "$(dirname "$0")/common.bash"
 runs=${1:-300}
 case $runs in '' | *[!0-9]* | 0) echo "bench: usage: bench/sbx-ns.sh [RUNS]" >&2; exit 100 ;; esac
 : "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
-for t in bwrap musl-gcc python3; do
-	command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
-done
-work=$(mktemp -d /var/tmp/sbx-ns-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-chmod 0755 "$work"
-mkdir "$work/bin" "$work/ws"
-printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
+bench_need bwrap musl-gcc python3
+bench_work ns-bench
+mkdir "$work/ws"
 cat >"$work/loop.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +58,6 @@ mkdir -m 1777 "$work/out"
 
 # Interleaved (one sbx-ns run, then one bwrap run, RUNS times) so that the
 # machine's load drifting during the measurement hits both alike; medians.
-us() { local t=${EPOCHREALTIME/./}; echo "${t#0}"; }
 startup() {
 	local who=$1 ws=$2 ids=$3 run=$4
 	local sbx=("$SBX_BIN/sbx-ns" $ids --workspace "$ws" --ro "$work/bin" -- "$work/bin/true")
