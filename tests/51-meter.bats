@@ -70,16 +70,7 @@ gone() {
 	# Real-time priorities, so that what limits the loop is the meter and
 	# not the other work of a busy machine (CFS shares between cgroups
 	# ignore nice); the meter above the loop, so the loop cannot starve it.
-	run -0 --separate-stderr chrt -f 20 "$T/meter-run" --cpu 50 --status-fd 3 -- \
-		chrt -f 10 "$T/meter-busy" 3 3>"$status_file"
-	assert_equal "$stderr" ""
-	pct=${output#cpu }
-	pct=${pct%\%}
-	echo "busy loop got $pct% of a core" >&3
-	(( pct >= 35 ))
-	(( pct <= 65 ))
-	run -0 tail -1 "$status_file"
-	assert_output --regexp '"stopped_ms":[1-9][0-9]*,'
+	meter_busy_half "chrt -f 20" "chrt -f 10"
 }
 
 @test "a busy loop at --cpu 20 in two processes gets at most 30% of a core between them" {

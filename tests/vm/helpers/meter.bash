@@ -22,6 +22,23 @@ meter_hog_lost() {
 	assert_output --regexp '^\{"tool":"meter-run","event":"exit","code":103,"enforcement":"sampled, not hard","lost":"memory","limit":67108864,"measured":[0-9]+,'
 }
 
+# meter_busy_half [OUTER [INNER]]: a busy loop of 3 s under --cpu 50 gets
+# 35-65% of a core, and the meter stopped it at times. OUTER and INNER
+# (words: a chrt) go before meter-run and before the loop.
+meter_busy_half() {
+	local pct
+	# shellcheck disable=SC2086
+	run -0 --separate-stderr ${1-} "$T/meter-run" --cpu 50 --status-fd 3 -- ${2-} "$T/meter-busy" 3 3>"$status_file"
+	assert_equal "$stderr" ""
+	pct=${output#cpu }
+	pct=${pct%\%}
+	echo "busy loop got $pct% of a core${SBX_VM_ROLE:+ ($SBX_VM_ROLE)}" >&3
+	(( pct >= 35 ))
+	(( pct <= 65 ))
+	run -0 tail -1 "$status_file"
+	assert_output --regexp '"stopped_ms":[1-9][0-9]*,'
+}
+
 # meter_fill_lost WS: a filler writing 64 MiB into WS under --disk 4M is
 # stopped, LOST, and what it wrote (more than the limit, less than all) is
 # left in place.
