@@ -26,6 +26,10 @@ const char sbx_fix_ctr_cgroup[] =
 	"in a container, let the runtime hold the limits (podman or docker --memory, "
 	"--pids-limit, --cpus; Kubernetes resources.limits), or give sbx-cgroup a delegated "
 	"cgroup v2 subtree (a cgroup v2 host, podman --cgroupns=private)";
+const char sbx_fix_chroot[] =
+	"this process is chrooted, and the kernel refuses a chrooted process a new user "
+	"namespace: run it outside chroot(2) (a container's root, made with pivot_root, "
+	"is not refused)";
 
 static int exists(const char *path)
 {
@@ -53,6 +57,24 @@ int sbx_proc_masked(char *first, size_t n)
 	}
 	fclose(f);
 	return 0;
+}
+
+int sbx_chrooted(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], path[1024];
+	int any = 0, root = 0;
+
+	if (!f)
+		return 0;
+	while (!root && fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%*s %*s %*s %*s %1023s", path) != 1)
+			continue;
+		any = 1;
+		root = !strcmp(path, "/");
+	}
+	fclose(f);
+	return any && !root;
 }
 
 enum sbx_ctr sbx_container(char *why, size_t n)

@@ -27,10 +27,17 @@ int sbx_seccomp_filtered(void);
  * fresh proc in a new pid namespace (EPERM). */
 int sbx_proc_masked(char *first, size_t n);
 
+/* 1 when this process is chrooted: no mount that /proc/self/mountinfo
+ * shows has "/" as its mount point (chroot(2) into a directory). The
+ * kernel refuses such a process a new user namespace (EPERM), whatever the
+ * sysctls say. 0 otherwise, or when it cannot be told. */
+int sbx_chrooted(void);
+
 /* The fixes, one line each. */
 extern const char sbx_fix_ctr_proc[];    /* a masked /proc: unmask it */
 extern const char sbx_fix_ctr_userns[];  /* the runtime refuses new user namespaces */
 extern const char sbx_fix_ctr_seccomp[]; /* the runtime's seccomp profile refuses a call */
 extern const char sbx_fix_ctr_cgroup[];  /* no usable cgroup v2 inside the container */
+extern const char sbx_fix_chroot[];      /* a chrooted process gets no user namespace */
 
 #endif

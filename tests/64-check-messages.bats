@@ -45,6 +45,21 @@ clone_value() {
 	return 0
 }
 
+@test "in a chroot: sbx-check and sbx-ns name the chroot as what refuses the user namespace, not a sysctl or a container" {
+	local fix="this process is chrooted, and the kernel refuses a chrooted process a new user namespace: run it outside chroot(2) (a container's root, made with pivot_root, is not refused)"
+	# A root of the static tools, a proc and a workspace, no more.
+	mkdir -p "$scratch/r/bin" "$scratch/r/proc" "$scratch/r/tmp" "$scratch/r/ws"
+	cp "$SBX_BIN/sbx-check" "$SBX_BIN/sbx-ns" "$scratch/r/bin/"
+	chown 1:1 "$scratch/r/ws"
+	run -106 --separate-stderr unshare -m sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" /bin/sbx-check host' \
+		"$scratch/r"
+	assert_line --regexp "^userns +missing +unshare\(CLONE_NEWUSER\) or its uid/gid maps failed: Operation not permitted \(.*\); to fix: $(sed 's/[][().*^$]/\\&/g' <<<"$fix")\$"
+	run -106 --separate-stderr unshare -m sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" /bin/sbx-ns --uid 1 --gid 1 --no-host-ca --workspace /ws -- /bin/sbx-ns --version' \
+		"$scratch/r"
+	assert_output ""
+	assert_equal "$stderr" "sbx-ns: fatal: unable to create namespaces: Operation not permitted; $fix"
+}
+
 @test "host: ENOSPC from a user namespace limit of 0 is named as the count limit, with its value" {
 	run -106 --separate-stderr unshare -Ur sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh sbx-check host
 	assert_equal "$stderr" ""

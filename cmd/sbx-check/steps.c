@@ -244,7 +244,9 @@ static void userns_fix(struct chk_item *it, int e, int in_ctr, long max, long cl
 
 	if (max >= 0)
 		snprintf(now, sizeof now, " (%ld now)", max);
-	if (in_ctr && (e == EPERM || e == ENOSYS))
+	if (e == EPERM && sbx_chrooted())
+		chk_fix(it, "%s", sbx_fix_chroot);
+	else if (in_ctr && (e == EPERM || e == ENOSYS))
 		chk_fix(it, "%s", sbx_fix_ctr_userns);
 	else if (e == ENOSPC || max == 0)
 		chk_fix(it, in_ctr ? "raise the user namespace count limit user.max_user_namespaces%s: in the "

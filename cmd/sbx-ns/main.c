@@ -63,6 +63,10 @@ static const char *userns_help(int e, char *buf, size_t n)
 				 "it: sysctl -w %s=15000", name, name);
 		return buf;
 	}
+	if (e == EPERM && sbx_chrooted()) {
+		snprintf(buf, n, "%s", sbx_fix_chroot);
+		return buf;
+	}
 	snprintf(buf, n, "user namespaces are blocked for this caller; an administrator must allow them: "
 		 "%suser.max_user_namespaces above 0, %sno container seccomp policy denying clone with "
 		 "CLONE_NEWUSER",
