@@ -65,7 +65,7 @@ void on_dns(struct loop *L, struct sandbox *sb, int fd)
 int dns_tcp(struct loop *L, struct conn *c)
 {
 	unsigned char a[2 + SBX_DNS_ANSWER_MAX];
-	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, 2 * (2 + SBX_DNS_MSG_MAX));
+	int r = fill(c, c->cfd, &c->in, &c->inlen, &c->incap, 2 * (2 + SBX_DNS_MSG_MAX));
 
 	for (;;) {
 		struct broker_dns_result res;

@@ -133,15 +133,19 @@ void conn_close(struct loop *L, struct conn *c)
 	 * is complete when the client learns the outcome. */
 	if (c->cfd >= 0)
 		drain_close(c->cfd, c->sb != NULL, c->client_eof);
+	tls_free(c);
 	if (c->ofd >= 0)
 		close(c->ofd);
-	tls_free(c);
 	close_pipe(c->up.pipe);
 	close_pipe(c->down.pipe);
 	if (c->up.buf && c->up.wipe)
 		explicit_bzero(c->up.buf, c->up.len);
-	free(c->up.buf);
-	free(c->down.buf);
+	if (c->up.buf != c->up.cbuf)
+		free(c->up.buf);
+	if (c->down.buf != c->down.cbuf)
+		free(c->down.buf);
+	free(c->up.cbuf);
+	free(c->down.cbuf);
 	if (c->incap > READ_FIRST) {
 		free(c->in);
 		c->in = NULL;
@@ -228,7 +232,7 @@ int ep_add(struct loop *L, int fd, struct handle *h, uint32_t ev)
 
 /* Read from fd into a growing buffer, at most max bytes in all.
  * 1: would block or full, 0: end of stream, -1: error. */
-int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max)
+int fill(struct conn *c, int fd, char **buf, size_t *len, size_t *cap, size_t max)
 {
 	for (;;) {
 		ssize_t r;
@@ -245,7 +249,7 @@ int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max)
 			*buf = nb;
 			*cap = ncap;
 		}
-		r = recv(fd, *buf + *len, *cap - *len, MSG_DONTWAIT);
+		r = origin_recv(c, fd, *buf + *len, *cap - *len);
 		if (r > 0) {
 			*len += (size_t)r;
 			continue;

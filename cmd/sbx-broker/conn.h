@@ -12,7 +12,8 @@
  *   capture.c  transparent sandboxes: DNS and captured connections
  *   service.c  service routes: their options, a request rebuilt for one
  *   rules.c    a route's method, path and placeholder rules
- *   tls.c      TLS to a route's service, driven by the loop
+ *   tls.c      TLS to a route's service: the handshake, the origin's reads
+ *              and writes
  *
  * A connection walks through the states below; every step that waits for
  * the network returns to the loop, and every event on either socket runs
@@ -117,11 +118,13 @@ enum state {
 
 /* One direction of a connection: a small queue of bytes the broker itself
  * produced or already read (a request head, a ClientHello), then whatever
- * the source still sends, spliced through a pipe. */
+ * the source still sends, spliced through a pipe (copied through memory
+ * when it is chunked or one end is a route's TLS). */
 struct dir {
 	int src, dst;
 	char *buf;
 	size_t len, off;
+	char *cbuf;                 /* COPY_READ bytes for reads into memory, kept */
 	int pipe[2];
 	size_t inpipe;
 	uint64_t count, limit, left; /* left: bytes the framing still allows */
@@ -168,7 +171,7 @@ struct conn {
 	const char *decision;
 	char reason[256];
 	const struct broker_service *svc; /* a service route's request */
-	struct tls_link *tls;       /* ... and its TLS to the service (tls.c) */
+	struct tls_link *tls;       /* ... and its TLS to the service on ofd (tls.c) */
 };
 
 struct loop {
@@ -205,7 +208,8 @@ void send_error(int fd, int status, const char *reason);
 void refuse(struct loop *L, struct conn *c, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int ep_add(struct loop *L, int fd, struct handle *h, uint32_t ev);
-int fill(int fd, char **buf, size_t *len, size_t *cap, size_t max);
+/* Reads c's fd, the origin's through origin_recv(). */
+int fill(struct conn *c, int fd, char **buf, size_t *len, size_t *cap, size_t max);
 
 /* log.c */
 struct sbx_json;
@@ -254,8 +258,14 @@ size_t service_swap(const struct broker_service *s, const char *v, size_t n, cha
 /* tls.c */
 int tls_start(struct loop *L, struct conn *c);
 int tls_handshake(struct loop *L, struct conn *c);
-int tls_relay(struct loop *L, struct conn *c);
 void tls_free(struct conn *c);
+/* The bytes of fd as recv(2) and send(2) give them (nonblocking, no
+ * SIGPIPE): fd itself, or the TLS on it when fd is a route's origin.
+ * EPROTO: a TLS error, in tls_why()'s words (NULL: none). */
+ssize_t origin_recv(struct conn *c, int fd, void *buf, size_t n);
+ssize_t origin_send(struct conn *c, int fd, const void *buf, size_t n);
+const char *tls_why(const struct conn *c);
+int tls_unclean(const struct conn *c); /* the service ended without close_notify */
 
 /* http.c */
 int http_hop_by_hop(const struct sbx_http_field *f);

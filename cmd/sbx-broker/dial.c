@@ -108,7 +108,7 @@ int read_upstream(struct loop *L, struct conn *c)
 	struct sbx_http_head *h;
 	int r, p;
 
-	r = fill(c->ofd, &c->rin, &c->rinlen, &c->rincap, 16 * 1024);
+	r = fill(c, c->ofd, &c->rin, &c->rinlen, &c->rincap, 16 * 1024);
 	h = malloc(sizeof *h);
 	if (!h) {
 		refuse(L, c, 502, "out of memory");

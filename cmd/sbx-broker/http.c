@@ -167,7 +167,7 @@ int read_head(struct loop *L, struct conn *c)
 	 * that checks the ClientHello, and the read could only say EAGAIN. */
 	cap = c->incap;
 	if (r > 0 && p != SBX_HTTP_BAD && !(p == SBX_HTTP_DONE && h->is_connect))
-		r = fill(c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
+		r = fill(c, c->cfd, &c->in, &c->inlen, &c->incap, HEAD_MAX);
 	/* A whole head reads the same with more bytes after it: it is parsed
 	 * again only when the buffer it points into moved. */
 	if (c->inlen != parsed && (p != SBX_HTTP_DONE || c->incap != cap))
@@ -336,7 +336,11 @@ static int read_response(struct loop *L, struct conn *c)
 	struct sbx_http_head *h;
 	int r, p;
 
-	r = fill(c->ofd, &c->rin, &c->rinlen, &c->rincap, RESP_HEAD_MAX);
+	r = fill(c, c->ofd, &c->rin, &c->rinlen, &c->rincap, RESP_HEAD_MAX);
+	if (r < 0 && tls_why(c)) {
+		refuse(L, c, 502, "TLS with %s: %s", c->addr, tls_why(c));
+		return -1;
+	}
 	h = malloc(sizeof *h);
 	if (!h) {
 		refuse(L, c, 502, "out of memory");
@@ -461,6 +465,8 @@ int http(struct loop *L, struct conn *c)
 		else if ((c->down.left && c->down.left != UINT64_MAX) ||
 			 (c->down.chunked && !sbx_chunked_done(&c->down.ck)))
 			set_reason(c, "origin closed before the whole body");
+		else if (tls_unclean(c) && c->down.left == UINT64_MAX && !c->down.chunked)
+			set_reason(c, "TLS with %s: closed without close_notify; the body may be cut", c->addr);
 		conn_close(L, c);
 		return -1;
 	}

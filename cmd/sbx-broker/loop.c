@@ -30,7 +30,7 @@ int run(struct loop *L, struct conn *c)
 	case S_UPSTREAM: return read_upstream(L, c);
 	case S_HELLO: return read_hello(L, c);
 	case S_TUNNEL: return tunnel(L, c);
-	case S_HTTP: return c->tls && tls_relay(L, c) < 0 ? -1 : http(L, c);
+	case S_HTTP: return http(L, c);
 	case S_DNS: return dns_tcp(L, c);
 	case S_TLS: return tls_handshake(L, c);
 	}

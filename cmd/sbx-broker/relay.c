@@ -14,55 +14,69 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define CHUNKED_READ (16 * 1024)
+#define COPY_READ (16 * 1024)
 
-/* A chunked body cannot be spliced blind: its end is in its framing. The
- * bytes are read into memory and scanned; whatever follows the last chunk
- * and its trailer is never delivered, and the response ends there, as one
- * framed by Content-Length does. 1: bytes queued (or the end), 0: would
- * block, -1: failed, reason set. */
-static int read_chunked(struct conn *c, struct dir *d)
+/* A failed read or write: its cause, the TLS library's for a route. */
+static void io_failed(struct conn *c, const char *what)
 {
-	size_t n = CHUNKED_READ;
-	ssize_t r;
-	long k;
+	if (tls_why(c))
+		set_reason(c, "TLS with %s: %s", c->addr, tls_why(c));
+	else
+		set_reason(c, "%s failed: %s", what, strerror(errno));
+}
 
+/* Bytes that cannot be spliced blind are read into memory: a chunked
+ * body, whose end is in its framing, and the bytes of a route's TLS. A
+ * chunked body is scanned: whatever follows the last chunk and its
+ * trailer is never delivered, and the response ends there, as one framed
+ * by Content-Length does. 1: bytes queued (or the end), 0: would block,
+ * -1: failed, reason set. */
+static int read_copy(struct conn *c, struct dir *d, const char *limit_name)
+{
+	size_t n = COPY_READ;
+	ssize_t r;
+
+	if (!d->chunked && d->left < n)
+		n = (size_t)d->left; /* nothing past the framing is read */
 	if (d->limit - d->count + 1 < n)
 		n = (size_t)(d->limit - d->count + 1);
-	d->buf = malloc(n);
-	if (!d->buf) {
+	if (!d->cbuf && !(d->cbuf = malloc(COPY_READ))) {
 		set_reason(c, "out of memory");
 		return -1;
 	}
 	do
-		r = recv(d->src, d->buf, n, MSG_DONTWAIT);
+		r = origin_recv(c, d->src, d->cbuf, n);
 	while (r < 0 && errno == EINTR);
 	if (r <= 0) {
-		free(d->buf);
-		d->buf = NULL;
 		if (r == 0) {
 			d->eof = 1;
 			return 1;
 		}
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 0;
-		set_reason(c, "read failed: %s", strerror(errno));
+		io_failed(c, "read");
 		return -1;
 	}
-	k = sbx_chunked_scan(&d->ck, d->buf, (size_t)r);
-	if (k < 0) {
-		set_reason(c, "broken chunked framing from the origin");
-		return -1;
-	}
-	d->len = (size_t)k;
-	d->off = 0;
-	d->count += (uint64_t)k;
-	if (sbx_chunked_done(&d->ck))
-		d->left = 0;
+	if (d->chunked) {
+		long k = sbx_chunked_scan(&d->ck, d->cbuf, (size_t)r);
+		if (k < 0) {
+			set_reason(c, "broken chunked framing from the origin");
+			return -1;
+		}
+		r = k;
+		if (sbx_chunked_done(&d->ck))
+			d->left = 0;
+	} else if (d->left != UINT64_MAX)
+		d->left -= (uint64_t)r;
+	d->count += (uint64_t)r;
 	if (d->count > d->limit) {
-		set_reason(c, "--max-response-bytes exceeded");
+		/* The byte past the limit is never delivered. */
+		set_reason(c, "%s exceeded", limit_name);
 		return -1;
 	}
+	d->buf = d->cbuf;
+	d->len = (size_t)r;
+	d->off = 0;
 	return 1;
 }
 
@@ -76,13 +90,13 @@ int pump(struct conn *c, struct dir *d, const char *limit_name)
 		size_t n;
 
 		while (d->off < d->len) {
-			r = send(d->dst, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			r = origin_send(c, d->dst, d->buf + d->off, d->len - d->off);
 			if (r < 0) {
 				if (errno == EINTR)
 					continue;
 				if (errno == EAGAIN || errno == EWOULDBLOCK)
 					return 0;
-				set_reason(c, "write failed: %s", strerror(errno));
+				io_failed(c, "write");
 				return -1;
 			}
 			d->off += (size_t)r;
@@ -90,7 +104,8 @@ int pump(struct conn *c, struct dir *d, const char *limit_name)
 		if (d->buf) {
 			if (d->wipe)
 				explicit_bzero(d->buf, d->len);
-			free(d->buf);
+			if (d->buf != d->cbuf)
+				free(d->buf);
 			d->buf = NULL;
 			d->len = d->off = 0;
 		}
@@ -109,8 +124,8 @@ int pump(struct conn *c, struct dir *d, const char *limit_name)
 		}
 		if (d->eof || d->left == 0)
 			return 1;
-		if (d->chunked) {
-			r = read_chunked(c, d);
+		if (d->chunked || c->tls) {
+			r = read_copy(c, d, limit_name);
 			if (r < 0)
 				return -1;
 			if (r == 0)
@@ -190,7 +205,7 @@ static void tls_refuse(struct loop *L, struct conn *c, int alert, const char *wh
 int read_hello(struct loop *L, struct conn *c)
 {
 	struct sbx_tls_hello th;
-	int r = fill(c->cfd, &c->in, &c->inlen, &c->incap, SBX_TLS_HELLO_MAX);
+	int r = fill(c, c->cfd, &c->in, &c->inlen, &c->incap, SBX_TLS_HELLO_MAX);
 	int p = sbx_tls_hello_parse((const unsigned char *)c->in, c->inlen, &th);
 
 	if (!r)

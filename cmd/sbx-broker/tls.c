@@ -5,11 +5,12 @@
  * verified against the route's CA bundle (or the host's store), the host
  * name (or address) verified by the library, SNI set for a name. Any
  * failure is a 502 with the library's reason; there is no fallback to
- * plain HTTP. Once verified, a socket pair stands between the plain HTTP
- * step and TLS: http.c reads and writes c->ofd as with any origin (the
- * same framing, limits and hop-by-hop rules), and the relay below moves
- * the bytes between the pair's other end and the TLS connection. The
- * sandbox's own CONNECT tunnels never come here: the broker never
+ * plain HTTP. Once verified, the plain HTTP step itself (http.c, relay.c)
+ * reads and writes the TLS connection through origin_recv() and
+ * origin_send(), the same framing, limits and hop-by-hop rules as any
+ * origin's, and the same code: only the calls that move the origin's
+ * bytes differ. The sandbox's own CONNECT tunnels never come here: the
+ * broker never
  * terminates or opens TLS for them.
  *
  * Sessions are resumed, as a reverse proxy does, within one route only:
@@ -17,7 +18,7 @@
  * changed CA file counts from the next start), and keeps the latest
  * session the service gave on a connection whose chain and name verified
  * (TLS 1.2: at the end of the handshake; TLS 1.3: the tickets that come
- * after it, read by the relay). The next connection of that route offers
+ * after it, read with the response). The next connection of that route offers
  * it while it is younger than its own lifetime and SESSION_MAX seconds;
  * no other route ever sees it (another host, port, SNI or CA is another
  * route, another context). A resumed connection is held to the verdict
@@ -28,6 +29,7 @@
 #include "exitcodes.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -35,12 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#define TLS_BUF (16 * 1024)
 #define SESSION_MAX 300 /* seconds a session is offered again, at most */
 
 /* A route's resumable session: its SSL_CTX's app data. */
@@ -50,17 +50,13 @@ struct tls_resume {
 };
 
 struct tls_link {
-	SSL *ssl;
-	int net;                    /* TCP to the service */
-	int plain;                  /* the pair's end the relay uses; http.c has c->ofd */
-	char up[TLS_BUF], down[TLS_BUF];
-	size_t uplen, upoff, downlen, downoff;
-	int plain_eof, tls_eof, shut, unclean;
+	SSL *ssl;                   /* on c->ofd, the TCP connection to the service */
+	int eof, unclean;           /* the service ended; without close_notify */
 	int failed;                 /* a TLS error: its session is not resumed */
+	char why[200];              /* that error's words */
 };
 
-/* Links of ended connections, wiped, for the next ones: 32 KiB each, which
- * the allocator would otherwise map and unmap per connection. */
+/* Links of ended connections, for the next ones. */
 #define SPARE_MAX 16
 static struct tls_link *spare[SPARE_MAX];
 static size_t nspare;
@@ -189,10 +185,7 @@ int tls_start(struct loop *L, struct conn *c)
 		return -1;
 	}
 	t->ssl = ssl;
-	t->net = c->ofd; /* stays watched with c->ho */
-	t->plain = -1;
-	c->ofd = -1;
-	c->tls = t;
+	c->tls = t; /* c->ofd stays the TCP connection, watched with c->ho */
 	if (s->host_is_ip)
 		ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), s->host);
 	else
@@ -202,7 +195,7 @@ int tls_start(struct loop *L, struct conn *c)
 		forget(k);
 	if (k->sess && !SSL_set_session(ssl, k->sess))
 		ok = 0;
-	if (!ok || !SSL_set_fd(ssl, t->net)) {
+	if (!ok || !SSL_set_fd(ssl, c->ofd)) {
 		ERR_clear_error();
 		refuse(L, c, 502, "unable to set up TLS");
 		return -1;
@@ -212,11 +205,18 @@ int tls_start(struct loop *L, struct conn *c)
 	return run(L, c);
 }
 
+/* A TLS error: its words kept, the route's session forgotten. */
+static void failed(struct tls_link *t, int r, int e)
+{
+	t->failed = 1;
+	why(t->ssl, r, e, t->why, sizeof t->why);
+	forget(SSL_CTX_get_app_data(SSL_get_SSL_CTX(t->ssl)));
+}
+
 int tls_handshake(struct loop *L, struct conn *c)
 {
 	struct tls_link *t = c->tls;
-	char buf[200];
-	int sp[2], r, e;
+	int r, e;
 
 	ERR_clear_error();
 	errno = 0;
@@ -235,8 +235,8 @@ int tls_handshake(struct loop *L, struct conn *c)
 			       v6 ? "[" : "", s->host, v6 ? "]" : "", s->port);
 			return -1;
 		}
-		why(t->ssl, r, e, buf, sizeof buf);
-		refuse(L, c, 502, "TLS with %s: %s", c->addr, buf);
+		failed(t, r, e);
+		refuse(L, c, 502, "TLS with %s: %s", c->addr, t->why);
 		return -1;
 	}
 	/* Resumed or not, the connection stands on a verified chain. */
@@ -246,114 +246,88 @@ int tls_handshake(struct loop *L, struct conn *c)
 		refuse(L, c, 502, "TLS with %s: the session holds no verified certificate", c->addr);
 		return -1;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) < 0) {
-		refuse(L, c, 502, "unable to create a socket pair: %s", strerror(errno));
-		return -1;
-	}
-	c->ofd = sp[0];
-	t->plain = sp[1];
-	if (ep_add(L, c->ofd, &c->ho, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0 ||
-	    ep_add(L, t->plain, &c->ho, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
-		refuse(L, c, 502, "unable to watch a socket: %s", strerror(errno));
-		return -1;
-	}
 	return established(L, c);
 }
 
-/* Move what can move now, both ways. 0, or -1 with buf set. */
-static int relay(struct tls_link *t, char *buf, size_t sz)
+/* The library's results as recv(2)'s and send(2)'s: a would-block either
+ * way (a read that must write first, or a write that must read: every
+ * event of either socket runs the whole step again) is EAGAIN; a TLS
+ * error is EPROTO, its words in tls_why(). */
+static ssize_t tls_result(struct tls_link *t, int r)
 {
-	for (;;) {
-		int progress = 0, r, e;
-		ssize_t n;
+	int e = SSL_get_error(t->ssl, r);
 
-		if (t->upoff == t->uplen && !t->plain_eof) {
-			n = recv(t->plain, t->up, sizeof t->up, MSG_DONTWAIT);
-			if (n > 0) {
-				t->uplen = (size_t)n;
-				t->upoff = 0;
-				progress = 1;
-			} else if (n == 0)
-				t->plain_eof = 1;
-			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				snprintf(buf, sz, "read failed: %s", strerror(errno));
-				return -1;
-			}
-		}
-		if (t->upoff < t->uplen) {
-			ERR_clear_error();
-			r = SSL_write(t->ssl, t->up + t->upoff, (int)(t->uplen - t->upoff));
-			if (r > 0) {
-				t->upoff += (size_t)r;
-				progress = 1;
-				if (t->upoff == t->uplen) {
-					explicit_bzero(t->up, t->uplen); /* the route's header lines */
-					t->upoff = t->uplen = 0;
-				}
-			} else if ((e = SSL_get_error(t->ssl, r)) != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
-				why(t->ssl, r, e, buf, sz);
-				return -1;
-			}
-		}
-		if (t->downoff == t->downlen && !t->tls_eof) {
-			ERR_clear_error();
-			errno = 0;
-			r = SSL_read(t->ssl, t->down, sizeof t->down);
-			if (r > 0) {
-				t->downlen = (size_t)r;
-				t->downoff = 0;
-				progress = 1;
-			} else if ((e = SSL_get_error(t->ssl, r)) == SSL_ERROR_ZERO_RETURN) {
-				t->tls_eof = progress = 1;
-			} else if (e == SSL_ERROR_SSL &&
-				   ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
-				/* An end without close_notify: HTTP's framing still
-				 * tells a cut body; a close-delimited one is noted. */
-				ERR_clear_error();
-				t->tls_eof = t->unclean = progress = 1;
-			} else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
-				why(t->ssl, r, e, buf, sz);
-				return -1;
-			}
-		}
-		if (t->downoff < t->downlen) {
-			n = send(t->plain, t->down + t->downoff, t->downlen - t->downoff, MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n > 0) {
-				t->downoff += (size_t)n;
-				progress = 1;
-			} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-				snprintf(buf, sz, "write failed: %s", strerror(errno));
-				return -1;
-			}
-		}
-		if (t->tls_eof && t->downoff == t->downlen && !t->shut) {
-			shutdown(t->plain, SHUT_WR);
-			t->shut = 1;
-		}
-		if (!progress)
-			return 0;
-	}
-}
-
-int tls_relay(struct loop *L, struct conn *c)
-{
-	struct tls_link *t = c->tls;
-	char buf[200];
-
-	if (relay(t, buf, sizeof buf) < 0) {
-		t->failed = 1;
-		forget(SSL_CTX_get_app_data(SSL_get_SSL_CTX(t->ssl)));
-		if (!c->resp_head_done) {
-			refuse(L, c, 502, "TLS with %s: %s", c->addr, buf);
-			return -1;
-		}
-		set_reason(c, "TLS with %s: %s", c->addr, buf);
-		conn_close(L, c);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		errno = EAGAIN;
 		return -1;
 	}
-	if (t->unclean && c->resp_head_done && c->down.left == UINT64_MAX && !c->down.chunked)
-		set_reason(c, "TLS with %s: closed without close_notify; the body may be cut", c->addr);
-	return 0;
+	if (e == SSL_ERROR_ZERO_RETURN) {
+		t->eof = 1;
+		return 0;
+	}
+	if (e == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+		/* An end without close_notify: HTTP's framing still tells a
+		 * cut body; a close-delimited one is noted (http.c). */
+		ERR_clear_error();
+		t->eof = t->unclean = 1;
+		return 0;
+	}
+	failed(t, r, e);
+	errno = EPROTO;
+	return -1;
+}
+
+ssize_t origin_recv(struct conn *c, int fd, void *buf, size_t n)
+{
+	struct tls_link *t = c->tls;
+	int r;
+
+	if (!t || fd != c->ofd)
+		return recv(fd, buf, n, MSG_DONTWAIT);
+	if (t->eof)
+		return 0;
+	if (t->failed) {
+		errno = EPROTO;
+		return -1;
+	}
+	ERR_clear_error();
+	errno = 0;
+	r = SSL_read(t->ssl, buf, n > INT_MAX ? INT_MAX : (int)n);
+	return r > 0 ? r : tls_result(t, r);
+}
+
+ssize_t origin_send(struct conn *c, int fd, const void *buf, size_t n)
+{
+	struct tls_link *t = c->tls;
+	int r;
+
+	if (!t || fd != c->ofd)
+		return send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (t->failed) {
+		errno = EPROTO;
+		return -1;
+	}
+	ERR_clear_error();
+	errno = 0;
+	r = SSL_write(t->ssl, buf, n > INT_MAX ? INT_MAX : (int)n);
+	if (r > 0)
+		return r;
+	r = (int)tls_result(t, r);
+	if (!r) {
+		errno = EPIPE; /* ended: nothing more can be written */
+		r = -1;
+	}
+	return r;
+}
+
+const char *tls_why(const struct conn *c)
+{
+	return c->tls && c->tls->failed && c->tls->why[0] ? c->tls->why : NULL;
+}
+
+int tls_unclean(const struct conn *c)
+{
+	return c->tls && c->tls->unclean;
 }
 
 void tls_free(struct conn *c)
@@ -368,10 +342,6 @@ void tls_free(struct conn *c)
 	if (!t->failed && SSL_is_init_finished(t->ssl))
 		SSL_set_shutdown(t->ssl, SSL_SENT_SHUTDOWN);
 	SSL_free(t->ssl);
-	if (t->net >= 0)
-		close(t->net);
-	if (t->plain >= 0)
-		close(t->plain);
 	explicit_bzero(t, sizeof *t);
 	if (nspare < SPARE_MAX)
 		spare[nspare++] = t;
