@@ -13,7 +13,7 @@
  *   service.c  service routes: their options, a request rebuilt for one
  *   rules.c    a route's method, path and placeholder rules
  *   tls.c      TLS to a route's service: the handshake, the origin's reads
- *              and writes
+ *              and writes; tlsmem.c its memory
  *
  * A connection walks through the states below; every step that waits for
  * the network returns to the loop, and every event on either socket runs
@@ -254,6 +254,10 @@ int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *
 int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_head *h);
 int service_rules(struct loop *L, struct conn *c, const struct sbx_http_head *h);
 size_t service_swap(const struct broker_service *s, const char *v, size_t n, char *out);
+
+/* tlsmem.c: the TLS library's large blocks kept for reuse, set before
+ * its first allocation. */
+void broker_tls_mem(void);
 
 /* tls.c */
 int tls_start(struct loop *L, struct conn *c);

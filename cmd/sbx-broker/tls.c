@@ -100,13 +100,16 @@ static int keep_session(SSL *ssl, SSL_SESSION *sess)
 
 void *broker_tls_ctx(const struct broker_service *s, const char *pem, size_t len, const char *what)
 {
-	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-	BIO *bio = BIO_new_mem_buf(pem, (int)len);
+	SSL_CTX *ctx;
+	BIO *bio;
 	struct tls_resume *k = calloc(1, sizeof *k);
 	STACK_OF(X509_INFO) *infos;
 	X509_STORE *store;
 	int n = 0;
 
+	broker_tls_mem(); /* before the library's first allocation */
+	ctx = SSL_CTX_new(TLS_client_method());
+	bio = BIO_new_mem_buf(pem, (int)len);
 	if (!ctx || !bio || !k)
 		sbx_die(SBX_EXIT_SYS, "--service: %s: unable to make a TLS context: out of memory", s->name);
 	store = SSL_CTX_get_cert_store(ctx);
