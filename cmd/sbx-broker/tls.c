@@ -16,14 +16,16 @@
  * Sessions are resumed, as a reverse proxy does, within one route only:
  * each route has its SSL_CTX, made once at start with the CA read then (a
  * changed CA file counts from the next start), and keeps the latest
- * session the service gave on a connection whose chain and name verified
- * (TLS 1.2: at the end of the handshake; TLS 1.3: the tickets that come
- * after it, read with the response). The next connection of that route offers
- * it while it is younger than its own lifetime and SESSION_MAX seconds;
- * no other route ever sees it (another host, port, SNI or CA is another
- * route, another context). A resumed connection is held to the verdict
- * of the session's full handshake, checked again once it is up; a failed
- * handshake forgets the route's session. */
+ * sessions (SESSIONS) the service gave on connections whose chain and
+ * name verified (TLS 1.2: at the end of the handshake; TLS 1.3: the
+ * tickets that come after it, read with the response). The next
+ * connection of that route offers the newest while it is younger than
+ * its own lifetime and SESSION_MAX seconds, a TLS 1.3 ticket to one
+ * connection only (see offer()); no other route ever sees them (another
+ * host, port, SNI or CA is another route, another context). A resumed
+ * connection is held to the verdict of the session's full handshake,
+ * checked again once it is up; a failed handshake forgets the route's
+ * sessions. */
 #include "conn.h"
 #include "die.h"
 #include "exitcodes.h"
@@ -43,10 +45,13 @@
 
 #define SESSION_MAX 300 /* seconds a session is offered again, at most */
 
-/* A route's resumable session: its SSL_CTX's app data. */
+#define SESSIONS 8        /* kept per route, the newest */
+
+/* A route's resumable sessions, newest last: its SSL_CTX's app data. */
 struct tls_resume {
-	SSL_SESSION *sess;
-	time_t until; /* CLOCK_MONOTONIC seconds */
+	SSL_SESSION *sess[SESSIONS];
+	time_t until[SESSIONS]; /* CLOCK_MONOTONIC seconds */
+	size_t n;
 };
 
 struct tls_link {
@@ -69,10 +74,41 @@ static time_t mono(void)
 	return ts.tv_sec;
 }
 
+static void drop(struct tls_resume *k, size_t i)
+{
+	SSL_SESSION_free(k->sess[i]);
+	memmove(k->sess + i, k->sess + i + 1, (k->n - i - 1) * sizeof k->sess[0]);
+	memmove(k->until + i, k->until + i + 1, (k->n - i - 1) * sizeof k->until[0]);
+	k->n--;
+}
+
 static void forget(struct tls_resume *k)
 {
-	SSL_SESSION_free(k->sess);
-	k->sess = NULL;
+	while (k->n)
+		drop(k, k->n - 1);
+}
+
+/* The session to offer, NULL for none: the newest one still young enough
+ * and resumable. A TLS 1.3 session is offered once: the library marks it
+ * used when the handshake ends (each ticket is for one connection), and
+ * the service sends new ones on every connection; a TLS 1.2 session is
+ * offered until it ages. The reference is the caller's. */
+static SSL_SESSION *offer(struct tls_resume *k)
+{
+	time_t now = mono();
+	SSL_SESSION *s;
+
+	for (size_t i = k->n; i-- > 0;)
+		if (now >= k->until[i] || !SSL_SESSION_is_resumable(k->sess[i]))
+			drop(k, i);
+	if (!k->n)
+		return NULL;
+	s = k->sess[k->n - 1];
+	if (SSL_SESSION_get_protocol_version(s) == TLS1_3_VERSION)
+		k->n--; /* the reference goes with it */
+	else
+		SSL_SESSION_up_ref(s);
+	return s;
 }
 
 /* The library's word on a new session of a route's connection: kept (1,
@@ -92,9 +128,10 @@ static int keep_session(SSL *ssl, SSL_SESSION *sess)
 		life = (long)hint;
 	if (life > SESSION_MAX)
 		life = SESSION_MAX;
-	forget(k);
-	k->sess = sess;
-	k->until = mono() + life;
+	if (k->n == SESSIONS)
+		drop(k, 0);
+	k->sess[k->n] = sess;
+	k->until[k->n++] = mono() + life;
 	return 1;
 }
 
@@ -180,6 +217,7 @@ int tls_start(struct loop *L, struct conn *c)
 	struct tls_link *t = nspare ? spare[--nspare] : calloc(1, sizeof *t);
 	SSL *ssl = t ? SSL_new(s->tls) : NULL;
 	struct tls_resume *k = SSL_CTX_get_app_data(s->tls);
+	SSL_SESSION *sess;
 	int ok;
 
 	if (!ssl) {
@@ -194,10 +232,11 @@ int tls_start(struct loop *L, struct conn *c)
 	else
 		ok = SSL_set_tlsext_host_name(ssl, s->host) && SSL_set1_host(ssl, s->host);
 	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-	if (k->sess && mono() >= k->until)
-		forget(k);
-	if (k->sess && !SSL_set_session(ssl, k->sess))
-		ok = 0;
+	if ((sess = offer(k))) {
+		if (!SSL_set_session(ssl, sess))
+			ok = 0;
+		SSL_SESSION_free(sess);
+	}
 	if (!ok || !SSL_set_fd(ssl, c->ofd)) {
 		ERR_clear_error();
 		refuse(L, c, 502, "unable to set up TLS");
