@@ -10,6 +10,19 @@ load tree
 
 TOOLS=$(cd "$SBX_ROOT/cmd" && ls)
 
+# One clean copy of the tree for the file (tests/tree.bash), $TREE/t: the
+# tests that change it put it back, and the release trees are made from its
+# HEAD, which no test moves.
+setup_file() {
+	TREE=$(sbx_scratch)
+	export TREE
+	tree_clone "$TREE/t"
+}
+
+teardown_file() {
+	rm -rf "$TREE"
+}
+
 setup() {
 	scratch=$(sbx_scratch)
 }
@@ -34,12 +47,12 @@ tree_commit() {
 	fi
 }
 
-# A clean copy of the tree in $scratch/t; its HEAD and HEAD's time in head
-# and epoch.
+# The file's clean copy of the tree in copy; its HEAD and HEAD's time in
+# head and epoch.
 clone() {
-	tree_clone "$scratch/t"
-	head=$(git -C "$scratch/t" rev-parse HEAD)
-	epoch=$(git -C "$scratch/t" log -1 --format=%ct)
+	copy=$TREE/t
+	head=$(git -C "$copy" rev-parse HEAD)
+	epoch=$(git -C "$copy" log -1 --format=%ct)
 }
 
 @test "every tool's --version names the release and the commit of the tree it was built from" {
@@ -65,32 +78,32 @@ clone() {
 
 @test "make -s version: clean in a clone, dirty with a changed or an untracked file, clean again" {
 	clone
-	run -0 --separate-stderr make -s -C "$scratch/t" version
+	run -0 --separate-stderr make -s -C "$copy" version
 	assert_output "VERSION=$(release)
 COMMIT=$head, clean
 SOURCE_DATE_EPOCH=$epoch"
 	assert_equal "$stderr" ""
-	echo x >"$scratch/t/lib/new.c"
-	run -0 make -s -C "$scratch/t" version
+	echo x >"$copy/lib/new.c"
+	run -0 make -s -C "$copy" version
 	assert_line "COMMIT=$head, dirty"
-	rm "$scratch/t/lib/new.c"
-	echo >>"$scratch/t/lib/opts.h"
-	run -0 make -s -C "$scratch/t" version
+	rm "$copy/lib/new.c"
+	echo >>"$copy/lib/opts.h"
+	run -0 make -s -C "$copy" version
 	assert_line "COMMIT=$head, dirty"
-	git -C "$scratch/t" checkout -q lib/opts.h
+	git -C "$copy" checkout -q lib/opts.h
 	# What .gitignore covers (the build's own output) changes nothing.
-	mkdir -p "$scratch/t/build" "$scratch/t/bin"
-	echo x >"$scratch/t/build/x"
-	echo x >"$scratch/t/bin/x"
-	run -0 make -s -C "$scratch/t" version
+	mkdir -p "$copy/build" "$copy/bin"
+	echo x >"$copy/build/x"
+	echo x >"$copy/bin/x"
+	run -0 make -s -C "$copy" version
 	assert_line "COMMIT=$head, clean"
 }
 
 @test "make -s version: SOURCE_DATE_EPOCH is the commit's time unless the caller sets one" {
 	clone
-	run -0 env SOURCE_DATE_EPOCH=1700000000 make -s -C "$scratch/t" version
+	run -0 env SOURCE_DATE_EPOCH=1700000000 make -s -C "$copy" version
 	assert_line "SOURCE_DATE_EPOCH=1700000000"
-	run -0 make -s -C "$scratch/t" version
+	run -0 make -s -C "$copy" version
 	assert_line "SOURCE_DATE_EPOCH=$epoch"
 }
 
@@ -98,7 +111,7 @@ SOURCE_DATE_EPOCH=$epoch"
 	local r=$scratch/r
 	clone
 	mkdir "$r"
-	git -C "$scratch/t" archive HEAD | tar -x -C "$r"
+	git -C "$copy" archive HEAD | tar -x -C "$r"
 	printf 'commit %s\ndate %s\n' "$head" 1700000001 >"$r/COMMIT"
 	run -0 --separate-stderr make -s -C "$r" version
 	assert_output "VERSION=$(release)
@@ -121,7 +134,7 @@ make_error() {
 	local r=$scratch/r f
 	clone
 	mkdir "$r"
-	git -C "$scratch/t" archive HEAD | tar -x -C "$r"
+	git -C "$copy" archive HEAD | tar -x -C "$r"
 	for f in "commit ${head:0:12}\ndate 1700000001\n" "date 1700000001\n" \
 		"commit ${head^^}\ndate 1700000001\n" "commit $head \ndate 1700000001\n" \
 		"commit $head\ncommit $head\ndate 1700000001\n"; do
