@@ -37,6 +37,11 @@ int sbx_opt_fd_shared(const char *opt, const char *s)
 	int fd = -1;
 	const char *why = sbx_parse_fd(s, &fd);
 
+	/* An fd that is not open is the caller's omission: say how to give it. */
+	if (why && !strcmp(why, "not open"))
+		sbx_die_usage("%s: invalid fd '%s': not open; open it for the tool (in the shell: %s<FILE or %s>FILE, "
+			      "or a previous tool's --pass-fd %s)",
+			      opt, s, s, s, s);
 	if (why)
 		sbx_die_usage("%s: invalid fd '%s': %s", opt, s, why);
 	return fd;

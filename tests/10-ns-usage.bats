@@ -96,7 +96,7 @@ bad() {
 		bad "$o: invalid fd '3x': trailing garbage" "$o" 3x -- true
 		bad "$o: invalid fd ' 3': whitespace not allowed" "$o" " 3" -- true
 		bad "$o: invalid fd '+3': sign not allowed" "$o" +3 -- true
-		bad "$o: invalid fd '77': not open" "$o" 77 -- true
+		bad "$o: invalid fd '77': not open; open it for the tool (in the shell: 77<FILE or 77>FILE, or a previous tool's --pass-fd 77)" "$o" 77 -- true
 	done
 }
 
@@ -215,7 +215,7 @@ bad() {
 	bad "--baseline: invalid path '': empty" --workspace "$NS_WS" --baseline "" -- true
 	bad "--baseline: invalid path 'rel.json': not absolute" --workspace "$NS_WS" --baseline rel.json -- true
 	bad "--baseline and --baseline-fd are exclusive" --workspace "$NS_WS" --baseline /a --baseline-fd 7 -- true 7</dev/null
-	bad "--baseline-fd: invalid fd '9': not open" --workspace "$NS_WS" --baseline-fd 9 -- true
+	bad "--baseline-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)" --workspace "$NS_WS" --baseline-fd 9 -- true
 	bad "--baseline-fd: invalid fd 'abc': not a number" --workspace "$NS_WS" --baseline-fd abc -- true
 	bad "--baseline-fd: invalid fd '0': 0, 1 and 2 are stdio" --workspace "$NS_WS" --baseline-fd 0 -- true
 	bad "--policy-fd: invalid fd '-1': negative" --workspace "$NS_WS" --policy-fd -1 -- true

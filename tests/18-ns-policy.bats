@@ -53,7 +53,7 @@ grant() {
 	run -100 --separate-stderr ns_root --workspace "$ws" --timeout 1 --timeout 2 -- true
 	assert_equal "$stderr" "sbx-ns: usage: --timeout given twice"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 9 --grant-key "$key" -- true
-	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: invalid fd '9': not open"
+	assert_equal "$stderr" "sbx-ns: usage: --grant-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-fd 3 --grant-key "$key" --status-fd 3 -- true 3</dev/null
 	assert_equal "$stderr" "sbx-ns: usage: --status-fd: fd 3 is also --grant-fd"
 	run -100 --separate-stderr ns_root --workspace "$ws" --grant-key key -- true
@@ -174,7 +174,7 @@ grant() {
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind /proc/self /shared -- true
 	assert_equal "$stderr" "sbx-ns: usage: --bind: invalid path '/proc/self': under /proc"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind-fd 9 /shared -- true
-	assert_equal "$stderr" "sbx-ns: usage: --bind-fd: invalid fd '9': not open"
+	assert_equal "$stderr" "sbx-ns: usage: --bind-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)"
 	run -100 --separate-stderr ns_root --workspace "$ws" --ro-bind-fd 3 /shared -- true 3</dev/null
 	assert_equal "$stderr" "sbx-ns: usage: --ro-bind-fd: invalid fd '3': not a file or directory"
 	run -100 --separate-stderr ns_root --workspace "$ws" --bind "$sh" /shared --ro-bind "$sh" /shared -- true

@@ -121,7 +121,7 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$NS_DIR/run/b.sock" \
 @test "--broker-fd: only with --net broker, never with a path, missing, not a socket file, or a socket itself" {
 	bad_bfd "--broker-fd needs --net broker" --broker-fd 7 -- true
 	bad_bfd "--broker-fd needs --net broker" --net loopback --broker-fd 7 -- true
-	bad "--broker-fd: invalid fd '9': not open" --net broker --broker-fd 9 -- true
+	bad "--broker-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)" --net broker --broker-fd 9 -- true
 	bad "--broker-fd: invalid fd '2': 0, 1 and 2 are stdio" --net broker --broker-fd 2 -- true
 	bad "--broker-fd: invalid fd 'x': not a number" --net broker --broker-fd x -- true
 	bad "--broker-fd: invalid fd '7': not opened on a socket file" --net broker --broker-fd 7 -- true 7<"$NS_DIR/run/file"

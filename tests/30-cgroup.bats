@@ -175,7 +175,7 @@ bad() {
 		bad "--$o: invalid fd '': empty" --root "$SCRATCH" --name a --$o ""
 		bad "--$o: invalid fd '1': 0, 1 and 2 are stdio" --root "$SCRATCH" --name a --$o 1
 		bad "--$o: invalid fd '-3': negative" --root "$SCRATCH" --name a --$o -3
-		bad "--$o: invalid fd '97': not open" --root "$SCRATCH" --name a --$o 97
+		bad "--$o: invalid fd '97': not open; open it for the tool (in the shell: 97<FILE or 97>FILE, or a previous tool's --pass-fd 97)" --root "$SCRATCH" --name a --$o 97
 		bad "--$o: invalid fd '9x': trailing garbage" --root "$SCRATCH" --name a --$o 9x
 		bad "--$o: invalid fd '99999999999999999999': overflow" --root "$SCRATCH" --name a --$o 99999999999999999999
 	done

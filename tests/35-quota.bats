@@ -137,7 +137,7 @@ extra=()
 	run -100 --separate-stderr $Q verify --workspace /var/tmp --disk 8M --status-fd 9 --pass-fd 9 9>/dev/null
 	assert_equal "$stderr" "sbx-quota: usage: --pass-fd: invalid fd '9': already open"
 	run -100 --separate-stderr $Q verify --workspace /var/tmp --disk 8M --status-fd 77
-	assert_equal "$stderr" "sbx-quota: usage: --status-fd: invalid fd '77': not open"
+	assert_equal "$stderr" "sbx-quota: usage: --status-fd: invalid fd '77': not open; open it for the tool (in the shell: 77<FILE or 77>FILE, or a previous tool's --pass-fd 77)"
 	run -100 --separate-stderr $Q verify --workspace /var/tmp --disk 8M --status-fd 1
 	assert_equal "$stderr" "sbx-quota: usage: --status-fd: invalid fd '1': 0, 1 and 2 are stdio"
 }

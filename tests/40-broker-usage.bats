@@ -288,7 +288,7 @@ rc 111"
 @test "--listen-fd empty" { usage "--listen-fd: invalid fd '': empty" --listen-fd ''; }
 @test "--listen-fd negative" { usage "--listen-fd: invalid fd '-3': negative" --listen-fd -3; }
 @test "--listen-fd stdio" { usage "--listen-fd: invalid fd '1': 0, 1 and 2 are stdio" --listen-fd 1; }
-@test "--listen-fd not open" { usage "--listen-fd: invalid fd '77': not open" --listen-fd 77; }
+@test "--listen-fd not open" { usage "--listen-fd: invalid fd '77': not open; open it for the tool (in the shell: 77<FILE or 77>FILE, or a previous tool's --pass-fd 77)" --listen-fd 77; }
 @test "--listen-fd garbage" { usage "--listen-fd: invalid fd '5x': trailing garbage" --listen-fd 5x; }
 @test "--listen-fd overflow" { usage "--listen-fd: invalid fd '99999999999999999999999': overflow" --listen-fd 99999999999999999999999; }
 @test "--listen-fd on a regular file" {
@@ -411,8 +411,8 @@ os.execvp(sys.argv[1], [sys.argv[1], "--listen-fd", "9", "--listen", sys.argv[3]
 @test "--max-sandbox-lookups overflow" { usage "--max-sandbox-lookups: invalid number '99999999999999999999': overflow" "${H[@]}" --max-sandbox-lookups 99999999999999999999; }
 @test "--max-sandbox-lookups empty" { usage "--max-sandbox-lookups: invalid number '': empty" "${H[@]}" --max-sandbox-lookups ''; }
 @test "--max-sandbox-lookups twice" { usage "--max-sandbox-lookups given twice" "${H[@]}" --max-sandbox-lookups 2 --max-sandbox-lookups 2; }
-@test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open" --log-fd 9; }
-@test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open" --ready-fd 9; }
+@test "--log-fd not open" { usage "--log-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)" --log-fd 9; }
+@test "--ready-fd not open" { usage "--ready-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)" --ready-fd 9; }
 @test "--log-fd and --ready-fd the same fd" { usage "--ready-fd: fd 4 is also --log-fd" "${H[@]}" --log-fd 4 --ready-fd 4 4>/dev/null; }
 @test "--listen-fd and --log-fd the same fd" { usage "--listen-fd: fd 4 is also --log-fd" "${H[@]}" --log-fd 4 --listen-fd 4 4>/dev/null; }
 @test "--allow-private-networks takes no value" { usage "--allow-private-networks takes no value" --allow-private-networks=yes; }

@@ -139,7 +139,7 @@ setup() {
 	run -100 --separate-stderr sbx-seatbelt --workspace /w --status-fd 1 true
 	assert_equal "$stderr" "sbx-seatbelt: usage: --status-fd: invalid fd '1': 0, 1 and 2 are stdio"
 	run -100 --separate-stderr sbx-seatbelt --workspace /w --status-fd 77 true
-	assert_equal "$stderr" "sbx-seatbelt: usage: --status-fd: invalid fd '77': not open"
+	assert_equal "$stderr" "sbx-seatbelt: usage: --status-fd: invalid fd '77': not open; open it for the tool (in the shell: 77<FILE or 77>FILE, or a previous tool's --pass-fd 77)"
 	run -100 --separate-stderr sbx-seatbelt --workspace /w --status-fd x true
 	assert_equal "$stderr" "sbx-seatbelt: usage: --status-fd: invalid fd 'x': not a number"
 }

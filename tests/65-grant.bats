@@ -329,7 +329,7 @@ EOF
 	run -100 --separate-stderr "$gv" --grant-key "$key" -- true
 	assert_equal "$stderr" "grant-verify: usage: --grant-fd and --grant-key go together"
 	run -100 --separate-stderr "$gv" --grant-fd 9 --grant-key "$key" -- true
-	assert_equal "$stderr" "grant-verify: usage: --grant-fd: invalid fd '9': not open"
+	assert_equal "$stderr" "grant-verify: usage: --grant-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)"
 	run -100 --separate-stderr "$gv" --grant-fd 3 --grant-key key -- true 3<"$scratch/grant"
 	assert_equal "$stderr" "grant-verify: usage: --grant-key: invalid path 'key': not absolute"
 	chmod 0644 "$key"

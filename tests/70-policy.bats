@@ -252,7 +252,7 @@ SPEC_SANDBOX='"denyWrite":[".env",".env.*",".git/config",".git/hooks/**"],"fallb
 	refused 100 "usage: --baseline and --baseline-fd are exclusive" --baseline-fd 5 --baseline "$POL_DIR/baseline-admin.json" 5</dev/null
 	refused 100 "usage: --policy-fd: fd 5 is also --baseline-fd" --baseline-fd 5 --policy-fd 5 5</dev/null
 	refused 100 "usage: --baseline given twice" --baseline "$POL_DIR/baseline-admin.json" --baseline "$POL_DIR/baseline-admin.json"
-	refused 100 "usage: --policy-fd: invalid fd '9': not open" --policy-fd 9
+	refused 100 "usage: --policy-fd: invalid fd '9': not open; open it for the tool (in the shell: 9<FILE or 9>FILE, or a previous tool's --pass-fd 9)" --policy-fd 9
 	refused 100 "usage: --baseline-fd: invalid fd '2': 0, 1 and 2 are stdio" --baseline-fd 2
 	refused 100 "usage: --policy-fd: invalid fd '-1': negative" --policy-fd -1
 	refused 100 "usage: --clamp needs --baseline or --baseline-fd" --for cgroup --memory 1M --clamp
