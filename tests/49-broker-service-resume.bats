@@ -85,7 +85,7 @@ log_tail() { tail -n "$1" "$TLS_DIR/o/access.log"; }
 		curl -sS -D - -o /dev/null http://b/
 	run -0 grep -E "^(HTTP|Sbx-Broker-Reason)" <<<"${output//$'\r'/}"
 	assert_output "HTTP/1.1 502 Bad Gateway
-Sbx-Broker-Reason: service b: TLS with 198.18.7.5: certificate verify failed: unable to get local issuer certificate"
+Sbx-Broker-Reason: service b: TLS with 198.18.7.5: certificate verify failed: unable to get local issuer certificate; a service with a private CA needs it named (--service-ca NAME=FILE)"
 }
 
 @test "another host name on the same address: a full handshake of its own, then its own resumption" {

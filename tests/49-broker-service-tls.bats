@@ -160,13 +160,13 @@ Sbx-Broker-Reason: service self: TLS with 198.18.7.4: certificate verify failed:
 HTTP/1.1 502 Bad Gateway
 Sbx-Broker-Reason: service wrongname: TLS with 198.18.7.4: certificate verify failed: hostname mismatch
 HTTP/1.1 502 Bad Gateway
-Sbx-Broker-Reason: service wrongca: TLS with 198.18.7.4: certificate verify failed: unable to get local issuer certificate
+Sbx-Broker-Reason: service wrongca: TLS with 198.18.7.4: certificate verify failed: unable to get local issuer certificate; a service with a private CA needs it named (--service-ca NAME=FILE)
 HTTP/1.1 502 Bad Gateway
 Sbx-Broker-Reason: service tls10: svc.test:4440 offers no TLS 1.2 or 1.3 (protocol version refused)
 HTTP/1.1 502 Bad Gateway
 Sbx-Broker-Reason: service early: TLS with 198.18.7.4: the service closed the connection
 HTTP/1.1 502 Bad Gateway
-Sbx-Broker-Reason: service hoststore: TLS with 198.18.7.4: certificate verify failed: unable to get local issuer certificate
+Sbx-Broker-Reason: service hoststore: TLS with 198.18.7.4: certificate verify failed: unable to get local issuer certificate; a service with a private CA needs it named (--service-ca NAME=FILE)
 HTTP/1.1 504 Gateway Timeout
 Sbx-Broker-Reason: service stall: TLS handshake with 198.18.7.4 timed out (--max-wall-time)"
 	run -0 grep -c "\"service\":\"stall\",\"host\":\"svc.test\",\"port\":$TLS_PORT_STALL,\"address\":\"198.18.7.4\",\"decision\":\"allowed\",\"status\":504" "$NET_DIR/main.err"

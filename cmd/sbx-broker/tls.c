@@ -179,7 +179,11 @@ static void why(SSL *ssl, int ret, int err, char *buf, size_t sz)
 	long v = SSL_get_verify_result(ssl);
 	unsigned long e = ERR_peek_error();
 
-	if (v != X509_V_OK)
+	if (v == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY || v == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT ||
+	    v == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN)
+		snprintf(buf, sz, "certificate verify failed: %s; a service with a private CA needs it named "
+			 "(--service-ca NAME=FILE)", X509_verify_cert_error_string(v));
+	else if (v != X509_V_OK)
 		snprintf(buf, sz, "certificate verify failed: %s", X509_verify_cert_error_string(v));
 	else if (e && ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
 		snprintf(buf, sz, "the service closed the connection");
