@@ -7,10 +7,9 @@
 # against Debian's keyring and every .deb against its Packages index), then, before every
 # use, refused unless it holds exactly the .deb files pinned in tests/deb/bookworm-minbase
 # with their SHA-256; reruns are offline. sbx goes in as the Debian package, by `dpkg -i`
-# inside the booted VM: SBX_DEB=FILE, or the package of HEAD's committed tree, built as
-# tests/90-deb builds it (`dpkg-buildpackage -us -uc -b` with no network, the pinned
-# sources from the download cache; its unit tests are make check's own) and kept in
-# $SBX_VM_WORK/deb for HEAD's commit. Then
+# inside the booted VM: SBX_DEB=FILE, or the package of the tree under test that
+# tests/deb/build.sh builds once for its content (`dpkg-buildpackage -us -uc -b` with no
+# network, the pinned sources from the download cache) and tests/90-deb takes too. Then
 # `run.sh --debian-root` boots the root from a disk (see run.sh), with the usual XFS and
 # ext4 disks, project quotas and cgroup subtrees (tests/vm/README.md).
 #
@@ -35,26 +34,9 @@ root=$work/debian-root
 rm -rf "$root" "$root.log"
 "$SBX_ROOT/tests/deb/chroot.sh" "$root" || die "unable to make the Debian root $root"
 
-# The package of HEAD: its committed files and a COMMIT file naming it, as a release
-# tarball holds them, with the pinned libraries `make` built.
-build_deb() {
-	local head src=$work/deb/src/sbx
-	head=$(git -C "$SBX_ROOT" rev-parse HEAD) || die "$SBX_ROOT is not a git checkout (set SBX_DEB)"
-	if [ "$(cat "$work/deb/COMMIT" 2>/dev/null)" = "$head" ]; then
-		SBX_DEB=$(ls "$work"/deb/src/sbx_*_amd64.deb) && return 0
-	fi
-	rm -rf "$work/deb" && mkdir -p "$src/build" || die "unable to create $src"
-	git -C "$SBX_ROOT" archive HEAD | tar -x -C "$src" || die "unable to copy HEAD into $src"
-	printf 'commit %s\ndate %s\n' "$head" "$(git -C "$SBX_ROOT" log -1 --format=%ct)" >"$src/COMMIT"
-	cp -a "$SBX_ROOT/build/deps" "$src/build/deps" || die "no pinned libraries in $SBX_ROOT/build/deps (run make)"
-	echo "vm-debian: building the package of $head" >&2
-	(cd "$src" && SBX_DEPS_CACHE=${SBX_DEPS_CACHE:-$SBX_ROOT/build/deps-src} DEB_BUILD_OPTIONS=nocheck \
-		unshare -n dpkg-buildpackage -us -uc -b) >"$work/deb/build.log" 2>&1 ||
-		{ tail -n 10 "$work/deb/build.log" >&2; die "dpkg-buildpackage failed (log: $work/deb/build.log)"; }
-	SBX_DEB=$(ls "$work"/deb/src/sbx_*_amd64.deb) || die "dpkg-buildpackage made no sbx_*_amd64.deb"
-	echo "$head" >"$work/deb/COMMIT"
-}
-[ -n "${SBX_DEB:-}" ] || build_deb
+# The package of the tree under test, built once for its content and kept
+# (tests/deb/build.sh, which tests/90-deb takes it from too).
+[ -n "${SBX_DEB:-}" ] || SBX_DEB=$("$SBX_ROOT/tests/deb/build.sh") || die "unable to build the package (tests/deb/build.sh)"
 [ -f "$SBX_DEB" ] || die "SBX_DEB=$SBX_DEB is not a file"
 mkdir -p "$root/sbx/deb" && cp "$SBX_DEB" "$root/sbx/deb/" || die "unable to copy $SBX_DEB into $root"
 # A Debian system has /etc/hosts (the installer writes it); debootstrap's minimal root
