@@ -192,6 +192,14 @@ Built-Using: $bu"
 	assert_file_exist "$ROOT/usr/share/man/man1/sbx-ns.1.gz"
 	assert_file_exist "$ROOT/lib/systemd/system/sbx-broker@.socket"
 	assert_file_exist "$ROOT/usr/bin/sbx-session"
+	# The group the broker's socket units give their sockets to: a system group, made
+	# by the package.
+	run -0 in_root getent group sbx
+	assert_regex "$output" '^sbx:x:[0-9]+:$'
+	local gid=${output#sbx:x:}
+	gid=${gid%:}
+	[ "$gid" -lt 1000 ] || fail "group sbx has gid $gid, not a system group's"
+	assert_file_exist "$ROOT/var/lib/sbx/group-created"
 }
 
 @test "upgrade to a higher version keeps a modified conffile" {
@@ -217,4 +225,20 @@ Built-Using: $bu"
 	listing >"$D/after"
 	diff "$D/before" "$D/after"
 	run -1 grep -r sbx "$ROOT/var/lib/dpkg/triggers"
+	run -2 in_root getent group sbx
+}
+
+@test "a group sbx the administrator made, or one with a member, stays on purge" {
+	in_root groupadd --system sbx
+	run -0 in_root dpkg -i "/tmp/${DEB##*/}"
+	assert_not_exist "$ROOT/var/lib/sbx/group-created"
+	run -0 in_root dpkg --purge sbx
+	run -0 in_root getent group sbx
+	in_root groupdel sbx
+	run -0 in_root dpkg -i "/tmp/${DEB##*/}"
+	in_root gpasswd -a nobody sbx >/dev/null
+	run -0 in_root dpkg --purge sbx
+	run -0 in_root getent group sbx
+	assert_regex "$output" '^sbx:x:[0-9]+:nobody$'
+	assert_not_exist "$ROOT/var/lib/sbx"
 }
