@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
 # Reproducible builds and the release. Two clean copies of the tree under
 # test, in two directories of different names, are built for real: one by
-# root (time zone UTC, umask 022) on a copy of the deps prefix the tree under
-# test built (by root, earlier, in its own directory), one by the test user
-# (another time zone, locale and umask 077) with its own deps prefix built
-# by deps/build.sh from the verified download cache (no network). Their
-# tools, deps archives and libsbx must be byte-identical; where they are
-# not, diffoscope says where. (One deps build in the suite, not two: the
+# root with `make` (time zone UTC, umask 022) on a copy of the deps prefix
+# the tree under test built (by root, earlier, in its own directory), one by
+# the test user as its Debian package (dpkg-buildpackage; another time zone,
+# locale and umask 077, later) with its own deps prefix built by
+# deps/build.sh from the verified download cache (no network). Their tools,
+# deps archives and libsbx must be byte-identical, and the test user's .deb
+# the one tests/deb/build.sh built (by root, in build/deb, earlier; the
+# package tests/90-deb and the VM take), whose tools are make's; where they
+# are not, diffoscope says where. (One deps build in the suite, not two: the
 # deps are still built twice, by two users, in two directories, at two
 # times.) `make dist` in both copies must give the same
 # tarball and SHA256SUMS, and binaries equal to the git build's, which
@@ -22,34 +25,39 @@ setup_file() {
 	chmod 0755 "$R"
 	# Not A and B: make takes B from the environment (make B=DIR).
 	TA=$R/a
-	TB=$R/second-copy-of-the-tree
-	export R TA TB
+	# The test user's copy in a directory of its own, where its package goes.
+	TB=$R/b/second-copy-of-the-tree
+	export R TA TB DEB
 	CACHE=$(realpath "${SBX_DEPS_CACHE:-$SBX_ROOT/build/deps-src}")
 	compgen -G "$CACHE/*.dsc" >/dev/null ||
 		fail "no verified deps source cache at $CACHE: build the tree first (make deps)"
 	tree_clone "$TA"
+	mkdir "$R/b"
 	tree_clone "$TB"
 	[ -f "$SBX_ROOT/build/deps/.stamp" ] ||
 		fail "no deps prefix at $SBX_ROOT/build/deps: build the tree first (make deps)"
 	mkdir -p "$TA/build/deps"
 	cp -a "$SBX_ROOT/build/deps/." "$TA/build/deps/"
 	touch "$TA/build/deps/.stamp"
-	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$TB"
-	local t0 t1 t2
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$R/b"
+	local t0 t1 t2 td
+	td=$(date +%s)
+	DEB=$("$SBX_ROOT/tests/deb/build.sh") || fail "tests/deb/build.sh failed"
 	t0=$(date +%s)
 	(cd "$TA" && env TZ=UTC LANG=C SBX_DEPS_CACHE="$CACHE" SBX_DEPS_JOBS=2 \
 		bash -c 'umask 022 && make -j2 all') >"$R/a.log" 2>&1 ||
 		fail "the build of $TA failed: $(tail -n 20 "$R/a.log")"
 	t1=$(date +%s)
 	as_user env TZ=Pacific/Chatham LANG=C.UTF-8 SBX_DEPS_CACHE="$CACHE" SBX_DEPS_JOBS=2 \
-		bash -c "umask 077 && cd '$TB' && make -j2 all" >"$R/b.log" 2>&1 ||
-		fail "the build of $TB as $SBX_TEST_USER failed: $(tail -n 20 "$R/b.log")"
+		DEB_BUILD_OPTIONS='nocheck parallel=2' \
+		bash -c "umask 077 && cd '$TB' && dpkg-buildpackage -us -uc -b" >"$R/b.log" 2>&1 ||
+		fail "the package build of $TB as $SBX_TEST_USER failed: $(tail -n 20 "$R/b.log")"
 	t2=$(date +%s)
 	(cd "$TA" && make -j2 dist) >"$R/a-dist.log" 2>&1 ||
 		fail "make dist in $TA failed: $(tail -n 20 "$R/a-dist.log")"
 	as_user env TZ=Asia/Kathmandu bash -c "umask 077 && cd '$TB' && make -j2 dist" >"$R/b-dist.log" 2>&1 ||
 		fail "make dist in $TB as $SBX_TEST_USER failed: $(tail -n 20 "$R/b-dist.log")"
-	echo "as root $((t1 - t0)) s, as $SBX_TEST_USER $((t2 - t1)) s, make dist twice $(($(date +%s) - t2)) s" >"$R/times"
+	echo "the package (tests/deb/build.sh) $((t0 - td)) s, make as root $((t1 - t0)) s, the package as $SBX_TEST_USER $((t2 - t1)) s, make dist twice $(($(date +%s) - t2)) s" >"$R/times"
 }
 
 teardown_file() {
@@ -69,7 +77,7 @@ same() {
 	return 1
 }
 
-@test "two builds of one commit, by root and by $SBX_TEST_USER in two directories, give identical tools, deps archives and libsbx" {
+@test "two builds of one commit, by root with make and by $SBX_TEST_USER as the package in two directories, give identical tools, deps archives and libsbx" {
 	local f n=0 bad=0
 	echo "# builds with their deps prefix (-j2): $(cat "$R/times")" >&3
 	assert_equal "$(git -c safe.directory="$TB" -C "$TB" rev-parse HEAD)" "$HEAD"
@@ -81,6 +89,22 @@ same() {
 	[ "$n" -ge 11 ] || fail "only $n files compared"
 	run -0 ls "$TB/bin"
 	assert_equal "$output" "$(ls "$TA/bin")"
+}
+
+@test "two package builds of one commit, by root and by $SBX_TEST_USER in two directories at two times, give one .deb, its tools make's" {
+	local x=$R/deb n=0 t
+	same "$DEB" "$R/b/${DEB##*/}"
+	assert_equal "$(sed -n 's/^commit //p' "${DEB%/*}/sbx/COMMIT")" "$HEAD"
+	mkdir "$x"
+	dpkg-deb -x "$DEB" "$x"
+	for t in "$TA"/bin/*; do
+		same "$t" "$x/usr/bin/${t##*/}"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 7 ] || fail "only $n tools compared"
+	# Its manifest is make install's, byte for byte.
+	run -0 make -C "$TA" --no-print-directory -s install DESTDIR="$R/mi" PREFIX=/usr APPARMOR=yes
+	same "$R/mi/usr/share/sbx/manifest" "$x/usr/share/sbx/manifest"
 }
 
 @test "the builds name the copy's commit, clean; an untracked file makes it dirty, and its removal clean and identical again" {
