@@ -27,7 +27,7 @@ die() { echo "sbx-deb: fatal: $*" >&2; exit "${2:-2}"; }
 # The package takes its date from debian/changelog and runs make as a user's
 # top-level build does, whatever `make check` exports.
 unset SOURCE_DATE_EPOCH MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
-# shellcheck source=../tree.bash
+# shellcheck source=SCRIPTDIR/../tree.bash
 . "$here/../tree.bash"
 
 mkdir -p "$cache" || die "unable to create $cache"
