@@ -288,4 +288,5 @@ fuzz:
 # Benchmarks: each runs its tool side by side with a peer and prints ratios.
 bench: all $(TEST_PROGS)
 	$(Q)$(PKGS) test
+	$(Q)$(PKGS) bench
 	$(Q)for b in bench/*.sh; do SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) $$b || exit 1; done

@@ -6,6 +6,7 @@
 #   test     the bats suite, the peers it compares with, the fuzzers
 #   vm       the QEMU suite (a stock Debian kernel, busybox, static bash)
 #   dynamic  `make STATIC=0`, against the distribution's -dev packages
+#   bench    the peers only `make bench` runs (beyond test's)
 #
 # All present: silent, exit 0. Some missing, as root: one line naming them,
 # then apt-get (an `apt-get update` first only when apt does not know one of
@@ -17,7 +18,7 @@
 set -euf
 
 usage() {
-	echo "sbx: usage: deps/packages.sh build|test|vm|dynamic" >&2
+	echo "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench" >&2
 	exit 100
 }
 
@@ -42,6 +43,11 @@ test)
 	;;
 vm)
 	want="qemu-system-x86 linux-image-amd64 busybox-static bash-static xfsprogs e2fsprogs"
+	;;
+bench)
+	# squid: a peer of bench/sbx-broker.sh (started by the bench in a
+	# namespace of its own with a private configuration).
+	want="squid"
 	;;
 dynamic)
 	want="gcc make pkg-config libseccomp-dev libcap-dev libjansson-dev nettle-dev libssl-dev file binutils"
