@@ -298,11 +298,14 @@ echo "vm: kernel $kernel, $(wc -l <"$root/etc/sbxvm-modules") modules, suite: $(
 : >"$work/console.log"
 start=$(date +%s)
 set +e
+# no_timer_check: under TCG on a loaded host the kernel's check that the
+# timer interrupt arrives through the IO-APIC can time out and panic the
+# boot ("IO-APIC + timer doesn't work"); the check proves nothing here.
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -m 1G -smp 2 -no-reboot \
 	-display none -monitor none -nic none \
 	-kernel "$kernel" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s" \
+	-append "console=ttyS0 no_timer_check cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s" \
 	-serial "file:$work/console.log" -serial "file:$work/results.log" \
 	-drive "file=$work/xfs.img,format=raw,if=virtio,cache=unsafe" \
 	-drive "file=$work/ext4.img,format=raw,if=virtio,cache=unsafe" \
