@@ -1,14 +1,15 @@
 #!/bin/bash
 # tests/deb/chroot.sh DIR: a minimal Debian 12 root in DIR, with apparmor
-# (its parser, not its kernel part), made offline from a cached tarball of
-# its packages.
+# (its parser, not its kernel part) and iproute2 (ip(8)), made offline from
+# a cached tarball of its packages.
 #
 # The tarball is made once from the archive with `debootstrap
 # --make-tarball` (which checks the archive's signature and each package's
 # checksum) into the cache, $SBX_DEBOOTSTRAP_CACHE or
-# $SBX_ROOT/build/debootstrap. Before each use a copy of it is checked: it
-# must hold exactly the .deb files of tests/deb/bookworm-minbase, each with
-# its SHA-256; DIR is unpacked from that copy, with no network.
+# $SBX_ROOT/build/debootstrap, under a name that carries the SHA-256 of the
+# pinned list, so a new list fetches anew. Before each use a copy of it is
+# checked: it must hold exactly the .deb files of tests/deb/bookworm-minbase,
+# each with its SHA-256; DIR is unpacked from that copy, with no network.
 #
 # Exit status: 0 ready; 2 usage, fetch or verification failure.
 set -euo pipefail
@@ -17,7 +18,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SBX_ROOT=${SBX_ROOT:-$(cd "$here/../.." && pwd)}
 pins=$here/bookworm-minbase
 suite=bookworm
-opts=(--variant=minbase --include=apparmor)
+opts=(--variant=minbase --include=apparmor,iproute2)
 die() { echo "deb-chroot: fatal: $*" >&2; exit 2; }
 
 if [ $# -ne 1 ] || [ -z "$1" ]; then die "usage: tests/deb/chroot.sh DIR (a directory to create)"; fi
@@ -26,7 +27,8 @@ case $1 in /*) dir=$1 ;; *) dir=$PWD/$1 ;; esac
 cache=${SBX_DEBOOTSTRAP_CACHE:-$SBX_ROOT/build/debootstrap}
 mkdir -p "$cache" || die "unable to create $cache"
 cache=$(cd "$cache" && pwd)
-tarball=$cache/$suite-minbase.tgz
+pinsum=$(grep -v '^#' "$pins" | LC_ALL=C sort | sha256sum) || die "unable to read $pins"
+tarball=$cache/$suite-minbase-${pinsum:0:16}.tgz
 exec 9>"$cache/.lock"
 flock 9
 
@@ -59,6 +61,8 @@ if [ ! -f "$tarball" ]; then
 	rm -rf "$cache/work"
 	verify "$cache/.part.tgz"
 	mv "$cache/.part.tgz" "$tarball"
+	# A tarball of an earlier list is of no further use.
+	find "$cache" -maxdepth 1 -name "$suite-minbase*.tgz" ! -name "${tarball##*/}" -delete
 fi
 
 mkdir -p "$(dirname "$dir")"
