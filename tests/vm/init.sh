@@ -58,11 +58,14 @@ fatal() { say "FATAL $*"; echo "init: fatal: $*" >/dev/console; off; }
 
 bin=/sbx/bin
 if [ -e /.sbxvm-debian-root ]; then
-	# Loaded before the switch; the package is installed as an administrator would.
+	# Loaded before the switch; the package is installed as an administrator would, on
+	# a system with AppArmor active: its interface mounted, as systemd mounts it.
 	bin=/usr/bin
+	mount -t securityfs securityfs /sys/kernel/security || fatal "unable to mount securityfs"
 	for deb in /sbx/deb/*.deb; do
 		[ -e "$deb" ] || continue
-		dpkg -i "$deb" >/dev/console 2>&1 || fatal "dpkg -i $deb failed"
+		# By its path: busybox's sh would run its own dpkg applet for `dpkg`.
+		/usr/bin/dpkg -i "$deb" >/dev/console 2>&1 || fatal "dpkg -i $deb failed"
 	done
 else
 	while read -r kind path; do
