@@ -2,16 +2,17 @@
 # tests/vm/debian.sh [run.sh options]: the suite of tests/vm/debian/ in a Debian 12
 # root booted on Debian's kernel, with sbx installed in it as an administrator would.
 #
-# The root comes from tests/deb/chroot.sh: `debootstrap --variant=minbase bookworm`,
-# fetched once into a cached tarball (debootstrap checks the archive's Release file
-# against Debian's keyring and every .deb against its Packages index), then, before every
-# use, refused unless it holds exactly the .deb files pinned in tests/deb/bookworm-minbase
-# with their SHA-256; reruns are offline. sbx goes in as the Debian package, by `dpkg -i`
+# The root comes from tests/deb/chroot.sh: `debootstrap --variant=minbase bookworm`
+# with apparmor (its parser) and iproute2 (ip(8), for sbx-check proof), fetched once into
+# a cached tarball (debootstrap checks the archive's Release file against Debian's keyring
+# and every .deb against its Packages index), then, before every use, refused unless it
+# holds exactly the .deb files pinned in tests/deb/bookworm-minbase with their SHA-256;
+# reruns are offline. sbx goes in as the Debian package, by `dpkg -i`
 # inside the booted VM: SBX_DEB=FILE, or the package of the tree under test that
 # tests/deb/build.sh builds once for its content (`dpkg-buildpackage -us -uc -b` with no
 # network, the pinned sources from the download cache) and tests/90-deb takes too. Then
-# `run.sh --debian-root` boots the root from a disk (see run.sh), with the usual XFS and
-# ext4 disks, project quotas and cgroup subtrees (tests/vm/README.md).
+# `run.sh --debian-root` boots the root from a disk (see run.sh), with AppArmor active and
+# the usual XFS and ext4 disks, project quotas and cgroup subtrees (tests/vm/README.md).
 #
 # Environment: SBX_ROOT, SBX_TESTBIN, SBX_VM_* as for run.sh; SBX_VM_WORK defaults to
 # $SBX_ROOT/build/vm-debian; SBX_DEBOOTSTRAP_CACHE as for tests/deb/chroot.sh.

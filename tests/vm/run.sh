@@ -16,7 +16,8 @@
 # has a modules.dep), e.g. Debian 11's 5.10 from tests/vm/kernel.sh.
 # --debian-root DIR boots the VM into DIR, a Debian root (tests/vm/debian.sh makes one),
 # from a disk instead of the busybox root: the suite, bats and the helpers are added to
-# DIR, which becomes the disk's file system (DIR is changed: give a scratch copy).
+# DIR, which becomes the disk's file system (DIR is changed: give a scratch copy). The
+# kernel boots with AppArmor active (apparmor=1 security=apparmor), as Debian's does.
 #
 # Exit status: 0 every test passed in both roles; 1 a test failed, a result is missing or
 # truncated, the VM did not boot or timed out; 2 usage or host setup error.
@@ -305,7 +306,7 @@ timeout -k 5 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max -m 1G -smp 2 -no-reboot \
 	-display none -monitor none -nic none \
 	-kernel "$kernel" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 no_timer_check cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s" \
+	-append "console=ttyS0 no_timer_check cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s${debroot:+ apparmor=1 security=apparmor}" \
 	-serial "file:$work/console.log" -serial "file:$work/results.log" \
 	-drive "file=$work/xfs.img,format=raw,if=virtio,cache=unsafe" \
 	-drive "file=$work/ext4.img,format=raw,if=virtio,cache=unsafe" \
