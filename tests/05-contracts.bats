@@ -95,12 +95,20 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 
 # sbx-ns as pid 1 of a pid namespace (a container's entrypoint), the container's /proc
 # masked (a file bound over /proc/interrupts): its sandbox's pid 1, also pid 1, is refused
-# a fresh /proc and dies; only the outer reports it.
+# a fresh /proc and dies; only the outer reports it. Its mount namespace is
+# the host's less what would make the run another's: no other proc mount
+# (one the host has elsewhere, a chroot's, would let the kernel grant a fresh
+# proc), and a /run of its own (root's deny-write records, /run/sbx-ns, are
+# then its own: a run of root's killed on this host meanwhile would be taken
+# over and said on stderr).
 @test "sbx-ns as pid 1 whose sandbox is refused a fresh /proc ends its status with one exit line" {
 	local ws
 	ws=$(ns_ws)
 	run -106 --separate-stderr fd5 env KUBERNETES_SERVICE_HOST=198.18.0.1 unshare --pid --fork --mount \
-		--propagation private --mount-proc sh -c 'mount --bind /dev/null /proc/interrupts &&
+		--propagation private --mount-proc sh -c 'for m in $(awk "\$9 == \"proc\" && \$5 != \"/proc\" { print \$5 }" \
+			/proc/self/mountinfo | tac); do umount -l "$m" || exit; done &&
+		mount -t tmpfs -o mode=0755 sbx-run /run &&
+		mount --bind /dev/null /proc/interrupts &&
 		exec sbx-ns --uid "$0" --gid "$1" --status-fd 5 --workspace "$2" -- /bin/true' \
 		"$SBX_TEST_UID" "$SBX_TEST_GID" "$ws"
 	assert_equal "$(printf '%s\n' "${lines[@]}" | grep -c '"event":"exit"')" 1
