@@ -9,6 +9,22 @@ bats_require_minimum_version 1.5.0
 load helpers
 load ns
 
+teardown() { bg_end; }
+
+# A mount namespace whose /run and /tmp are this test's own: the records of
+# root (/run/sbx-ns) and of the test user (/tmp/sbx-ns-UID) there are only
+# this test's runs'. On a host where other runs of sbx-ns are killed, any
+# run of the same caller takes over their records and says so; a run in
+# here neither takes over theirs nor has its own taken. Sets OWN_NS, the
+# argv that runs a program in it.
+own_records() {
+	local ready="$NS_DIR/own.ready"
+	unshare --mount --propagation private sh -c 'mount -t tmpfs -o mode=0755 sbx-run /run &&
+		mount -t tmpfs -o mode=1777 sbx-tmp /tmp && : >"$0" && exec sleep 1000000' "$ready" &
+	BG_PIDS+=("$!")
+	OWN_NS=(nsenter --target "$!" --mount --)
+	wait_for "[ -e '$ready' ]"
+}
 
 
 # Every path with type, mode and owner, and every file's content.
@@ -45,7 +61,7 @@ kill_at() {
 	before=$(snap "$ws")
 	: >"$st"
 	ns_argv "$mode"
-	"${NS_ARGV[@]}" --workspace "$ws" --status-fd 5 -- sh -c \
+	"${OWN_NS[@]}" "${NS_ARGV[@]}" --workspace "$ws" --status-fd 5 -- sh -c \
 		'echo new > src/new.c; echo L > .env.test; echo w > .git/config.worktree;
 		 printf "#!/bin/sh\n" > .git/hooks/post-merge 2>/dev/null; touch written; exec sleep 1000' \
 		5>"$st" 3>&- 2>/dev/null &
@@ -64,7 +80,7 @@ kill_at() {
 	fi
 	wait "$p" 2>/dev/null || true
 	if [ -n "$pid1" ]; then wait_for "pid1_gone $pid1"; fi
-	run -0 --separate-stderr "$mode" --workspace "$ws" -- true
+	run -0 --separate-stderr "${OWN_NS[@]}" "${NS_ARGV[@]}" --workspace "$ws" -- true
 	if [ "$point" = written ] || [ "$point" = chain ]; then
 		assert_equal "$stderr" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .env.test; moved it to .env.test.sbx-denied
 sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .git/config.worktree; moved it to .git/config.worktree.sbx-denied"
@@ -84,6 +100,7 @@ sbx-ns: warning: deny-write: an earlier run's command (killed) created the prote
 
 @test "SIGKILL of sbx-ns at any point: the workspace is what it was plus what the command wrote; the next run moves its protected paths aside" {
 	local mode point
+	own_records
 	for mode in ns_root ns_user; do
 		for point in now namespaces started written chain; do
 			kill_at "$mode" "$point"
