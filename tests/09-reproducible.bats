@@ -48,7 +48,14 @@ setup_file() {
 		bash -c 'umask 022 && make -j2 all') >"$R/a.log" 2>&1 ||
 		fail "the build of $TA failed: $(tail -n 20 "$R/a.log")"
 	t1=$(date +%s)
-	as_user env TZ=Pacific/Chatham LANG=C.UTF-8 SBX_DEPS_CACHE="$CACHE" SBX_DEPS_JOBS=2 \
+	# The test user's deps come from a copy of the cache holding just the
+	# pinned files, built without the network.
+	mkdir "$R/cache"
+	grep -v -e '^#' -e '^$' "$SBX_ROOT/deps/manifest" | while read -r _ _ f _; do
+		cp "$CACHE/$f" "$R/cache/$f"
+	done
+	chmod -R a+rX "$R/cache"
+	as_user --offline env TZ=Pacific/Chatham LANG=C.UTF-8 SBX_DEPS_CACHE="$R/cache" SBX_DEPS_JOBS=2 \
 		DEB_BUILD_OPTIONS='nocheck parallel=2' \
 		bash -c "umask 077 && cd '$TB' && dpkg-buildpackage -us -uc -b" >"$R/b.log" 2>&1 ||
 		fail "the package build of $TB as $SBX_TEST_USER failed: $(tail -n 20 "$R/b.log")"
@@ -89,6 +96,22 @@ same() {
 	[ "$n" -ge 11 ] || fail "only $n files compared"
 	run -0 ls "$TB/bin"
 	assert_equal "$output" "$(ls "$TA/bin")"
+}
+
+@test "the test user's deps prefix is built from a copy of the cache holding just the pinned files, without the network, complete and once" {
+	local want
+	want=$(grep -v -e '^#' -e '^$' "$SBX_ROOT/deps/manifest" | awk '!s[$1]++ { printf "  DEPS    %s %s\n", $1, $2 }')
+	run -0 grep '^  DEPS ' "$R/b.log"
+	assert_output "$want"
+	[ "${#lines[@]}" -ge 5 ] || fail "only ${#lines[@]} libraries built"
+	assert_file_exists "$TB/build/deps/.stamp"
+	assert_file_exists "$TB/build/deps/include/openssl/ssl.h"
+	assert_file_exists "$TB/build/deps/include/sys/capability.h"
+	assert_link_exists "$TB/build/deps/kinc/linux"
+	# Built once: the same prefix again is left alone, silently.
+	run -0 --separate-stderr as_user --offline env SBX_DEPS_CACHE="$R/cache" "$TB/deps/build.sh" "$TB/build/deps"
+	assert_output ""
+	assert_equal "$stderr" ""
 }
 
 @test "two package builds of one commit, by root and by $SBX_TEST_USER in two directories at two times, give one .deb, its tools make's" {

@@ -65,9 +65,16 @@ sbx_test_user() {
 	export SBX_TEST_UID SBX_TEST_GID
 }
 
-# Run a command as the unprivileged user, with a clean environment.
+# Run a command as the unprivileged user, with a clean environment; with
+# --offline first, in a network namespace of its own made by root (no
+# route, no resolver: nothing can be downloaded).
 as_user() {
-	setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups \
+	local pre=()
+	if [ "${1-}" = --offline ]; then
+		pre=(unshare -n --)
+		shift
+	fi
+	"${pre[@]}" setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups \
 		--reset-env -- env PATH="$SBX_BIN:/usr/local/bin:/usr/bin:/bin" "$@"
 }
 
