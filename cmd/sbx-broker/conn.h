@@ -132,6 +132,13 @@ struct dir {
 	int chunked;                /* a chunked body: read in memory, cut after its end */
 	int wipe;                   /* buf holds a route's header lines: zeroed when freed */
 	struct sbx_chunked ck;
+	/* A plain HTTP request's body, when a placeholder other than its own
+	 * route's is configured: read in memory and searched (relay.c), its
+	 * last keep bytes held back until the next read has been searched. */
+	const struct broker_cfg *scan;
+	const struct broker_service *skip, *found;
+	size_t keep, nhold;
+	char hold[sizeof ((struct broker_service *)0)->placeholder];
 };
 
 struct conn {
@@ -253,6 +260,9 @@ int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *
 /* rules.c */
 int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_head *h);
 int service_rules(struct loop *L, struct conn *c, const struct sbx_http_head *h);
+size_t service_ph_keep(const struct broker_cfg *cfg, const struct broker_service *skip);
+const struct broker_service *service_ph_find(const struct broker_cfg *cfg, const struct broker_service *skip,
+					     const char *buf, size_t n);
 size_t service_swap(const struct broker_service *s, const char *v, size_t n, char *out);
 
 /* tlsmem.c: the TLS library's large blocks kept for reuse, set before

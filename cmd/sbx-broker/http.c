@@ -225,8 +225,19 @@ int read_head(struct loop *L, struct conn *c)
 				refuse(L, c, 400, "bytes after the request");
 			return -1;
 		}
+		/* A body still to come is searched for the placeholders of
+		 * other routes (relay.c); what came with the head was (rules.c),
+		 * and its tail is held to be searched with the next read. */
+		if (L->cfg->nsvc && body > c->inlen - h->head_len && (c->up.keep = service_ph_keep(L->cfg, c->svc))) {
+			c->up.scan = L->cfg;
+			c->up.skip = c->svc;
+			c->up.nhold = c->up.keep < c->inlen - h->head_len ? c->up.keep : c->inlen - h->head_len;
+			c->inlen -= c->up.nhold;
+			memcpy(c->up.hold, c->in + c->inlen, c->up.nhold);
+		}
 		if ((c->svc ? service_forward(L, c, h) : forward_request(L, c, h)) < 0)
 			return -1;
+		c->body_left -= c->up.nhold;
 	}
 	return resolve_start(L, c);
 }
@@ -421,7 +432,9 @@ int http(struct loop *L, struct conn *c)
 	if (!c->up.done) {
 		r = pump(c, &c->up, "--max-request-bytes");
 		if (r < 0) {
-			refuse(L, c, 502, "unable to forward the request");
+			if (c->up.found)
+				c->decision = "refused";
+			refuse(L, c, c->up.found ? 403 : 502, "unable to forward the request");
 			return -1;
 		}
 		if (r == 1) {

@@ -2,7 +2,8 @@
  * through a pipe per direction, so they are never copied into the
  * broker's memory; a chunked body is read and scanned for its end. A
  * tunnel opens only after the client's ClientHello names the CONNECT
- * host. */
+ * host and carries no placeholder (rules.c). A plain HTTP request's body
+ * is read in memory too when there is a placeholder to search it for. */
 #include "conn.h"
 #include "tlshello.h"
 
@@ -25,31 +26,57 @@ static void io_failed(struct conn *c, const char *what)
 		set_reason(c, "%s failed: %s", what, strerror(errno));
 }
 
+/* n bytes of a body in cbuf, the held ones first, searched: what cannot
+ * be the start of a placeholder goes out, the rest is held for the next
+ * read (all of it at the body's end). A placeholder stops the body. */
+static int scan_body(struct conn *c, struct dir *d, size_t n)
+{
+	size_t keep = d->left && !d->eof ? d->keep : 0;
+
+	if ((d->found = service_ph_find(d->scan, d->skip, d->cbuf, n))) {
+		set_reason(c, "service %s: its placeholder in a request body for %s refused: it is swapped only "
+			   "on http://%s/", d->found->name, c->host, d->found->name);
+		return -1;
+	}
+	if (keep > n)
+		keep = n;
+	memcpy(d->hold, d->cbuf + n - keep, keep);
+	d->nhold = keep;
+	d->buf = d->cbuf;
+	d->len = n - keep;
+	d->off = 0;
+	return 1;
+}
+
 /* Bytes that cannot be spliced blind are read into memory: a chunked
- * body, whose end is in its framing, and the bytes of a route's TLS. A
+ * body, whose end is in its framing, the bytes of a route's TLS and a
+ * body searched for placeholders. A
  * chunked body is scanned: whatever follows the last chunk and its
  * trailer is never delivered, and the response ends there, as one framed
  * by Content-Length does. 1: bytes queued (or the end), 0: would block,
  * -1: failed, reason set. */
 static int read_copy(struct conn *c, struct dir *d, const char *limit_name)
 {
-	size_t n = COPY_READ;
+	size_t n = COPY_READ, held = d->nhold;
 	ssize_t r;
 
 	if (!d->chunked && d->left < n)
 		n = (size_t)d->left; /* nothing past the framing is read */
 	if (d->limit - d->count + 1 < n)
 		n = (size_t)(d->limit - d->count + 1);
-	if (!d->cbuf && !(d->cbuf = malloc(COPY_READ))) {
+	if (!d->cbuf && !(d->cbuf = malloc(COPY_READ + sizeof d->hold))) {
 		set_reason(c, "out of memory");
 		return -1;
 	}
+	memcpy(d->cbuf, d->hold, held);
 	do
-		r = origin_recv(c, d->src, d->cbuf, n);
+		r = origin_recv(c, d->src, d->cbuf + held, n);
 	while (r < 0 && errno == EINTR);
 	if (r <= 0) {
 		if (r == 0) {
 			d->eof = 1;
+			if (d->scan)
+				return scan_body(c, d, held);
 			return 1;
 		}
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -74,6 +101,8 @@ static int read_copy(struct conn *c, struct dir *d, const char *limit_name)
 		set_reason(c, "%s exceeded", limit_name);
 		return -1;
 	}
+	if (d->scan)
+		return scan_body(c, d, held + (size_t)r);
 	d->buf = d->cbuf;
 	d->len = (size_t)r;
 	d->off = 0;
@@ -124,7 +153,7 @@ int pump(struct conn *c, struct dir *d, const char *limit_name)
 		}
 		if (d->eof || d->left == 0)
 			return 1;
-		if (d->chunked || c->tls) {
+		if (d->chunked || c->tls || d->scan) {
 			r = read_copy(c, d, limit_name);
 			if (r < 0)
 				return -1;
@@ -208,8 +237,20 @@ int read_hello(struct loop *L, struct conn *c)
 	int r = fill(c, c->cfd, &c->in, &c->inlen, &c->incap, SBX_TLS_HELLO_MAX);
 	int p = sbx_tls_hello_parse((const unsigned char *)c->in, c->inlen, &th);
 
+	const struct broker_service *s = L->cfg->nsvc ? service_ph_find(L->cfg, NULL, c->in, c->inlen) : NULL;
+
 	if (!r)
 		c->client_eof = 1;
+	/* Everything the broker reads before it splices: after the hello
+	 * the bytes are encrypted under keys the client chose. First, for
+	 * the refusals below would name what the hello says. */
+	if (s) {
+		char why[600];
+		snprintf(why, sizeof why, "service %s: its placeholder in the ClientHello for %s refused: it is "
+			 "swapped only on http://%s/", s->name, c->host, s->name);
+		tls_refuse(L, c, SBX_TLS_ALERT_ACCESS, why);
+		return -1;
+	}
 	if (p == SBX_TLS_BAD) {
 		tls_refuse(L, c, th.alert, th.why);
 		return -1;

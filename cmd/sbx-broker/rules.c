@@ -14,7 +14,10 @@
  * request on its own route, and nowhere else: a request head that carries
  * it anywhere else (another route or host, a CONNECT's target or Host, the
  * request target of any route, its own included) is refused with 403 and
- * logged, since that is how a credential's stand-in would be walked out. */
+ * logged, since that is how a credential's stand-in would be walked out.
+ * The same holds past the head: the body of a plain HTTP request to any
+ * other host or route, and a tunnel's first flight (its ClientHello), are
+ * searched too (relay.c). */
 #include "conn.h"
 #include "die.h"
 
@@ -151,12 +154,18 @@ int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_h
 	for (size_t i = 0; i < cfg->nsvc; i++) {
 		const struct broker_service *s = &cfg->svc[i];
 		int own = !h->is_connect && !strcmp(h->host, s->name);
-		if (!s->phlen || !memmem(c->in, h->head_len, s->placeholder, s->phlen))
+		/* The body bytes read with the head, too, but a CONNECT's:
+		 * those are its ClientHello's, searched with the rest of it. */
+		size_t n = own || h->is_connect ? h->head_len : c->inlen;
+		if (!s->phlen || !memmem(c->in, n, s->placeholder, s->phlen))
 			continue;
 		if (own && !memmem(h->target, h->tlen, s->placeholder, s->phlen))
 			continue;
 		c->decision = "refused";
-		if (own)
+		if (!own && !memmem(c->in, h->head_len, s->placeholder, s->phlen))
+			refuse(L, c, 403, "service %s: its placeholder in a request body for %s refused: it is "
+			       "swapped only on http://%s/", s->name, c->host, s->name);
+		else if (own)
 			refuse(L, c, 403, "service %s: its placeholder in the request target refused: it is "
 			       "swapped in header fields only", s->name);
 		else
@@ -165,6 +174,33 @@ int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_h
 		return -1;
 	}
 	return 0;
+}
+
+/* What a body or a first flight is searched for: every placeholder but
+ * skip's (the route the request is for). The longest one's length less
+ * one is how many bytes a search holds back until the next read, so that
+ * no part of a placeholder split across reads goes out; 0: nothing to
+ * search for. */
+size_t service_ph_keep(const struct broker_cfg *cfg, const struct broker_service *skip)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < cfg->nsvc; i++)
+		if (&cfg->svc[i] != skip && cfg->svc[i].phlen > keep)
+			keep = cfg->svc[i].phlen;
+	return keep ? keep - 1 : 0;
+}
+
+/* The route whose placeholder is in buf (never skip), or NULL. */
+const struct broker_service *service_ph_find(const struct broker_cfg *cfg, const struct broker_service *skip,
+					     const char *buf, size_t n)
+{
+	for (size_t i = 0; i < cfg->nsvc; i++) {
+		const struct broker_service *s = &cfg->svc[i];
+		if (s != skip && s->phlen && memmem(buf, n, s->placeholder, s->phlen))
+			return s;
+	}
+	return NULL;
 }
 
 /* Method and path against the route's rules: 0, or -1 refused. */
