@@ -288,3 +288,75 @@ HTTP/1.1 403 Forbidden
 Sbx-Broker-Reason: service ph: its placeholder in a CONNECT for $PH.test refused: it is swapped only on http://ph/"
 	run -0 grep -c "its placeholder in a CONNECT for origin.test refused" "$NET_DIR/main.err"
 }
+
+@test "--service-placeholder: a ClientHello that carries it (name or ALPN) ends the tunnel with an alert and a line" {
+	local py="$SBX_ROOT/tests/broker-ph.py"
+	run -0 "$PY" "$py" hello "$BSOCK" origin.test origin.test "x-$PH"
+	assert_output "HTTP/1.1 200 Connection established
+TLSV1_ALERT_ACCESS_DENIED"
+	run -0 "$PY" "$py" hello "$BSOCK" origin.test "$PH.test" h2
+	assert_output "HTTP/1.1 200 Connection established
+TLSV1_ALERT_ACCESS_DENIED"
+	run -0 grep -c '"host":"origin.test","port":443,.*"reason":"service ph: its placeholder in the ClientHello for origin.test refused: it is swapped only on http://ph/"' "$NET_DIR/main.err"
+	assert_output 2
+	# A hello without it still passes.
+	run -0 "$PY" "$py" hello "$BSOCK" origin.test origin.test h2
+	assert_output "HTTP/1.1 200 Connection established
+handshake done"
+	run -1 sh -c 'grep "in the ClientHello" "$1" | grep -c "$2"' sh "$NET_DIR/main.err" "$PH"
+	assert_output 0
+}
+
+@test "--service-placeholder: a request body to another host is searched, split across writes or not; its route's is not" {
+	local py="$SBX_ROOT/tests/broker-ph.py" fd line half=${PH:0:7} ws
+	mkfifo "$TLS_DIR/rec.ev"
+	exec {fd}<>"$TLS_DIR/rec.ev"
+	ip netns exec "$NO" "$PY" "$py" record 198.18.7.2 8090 "$TLS_DIR/rec" </dev/null >"$TLS_DIR/rec.ev" 2>/dev/null 3>&- &
+	echo $! >>"$NET_DIR/pids"
+	read -r -t 30 -u "$fd" line
+	assert_equal "$line" ready
+	net_broker phb --allow-host origin.test --allow-private-networks --allow-port 8090 \
+		--service ph=https://svc.test --service-ca ph="$TLS_DIR/ca.pem" --service-header ph="$TLS_DIR/ph.hdr" \
+		--service-placeholder ph="$PH"
+	local s="$NET_DIR/phb.sock" u=http://origin.test:8090/up
+	# In the bytes that came with the head: refused before any dial.
+	run -0 "$PY" "$py" post "$s" "$u" "a=$PH&b=1" "" "$TLS_DIR/rec.ev"
+	assert_output "HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a request body for origin.test refused: it is swapped only on http://ph/"
+	# Split across two writes, the second after the origin has the head:
+	# the origin never gets the first half.
+	run -0 "$PY" "$py" post "$s" "$u" "a=$half" "${PH:7}&b=1" "$TLS_DIR/rec.ev"
+	assert_output "HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a request body for origin.test refused: it is swapped only on http://ph/"
+	read -r -t 30 -u "$fd" line
+	assert_equal "${line% *}" "done 1"
+	run -1 grep -c "$half" "$TLS_DIR/rec.1"
+	# Split after 100000 bytes that went out, read by read: the same.
+	run -0 "$PY" "$py" post "$s" "$u" "@100000a=$half" "${PH:7}" "$TLS_DIR/rec.ev"
+	assert_output "HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a request body for origin.test refused: it is swapped only on http://ph/"
+	read -r -t 30 -u "$fd" line
+	assert_equal "${line% *}" "done 2"
+	run -1 grep -c "$half" "$TLS_DIR/rec.2"
+	# A body without it arrives whole, what was held back included.
+	run -0 "$PY" "$py" post "$s" "$u" @100000 @70001 "$TLS_DIR/rec.ev"
+	assert_output "HTTP/1.1 200 OK"
+	read -r -t 30 -u "$fd" line
+	assert_equal "${line% *}" "done 3"
+	run -0 sh -c 'tail -c 170002 "$1" | tr -d x | wc -c' sh "$TLS_DIR/rec.3"
+	assert_output 1
+	assert_equal "$(head -c 4 "$TLS_DIR/rec.3")" POST
+	# A chunked request body is refused before anything is read of it.
+	run -0 sh -c 'printf "POST http://origin.test:8090/ HTTP/1.1\r\nHost: origin.test:8090\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n%s\r\n0\r\n\r\n" "$1" |
+		"$2" -c "import socket,sys; c=socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); c.sendall(sys.stdin.buffer.read()); print(c.recv(4096).split(b\"\r\n\")[0].decode())" "$3"' \
+		sh "$PH" "$PY" "$s"
+	assert_output "HTTP/1.1 400 Bad Request"
+	run -0 grep -c "\"decision\":\"refused\",.*\"reason\":\"service ph: its placeholder in a request body for origin.test refused: it is swapped only on http://ph/\"" "$NET_DIR/phb.err"
+	assert_output 3
+	run -1 grep -c "$PH" "$NET_DIR/phb.err"
+	# Its own route's body: not searched (nor swapped).
+	ws=$(ns_ws)
+	run -0 --separate-stderr nsh_user --workspace "$ws" --setenv PH="$PH" --net "broker:$BSOCK" -- sh -c \
+		'curl -sS -o /dev/null -w "%{http_code}\n" --data-binary "t=$PH" http://ph/echo'
+	assert_output 200
+}
