@@ -266,3 +266,45 @@ one_run() {
 sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path v/r/.git/hooks/pre-commit; moved it to v/r/.git/hooks/pre-commit.sbx-denied and cleared its execute bits"
 	done
 }
+
+@test "a run killed in another pid namespace: a run in this one keeps its record (it cannot see whether that sandbox still lives); one in that namespace takes it over" {
+	local ws u c o p k n rec
+	own_records
+	ws=$(ns_repo)
+	ns_argv ns_root
+	# The writer: sbx-ns in a pid namespace of its own, sharing /run/sbx-ns.
+	"${OWN_NS[@]}" unshare --pid --kill-child --mount-proc sh -c '"$@"; exec sleep 1000' sh \
+		"${NS_ARGV[@]}" --workspace "$ws" -- sh -c 'echo L > .env.test; touch written; exec sleep 1000' \
+		2>/dev/null 3>&- &
+	u=$!
+	BG_PIDS+=("$u")
+	wait_for "[ -e '$ws/written' ]"
+	c=$(pgrep -P "$u")
+	o=$(pgrep -P "$c")
+	p=$(pgrep -P "$o")
+	k=$(pgrep -P "$p")
+	# A process that entered the sandbox's pid namespace and whose parent,
+	# outside it, does not reap it: killed with the sandbox, it keeps the
+	# sandbox's pid 1 ending (a still running command, to a reader that
+	# cannot see that namespace).
+	nsenter --target "$p" --pid -- sleep 1000 &
+	n=$!
+	BG_PIDS+=("$n")
+	wait_for "pgrep -P $n >/dev/null"
+	kill -STOP "$n"
+	kill -9 "$o"
+	wait_for "[ ! -e /proc/$k ] && [ ! -e /proc/$o ]"
+	run -1 pid1_gone "$p"
+	rec=$(cd /proc/"$u"/root/run/sbx-ns && ls ws-*)
+	run -0 --separate-stderr "${OWN_NS[@]}" "${NS_ARGV[@]}" --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: a killed run's record /run/sbx-ns/$rec was written in another pid namespace (pid:[$(stat -L -c %i /proc/"$c"/ns/pid)]), whose sandbox this run cannot see; kept, for the next run in that pid namespace (or sbx-ns --recover there) to take over; if none is left, check what its command created in $ws and remove the record"
+	assert_equal "$(cat "$ws/.env.test")" "L"
+	# Its sandbox gone, a run in that pid namespace takes the record over.
+	kill -CONT "$n"
+	wait_for "pid1_gone $p"
+	run -0 --separate-stderr nsenter --target "$c" --pid --mount -- "${NS_ARGV[@]}" --workspace "$ws" -- true
+	assert_equal "$stderr" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .env.test; moved it to .env.test.sbx-denied"
+	assert_file_not_exist "$ws/.env.test"
+	run -0 ls /proc/"$u"/root/run/sbx-ns
+	refute_output --partial "$rec"
+}

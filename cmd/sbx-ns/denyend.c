@@ -8,11 +8,13 @@
  * process for its life and its mtime is touched every second; the pid and
  * start time of the sandbox's pid 1 are in it. A later run takes over a
  * record whose lock is free and whose pid 1 is gone (a pid namespace's pid
- * 1 outlives every process in it), with the end of the run put at the last
- * touch plus two seconds. A record names its workspace's path too: any
- * later run of the caller's does this for a killed run on another
- * workspace, and drops the record when that path no longer names the
- * workspace (removed, moved away).
+ * 1 outlives every process in it), with the end of the run put at the
+ * last touch plus two seconds. The record names the pid namespace its pid
+ * is a number in: a run in another one cannot see that pid 1 (the sandbox
+ * may live on), and keeps the record for a run there. A record names its
+ * workspace's path too: any later run of the caller's does this for a
+ * killed run on another workspace, and drops the record when that path no
+ * longer names the workspace (removed, moved away).
  *
  * The same directory keeps, per workspace, the directories the last end
  * walk read (denytree.c), for as long as that workspace is at its path.
@@ -207,6 +209,19 @@ static int proc_stat(long pid, char *state, unsigned long long *start)
 	return 0;
 }
 
+/* The pid namespace this process's pids are numbers of (device and
+ * inode of /proc/self/ns/pid); -1 if it cannot be told. */
+static int own_pidns(unsigned long long *dev, unsigned long long *ino)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return -1;
+	*dev = (unsigned long long)st.st_dev;
+	*ino = (unsigned long long)st.st_ino;
+	return 0;
+}
+
 /* pid 1 of a killed run: alive until every process of its namespace is gone. */
 static int pid1_alive(long pid, unsigned long long start)
 {
@@ -248,9 +263,9 @@ static int take_over(struct ns_run *r, int fd, const char *name, int own)
 	const char **globs = NULL;
 	size_t nglobs = 0;
 	char *buf = read_all(fd), *line, *save = NULL, wpath[PATH_MAX];
-	int ok = 0, done = 0, keep = 0;
+	int ok = 0, done = 0, keep = 0, nf, foreign = 0;
 	long pid = 0;
-	unsigned long long pstart = 0, wdev, wino;
+	unsigned long long pstart = 0, wdev, wino, nsdev = 0, nsino = 0;
 	struct stat st;
 
 	if (!buf || fstat(fd, &st) < 0) {
@@ -280,13 +295,28 @@ static int take_over(struct ns_run *r, int fd, const char *name, int own)
 				     (dev_t)dev, (ino_t)ino);
 		} else if (!strcmp(line, "end")) {
 			done = 1;
-		} else if (sscanf(line, "pid %ld %llu", &pid, &pstart) != 2) {
+		} else if ((nf = sscanf(line, "pid %ld %llu pidns %llx %llx", &pid, &pstart, &nsdev, &nsino)) < 2) {
 			ok = -1;
+		} else {
+			foreign = nf == 4 && (own_pidns(&a, &b) < 0 || a != nsdev || b != nsino);
 		}
 		if (ok < 0)
 			break;
 	}
-	if (pid > 0 && pid1_alive(pid, pstart)) {
+	/* Its pid is a number in another pid namespace than this run's: this
+	 * run cannot tell whether that sandbox still lives (its command could
+	 * write on after a take-over). Kept for a run in that namespace. */
+	if (pid > 0 && foreign) {
+		static int said;
+		if (!said++)
+			sbx_warn("deny-write: a killed run's record %s/%s was written in another pid namespace "
+				 "(pid:[%llu]), whose sandbox this run cannot see; kept, for the next run in that pid "
+				 "namespace (or sbx-ns --recover there) to take over; if none is left, check what its "
+				 "command created in %s and remove the record", r->x.rec->dir, name, nsino,
+				 wpath[0] ? wpath : "its workspace");
+		ok = 0;
+		keep = 1;
+	} else if (pid > 0 && pid1_alive(pid, pstart)) {
 		ok = 0;
 		keep = 1;
 		/* Its outer is gone (the lock was free): pid 1 is ending. */
@@ -593,12 +623,16 @@ void ns_deny_record(struct ns_run *r)
 /* Before the go-ahead: whose death ends the run. */
 void ns_deny_started(struct ns_run *r, pid_t pid)
 {
-	unsigned long long st;
-	char line[96], state;
+	unsigned long long st, nsdev, nsino;
+	char line[128], state;
 
 	if (proc_stat(pid, &state, &st) < 0)
 		sbx_die(SBX_EXIT_SYS, "unable to read the start time of the sandbox from /proc/%d/stat", (int)pid);
-	snprintf(line, sizeof line, "pid %d %llu\n", (int)pid, st);
+	if (own_pidns(&nsdev, &nsino) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read /proc/self/ns/pid for the deny-write record");
+	/* The pid namespace after the pid: read by a run in another, the pid
+	 * means nothing; an older sbx-ns reads the pid and start alone. */
+	snprintf(line, sizeof line, "pid %d %llu pidns %llx %llx\n", (int)pid, st, nsdev, nsino);
 	rec_write(r, line);
 	r->x.rec->started = 1;
 }
