@@ -11,16 +11,20 @@ load ns
 
 teardown() { bg_end; }
 
-# A mount namespace whose /run and /tmp are this test's own: the records of
-# root (/run/sbx-ns) and of the test user (/tmp/sbx-ns-UID) there are only
-# this test's runs'. On a host where other runs of sbx-ns are killed, any
-# run of the same caller takes over their records and says so; a run in
-# here neither takes over theirs nor has its own taken. Sets OWN_NS, the
-# argv that runs a program in it.
+# A mount namespace whose /run is this test's own, and in it the test
+# user's XDG_RUNTIME_DIR: the records of root (/run/sbx-ns) and of the test
+# user ($XDG_RUNTIME_DIR/sbx-ns) there are only this test's runs'. On a host
+# where other runs of sbx-ns are killed, any run of the same caller takes
+# over their records and says so; a run in here neither takes over theirs
+# nor has its own taken. (/tmp stays the host's: the tree under test may
+# be there.) Sets OWN_NS, the argv that runs a program in it, and OWN_XDG,
+# which ns_argv gives the test user's runs.
 own_records() {
 	local ready="$NS_DIR/own.ready"
+	OWN_XDG=/run/sbx-test-user
 	unshare --mount --propagation private sh -c 'mount -t tmpfs -o mode=0755 sbx-run /run &&
-		mount -t tmpfs -o mode=1777 sbx-tmp /tmp && : >"$0" && exec sleep 1000000' "$ready" &
+		mkdir -m 0700 "$1" && chown "$2:$3" "$1" && : >"$0" && exec sleep 1000000' \
+		"$ready" "$OWN_XDG" "$SBX_TEST_UID" "$SBX_TEST_GID" &
 	BG_PIDS+=("$!")
 	OWN_NS=(nsenter --target "$!" --mount --)
 	wait_for "[ -e '$ready' ]"
@@ -48,7 +52,8 @@ ns_argv() {
 		NS_ARGV=(sbx-ns --uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID")
 	else
 		NS_ARGV=(setpriv --reuid="$SBX_TEST_UID" --regid="$SBX_TEST_GID" --init-groups
-			--reset-env -- env PATH="$SBX_BIN:/usr/local/bin:/usr/bin:/bin" sbx-ns)
+			--reset-env -- env PATH="$SBX_BIN:/usr/local/bin:/usr/bin:/bin"
+			${OWN_XDG:+XDG_RUNTIME_DIR="$OWN_XDG"} sbx-ns)
 	fi
 }
 

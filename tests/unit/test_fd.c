@@ -36,7 +36,8 @@ TEST(fd_option_dies_naming_the_option)
 {
 	char err[256];
 	CHECK(unit_capture(die_fd, "77", err, sizeof err) == 100);
-	CHECK_STR(err, "sbx-t: usage: --status-fd: invalid fd '77': not open\n");
+	CHECK_STR(err, "sbx-t: usage: --status-fd: invalid fd '77': not open; open it for the tool "
+		       "(in the shell: 77<FILE or 77>FILE, or a previous tool's --pass-fd 77)\n");
 }
 
 static void claim_twice(void *arg)
