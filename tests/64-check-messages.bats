@@ -50,6 +50,12 @@ clone_value() {
 	# A root of the static tools, a proc and a workspace, no more.
 	mkdir -p "$scratch/r/bin" "$scratch/r/proc" "$scratch/r/tmp" "$scratch/r/ws"
 	cp "$SBX_BIN/sbx-check" "$SBX_BIN/sbx-ns" "$scratch/r/bin/"
+	# A dynamic build's libraries and loader too (the static tools need none).
+	local lib t
+	for lib in $(for t in sbx-check sbx-ns; do ldd "$SBX_BIN/$t" 2>/dev/null || :; done | grep -o '/[^ ]*' | sort -u); do
+		mkdir -p "$scratch/r${lib%/*}"
+		cp -L "$lib" "$scratch/r$lib"
+	done
 	chown 1:1 "$scratch/r/ws"
 	run -106 --separate-stderr unshare -m sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" /bin/sbx-check host' \
 		"$scratch/r"
