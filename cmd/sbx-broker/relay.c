@@ -50,11 +50,10 @@ static int scan_body(struct conn *c, struct dir *d, size_t n)
 
 /* Bytes that cannot be spliced blind are read into memory: a chunked
  * body, whose end is in its framing, the bytes of a route's TLS and a
- * body searched for placeholders. A
- * chunked body is scanned: whatever follows the last chunk and its
- * trailer is never delivered, and the response ends there, as one framed
- * by Content-Length does. 1: bytes queued (or the end), 0: would block,
- * -1: failed, reason set. */
+ * body searched for placeholders. A chunked body is scanned: whatever
+ * follows the last chunk and its trailer is never delivered, and the
+ * response ends there, as one framed by Content-Length does. 1: bytes
+ * queued (or the end), 0: would block, -1: failed, reason set. */
 static int read_copy(struct conn *c, struct dir *d, const char *limit_name)
 {
 	size_t n = COPY_READ, held = d->nhold;
