@@ -1,5 +1,6 @@
 /* Container detection and the container-level fixes: see container.h. */
 #include "container.h"
+#include "procstat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,15 +116,7 @@ enum sbx_ctr sbx_container(char *why, size_t n)
 
 int sbx_seccomp_filtered(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	int mode = -1;
+	unsigned long long mode;
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	fclose(f);
-	return mode < 0 ? -1 : mode == 2;
+	return sbx_proc_status("Seccomp", 10, &mode) < 0 ? -1 : mode == 2;
 }

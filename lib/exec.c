@@ -12,10 +12,11 @@
 
 extern char **environ;
 
-static int usable(const char *path)
+static int usable(const char *path, void *ctx)
 {
 	struct stat st;
 
+	(void)ctx;
 	if (stat(path, &st) < 0)
 		return -1;
 	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
@@ -25,7 +26,8 @@ static int usable(const char *path)
 	return 0;
 }
 
-int sbx_exec_find(const char *prog, const char *search, char *out, unsigned outsz)
+int sbx_exec_find_by(const char *prog, const char *search, char *out, unsigned outsz,
+		     int (*ok)(const char *path, void *ctx), void *ctx)
 {
 	const char *p, *end;
 	int saw_eacces = 0;
@@ -57,13 +59,18 @@ int sbx_exec_find(const char *prog, const char *search, char *out, unsigned outs
 		memcpy(out, p, len);
 		out[len] = '/';
 		strcpy(out + len + 1, prog);
-		if (usable(out) == 0)
+		if (ok(out, ctx) == 0)
 			return 0;
 		if (errno == EACCES)
 			saw_eacces = 1;
 	}
 	errno = saw_eacces ? EACCES : ENOENT;
 	return -1;
+}
+
+int sbx_exec_find(const char *prog, const char *search, char *out, unsigned outsz)
+{
+	return sbx_exec_find_by(prog, search, out, outsz, usable, NULL);
 }
 
 void sbx_exec(char *const argv[], const char *search, char *const envp[])

@@ -12,6 +12,11 @@
  * returns -1 with errno ENOENT (not found anywhere) or EACCES (found but
  * not executable) or ENAMETOOLONG. */
 int sbx_exec_find(const char *prog, const char *search, char *out, unsigned outsz);
+/* The same search, with ok(path, ctx) deciding what is usable (0, or -1
+ * with errno) instead of this process's view of the host: how a sandbox's
+ * lookup is made from outside it (sbx-ns's plan). */
+int sbx_exec_find_by(const char *prog, const char *search, char *out, unsigned outsz,
+		     int (*ok)(const char *path, void *ctx), void *ctx);
 
 /* execve(argv[0] looked up in search, argv, envp), or die: 127 with
  * "unable to find PROG" when not found, 126 with "unable to exec PROG:

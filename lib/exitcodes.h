@@ -15,6 +15,7 @@
 #define SBX_EXIT_PROOF        107 /* sbx-check: a functional proof failed */
 #define SBX_EXIT_CORRUPT      108 /* sbx-check: an sbx binary is not what it should be */
 #define SBX_EXIT_SYS          111 /* a system call failed */
+#define SBX_EXIT_NOT_REMOVED  112 /* sbx-changes apply: applied whole, the change set not removed */
 #define SBX_EXIT_EXEC         126 /* the command was found but could not be executed */
 #define SBX_EXIT_NOTFOUND     127 /* the command was not found */
 #define SBX_EXIT_SIGNAL_BASE  128 /* 128+N: the command was killed by signal N */

@@ -191,6 +191,12 @@ void sbx_json_null(struct sbx_json *j, const char *k)
 	puts_(j, "null");
 }
 
+void sbx_json_raw(struct sbx_json *j, const char *k, const char *json)
+{
+	key(j, k);
+	puts_(j, json);
+}
+
 void sbx_json_open_obj(struct sbx_json *j, const char *k)
 {
 	key(j, k);

@@ -30,6 +30,9 @@ void sbx_json_int(struct sbx_json *j, const char *key, int64_t val);
 void sbx_json_uint(struct sbx_json *j, const char *key, uint64_t val);
 void sbx_json_bool(struct sbx_json *j, const char *key, int val);
 void sbx_json_null(struct sbx_json *j, const char *key);
+/* A value that is already JSON, one line, made by the caller's own
+ * serializer (never text from outside: it is not escaped). */
+void sbx_json_raw(struct sbx_json *j, const char *key, const char *json);
 /* Nested object/array under key (key NULL inside an array). */
 void sbx_json_open_obj(struct sbx_json *j, const char *key);
 void sbx_json_open_arr(struct sbx_json *j, const char *key);

@@ -15,4 +15,9 @@ struct sbx_proc_stat {
  * ')': the fields are taken after the last ')'. */
 int sbx_proc_stat(const char *pid, struct sbx_proc_stat *st);
 
+/* The number of the line "NAME:\tVALUE" of /proc/self/status, in base
+ * (16 for the Cap* sets, 10 for Seccomp): 0, or -1 when there is no such
+ * line to read. */
+int sbx_proc_status(const char *name, int base, unsigned long long *v);
+
 #endif

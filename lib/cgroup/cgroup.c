@@ -185,6 +185,48 @@ int sbx_cg_keyed(const char *text, const char *key, unsigned long long *val)
 	return -1;
 }
 
+int sbx_cg_oom_of(const char *events, const char *local, struct sbx_cg_oom *o)
+{
+	unsigned long long oom, kills, own_oom, own_kills;
+
+	if (!local)
+		local = events;
+	if (sbx_cg_keyed(events, "oom", &oom) < 0 || sbx_cg_keyed(events, "oom_kill", &kills) < 0 ||
+	    sbx_cg_keyed(local, "oom", &own_oom) < 0 || sbx_cg_keyed(local, "oom_kill", &own_kills) < 0)
+		return -1;
+	o->kills = kills;
+	o->own = kills && own_oom;
+	/* A process of this cgroup itself was killed, or no cgroup below
+	 * ran out: every kill was at this cgroup's limit or above it. */
+	o->reached = kills && (own_oom || own_kills || oom <= own_oom);
+	return 0;
+}
+
+int sbx_cg_oom_read(int dirfd, struct sbx_cg_oom *o)
+{
+	char ev[1024], local[1024];
+	int have_local;
+
+	/* The subtree's counts first: an event between the two reads then
+	 * shows in the local counts only, never as one below. */
+	if (sbx_cg_read(dirfd, "memory.events", ev, sizeof ev) < 0)
+		return -1;
+	have_local = sbx_cg_read(dirfd, "memory.events.local", local, sizeof local) >= 0;
+	if (!have_local && errno != ENOENT)
+		return -1;
+	return sbx_cg_oom_of(ev, have_local ? local : NULL, o);
+}
+
+int sbx_cg_pids_refused(int dirfd, unsigned long long *n)
+{
+	char buf[256];
+
+	if (sbx_cg_read(dirfd, "pids.events.local", buf, sizeof buf) < 0 &&
+	    (errno != ENOENT || sbx_cg_read(dirfd, "pids.events", buf, sizeof buf) < 0))
+		return -1;
+	return sbx_cg_keyed(buf, "max", n);
+}
+
 const char *sbx_cg_name_invalid(const char *name)
 {
 	size_t i;

@@ -36,6 +36,40 @@ int sbx_cg_list_has(const char *list, const char *word);
  * of key, or -1 with errno ENOENT when the key is absent. */
 int sbx_cg_keyed(const char *text, const char *key, unsigned long long *val);
 
+/* Whose limit an event was. memory.events and, since 6.11, pids.events
+ * count the whole subtree: an OOM kill or a refused fork at the limit of
+ * a cgroup below (one a command made, a living sandbox's command cgroup)
+ * shows there too, so "this cgroup's limit was reached" is read from the
+ * .local files, which count the cgroup's own limit only. */
+
+/* The OOM kills in a cgroup's subtree and whose limit they were at.
+ * "oom" of memory.events.local (5.2) counts the times this cgroup's own
+ * memory.max started the OOM killer, "oom_kill" the processes of the
+ * cgroup itself (not below) killed by any. Before 5.2 memory.events was
+ * that file (5.2 made it count the subtree and gave the old meaning the
+ * .local name); it is read for both then. */
+struct sbx_cg_oom {
+	unsigned long long kills; /* "oom_kill" of memory.events: the subtree's */
+	int own;                  /* killed and this cgroup's memory.max was reached */
+	int reached;              /* killed at this cgroup's limit or an enclosing
+				   * one's, not only at limits of cgroups below */
+};
+
+/* From the text of memory.events and of memory.events.local (NULL when
+ * the kernel has none). 0, or -1 with errno when a key is missing. */
+int sbx_cg_oom_of(const char *events, const char *local, struct sbx_cg_oom *o);
+
+/* The same, read from the cgroup. 0, or -1 with errno (ENOENT: no
+ * memory controller in this cgroup). */
+int sbx_cg_oom_read(int dirfd, struct sbx_cg_oom *o);
+
+/* Refused forks, none of them at a limit below this cgroup: "max" of
+ * pids.events.local (6.11: this cgroup's own pids.max hit; forks of its
+ * own processes refused at its limit or an ancestor's when mounted with
+ * pids_localevents), else of pids.events (before 6.11 that meaning).
+ * 0, or -1 with errno (ENOENT: no pids controller in this cgroup). */
+int sbx_cg_pids_refused(int dirfd, unsigned long long *n);
+
 /* A cgroup name sbx may create: 1 to 64 of [A-Za-z0-9_-], not starting
  * with '-'. No '.' at all, so that a name can never be, or later become, a
  * kernel interface file such as cpu.max. NULL when fine, else why not. */

@@ -20,7 +20,16 @@
  * are looked at; every other one is read again, and a directory new since
  * is walked whole. Only on local filesystems (a network filesystem's
  * cached attributes may lag): elsewhere the end walk reads everything.
- * The end walk's list is kept for the next run's start (sbx-ns: denykeep.c). */
+ * The end walk's list is kept for the next run's start (sbx-ns: denykeep.c).
+ *
+ * A leaf is not read at all: where a directory's link count is 2 plus its
+ * subdirectories (ext4, xfs, tmpfs), one with a count of 2 holds no
+ * directory to walk into, so all the rule needs of it is whether git
+ * could take it for a git directory or it holds a gitfile. Without a
+ * ".git" and a "HEAD" (two failed lookups) it is neither, whatever else
+ * it holds; with either, or named ".git", or one the start set had as a
+ * git directory, or one the walk would have to open up, it is read as any
+ * other. A checkout's directories of source files are such leaves. */
 #include "deny.h"
 
 #include "die.h"
@@ -65,6 +74,8 @@ struct tw {
 	int stop;               /* the entry bound was hit */
 	char **known;           /* tree_in's paths, sorted */
 	size_t nknown;
+	int leaves;             /* link counts say which directories are leaves */
+	uid_t euid;
 	char path[PATH_MAX];
 };
 
@@ -176,10 +187,51 @@ static int read_fd(struct tw *t, int pathfd, const char *rel)
 	return fd;
 }
 
-static int open_sub(struct tw *t, int pfd, const char *name, const char *rel)
+/* 1 if dir/name is there (any type), 0 if not, -1 if unknown: dir (a name
+ * in pfd) replaced by a link or a mount since it was looked at included. */
+static int has(int pfd, const char *dir, const char *name)
 {
-	int pathfd = open_path(t, pfd, name, rel), fd;
+	char p[NAME_MAX + 8];
+	int fd;
 
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	fd = sbx_openat2(pfd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			 RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == ENOENT ? 0 : -1;
+}
+
+/* A leaf (see the top) that needs no reading, looked at from its parent
+ * pfd without opening it: kept in tree_out as read, with the ctime it had
+ * before its names were looked up. */
+static int plain_leaf(struct tw *t, int pfd, const char *name, const char *rel, unsigned flags, unsigned tdepth)
+{
+	struct stat st;
+
+	if (!t->leaves || !strcmp(name, ".git") || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode) || st.st_nlink != 2)
+		return 0;
+	/* readable as it is: sbx_deny_open_up would change nothing */
+	if (t->euid && (st.st_uid == t->euid ? (st.st_mode & 0700) != 0700 : (st.st_mode & 0055) != 0055))
+		return 0;
+	if ((t->w->check && sbx_git_was_dir(t->w->start, rel)) || has(pfd, name, ".git") || has(pfd, name, "HEAD"))
+		return 0;
+	sbx_deny_tree_add(&t->w->tree_out, rel, &st, flags, tdepth);
+	return 1;
+}
+
+/* The subdirectory name of pfd open for reading, or -1: not to be walked,
+ * or a leaf that needed no reading. */
+static int open_sub(struct tw *t, int pfd, const char *name, const char *rel, unsigned flags, unsigned tdepth)
+{
+	int pathfd, fd;
+
+	if (plain_leaf(t, pfd, name, rel, flags, tdepth))
+		return -1;
+	pathfd = open_path(t, pfd, name, rel);
 	if (pathfd < 0)
 		return -1;
 	fd = read_fd(t, pathfd, rel);
@@ -214,6 +266,7 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 		const struct sbx_dirent64 *d;
 		size_t nl, plen;
 		int type, sub;
+		unsigned sflags;
 
 		if (t->stop) {
 			for (;; depth--) {
@@ -295,12 +348,12 @@ static void walk_from(struct tw *t, int fd, const char *rel, unsigned tdepth, un
 			sbx_deny_candidate(w, t->path); /* moved aside whole */
 			continue;
 		}
-		sub = open_sub(t, L->fd, d->d_name, t->path);
+		sflags = (L->flags & SBX_GIT_INGIT) |
+			 (strcmp(d->d_name, ".git") ? 0 : SBX_GIT_DOTGIT | SBX_GIT_INGIT);
+		sub = open_sub(t, L->fd, d->d_name, t->path, sflags, tdepth + depth + 1);
 		if (sub < 0)
 			continue;
-		push(t, depth + 1, sub, plen,
-		     (L->flags & SBX_GIT_INGIT) | (strcmp(d->d_name, ".git") ? 0 : SBX_GIT_DOTGIT | SBX_GIT_INGIT),
-		     tdepth + depth + 1);
+		push(t, depth + 1, sub, plen, sflags, tdepth + depth + 1);
 		depth++;
 	}
 }
@@ -393,24 +446,39 @@ static void revisit(struct tw *t)
 	free(t->known);
 }
 
-/* Filesystems whose ctime the walk may trust to say a directory changed. */
-static int local_fs(int fd)
+/* 1 if fd's filesystem is one of the n magic numbers in ok. */
+static int fs_in(int fd, const long *ok, size_t n)
 {
-	static const long ok[] = { EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, TMPFS_MAGIC,
-				   OVERLAYFS_SUPER_MAGIC, F2FS_SUPER_MAGIC, 0x2fc12fc1 /* zfs */ };
 	struct statfs sf;
 
 	if (fstatfs(fd, &sf) < 0)
 		return 0;
-	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+	for (size_t i = 0; i < n; i++)
 		if ((long)sf.f_type == ok[i])
 			return 1;
 	return 0;
 }
 
+/* Filesystems whose directories count 2 links plus one per subdirectory. */
+static int counts_subdirs(int fd)
+{
+	static const long ok[] = { EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, TMPFS_MAGIC };
+
+	return fs_in(fd, ok, sizeof ok / sizeof *ok);
+}
+
+/* Filesystems whose ctime the walk may trust to say a directory changed. */
+static int local_fs(int fd)
+{
+	static const long ok[] = { EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, TMPFS_MAGIC,
+				   OVERLAYFS_SUPER_MAGIC, F2FS_SUPER_MAGIC, 0x2fc12fc1 /* zfs */ };
+
+	return fs_in(fd, ok, sizeof ok / sizeof *ok);
+}
+
 void sbx_deny_git_walk(struct deny_walk *w, int wsfd)
 {
-	struct tw t = { .w = w, .wsfd = wsfd };
+	struct tw t = { .w = w, .wsfd = wsfd, .leaves = counts_subdirs(wsfd), .euid = geteuid() };
 	struct timespec now;
 	int fd;
 

@@ -13,8 +13,7 @@ static int bad(struct sbx_http_head *h, int status, const char *why)
 	return SBX_HTTP_BAD;
 }
 
-/* tchar from RFC 9110 section 5.6.2. */
-static int is_tchar(unsigned char c)
+int sbx_http_tchar(unsigned char c)
 {
 	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
 		return 1;
@@ -112,7 +111,7 @@ static int parse_fields(const char *p, const char *end, struct sbx_http_head *h,
 		for (const char *q = p; q < colon; q++) {
 			if (*q == ' ' || *q == '\t')
 				return bad(h, st, "whitespace before a colon");
-			if (!is_tchar((unsigned char)*q))
+			if (!sbx_http_tchar((unsigned char)*q))
 				return bad(h, st, "invalid character in a header name");
 		}
 		v = colon + 1;
@@ -244,7 +243,7 @@ static int request_line(const char *buf, const char *eol, struct sbx_http_head *
 	h->method = buf;
 	h->mlen = (size_t)(sp1 - buf);
 	for (size_t i = 0; i < h->mlen; i++)
-		if (!is_tchar((unsigned char)buf[i]))
+		if (!sbx_http_tchar((unsigned char)buf[i]))
 			return bad(h, 400, "invalid method");
 	h->target = sp1 + 1;
 	h->tlen = (size_t)(sp2 - sp1 - 1);

@@ -64,6 +64,10 @@ int sbx_http_parse_response(const char *buf, size_t len, size_t max_head,
 /* 1 if the response to method with status carries no body at all. */
 int sbx_http_no_body(const struct sbx_http_head *req, int status);
 
+/* 1 if c is a tchar (RFC 9110 section 5.6.2): what a field name, a
+ * method or an auth scheme is made of. */
+int sbx_http_tchar(unsigned char c);
+
 /* Find a field by name (case-insensitive); NULL if absent. */
 const struct sbx_http_field *sbx_http_field(const struct sbx_http_head *h, const char *name);
 

@@ -498,7 +498,7 @@ void sbx_grant_describe(int mask, char *out, size_t n)
 static const char reissue[] =
 	"reissue it: sbx-ns OPTIONS --dry-run -- PROG ARGS >PLAN; sbx-check grant --key FILE --plan PLAN";
 
-static void utc(uint64_t t, char *out, size_t n)
+void sbx_grant_utc(uint64_t t, char *out, size_t n)
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -519,15 +519,40 @@ static int refused(struct sbx_grant_refusal *no, int code, const char *fmt, ...)
 	return 0;
 }
 
-/* A single-use grant's nonce: a file named by its hex under the directory,
- * made with O_CREAT|O_EXCL, so of any number of runs racing exactly one
- * makes it; a dry run only looks. 1: fine; 0: refused (no). */
+/* A single-use grant that expires is refused once the records of grants
+ * expiring when it does may have been removed (grantnonce.c): 1 fine, 0
+ * refused (no). */
+static int not_pruned(const struct sbx_grant *g, const struct sbx_grant_use *use, struct sbx_grant_refusal *no)
+{
+	char when[40], upto[40];
+	uint64_t mark;
+
+	if (!g->expires)
+		return 1;
+	if (sbx_grant_nonce_pruned(use->nonce_dirfd, &mark) < 0)
+		return refused(no, SBX_EXIT_SYS, "unable to read %s/expiring/pruned (up to which expiry its "
+			       "nonces were removed): %s", use->nonce_dir, errno == EINVAL ?
+			       "not one line 'pruned SECONDS'; " SBX_GRANT_MARK_FIX : strerror(errno));
+	if (g->expires > mark)
+		return 1;
+	sbx_grant_utc(g->expires, when, sizeof when);
+	sbx_grant_utc(mark, upto, sizeof upto);
+	return refused(no, SBX_EXIT_POLICY, "grant refused: single-use and expiring at %s, and %s holds no "
+		       "nonces of grants expiring up to %s any more (is the clock set back?); make a new one: "
+		       "sbx-check grant --single-use ...", when, use->nonce_dir, upto);
+}
+
+/* A single-use grant's nonce: recorded under the directory (grantnonce.c),
+ * so of any number of runs racing exactly one runs; a dry run only looks.
+ * A run that recorded one then removes a few records of grants that have
+ * expired. 1: fine; 0: refused (no). */
 static int use_nonce(const struct sbx_grant *g, const struct sbx_grant_use *use, uint64_t now,
 		     struct sbx_grant_refusal *no)
 {
-	char name[2 * SBX_GRANT_NONCE + 1], line[96];
+	char name[2 * SBX_GRANT_NONCE + 1];
+	struct sbx_grant_prune pr;
 	struct stat st;
-	int fd, e;
+	int rc;
 
 	if (!g->have_nonce)
 		return 1;
@@ -535,6 +560,8 @@ static int use_nonce(const struct sbx_grant *g, const struct sbx_grant_use *use,
 		return refused(no, SBX_EXIT_POLICY, "grant refused: single-use (it carries a nonce) and no "
 			       "--grant-nonce-dir names where to record it");
 	sbx_digest_hex(g->nonce, SBX_GRANT_NONCE, name);
+	if (!not_pruned(g, use, no))
+		return 0;
 	if (!use->record) {
 		if (fstatat(use->nonce_dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			goto used;
@@ -543,28 +570,17 @@ static int use_nonce(const struct sbx_grant *g, const struct sbx_grant_use *use,
 				       use->nonce_dir, name, strerror(errno));
 		return 1;
 	}
-	fd = openat(use->nonce_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST)
+	rc = sbx_grant_nonce_put(use->nonce_dirfd, g->nonce, g->expires, now);
+	if (rc > 0)
 		goto used;
-	if (fd < 0)
+	if (rc < 0)
 		return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s: %s", use->nonce_dir,
 			       strerror(errno));
-	{
-		int n = snprintf(line, sizeof line, "used %llu pid %ld\n", (unsigned long long)now,
-				 (long)getpid());
-		if (sbx_write_all(fd, line, (size_t)n) < 0 || fsync(fd) < 0) {
-			e = errno;
-			close(fd);
-			return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s/%s: %s",
-				       use->nonce_dir, name, strerror(e));
-		}
-		if (close(fd) < 0)
-			return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s/%s: %s",
-				       use->nonce_dir, name, strerror(errno));
-	}
-	if (fsync(use->nonce_dirfd) < 0)
-		return refused(no, SBX_EXIT_SYS, "unable to record the grant's nonce in %s: %s", use->nonce_dir,
-			       strerror(errno));
+	/* Recorded: unless a prune had just removed its earlier record, and
+	 * then raised the mark before it did. */
+	if (!not_pruned(g, use, no))
+		return 0;
+	sbx_grant_nonce_prune(use->nonce_dirfd, now, SBX_GRANT_PRUNE_RUN, 0, &pr);
 	return 1;
 used:
 	return refused(no, SBX_EXIT_POLICY, "grant refused: already used (single-use: its nonce is recorded in "
@@ -604,12 +620,12 @@ int sbx_grant_check(const char *text, size_t len, const struct sbx_grant_key *ke
 		return refused(no, SBX_EXIT_POLICY,
 			       "grant refused: the signature does not verify (forged, or made with another key)");
 	if (g.expires && now >= g.expires) {
-		utc(g.expires, when, sizeof when);
+		sbx_grant_utc(g.expires, when, sizeof when);
 		return refused(no, SBX_EXIT_POLICY, "grant refused: expired at %s (%llu s ago); %s --expires SEC",
 			       when, (unsigned long long)(now - g.expires), reissue);
 	}
 	if (g.expires && g.expires - now > SBX_GRANT_MAX_EXPIRY) {
-		utc(g.expires, when, sizeof when);
+		sbx_grant_utc(g.expires, when, sizeof when);
 		return refused(no, SBX_EXIT_POLICY, "grant refused: it expires at %s, more than %llu days ahead "
 			       "(made on a clock set wrong?); %s --expires SEC", when,
 			       SBX_GRANT_MAX_EXPIRY / 86400, reissue);

@@ -211,8 +211,52 @@ int sbx_grant_check(const char *text, size_t len, const struct sbx_grant_key *ke
 		    const struct sbx_grant_input *in, const struct sbx_grant_use *use, uint64_t now,
 		    struct sbx_grant_refusal *no);
 
+/* t (seconds since 1970) as refusals write it: 2026-12-02T02:00:00Z. */
+void sbx_grant_utc(uint64_t t, char *out, size_t n);
+
 /* A fresh nonce for g (getrandom); -1 with errno. */
 int sbx_grant_new_nonce(struct sbx_grant *g);
+
+/* Single-use grants' records under a nonce directory (grantnonce.c has
+ * the layout): the record of a grant that expires names its expiry and
+ * is indexed by the hour it expires in, so that a verifying run removes
+ * up to SBX_GRANT_PRUNE_RUN records of grants that expired (bounded work
+ * each time, however many there are) and sbx-check grant --prune removes
+ * all of them; an hour goes SBX_GRANT_PRUNE_SLACK seconds after its end. */
+#define SBX_GRANT_NONCE_HOUR  3600
+#define SBX_GRANT_PRUNE_SLACK 3600
+#define SBX_GRANT_PRUNE_RUN   16
+
+/* DIR as a nonce directory (--grant-nonce-dir, --prune) at parse time:
+ * absolute and canonical, not /; else dies 100 naming opt. */
+const char *sbx_grant_nonce_path(const char *opt, const char *arg);
+/* Opened from / one component at a time without following a symlink,
+ * every directory on the way owned by root or caller_uid and not writable
+ * by group or others unless sticky, DIR itself not writable by them at
+ * all: its fd (O_RDONLY|O_DIRECTORY), else dies (102 unsafe, 111). */
+int sbx_grant_nonce_open(const char *dir, unsigned caller_uid);
+/* Record nonce as used now, for a grant expiring at expires (0: never):
+ * 0, 1 if it was recorded before, -1 with errno. */
+int sbx_grant_nonce_put(int dirfd, const unsigned char nonce[SBX_GRANT_NONCE], uint64_t expires, uint64_t now);
+/* The records of every grant expiring at or before *mark may be gone
+ * (0: none pruned yet): 0, or -1 with errno (EINVAL: the file that says
+ * it is not one line "pruned SECONDS"). */
+int sbx_grant_nonce_pruned(int dirfd, uint64_t *mark);
+/* How to mend that file (a verifier and sbx-check grant --prune say so). */
+#define SBX_GRANT_MARK_FIX "write one line 'pruned SECONDS' there, SECONDS the latest expiry ever " \
+	"pruned or later (two hours ago is, on a clock never set back)"
+/* Remove the records of grants that expired (their hour ended
+ * SBX_GRANT_PRUNE_SLACK before now): at most max index entries looked at,
+ * or with all every record of the directory read (the ones the index
+ * missed, and the counts of what stays). 0, or -1 with errno and
+ * out->bad naming what failed, relative to DIR. */
+struct sbx_grant_prune {
+	uint64_t removed;
+	uint64_t live, never, unknown; /* kept: not expired by upto, never expiring, expiry unreadable */
+	uint64_t upto;                 /* records of grants expiring at or before this may go */
+	char bad[80];
+};
+int sbx_grant_nonce_prune(int dirfd, uint64_t now, uint64_t max, int all, struct sbx_grant_prune *out);
 
 /* Stdin for a granted run: copy everything from fd (to EOF) into a sealed
  * memfd (no write, grow or shrink: the bytes hashed are the bytes the
@@ -220,5 +264,18 @@ int sbx_grant_new_nonce(struct sbx_grant *g);
  * offset 0) and the digest, or -1 with errno (EFBIG when more than max
  * bytes arrive). The caller dup2()s it onto 0 for the command. */
 int sbx_grant_stdin(int fd, uint64_t max, unsigned char sha[SBX_SHA256_LEN]);
+
+/* The most a granted command's stdin may be, for a one-shot run and for
+ * each command of a living sandbox alike (the verifier holds it all in
+ * memory before anything runs: an endless stdin must end somewhere), and
+ * the refusal (100) each of them gives when more arrives; sbx-check grant
+ * refuses a --stdin-file above it (a grant that could never run). */
+#define SBX_GRANT_STDIN_MIB 64
+#define SBX_GRANT_STDIN_MAX ((uint64_t)SBX_GRANT_STDIN_MIB << 20)
+#define SBX_GRANT_STR_(x) #x
+#define SBX_GRANT_STR(x) SBX_GRANT_STR_(x)
+#define SBX_GRANT_STDIN_WHY "larger than " SBX_GRANT_STR(SBX_GRANT_STDIN_MIB) " MiB, the most sbx-ns " \
+	"reads for a granted command (its grant binds every byte): give larger input as a file the command opens"
+#define SBX_GRANT_STDIN_BIG "--grant-fd: stdin is " SBX_GRANT_STDIN_WHY
 
 #endif

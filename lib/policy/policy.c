@@ -479,15 +479,19 @@ struct mctx {
 	struct sbx_err *e;
 };
 
-static void note(struct mctx *c, const char *field)
+/* A field narrowed, each once, with the first value that was (for a
+ * report: a shadow policy's would-refuse lines name it). */
+static void note(struct mctx *c, const char *field, const char *value)
 {
 	if (!c->cl)
 		return;
 	for (size_t i = 0; i < c->cl->n; i++)
 		if (!strcmp(c->cl->field[i], field))
 			return;
-	if (c->cl->n < SBX_POL_NFIELDS)
+	if (c->cl->n < SBX_POL_NFIELDS) {
+		snprintf(c->cl->value[c->cl->n], SBX_POL_VALUE_MAX, "%s", value);
 		c->cl->field[c->cl->n++] = field;
+	}
 }
 
 static const char *orig(const char *o)
@@ -518,7 +522,7 @@ static int copy_list(struct sbx_pol_list *o, const struct sbx_pol_list *s)
 	return set_origin(&o->origin, s->origin);
 }
 
-static void fmt_u64(char *buf, size_t sz, const char *field, uint64_t v)
+void sbx_policy_fmt_u64(char *buf, size_t sz, const char *field, uint64_t v)
 {
 	if (!strcmp(field, "resources.memory_mb") || !strcmp(field, "resources.disk_mb")) {
 		if (v % MIB == 0)
@@ -542,12 +546,14 @@ static int merge_u64(struct mctx *c, const char *field, const struct sbx_pol_u64
 	if (!b->set || (r->set && r->v <= b->v))
 		return copy_u64(o, r->set ? r : b) < 0 ? nomem(c->e) : 0;
 	if (!r->set || c->clamp) {
-		if (r->set)
-			note(c, field);
+		if (r->set) {
+			sbx_policy_fmt_u64(rv, sizeof rv, field, r->v);
+			note(c, field, rv);
+		}
 		return copy_u64(o, b) < 0 ? nomem(c->e) : 0;
 	}
-	fmt_u64(rv, sizeof rv, field, r->v);
-	fmt_u64(bv, sizeof bv, field, b->v);
+	sbx_policy_fmt_u64(rv, sizeof rv, field, r->v);
+	sbx_policy_fmt_u64(bv, sizeof bv, field, b->v);
 	return sbx_err_set(c->e, SBX_EXIT_POLICY,
 			    "policy refused: %s: %s is more than the baseline's %s (%s)",
 			    orig(r->origin), rv, bv, orig(b->origin));
@@ -567,7 +573,7 @@ static int merge_ord(struct mctx *c, const char *field, const struct sbx_pol_int
 	if (!wider)
 		return copy_int(o, r) < 0 ? nomem(c->e) : 0;
 	if (c->clamp) {
-		note(c, field);
+		note(c, field, names[r->v]);
 		return copy_int(o, b) < 0 ? nomem(c->e) : 0;
 	}
 	return sbx_err_set(c->e, SBX_EXIT_POLICY,
@@ -603,7 +609,7 @@ static int merge_within(struct mctx *c, const char *field, const char *what,
 					    "policy refused: %s: %s is not within the baseline's %s (%s)",
 					    orig(it->origin), q(qb, sizeof qb, it->val), what,
 					    orig(bs[0] ? bs[0]->origin : bs[1]->origin));
-		note(c, field);
+		note(c, field, it->val);
 		for (int k = 0; k < 2; k++)
 			for (size_t j = 0; bs[k] && j < bs[k]->n; j++)
 				if (within(bs[k]->it[j].val, it->val) &&
@@ -695,7 +701,7 @@ static int merge_fallback(struct mctx *c, const struct sbx_policy *b, const stru
 					    "policy refused: %s: landlock comes only from the baseline, "
 					    "which says %s (%s)", orig(r->fallback.origin),
 					    fbs[b->fallback.v], orig(b->fallback.origin));
-		note(c, "sandbox.fallback");
+		note(c, "sandbox.fallback", "landlock");
 		if (copy_int(&o->fallback, &b->fallback) < 0)
 			return nomem(c->e);
 		o->fallback.v = SBX_PFB_FAIL_CLOSED;
@@ -718,7 +724,7 @@ static int merge_tier_deny(struct mctx *c, const struct sbx_policy *b, const str
 			return sbx_err_set(c->e, SBX_EXIT_POLICY, "policy refused: %s: only a baseline may "
 					   "leave deny-write unenforced in the landlock tier",
 					   orig(r->tier_deny.origin));
-		note(c, "sandbox.tierDenyWrite");
+		note(c, "sandbox.tierDenyWrite", "unenforced");
 	} else if (r->tier_deny.set) {
 		from = &r->tier_deny;
 	}
@@ -786,7 +792,7 @@ int sbx_policy_merge(const struct sbx_policy *base, const struct sbx_policy *req
 				     orig(req->statfs_ok.origin));
 			goto out;
 		}
-		note(&c, "resources.accept_statfs_quota");
+		note(&c, "resources.accept_statfs_quota", "true");
 	}
 	if ((scope & SBX_PSCOPE_QUOTA) && base->statfs_ok.set && copy_int(&eff->statfs_ok, &base->statfs_ok) < 0) {
 		nomem(e);

@@ -112,8 +112,10 @@ struct sbx_policy {
 /* Fields narrowed by a clamped merge, by their block path
  * ("resources.memory_mb", "sandbox.readableRoots"), each once. */
 #define SBX_POL_NFIELDS 16
+#define SBX_POL_VALUE_MAX 160
 struct sbx_pol_clamped {
 	const char *field[SBX_POL_NFIELDS];
+	char value[SBX_POL_NFIELDS][SBX_POL_VALUE_MAX]; /* the first value narrowed, for messages */
 	size_t n;
 };
 
@@ -181,6 +183,19 @@ int sbx_policy_within(const struct sbx_pol_list *l, const char *path);
  * the workspace alike. */
 int sbx_path_within(const char *path, const char *root);
 
+/* p ⊓ base = p: p is no wider than base in any field (SBX_PSCOPE_ALL):
+ * the merge of p as a request under base refuses nothing, and gives p
+ * back unchanged (every field base sets, p sets; every deny-write glob of
+ * base, p has). The check a narrowed or shadow policy passes before it is
+ * printed or used; 0, or -1 with e naming the first field that is wider
+ * (SBX_EXIT_POLICY). Roots of both must be resolved against one
+ * workspace. accept_statfs_quota is a baseline's alone (no request may
+ * hold it): p never has it, and it is not compared. */
+int sbx_policy_meet_holds(const struct sbx_policy *base, const struct sbx_policy *p, struct sbx_err *e);
+/* A limit's value as messages spell it ("1024 MiB", "64 processes"), by
+ * its field ("resources.memory_mb"). */
+void sbx_policy_fmt_u64(char *buf, size_t sz, const char *field, uint64_t v);
+
 /* Both halves of the unsafe fallback are on. */
 int sbx_policy_unsafe_fallback(const struct sbx_policy *p);
 
@@ -207,6 +222,10 @@ void sbx_policy_clamped_json(struct sbx_json *j, const struct sbx_pol_clamped *c
  * link anywhere; a regular file. Reads at most SBX_POL_MAX_BYTES and
  * parses it. source is the label for messages ("--baseline FILE"). */
 int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err *e);
+/* The same checks, for any file an administrator keeps (a baseline, an
+ * observation record): the open fd (O_RDONLY), or -1 with e filled.
+ * src labels messages. */
+int sbx_policy_open_trusted(const char *path, const char *src, struct sbx_err *e);
 /* --baseline-fd FD / --policy-fd FD: reads the fd from its current offset
  * to end of file and parses it; the fd is left open (the tool closes it:
  * both options consume their fd). */

@@ -80,13 +80,12 @@ static const char *untrusted(const struct stat *st, int isdir, char *why, size_t
 	return NULL;
 }
 
-int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err *e)
+int sbx_policy_open_trusted(const char *path, const char *src, struct sbx_err *e)
 {
-	const char *src = p->source ? p->source : path;
 	char buf[PATH_MAX], whybuf[80], qp[1100], *comp, *next;
 	struct stat st;
 	const char *why;
-	int dfd, fd, rc;
+	int dfd, fd;
 
 	/* Messages name the path escaped: it may hold any byte. */
 	sbx_quote(qp, sizeof qp, path, strlen(path), 1024, 0);
@@ -172,6 +171,15 @@ int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err 
 		close(fd);
 		return sbx_err_set(e, SBX_EXIT_POLICY, "%s: refused: %s", src, why);
 	}
+	return fd;
+}
+
+int sbx_policy_load_file(struct sbx_policy *p, const char *path, struct sbx_err *e)
+{
+	int fd = sbx_policy_open_trusted(path, p->source ? p->source : path, e), rc;
+
+	if (fd < 0)
+		return -1;
 	rc = parse_fd(p, fd, e);
 	close(fd);
 	return rc;

@@ -153,8 +153,10 @@ int main(int argc, char **argv)
 		struct sbx_grant_input in = {
 			.argv = o.cmd, .cwd = o.cwd, .envp = o.env, .timeout_ms = o.timeout_ms,
 		};
-		int mfd = sbx_grant_stdin(0, UINT64_MAX, in.stdin_sha);
+		int mfd = sbx_grant_stdin(0, SBX_GRANT_STDIN_MAX, in.stdin_sha);
 
+		if (mfd < 0 && errno == EFBIG)
+			sbx_die_usage("%s", SBX_GRANT_STDIN_BIG);
 		if (mfd < 0)
 			sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
 		struct sbx_grant_use use = { .nonce_dirfd = -1, .nonce_dir = NULL, .record = 0 };

@@ -56,6 +56,47 @@ TEST(cgroup_keyed)
 	CHECK(sbx_cg_keyed("", "populated", &v) < 0);
 }
 
+/* Whose limit the OOM kills were at, from the kernel's own lines. */
+TEST(cgroup_oom_whose)
+{
+	struct sbx_cg_oom o;
+	const char *none = "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n";
+
+	/* nothing */
+	CHECK(sbx_cg_oom_of(none, none, &o) == 0);
+	CHECK(o.kills == 0 && !o.own && !o.reached);
+	/* the cgroup's own memory.max, a process of it killed */
+	CHECK(sbx_cg_oom_of("max 9\noom 1\noom_kill 1\n", "max 9\noom 1\noom_kill 1\n", &o) == 0);
+	CHECK(o.kills == 1 && o.own && o.reached);
+	/* its own limit, the victim in a cgroup below */
+	CHECK(sbx_cg_oom_of("oom 1\noom_kill 1\n", "oom 1\noom_kill 0\n", &o) == 0);
+	CHECK(o.own && o.reached);
+	/* a cgroup below ran out: counted in the subtree only */
+	CHECK(sbx_cg_oom_of("oom 1\noom_kill 1\n", none, &o) == 0);
+	CHECK(o.kills == 1 && !o.own && !o.reached);
+	/* an enclosing limit (or the host's) killed a process of it */
+	CHECK(sbx_cg_oom_of("oom 0\noom_kill 1\n", "oom 0\noom_kill 1\n", &o) == 0);
+	CHECK(!o.own && o.reached);
+	/* ... or one below it, no cgroup below having run out */
+	CHECK(sbx_cg_oom_of("oom 0\noom_kill 2\n", none, &o) == 0);
+	CHECK(o.kills == 2 && !o.own && o.reached);
+	/* below and a process of its own killed by an enclosing limit */
+	CHECK(sbx_cg_oom_of("oom 1\noom_kill 2\n", "oom 0\noom_kill 1\n", &o) == 0);
+	CHECK(!o.own && o.reached);
+	/* its limit reached, nothing killed: no OOM kill to report */
+	CHECK(sbx_cg_oom_of("oom 1\noom_kill 0\n", "oom 1\noom_kill 0\n", &o) == 0);
+	CHECK(!o.own && !o.reached);
+	/* before 5.2: memory.events alone, and local */
+	CHECK(sbx_cg_oom_of("oom 0\noom_kill 1\n", NULL, &o) == 0);
+	CHECK(!o.own && o.reached);
+	CHECK(sbx_cg_oom_of("oom 1\noom_kill 1\n", NULL, &o) == 0);
+	CHECK(o.own && o.reached);
+	/* a key missing is an error, not a zero */
+	CHECK(sbx_cg_oom_of("oom_kill 1\n", NULL, &o) < 0 && errno == ENOENT);
+	CHECK(sbx_cg_oom_of("oom 1\noom_kill 1\n", "oom 1\n", &o) < 0 && errno == ENOENT);
+	CHECK(sbx_cg_oom_of("", "", &o) < 0);
+}
+
 TEST(cgroup_open_refuses)
 {
 	char dir[] = "/tmp/sbx-unit-cg.XXXXXX", link[64];

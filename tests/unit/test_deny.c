@@ -290,3 +290,42 @@ TEST(deny_scan_over_a_read_only_overlay)
 		fprintf(stderr, "%s", err);
 	rmtree(dir);
 }
+
+/* Leaves (directories with no subdirectory) are looked up for ".git" and
+ * "HEAD" instead of read where link counts say which they are: every
+ * shape git takes must still be found in one. */
+TEST(deny_scan_finds_git_in_leaf_directories)
+{
+	static const char *const d[] = { "wt", "lnk", "gf", "plain", "e", "e/.git", "deep", "deep/leaf", NULL };
+	static const char *const w[] = { "e/.git/config", "gf/.git", "lnk/config", "wt/commondir", "wt/config", NULL };
+	char dir[] = "/tmp/sbx-unit-deny.XXXXXX", ws[64], err[4096];
+	struct scan_arg s = { .root = ws, .path = ws, .home = dir, .want = w };
+	struct statfs sf;
+	struct stat st;
+	int fd = -1;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(ws, sizeof ws, "%s/ws", dir);
+	CHECK(mkdir(ws, 0755) == 0 && (fd = open(ws, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0);
+	/* a linked worktree's git directory (HEAD and a commondir); HEAD
+	 * with objects/ and refs/ as links; a gitfile; git's names without
+	 * HEAD (nothing); a ".git" with no subdirectory */
+	CHECK(dirs(fd, d) == 0);
+	CHECK(put(fd, "wt/HEAD", "ref: refs/heads/x\n") == 0 && put(fd, "wt/commondir", "../gf\n") == 0 &&
+	      put(fd, "wt/config", "") == 0 && put(fd, "lnk/HEAD", "ref: refs/heads/x\n") == 0 &&
+	      symlinkat("../deep", fd, "lnk/objects") == 0 && symlinkat("../deep", fd, "lnk/refs") == 0 &&
+	      put(fd, "lnk/config", "") == 0 && put(fd, "gf/.git", "gitdir: ../wt\n") == 0 &&
+	      put(fd, "plain/objects", "") == 0 && put(fd, "plain/refs", "") == 0 &&
+	      put(fd, "plain/commondir", "") == 0 && put(fd, "plain/config", "") == 0 &&
+	      put(fd, "e/.git/config", "") == 0 && put(fd, "deep/leaf/x.c", "") == 0);
+	/* the shortcut is taken here: leaves count two links */
+	CHECK(fstatfs(fd, &sf) == 0 && (sf.f_type == EXT4_SUPER_MAGIC || sf.f_type == XFS_SUPER_MAGIC ||
+					 sf.f_type == TMPFS_MAGIC));
+	CHECK(fstatat(fd, "wt", &st, 0) == 0 && st.st_nlink == 2);
+	close(fd);
+	int rc = unit_capture(scan_child, &s, err, sizeof err);
+	CHECK(rc == 0);
+	if (rc)
+		fprintf(stderr, "%s", err);
+	rmtree(dir);
+}

@@ -1,8 +1,10 @@
 #include "unit.h"
 #include "digest.h"
 
+#include <cpuid.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *hexof(const void *msg, size_t len, size_t chunk)
@@ -178,4 +180,74 @@ TEST(digest_equal_constant_time_answers)
 	b[0] ^= 0x80;
 	CHECK(sbx_digest_equal(a, b, sizeof a) == 0);
 	CHECK(sbx_digest_equal(a, b, 0) == 1);
+}
+
+/* This binary's SHA-256 tests (every test named "sha256_": the vectors
+ * above, HMAC's included) in a fresh process with nettle's fat dispatch
+ * forced to override (NULL: what CPUID picks), saying what it picked.
+ * Returns the exit status; out and err get what it wrote. */
+static int digest_tests_with(const char *override, char *out, char *err, size_t n)
+{
+	int po[2], pe[2], st;
+	ssize_t r;
+	size_t k;
+	pid_t pid;
+
+	if (pipe(po) < 0 || pipe(pe) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		setenv("NETTLE_FAT_VERBOSE", "1", 1);
+		if (override)
+			setenv("NETTLE_FAT_OVERRIDE", override, 1);
+		else
+			unsetenv("NETTLE_FAT_OVERRIDE");
+		execl("/proc/self/exe", "unit-tests", "sha256_", (char *)NULL);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	for (k = 0; k + 1 < n && (r = read(po[0], out + k, n - 1 - k)) > 0; k += (size_t)r)
+		;
+	out[k] = '\0';
+	for (k = 0; k + 1 < n && (r = read(pe[0], err + k, n - 1 - k)) > 0; k += (size_t)r)
+		;
+	err[k] = '\0';
+	close(po[0]);
+	close(pe[0]);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return st;
+}
+
+/* nettle (built with --enable-fat) picks its SHA-256 compression function
+ * once at start: SHA-NI where CPUID has it, else its x86-64 assembly; a
+ * NETTLE_FAT_OVERRIDE naming the features picks instead. Every one this
+ * CPU can run passes the vectors, and the one picked without an override
+ * is SHA-NI exactly when the CPU has it (the build that hashes a granted
+ * interpreter at memory speed is the one shipped). Its own name must not
+ * hold "sha256_": the child would run it again. */
+TEST(digest_dispatch_each_path_this_cpu_runs)
+{
+	static const char used[] = "libnettle: using sha_ni instructions.\n";
+	static const char unused[] = "libnettle: not using sha_ni instructions.\n";
+	unsigned a, b = 0, c, d;
+	int sha_ni = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29 & 1);
+	const struct {
+		const char *override;
+		int ni;
+	} cases[] = { { NULL, sha_ni }, { "", 0 }, { "sha_ni", 1 } };
+	char out[4096], err[4096];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (cases[i].ni && !sha_ni)
+			continue; /* not a path this CPU can take */
+		CHECK(digest_tests_with(cases[i].override, out, err, sizeof out) == 0);
+		CHECK(strstr(out, "\nunit: 6 passed, 0 failed\n") != NULL);
+		CHECK(strstr(err, cases[i].ni ? used : unused) != NULL);
+		if (!strstr(err, cases[i].ni ? used : unused))
+			fprintf(stderr, "  override %s: %s", cases[i].override ? cases[i].override : "(none)", err);
+	}
 }

@@ -645,3 +645,102 @@ TEST(grant_plan_kind_binds_everything)
 	CHECK(accepted == 0);
 	CHECK(blamed == 0);
 }
+
+/* A file of text at dir/name (made anew). */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	unlink(p);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* The mark a prune leaves, read back strictly: one line "pruned N", N
+ * decimal without a leading zero, nothing else; anything else is EINVAL,
+ * and a missing directory or file is 0 (nothing pruned yet). */
+TEST(grant_nonce_mark_is_read_strictly)
+{
+	static const char *const bad[] = {
+		"", "pruned\n", "pruned 1", "pruned 01\n", "pruned -1\n", "pruned 1x\n", "pruned  1\n",
+		"pruned 1\npruned 2\n", "pruned 18446744073709551616\n", "Pruned 1\n", "pruned 1\n\n", NULL,
+	};
+	char dir[] = "/tmp/sbx-unit-nonce.XXXXXX", sub[64];
+	uint64_t m = 7;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(sbx_grant_nonce_pruned(fd, &m) == 0 && m == 0);
+	snprintf(sub, sizeof sub, "%s/expiring", dir);
+	CHECK(mkdir(sub, 0700) == 0);
+	CHECK(sbx_grant_nonce_pruned(fd, &m) == 0 && m == 0);
+	put_file(sub, "pruned", "pruned 18446744073709551615\n");
+	CHECK(sbx_grant_nonce_pruned(fd, &m) == 0 && m == UINT64_MAX);
+	for (const char *const *b = bad; *b; b++) {
+		put_file(sub, "pruned", *b);
+		errno = 0;
+		CHECK(sbx_grant_nonce_pruned(fd, &m) == -1 && errno == EINVAL);
+	}
+	/* Not through a link, not of another type. */
+	put_file(sub, "target", "pruned 5\n");
+	{
+		char p[128], t[128];
+		snprintf(p, sizeof p, "%s/pruned", sub);
+		snprintf(t, sizeof t, "%s/target", sub);
+		unlink(p);
+		CHECK(symlink(t, p) == 0);
+		CHECK(sbx_grant_nonce_pruned(fd, &m) == -1 && errno == ELOOP);
+		unlink(p);
+		CHECK(mkdir(p, 0700) == 0);
+		CHECK(sbx_grant_nonce_pruned(fd, &m) == -1 && errno == EINVAL);
+		rmdir(p);
+		unlink(t);
+	}
+	rmdir(sub);
+	close(fd);
+	rmdir(dir);
+}
+
+/* --prune's reading of records: only "used N pid P expires T\n" with T a
+ * plain positive decimal is an expiry; every other text (an older
+ * sbx-ns's record, a damaged one) stays, counted as unreadable. */
+TEST(grant_nonce_records_of_unknown_expiry_stay)
+{
+	static const char *const unknown[] = {
+		"used 1 pid 1\n", "used 1 pid 1 expires\n", "used 1 pid 1 expires 01\n", "used 1 pid 1 expires 0\n",
+		"used 1 pid 1 expires -5\n", "used 1 pid 1 expires 5x\n", "used 1 pid 1 expires 5",
+		"used 1 pid 1 expires 5\nused 1 pid 1 expires 5\n", "used 1 pid 1 expires 99999999999999999999\n",
+		"x", "", NULL,
+	};
+	char dir[] = "/tmp/sbx-unit-nonce.XXXXXX", name[80], cmd[128];
+	struct sbx_grant_prune pr;
+	size_t n = 0;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	for (const char *const *u = unknown; *u; u++, n++) {
+		snprintf(name, sizeof name, "%064zu", n);
+		put_file(dir, name, *u);
+	}
+	put_file(dir, "1000000000000000000000000000000000000000000000000000000000000001", "used 1 pid 1 expires 5\n");
+	put_file(dir, "1000000000000000000000000000000000000000000000000000000000000002", "used 1 pid 1 expires never\n");
+	/* Not a record's name: not looked at. */
+	put_file(dir, "notes", "used 1 pid 1 expires 5\n");
+	CHECK(sbx_grant_nonce_prune(fd, 1800000000, UINT64_MAX, 1, &pr) == 0);
+	CHECK_U64(pr.removed, 1);
+	CHECK_U64(pr.never, 1);
+	CHECK_U64(pr.live, 0);
+	CHECK_U64(pr.unknown, n);
+	snprintf(name, sizeof name, "%s/notes", dir);
+	CHECK(access(name, F_OK) == 0);
+	close(fd);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}

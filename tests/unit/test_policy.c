@@ -614,7 +614,7 @@ TEST(policy_unsafe_notice_and_status)
 	char err[1024];
 	int p[2];
 	struct sbx_policy eff;
-	struct sbx_pol_clamped cl = { { "resources.memory_mb" }, 1 };
+	struct sbx_pol_clamped cl = { .field = { "resources.memory_mb" }, .n = 1 };
 	ssize_t n;
 
 	CHECK(unit_capture(notice, NULL, err, sizeof err) == 0);

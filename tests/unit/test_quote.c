@@ -4,6 +4,8 @@
 #include "quote.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #define Q(s, len, max, flags) sbx_quote(out, sizeof out, (s), (len), (max), (flags))
 
@@ -72,4 +74,43 @@ TEST(quote_escapes_what_json_escapes)
 	CHECK_STR(Q("a\xe2\x80\xa8" "b", 5, SIZE_MAX, SBX_QUOTE_TEXT), "a\\xe2\\x80\\xa8b");
 	CHECK_STR(Q("a\xc2\x9d" "b", 4, SIZE_MAX, SBX_QUOTE_TEXT), "a\\xc2\\x9db");
 	CHECK_STR(Q("\xe2\x80\xaf", 3, SIZE_MAX, SBX_QUOTE_UTF8), "\xe2\x80\xaf");
+}
+
+/* A file's text (sbx-changes diff): tab and newline stay; shown escaped,
+ * the backslash is escaped and the quote is not. */
+TEST(quote_lines_keep_tab_and_newline_and_escape_the_backslash_when_asked)
+{
+	char out[64];
+	unsigned t = SBX_QUOTE_TEXT | SBX_QUOTE_LINES;
+	CHECK_STR(Q("a\tb\n", 4, SIZE_MAX, t), "a\tb\n");
+	CHECK_STR(Q("a\tb\r\n", 5, SIZE_MAX, SBX_QUOTE_TEXT), "a\\x09b\\x0d\\x0a");
+	CHECK_STR(Q("it's \\x1b\x1b", 10, SIZE_MAX, t | SBX_QUOTE_BACKSLASH), "it's \\x5cx1b\\x1b");
+	CHECK(!sbx_quote_needed("it's \\ \t\xc3\xa9\n", 11, t));
+	CHECK(sbx_quote_needed("\r\n", 2, t));
+	CHECK(sbx_quote_needed("\xc2\x9b", 2, t));
+	CHECK(sbx_quote_needed("\xff", 1, t));
+	CHECK(sbx_quote_needed("\\", 1, t | SBX_QUOTE_BACKSLASH));
+	CHECK(!sbx_quote_needed("", 0, t));
+}
+
+/* The writer takes any length and the same rule as sbx_quote. */
+TEST(quote_put_writes_whole_text_by_the_same_rule)
+{
+	static char in[200000];
+	char *buf = NULL, want[64];
+	size_t n = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof in; i++)
+		in[i] = i % 2 ? '\x1b' : 'a';
+	f = open_memstream(&buf, &n);
+	sbx_quote_put(f, in, sizeof in, SBX_QUOTE_TEXT);
+	sbx_quote_put(f, "\xe2\x82\xac\xe2\x82\\'\n", 8, SBX_QUOTE_TEXT | SBX_QUOTE_BACKSLASH);
+	fclose(f);
+	CHECK(n == sizeof in / 2 * 5 + 3 + 8 + 4 + 1 + 4);
+	CHECK(!memcmp(buf, "a\\x1ba\\x1b", 10));
+	sbx_quote(want, sizeof want, "\xe2\x82\xac\xe2\x82\\'\n", 8, SIZE_MAX, SBX_QUOTE_TEXT | SBX_QUOTE_BACKSLASH);
+	CHECK(n >= strlen(want) && !strcmp(buf + n - strlen(want), want));
+	CHECK_STR(want, "\xe2\x82\xac\\xe2\\x82\\x5c'\\x0a");
+	free(buf);
 }
