@@ -23,6 +23,20 @@ LIMIT="a namespace count limit is reached (user.max_user_namespaces=0 here); an 
 	assert_equal "$(cat "$ws/by-user")" "pwned"
 }
 
+@test "the command holds no capability in any set, bounding and ambient included, as root's run and as the user's" {
+	local ws mode
+	ws=$(ns_ws)
+	for mode in ns_root ns_user; do
+		run -0 --separate-stderr "$mode" --workspace "$ws" --ro "$NS_DIR/bin" -- \
+			awk '/^Cap/ { print $1, $2 }' /proc/self/status
+		assert_output "CapInh: 0000000000000000
+CapPrm: 0000000000000000
+CapEff: 0000000000000000
+CapBnd: 0000000000000000
+CapAmb: 0000000000000000"
+	done
+}
+
 @test "the cwd is the workspace and the command runs as the chosen or the calling identity" {
 	local ws
 	ws=$(ns_ws)

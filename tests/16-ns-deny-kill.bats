@@ -14,7 +14,7 @@ teardown() { bg_end; }
 # A mount namespace whose /run is this test's own, and in it the test
 # user's XDG_RUNTIME_DIR: the records of root (/run/sbx-ns) and of the test
 # user ($XDG_RUNTIME_DIR/sbx-ns) there are only this test's runs'. On a host
-# where other runs of sbx-ns are killed, any run of the same caller takes
+# where other runs of sbx-ns are killed, the same caller's --recover takes
 # over their records and says so; a run in here neither takes over theirs
 # nor has its own taken. (/tmp stays the host's: the tree under test may
 # be there.) Sets OWN_NS, the argv that runs a program in it, and OWN_XDG,

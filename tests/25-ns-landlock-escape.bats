@@ -5,7 +5,7 @@
 # and a baseline saying "fallback": "landlock". What the tier stops is asserted as in the
 # full sandbox (with the errno the tier gives); what it cannot stop by design has a test
 # of its own, "known difference", pinning today's behaviour so that a change in either
-# direction is noticed (README: The Landlock tier, known differences).
+# direction is noticed (docs/policies.md: The Landlock tier, known differences).
 
 load helpers
 load ns

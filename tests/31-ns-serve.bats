@@ -164,9 +164,12 @@ ere() {
 		ws=$(ns_ws)
 		serve "$mode" --workspace "$ws" --ro "$NS_DIR/bin"
 		run -0 --separate-stderr join -- sh -c \
-			"awk '/^(CapEff|CapPrm|NoNewPrivs|Seccomp):/ { print \$1, \$2 }' /proc/self/status; $NS_ATT euid; $NS_ATT unshare-user; $NS_ATT write /x; $NS_ATT write $ws/ok"
-		assert_output "CapPrm: 0000000000000000
+			"awk '/^(Cap...|NoNewPrivs|Seccomp):/ { print \$1, \$2 }' /proc/self/status; $NS_ATT euid; $NS_ATT unshare-user; $NS_ATT write /x; $NS_ATT write $ws/ok"
+		assert_output "CapInh: 0000000000000000
+CapPrm: 0000000000000000
 CapEff: 0000000000000000
+CapBnd: 0000000000000000
+CapAmb: 0000000000000000
 NoNewPrivs: 1
 Seccomp: 2
 euid: $SBX_TEST_UID
@@ -226,11 +229,20 @@ $ws"
 		assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":137,\"signal\":9}"
 		run -104 --separate-stderr join --timeout 0.2 -- sh -c 'sleep 100 & sleep 100'
 		assert_equal "$stderr" "sbx-ns: killed: its --timeout expired: killed with its process group"
+		# The status line says sbx killed it; a command that prints the
+		# same words and exits 104 itself gets no such field.
+		run -104 --separate-stderr ns_fd5 join --status-fd 5 --timeout 0.2 -- sleep 100
+		assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":104,\"signal\":9,\"killed\":\"its --timeout expired: killed with its process group\"}"
+		assert_equal "$stderr" "sbx-ns: killed: its --timeout expired: killed with its process group"
+		run -104 --separate-stderr ns_fd5 join --status-fd 5 -- sh -c 'echo "sbx-ns: killed: its --timeout expired: killed with its process group" >&2; exit 104'
+		assert_output "{\"tool\":\"sbx-ns\",\"event\":\"exit\"$SBX_VER,\"code\":104}"
+		assert_equal "$stderr" "sbx-ns: killed: its --timeout expired: killed with its process group"
 		# Both sleeps went with the group: only pid 1 is left.
 		pid1=$(srv_pid1)
 		wait_for '[ "$(pidns_members "$(srv_pidns)")" = "$pid1" ]'
 		run -0 --separate-stderr join --jobs
 		assert_line "9 ended 104 sh -c sleep 100 & sleep 100"
+		assert_line "10 ended 104 sleep 100"
 		stop_clean
 	done
 }
@@ -321,6 +333,39 @@ ptmx"
 2 ended 137 sh -c echo up; exec sleep 1000"
 		stop_clean
 	done
+}
+
+# A listener inside that never accepts, with a backlog of 0: one queued
+# connection fills it, and pid 1's next connect waits out its 2 s there.
+HOLD_PY='import socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", 9000))
+s.listen(0)
+time.sleep(1000)'
+
+@test "--detach prints the job's id once the job has started: --wait-job and --kill-job right after it find it" {
+	local ws pid1 hold
+	ws=$(ns_ws)
+	serve ns_root --workspace "$ws" --net loopback
+	pid1=$(srv_pid1)
+	run -0 join --detach --stdout /dev/null --stderr /dev/null -- python3 -c "$HOLD_PY"
+	wait_for 'join --connect 9000 -- true 2>/dev/null'
+	# pid 1 is held in a connect (SYN-SENT in the sandbox's netns) while
+	# the next job's request waits behind it.
+	join --connect 9000 -- true 2>/dev/null 3>&- &
+	hold=$!
+	BG_PIDS+=("$hold")
+	wait_for '[ -n "$(nsenter --net=/proc/$pid1/ns/net ss -Htn state syn-sent "( dport = :9000 )")" ]'
+	run -0 --separate-stderr join --detach --stdout /dev/null --stderr /dev/null -- sh -c 'exit 6'
+	assert_output "2"
+	run -6 --separate-stderr join --wait-job 2
+	assert_equal "$stderr" ""
+	run -0 --separate-stderr join --detach --stdout /dev/null --stderr /dev/null -- sleep 100
+	assert_output "3"
+	run -0 --separate-stderr join --kill-job 3
+	run -143 --separate-stderr join --wait-job 3
+	run -111 wait "$hold"
+	stop_clean
 }
 
 @test "--detach runs a job that outlives its client: --jobs, --wait-job and --kill-job" {
@@ -652,6 +697,33 @@ stale"
 		wait "$c" || rc=$?
 		assert_equal "$rc" 103
 		assert_equal "$(cat "$SRV/client-err")" "sbx-ns: fatal: the sandbox stopped while the command ran"
+		assert_gone "$SOCK"
+		assert_equal "$(pidns_members "$ns")" ""
+		assert_equal "$(jq -c 'select(.event == "exit")' "$SRV/status")" '{"tool":"sbx-ns","event":"exit","code":0}'
+	done
+}
+
+@test "the server's parent dies: its parent-death signal, SIGTERM, stops the sandbox as --stop does, and PATH goes" {
+	local mode ws ns parent
+	for mode in ns_root ns_user; do
+		ws=$(ns_ws)
+		SRV=$(serve_dir "$mode")
+		SOCK=$SRV/s
+		mkfifo "$SRV/ready"
+		sbx_cmd "$mode"
+		# A parent that waits for the server, as a script that starts one does.
+		sh -c '"$@" & wait' sh "${SBX_CMD[@]}" --workspace "$ws" --serve "$SOCK" --ready-fd 6 --status-fd 5 \
+			6>"$SRV/ready" 5>"$SRV/status" </dev/null >"$SRV/out" 2>"$SRV/err" 3>&- &
+		parent=$!
+		BG_PIDS+=("$parent")
+		read -r _ <"$SRV/ready"
+		CLIENT=("${SBX_CMD[@]}" --join "$SOCK")
+		[ "$mode" = ns_root ] && CLIENT=("$SBX_BIN/sbx-ns" --join "$SOCK")
+		ns=$(srv_pidns)
+		run -0 --separate-stderr join -- sh -c 'sleep 1000 >/dev/null 2>&1 &'
+		kill -KILL "$parent"
+		wait "$parent" || :
+		wait_for 'jq -e "select(.event == \"exit\")" "$SRV/status" >/dev/null'
 		assert_gone "$SOCK"
 		assert_equal "$(pidns_members "$ns")" ""
 		assert_equal "$(jq -c 'select(.event == "exit")' "$SRV/status")" '{"tool":"sbx-ns","event":"exit","code":0}'

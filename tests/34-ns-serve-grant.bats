@@ -12,82 +12,11 @@
 bats_require_minimum_version 1.5.0
 load helpers
 load ns
+load grantsrv
 
-setup() {
-	ws=$(ns_ws)
-	key="$NS_DIR/key.$BATS_TEST_NUMBER"
-	head -c 32 /dev/urandom >"$key"
-	chmod 0600 "$key"
-	id=(--uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID")
-	SRV_PID=
-}
+setup() { srv_setup; }
 
-teardown() {
-	if [ -n "${SRV_PID:-}" ]; then
-		kill -9 "$SRV_PID" 2>/dev/null || :
-		wait "$SRV_PID" 2>/dev/null || :
-	fi
-}
-
-# srv_up [root|user] [run options...]: a living sandbox on $ws at $SOCK,
-# --grant-key $key unless GRANT_KEY= is set empty, its status in
-# $SRV/status; returns once it is ready. JOIN: the client, as the server's
-# identity, CHECK sbx-check as that identity (the key is its own).
-srv_up() {
-	local mode=root line
-	case ${1:-} in root | user) mode=$1; shift ;; esac
-	SRV=$(mktemp -d "$NS_DIR/srv.XXXXXX")
-	chmod 0700 "$SRV"
-	SOCK=$SRV/s
-	mkfifo "$SRV/ready"
-	local k=()
-	[ "${GRANT_KEY-x}" = "" ] || k=(--grant-key "$key")
-	if [ "$mode" = root ]; then
-		sbx-ns "${id[@]}" --workspace "$ws" --ro "$NS_DIR/bin" --net none "${k[@]}" \
-			--serve "$SOCK" --ready-fd 3 --status-fd 4 "$@" \
-			3>"$SRV/ready" 4>"$SRV/status" </dev/null >"$SRV/out" 2>"$SRV/err" &
-		JOIN=(sbx-ns --join "$SOCK")
-		CHECK=(sbx-check)
-	else
-		chown "$SBX_TEST_UID:$SBX_TEST_GID" "$SRV" "$key"
-		as_user sbx-ns --workspace "$ws" --ro "$NS_DIR/bin" --net none "${k[@]}" \
-			--serve "$SOCK" --ready-fd 3 --status-fd 4 "$@" \
-			3>"$SRV/ready" 4>"$SRV/status" </dev/null >"$SRV/out" 2>"$SRV/err" &
-		JOIN=(as_user sbx-ns --join "$SOCK")
-		CHECK=(as_user sbx-check)
-	fi
-	SRV_PID=$!
-	read -r line <"$SRV/ready" || {
-		echo "srv_up: not ready: $(cat "$SRV/err")" >&2
-		return 1
-	}
-}
-
-# The stop: the client and the server exit 0, and the server said nothing.
-srv_down() {
-	local rc=0
-	run -0 --separate-stderr "${JOIN[@]}" --stop
-	assert_equal "$stderr" ""
-	wait "$SRV_PID" || rc=$?
-	SRV_PID=
-	assert_equal "$rc" 0
-	assert_equal "$(cat "$SRV/err")" ""
-}
-
-# plan [join options...] -- PROG...: the plan of that command in the
-# sandbox into $ws.plan, and a grant for it (with $GRANT_OPTS) into GRANT
-# (default $ws.grant).
-plan() {
-	"${JOIN[@]}" --dry-run "$@" >"$ws.plan" </dev/null
-	# shellcheck disable=SC2086
-	"${CHECK[@]}" grant --key "$key" --plan "$ws.plan" ${GRANT_OPTS:-} >"${GRANT:-$ws.grant}"
-}
-
-# granted [join options...] -- PROG...: the command with the grant on fd 3
-# (GRANT, default $ws.grant), stdin empty.
-granted() {
-	"${JOIN[@]}" --grant-fd 3 "$@" 3<"${GRANT:-$ws.grant}" </dev/null
-}
+teardown() { srv_teardown; }
 
 # The known good command, granted once per test: the sandbox serves on.
 good_grant() {
@@ -332,7 +261,7 @@ line 2"
 	rm -rf "$nd" "$f"
 }
 
-@test "the program changed after the grant was issued is refused; a bind that shows another file at its path is refused at exec" {
+@test "the program changed after the grant was issued is refused; a bind that shows another file at its path: that file is hashed and run" {
 	local bin="$NS_DIR/bin.$BATS_TEST_NUMBER"
 	mkdir -p "$bin"
 	cp /bin/true "$bin/tool"
@@ -353,8 +282,8 @@ line 2"
 	rm "$bin/tool"
 	refused "program differs from the grant" -- "$bin/tool"
 	srv_down
-	# The host's lookup finds d/tool (hashed); the sandbox shows alt's file
-	# there: the command's process refuses to run it.
+	# A bind shows alt's file at d/tool: the plan hashes the file the
+	# sandbox shows there, never the host's d/tool, and the grant runs it.
 	local d="$NS_DIR/d.$BATS_TEST_NUMBER" alt="$NS_DIR/alt.$BATS_TEST_NUMBER"
 	mkdir -p "$d" "$alt"
 	cp /bin/true "$d/tool"
@@ -363,14 +292,17 @@ line 2"
 	srv_up --ro-bind "$alt" "$d"
 	good_grant
 	plan -- "$d/tool"
-	run -102 --separate-stderr granted -- "$d/tool"
-	assert_output ""
-	assert_equal "$stderr" "sbx-ns: fatal: grant refused: program differs from the grant ($d/tool in the sandbox is not the file $d/tool that was hashed, or it changed since)"
+	run -0 python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["program"]["sha256"])' "$ws.plan"
+	assert_output "$(sha256sum <"$alt/tool" | cut -d' ' -f1)"
+	run -0 --separate-stderr granted -- "$d/tool"
+	assert_equal "$stderr" ""
+	assert_equal "$(cat "$ws/ran")" planted
+	# Rewritten since: refused at exec, and not run.
+	rm "$ws/ran"
+	printf '#!/bin/sh\necho other >%s\n' "$ws/ran" >"$alt/tool"
+	refused "program differs from the grant" -- "$d/tool"
 	[ ! -e "$ws/ran" ]
-	serves_on
 	srv_down
-	run -0 grep '"event":"command-exit","id":1,' "$SRV/status"
-	assert_output --regexp '"code":102\}$'
 }
 
 @test "an argv-only grant runs with the one-shot's warning; its command line says argv-only" {
@@ -466,6 +398,41 @@ EOF
 	assert_equal "$stderr" "sbx-ns: usage: --dry-run shows a command's plan: no --pty, --detach, --stdout, --stderr, --memory, --pids or --cpu"
 	run -100 --separate-stderr script -qec "$(printf '%q ' "${JOIN[@]}") --grant-fd 3 -- true 3<$ws.grant </dev/null" /dev/null
 	assert_output --partial "sbx-ns: usage: --grant-fd: fd 1 is a terminal, which never enters the sandbox, and a granted command gets no pty: redirect it"
+	srv_down
+}
+
+@test "a granted command's stdin: exactly 64 MiB runs; endless (/dev/zero) or one byte more is refused (100) by the client, and by the server from a hand-made client, with the one-shot's message; the sandbox serves on" {
+	local big="sbx-ns: usage: --grant-fd: stdin is larger than 64 MiB, the most sbx-ns reads for a granted command (its grant binds every byte): give larger input as a file the command opens"
+	srv_up
+	good_grant
+	head -c $((64 << 20)) /dev/zero >"$ws.in"
+	GRANT_OPTS="--stdin-file $ws.in" plan -- wc -c
+	run -0 --separate-stderr "${JOIN[@]}" --grant-fd 3 -- wc -c 3<"$ws.grant" <"$ws.in"
+	assert_output "67108864"
+	assert_equal "$stderr" ""
+	run -100 --separate-stderr "${JOIN[@]}" --grant-fd 3 -- wc -c 3<"$ws.grant" </dev/zero
+	assert_output ""
+	assert_equal "$stderr" "$big"
+	serves_on
+	echo >>"$ws.in"
+	run -100 --separate-stderr "${JOIN[@]}" --grant-fd 3 -- wc -c 3<"$ws.grant" <"$ws.in"
+	assert_output ""
+	assert_equal "$stderr" "$big"
+	serves_on
+	# A client of its own that sends a file in memory one byte too big
+	# (sparse: nothing is read of it).
+	run -0 python3 - "$SOCK" "$ws.grant" <<'EOF'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+mfd = os.memfd_create("in")
+os.ftruncate(mfd, (64 << 20) + 1)
+socket.send_fds(s, [b"run\0grant=" + open(sys.argv[2], "rb").read() + b"\0--\0wc\0-c\0"], [mfd, 1, 2])
+print(s.recv(65536).decode())
+EOF
+	assert_output "error 100 ${big#sbx-ns: usage: }"
+	serves_on
+	rm -f "$ws.in"
 	srv_down
 }
 

@@ -135,11 +135,11 @@ with_path() {
 	assert_equal "$stderr" "sbx-ns: fatal: unable to find sbxopt: $d/bin/sbxopt is on the caller's PATH but not in the sandbox (bring it in with --ro $d/bin --command-path $d/bin:/usr/local/bin:/usr/bin:/bin)"
 }
 
-@test "the README's apt row brings apt's package lists in: apt-cache finds a package it cannot without" {
+@test "sbx-ns(1)'s apt entry brings apt's package lists in: apt-cache finds a package it cannot without" {
 	local ws row
 	ws=$(ns_ws)
-	row=$(grep '^  | apt (' "$SBX_ROOT/README.md")
-	assert_equal "$(grep -o -- '--ro /var/lib/apt/lists' <<<"$row")" "--ro /var/lib/apt/lists"
+	row=$(sed -n '/^apt (apt\\-get download, apt\\-cache)$/{n;p}' "$SBX_ROOT/man/sbx-ns.1")
+	assert_equal "$row" ".B \\-\\-ro /var/lib/apt/lists"
 	run -100 --separate-stderr ns_root --workspace "$ws" -- apt-cache show hello
 	assert_equal "$stderr" "E: No packages found"
 	run -0 --separate-stderr ns_root --workspace "$ws" --ro /var/lib/apt/lists -- apt-cache show hello

@@ -134,16 +134,23 @@ srv_dir() {
 	echo "$d"
 }
 
+# sbx-ns --recover as WHO in that namespace.
+lo_recover() {
+	if [ "$1" = root ]; then
+		shift
+		lo sbx-ns --recover "$@"
+	else
+		shift
+		lo_ns user --recover "$@"
+	fi
+}
+
 # Workspaces gone, --recover on a fresh one: nothing is left at all.
 assert_all_gone() {
 	local ws
 	rm -rf "$@"
 	ws=$(ns_ws)
-	if [ "$WHO" = root ]; then
-		run -0 --separate-stderr lo sbx-ns --recover --workspace "$ws"
-	else
-		run -0 --separate-stderr lo_ns user --recover --workspace "$ws"
-	fi
+	run -0 --separate-stderr lo_recover "$WHO" --workspace "$ws"
 	assert_equal "$stderr" ""
 	run -0 lo_ls
 	assert_output ""
@@ -262,38 +269,97 @@ $D/tree-A"
 	done
 }
 
-@test "SIGKILL of sbx-ns: its record stays until the next run, on another workspace, does its end check and removes it" {
-	local a b p pid1 D rc
+# A run as WHO on workspace $2 whose command runs script $3, then holds;
+# its sbx-ns SIGKILLed, and its pid 1 gone.
+lo_killed() {
+	local p pid1 rc
+	hold_fifo "$2"
+	: >"$NS_DIR/st"
+	lo_argv "$1"
+	"${LO_ARGV[@]}" --workspace "$2" --status-fd 5 -- sh -c "$3; $HOLD" 5>"$NS_DIR/st" 2>/dev/null 3>&- &
+	p=$!
+	BG_PIDS+=("$p")
+	read -r _ <"$2/up"
+	pid1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$NS_DIR/st")
+	kill -KILL "$p"
+	rc=0
+	wait "$p" || rc=$?
+	assert_equal "$rc" 137
+	wait_for "pid1_gone $pid1"
+	rm -f "$2/up"
+}
+
+@test "SIGKILL of sbx-ns: a run on another workspace leaves its record and says nothing; the next run on its own workspace does its end check and removes it" {
+	local a b D
 	for WHO in root user; do
 		D=$(lo_dir "$WHO")
 		a=$(ns_ws)
 		b=$(ns_ws)
-		hold_fifo "$a"
-		: >"$NS_DIR/st"
-		lo_argv "$WHO"
-		"${LO_ARGV[@]}" --workspace "$a" --status-fd 5 -- sh -c 'echo L >.env.killed; '"$HOLD" \
-			5>"$NS_DIR/st" 2>/dev/null 3>&- &
-		p=$!
-		BG_PIDS+=("$p")
-		read -r _ <"$a/up"
-		pid1=$(sed -n 's/.*"event":"namespaces"[^{]*,"pid":\([0-9]*\).*/\1/p' "$NS_DIR/st")
-		kill -KILL "$p"
-		rc=0
-		wait "$p" || rc=$?
-		assert_equal "$rc" 137
-		wait_for "pid1_gone $pid1"
+		lo_killed "$WHO" "$a" 'echo L >.env.killed'
 		run -0 lo_ls "$a"
 		assert_output "$D
 $D/ws-A-RUN"
+		# Another workspace's run: nothing done on a, nothing said.
 		lo_next "$WHO" "$b" "$a"
 		assert_equal "$LO_DURING" "$D
+$D/ws-A-RUN
+$D/ws-B-RUN"
+		assert_equal "$LO_RC $LO_ERR" "0 "
+		assert_equal "$(cat "$a/.env.killed")" L
+		run -0 lo_ls "$a" "$b"
+		assert_output "$D
+$D/tree-B
+$D/ws-A-RUN"
+		# a's own next run: before its command starts.
+		lo_next "$WHO" "$a" "$b"
+		assert_equal "$LO_DURING" "$D
+$D/tree-B
 $D/ws-A-RUN"
 		assert_equal "$LO_RC" 0
-		assert_equal "$LO_ERR" "sbx-ns: warning: deny-write: an earlier run's command (killed) in the workspace $a created the protected path .env.killed; moved it to .env.killed.sbx-denied"
+		assert_equal "$LO_ERR" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .env.killed; moved it to .env.killed.sbx-denied"
 		assert_file_exist "$a/.env.killed.sbx-denied"
-		run -0 lo_ls "$b"
+		run -0 lo_ls "$a" "$b"
 		assert_output "$D
-$D/tree-A"
+$D/tree-A
+$D/tree-B"
+		assert_all_gone "$a" "$b"
+	done
+}
+
+@test "--recover on one workspace takes over a killed run's record of another; every line and status event names that workspace as another" {
+	local a b D busy="Resource busy"
+	# EBUSY's text is musl's in the static build, glibc's in the dynamic one
+	[ "$SBX_STATIC" = 1 ] || busy="Device or resource busy"
+	for WHO in root user; do
+		D=$(lo_dir "$WHO")
+		a=$(ns_ws)
+		b=$(ns_ws)
+		lo_killed "$WHO" "$a" 'echo L >.env.moved; echo L >.env.left; echo L >.env.pinned'
+		# One the command did not make (the host's now), one pinned by a
+		# bind mount on the host: left, and failed.
+		chown 0:0 "$a/.env.left"
+		# (mount(8) keeps a note in /run/mount, which is not sbx's)
+		lo sh -c 'mount --bind "$1" "$1" && rm -rf /run/mount' sh "$a/.env.pinned"
+		run -0 --separate-stderr lo_recover "$WHO" --workspace "$b" --status-fd 5 5>"$NS_DIR/st"
+		assert_equal "$stderr" "sbx-ns: warning: deny-write: in another workspace, $a, the protected path .env.left appeared during a run but belongs to another user; left as it is
+sbx-ns: warning: deny-write: in another workspace, $a, an earlier run's command (killed) created the protected path .env.moved; moved it to .env.moved.sbx-denied
+sbx-ns: warning: deny-write: in another workspace, $a, unable to make the protected path .env.pinned inert (rename: $busy); it is live under its real name: remove it before git runs in $a"
+		# (the first line says the version)
+		run -0 sed 's/,"version":"[^"]*"//' "$NS_DIR/st"
+		assert_output '{"tool":"sbx-ns","event":"deny-write","path":".env.left","action":"left","reason":"belongs to another user","earlier_run":true,"workspace":"'"$a"'"}
+{"tool":"sbx-ns","event":"deny-write","path":".env.moved","action":"moved aside","moved_to":".env.moved.sbx-denied","exec_cleared":false,"earlier_run":true,"workspace":"'"$a"'"}
+{"tool":"sbx-ns","event":"deny-write","path":".env.pinned","action":"failed","reason":"rename: '"$busy"'","exec_cleared":false,"earlier_run":true,"workspace":"'"$a"'"}
+{"tool":"sbx-ns","event":"exit","code":0,"recover":true}'
+		# The failed one keeps the record: a's next run refuses until it can.
+		run -0 lo_ls "$a"
+		assert_output "$D
+$D/ws-A-RUN"
+		lo sh -c 'umount "$1" && rm -rf /run/mount' sh "$a/.env.pinned"
+		run -0 --separate-stderr lo_recover "$WHO" --workspace "$b"
+		assert_equal "$stderr" "sbx-ns: warning: deny-write: in another workspace, $a, the protected path .env.left appeared during a run but belongs to another user; left as it is
+sbx-ns: warning: deny-write: in another workspace, $a, an earlier run's command (killed) created the protected path .env.pinned; moved it to .env.pinned.sbx-denied"
+		run -0 lo_ls "$a"
+		assert_output ""
 		assert_all_gone "$a" "$b"
 	done
 }
@@ -351,10 +417,18 @@ $D/ws-A-RUN"
 				assert_output "$D
 $D/tree-A"
 			fi
+			# A SIGKILLed server's record is its workspace's next run's.
 			lo_next "$WHO" "$b" "$a"
-			assert_equal "$LO_RC" 0
+			assert_equal "$LO_RC $LO_ERR" "0 "
 			if [ "$how" = kill ]; then
 				assert_equal "$LO_DURING" "$D
+$D/ws-A-RUN
+$D/ws-B-RUN"
+				# (.env.served was moved aside after its command)
+				lo_next "$WHO" "$a" "$b"
+				assert_equal "$LO_RC $LO_ERR" "0 "
+				assert_equal "$LO_DURING" "$D
+$D/tree-B
 $D/ws-A-RUN"
 			else
 				assert_equal "$LO_DURING" "$D
@@ -448,10 +522,18 @@ $D/ws-A-RUN"
 		echo >"$a/up"
 		wait "$p"
 		assert_equal "$(cat "$NS_DIR/held.err")" ""
+		# k's record waits for k's next run, which takes it over.
 		lo_next "$WHO" "$b" "$a" "$k"
 		assert_equal "$LO_DURING" "$D
 $D/tree-A
 $D/tree-B
+$D/ws-A-RUN
+$D/ws-C-RUN"
+		lo_next "$WHO" "$k" "$a" "$b"
+		assert_equal "$LO_RC $LO_ERR" "0 "
+		assert_equal "$LO_DURING" "$D
+$D/tree-B
+$D/tree-C
 $D/ws-A-RUN"
 		assert_all_gone "$a" "$b" "$k"
 		BG_PIDS=()
@@ -511,20 +593,25 @@ fake_record() {
 		p=$!
 		BG_PIDS+=("$p")
 		wait_for "[ -s '$NS_DIR/locked' ]"
-		lo_next "$WHO" "$b" "$a"
+		lo_next "$WHO" "$a"
 		assert_equal "$LO_RC $LO_ERR" "0 "
 		assert_equal "$LO_DURING" "$D
 $D/ws-A-RUN
-$D/ws-B-RUN"
+$D/ws-A-RUN"
 		assert_equal "$(cat "$a/.env.planted")" L
 		echo >"$NS_DIR/lock"
 		wait "$p"
 		rm "$NS_DIR/lock" "$NS_DIR/locked"
+		# A run on another workspace leaves it; a's next run takes it over.
 		lo_next "$WHO" "$b" "$a"
+		assert_equal "$LO_RC $LO_ERR" "0 "
+		assert_equal "$(cat "$a/.env.planted")" L
+		lo_next "$WHO" "$a" "$b"
 		assert_equal "$LO_RC" 0
-		assert_equal "$LO_ERR" "sbx-ns: warning: deny-write: an earlier run's command (killed) in the workspace $a created the protected path .env.planted; moved it to .env.planted.sbx-denied"
+		assert_equal "$LO_ERR" "sbx-ns: warning: deny-write: an earlier run's command (killed) created the protected path .env.planted; moved it to .env.planted.sbx-denied"
 		assert_equal "$LO_DURING" "$D
 $D/tree-A
+$D/tree-B
 $D/ws-A-RUN"
 		assert_all_gone "$a" "$b"
 		BG_PIDS=()

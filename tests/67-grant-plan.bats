@@ -21,6 +21,8 @@ setup() {
 	id=(--uid "$SBX_TEST_UID" --gid "$SBX_TEST_GID")
 }
 
+teardown() { bg_end; }
+
 # The run the grant is for: --net none, the workspace only.
 base=(--net none)
 
@@ -115,19 +117,22 @@ refused() {
 	refused "program differs" "${id[@]}" "${base[@]}" --ro "$bin" --ro "$early" --command-path "$early:$bin" -- tool
 }
 
-@test "the file the sandbox would run is checked at exec: a bind that shows another file there is refused" {
+@test "the plan hashes the file the sandbox will show at the program's path: a bind's, and a rewrite since is refused at exec" {
 	local d="$NS_DIR/d.$BATS_TEST_NUMBER" alt="$NS_DIR/alt.$BATS_TEST_NUMBER" marker="$ws/ran"
 	mkdir -p "$d" "$alt"
 	cp /bin/true "$d/tool"
 	printf '#!/bin/sh\necho planted >%s\n' "$marker" >"$alt/tool"
 	chmod 0755 "$d/tool" "$alt/tool"
-	# The host's lookup finds d/tool (hashed); the sandbox shows alt's at that path.
 	plan "${base[@]}" --ro-bind "$alt" "$d" -- "$d/tool"
-	run -102 --separate-stderr granted "${id[@]}" "${base[@]}" --ro-bind "$alt" "$d" -- "$d/tool"
-	assert_equal "$stderr" "sbx-ns: fatal: grant refused: program differs from the grant ($d/tool in the sandbox is not the file $d/tool that was hashed, or it changed since)"
+	run -0 python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["program"]["sha256"])' "$ws.plan"
+	assert_output "$(sha256sum <"$alt/tool" | cut -d' ' -f1)"
+	run -0 --separate-stderr granted "${id[@]}" "${base[@]}" --ro-bind "$alt" "$d" -- "$d/tool"
+	assert_equal "$stderr" ""
+	assert_equal "$(cat "$marker")" planted
+	rm "$marker"
+	printf '#!/bin/sh\necho other >%s\n' "$marker" >"$alt/tool"
+	refused "program differs" "${id[@]}" "${base[@]}" --ro-bind "$alt" "$d" -- "$d/tool"
 	[ ! -e "$marker" ]
-	run -0 tail -1 "$ws.status"
-	assert_output '{"tool":"sbx-ns","event":"exit","code":102,"stage":"setup"}'
 }
 
 @test "the plan names the program's file, content and allow-exec entry" {
@@ -264,6 +269,31 @@ EOF
 	run -0 granted "${id[@]}" "${base[@]}" -- true
 }
 
+# What a granted command's stdin may be at most: 64 MiB (read whole and
+# hashed before anything runs), for a one-shot run as for a --join.
+STDIN_BIG="sbx-ns: usage: --grant-fd: stdin is larger than 64 MiB, the most sbx-ns reads for a granted command (its grant binds every byte): give larger input as a file the command opens"
+
+@test "a granted run's stdin: exactly 64 MiB runs; endless (/dev/zero) or one byte more is refused (100) naming the bound and the fix" {
+	head -c $((64 << 20)) /dev/zero >"$ws.in"
+	GRANT_OPTS="--stdin-file $ws.in" plan "${base[@]}" -- wc -c
+	run -0 --separate-stderr sbx-ns --workspace "$ws" --grant-fd 3 --grant-key "$key" "${id[@]}" "${base[@]}" \
+		-- wc -c 3<"$ws.grant" <"$ws.in"
+	assert_output "67108864"
+	assert_equal "$stderr" ""
+	run -100 --separate-stderr sbx-ns --workspace "$ws" --grant-fd 3 --grant-key "$key" --status-fd 4 \
+		"${id[@]}" "${base[@]}" -- wc -c 3<"$ws.grant" 4>"$ws.status" </dev/zero
+	assert_output ""
+	assert_equal "$stderr" "$STDIN_BIG"
+	run -0 sed 's/,"version":"[^"]*"//' "$ws.status"
+	assert_output '{"tool":"sbx-ns","event":"exit","code":100,"stage":"setup","error":"'"${STDIN_BIG#sbx-ns: usage: }"'"}'
+	echo >>"$ws.in"
+	run -100 --separate-stderr sbx-ns --workspace "$ws" --grant-fd 3 --grant-key "$key" "${id[@]}" "${base[@]}" \
+		-- wc -c 3<"$ws.grant" <"$ws.in"
+	assert_output ""
+	assert_equal "$stderr" "$STDIN_BIG"
+	rm -f "$ws.in"
+}
+
 @test "a single-use grant runs once, a dry run does not use it, a replay is refused" {
 	local nd="$NS_DIR/nonces.$BATS_TEST_NUMBER"
 	mkdir -m 0700 "$nd"
@@ -323,6 +353,266 @@ EOF
 	assert_equal "$used" 7
 	assert_equal "$(ls "$nd" | wc -l)" 1
 	rm -rf "$nd" "$f"
+}
+
+# Expired single-use grants: their records go again. A grant's expiry is
+# signed, so a grant that expired three days ago is made by signing one
+# again (ns_grant_resign), and it is used while it was valid by a run whose
+# clock (CLOCK_REALTIME, and only that run's) reads a minute before its
+# expiry (tests/progs/clock-set.c): no test waits for a clock.
+
+# clock_at T: CLOCK, the prefix that runs a program with its clock at T
+# (seconds since 1970).
+clock_at() {
+	local f="$NS_DIR/now.$BATS_TEST_NUMBER"
+	echo "$1" >"$f"
+	CLOCK=("$SBX_TESTBIN/clock-set" --realtime "$f")
+}
+
+# granted_with GRANT ARGS...: sbx-ns with GRANT on fd 3, after the prefix
+# in PRE (a clock, a mount namespace), stdin empty.
+granted_with() {
+	local g=$1
+	shift
+	"${PRE[@]}" sbx-ns --workspace "$ws" --grant-fd 3 --grant-key "$key" "${id[@]}" "${base[@]}" "$@" \
+		3<"$g" </dev/null
+}
+
+utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+
+# The refusal of a single-use grant expiring at $1 once $2's records of
+# grants expiring up to $3 were removed.
+pruned_msg() {
+	echo "sbx-ns: fatal: grant refused: single-use and expiring at $(utc "$1"), and $2 holds no nonces of grants expiring up to $(utc "$3") any more (is the clock set back?); make a new one: sbx-check grant --single-use ..."
+}
+
+@test "a single-use grant's record names its expiry; an hour and more after that, the next granted run removes it, and the grant replayed is refused as expired, and with the clock set back as pruned" {
+	local nd="$NS_DIR/nonces.$BATS_TEST_NUMBER" E h nonce fresh PRE=()
+	mkdir -m 0700 "$nd"
+	GRANT_OPTS="--single-use" plan "${base[@]}" -- true
+	mv "$ws.grant" "$ws.fresh"
+	fresh=$(sed -n 's/^nonce=//p' "$ws.fresh")
+	GRANT_OPTS="--single-use" plan "${base[@]}" -- true
+	E=$(($(date +%s) - 3 * 86400))
+	h=$((E - E % 3600))
+	ns_grant_resign "$key" "$ws.grant" "$E"
+	nonce=$(sed -n 's/^nonce=//p' "$ws.grant")
+	# Used while it was valid: recorded with its expiry, linked by its hour.
+	clock_at $((E - 60))
+	PRE=("${CLOCK[@]}")
+	run -0 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" -- true
+	assert_equal "$stderr" ""
+	run -0 cat "$nd/$nonce"
+	assert_output --regexp "^used $((E - 60)) pid [0-9]+ expires $E\$"
+	[ "$nd/$nonce" -ef "$nd/expiring/$h/$nonce" ]
+	run -102 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" -- true
+	assert_equal "$stderr" "sbx-ns: fatal: grant refused: already used (single-use: its nonce is recorded in $nd/$nonce); make a new one: sbx-check grant --single-use ..."
+	# The next granted run, now: its own record stays, the expired one goes.
+	PRE=()
+	run -0 --separate-stderr granted_with "$ws.fresh" --grant-nonce-dir "$nd" -- true
+	assert_equal "$stderr" ""
+	run -0 cat "$nd/$fresh"
+	assert_output --regexp "^used [0-9]+ pid [0-9]+ expires never\$"
+	run -0 sh -c 'cd "$1" && find . | sed "s/$2/FRESH/" | LC_ALL=C sort' sh "$nd" "$fresh"
+	assert_output ".
+./FRESH
+./expiring
+./expiring/pruned"
+	assert_equal "$(cat "$nd/expiring/pruned")" "pruned $((h + 3599))"
+	# Replayed: expired, as it was anyway; on a clock set back before its
+	# expiry, refused all the same (and in a dry run).
+	run -102 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" -- true
+	assert_output ""
+	assert_regex "$stderr" "^sbx-ns: fatal: grant refused: expired at $(utc "$E") \\([0-9]+ s ago\\); reissue it: "
+	PRE=("${CLOCK[@]}")
+	run -102 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" -- true
+	assert_output ""
+	assert_equal "$stderr" "$(pruned_msg "$E" "$nd" $((h + 3599)))"
+	run -102 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" --dry-run -- true
+	assert_equal "$stderr" "$(pruned_msg "$E" "$nd" $((h + 3599)))"
+	[ ! -e "$nd/$nonce" ]
+	rm -rf "$nd"
+}
+
+@test "a replay that could record its nonce only because a prune removed its record while it checked is refused: the mark is read again once recorded" {
+	local nd="$NS_DIR/nonces.$BATS_TEST_NUMBER" held="$NS_DIR/held.$BATS_TEST_NUMBER" go="$NS_DIR/go.$BATS_TEST_NUMBER"
+	local E nonce p rc m PRE=()
+	mkdir -m 0700 "$nd"
+	mkfifo "$held" "$go"
+	GRANT_OPTS="--single-use --expires 3600" plan "${base[@]}" -- sh -c 'echo ran'
+	E=$(sed -n 's/^expires=//p' "$ws.grant")
+	nonce=$(sed -n 's/^nonce=//p' "$ws.grant")
+	run -0 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" -- sh -c 'echo ran'
+	assert_output ran
+	# The replay, held at the very call that makes its record (it has
+	# checked the mark and found the grant unexpired)...
+	PRE=("$SBX_TESTBIN/open-hold" "$nonce" "$held" "$go")
+	granted_with "$ws.grant" --grant-nonce-dir "$nd" -- sh -c 'echo ran' >"$ws.out" 2>"$ws.err" &
+	p=$!
+	BG_PIDS+=("$p")
+	read -r _ <"$held"
+	[ -f "$nd/$nonce" ]
+	# ...while a prune on a clock three days ahead removes that record...
+	clock_at $((E + 3 * 86400))
+	run -0 --separate-stderr "${CLOCK[@]}" sbx-check grant --prune "$nd"
+	[ ! -e "$nd/$nonce" ]
+	m=$(sed -n 's/^pruned //p' "$nd/expiring/pruned")
+	((m >= E))
+	# ...then makes it: it finds the mark raised, and refuses.
+	echo go >"$go"
+	rc=0
+	wait "$p" || rc=$?
+	assert_equal "$rc" 102
+	assert_equal "$(cat "$ws.out")" ""
+	assert_equal "$(cat "$ws.err")" "$(pruned_msg "$E" "$nd" "$m")"
+	rm -rf "$nd" "$held" "$go"
+}
+
+# A nonce directory on a tmpfs of its own (an fsync per record on a disk
+# makes 100,000 of them take a minute), in a mount namespace of the
+# test's: ND_NS runs a program there.
+nd_tmpfs() {
+	local ready="$NS_DIR/nd.ready.$BATS_TEST_NUMBER"
+	mkdir -m 0700 "$1"
+	unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=0700 sbx-nonces "$1" && : >"$2" &&
+		exec sleep 1000000' sh "$1" "$ready" &
+	BG_PIDS+=("$!")
+	ND_NS=(nsenter -t "$!" -m --)
+	wait_for "[ -e '$ready' ]"
+}
+
+# The records at the top of directory $1, counted.
+records() {
+	"${ND_NS[@]}" ls -A "$1" | grep -cE '^[0-9a-f]{64}$'
+}
+
+# The end of the last hour sbx-check grant --prune removes at time $1.
+prune_top() {
+	local t=$(($1 - 7200))
+	echo $((t - t % 3600 + 3599))
+}
+
+@test "100,000 expired nonces: a granted run removes 16 of them, sbx-check grant --prune the rest, keeping what has not expired, never expires or cannot be read; the expired grant replayed is refused" {
+	local nd="$NS_DIR/nonces.$BATS_TEST_NUMBER" E nonce now t0 t1 m PRE
+	nd_tmpfs "$nd"
+	GRANT_OPTS="--single-use" plan "${base[@]}" -- true
+	mv "$ws.grant" "$ws.fresh"
+	GRANT_OPTS="--single-use" plan "${base[@]}" -- true
+	now=$(date +%s)
+	E=$((now - 3 * 86400))
+	ns_grant_resign "$key" "$ws.grant" "$E"
+	nonce=$(sed -n 's/^nonce=//p' "$ws.grant")
+	# 100,001 records of grants that expired (the grant's among them), 10
+	# of grants that expire tomorrow, 10 that never do, one an older
+	# sbx-ns wrote (no expiry) and one that is not a record.
+	run -0 "${ND_NS[@]}" "$SBX_TESTBIN/grant-nonces" "$nd" "$E" 100000 "$nonce"
+	run -0 "${ND_NS[@]}" "$SBX_TESTBIN/grant-nonces" "$nd" $((now + 86400)) 10
+	run -0 "${ND_NS[@]}" "$SBX_TESTBIN/grant-nonces" "$nd" never 10
+	"${ND_NS[@]}" sh -c 'printf "used 1 pid 1\n" >"$1/$(printf %064d 1)"; printf x >"$1/$(printf %064d 2)"' sh "$nd"
+	assert_equal "$(records "$nd")" 100023
+	# One granted run: its own record in, 16 expired ones out.
+	PRE=("${ND_NS[@]}")
+	run -0 --separate-stderr granted_with "$ws.fresh" --grant-nonce-dir "$nd" -- true
+	assert_equal "$stderr" ""
+	assert_equal "$(records "$nd")" $((100023 + 1 - 16))
+	# --prune: the rest, one line saying what went and what stayed.
+	t0=$(date +%s)
+	run -0 --separate-stderr "${ND_NS[@]}" sbx-check grant --prune "$nd"
+	t1=$(date +%s)
+	assert_equal "$stderr" ""
+	m=$("${ND_NS[@]}" sed -n 's/^pruned //p' "$nd/expiring/pruned")
+	[ "$m" = "$(prune_top "$t0")" ] || [ "$m" = "$(prune_top "$t1")" ]
+	assert_output "$nd: removed $((100001 - 16)) nonces of grants expired by $(utc "$m"); kept 10 of grants not expired by then, 11 that never expire, 2 whose expiry cannot be read"
+	assert_equal "$(records "$nd")" 23
+	run -0 "${ND_NS[@]}" env LC_ALL=C ls "$nd/expiring"
+	assert_output "$((now + 86400 - (now + 86400) % 3600))
+pruned"
+	run -0 --separate-stderr "${ND_NS[@]}" sbx-check grant --prune "$nd"
+	m=$("${ND_NS[@]}" sed -n 's/^pruned //p' "$nd/expiring/pruned")
+	assert_output "$nd: removed 0 nonces of grants expired by $(utc "$m"); kept 10 of grants not expired by then, 11 that never expire, 2 whose expiry cannot be read"
+	# The grant replayed: expired; on a clock set back, pruned.
+	run -102 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" -- true
+	assert_regex "$stderr" "^sbx-ns: fatal: grant refused: expired at $(utc "$E") "
+	clock_at $((E - 60))
+	PRE=("${ND_NS[@]}" "${CLOCK[@]}")
+	run -102 --separate-stderr granted_with "$ws.grant" --grant-nonce-dir "$nd" -- true
+	assert_output ""
+	assert_equal "$stderr" "$(pruned_msg "$E" "$nd" "$m")"
+}
+
+@test "runs pruning and replaying at once: no replay of a pruned grant runs, on a clock set back or not, and each fresh single-use grant runs exactly once" {
+	local nd="$NS_DIR/nonces.$BATS_TEST_NUMBER" f="$NS_DIR/go.$BATS_TEST_NUMBER" E i r n nonces=() pids=() ran=0
+	nd_tmpfs "$nd"
+	mkfifo "$f"
+	E=$(($(date +%s) - 3 * 86400))
+	# 20 grants used while valid, among 20,000 other expired records; 5
+	# fresh ones, each raced by two runs.
+	sbx-ns --workspace "$ws" "${id[@]}" "${base[@]}" --dry-run -- sh -c 'echo ran' >"$ws.plan" </dev/null
+	for i in $(seq 20); do
+		sbx-check grant --key "$key" --plan "$ws.plan" --single-use >"$ws.old.$i"
+		ns_grant_resign "$key" "$ws.old.$i" "$E"
+		nonces+=("$(sed -n 's/^nonce=//p' "$ws.old.$i")")
+	done
+	for i in $(seq 5); do
+		sbx-check grant --key "$key" --plan "$ws.plan" --single-use >"$ws.new.$i"
+	done
+	run -0 "${ND_NS[@]}" "$SBX_TESTBIN/grant-nonces" "$nd" "$E" 20000 "${nonces[@]}"
+	# Every one waits on the fifo (the runs read it as their stdin, empty
+	# as granted) until the one writer closes it.
+	clock_at $((E - 60))
+	exec 7<>"$f"
+	for i in $(seq 20); do
+		( set +e; "${ND_NS[@]}" "${CLOCK[@]}" sbx-ns \
+			--workspace "$ws" --grant-fd 3 --grant-key "$key" "${id[@]}" "${base[@]}" --grant-nonce-dir "$nd" \
+			-- sh -c 'echo ran' 3<"$ws.old.$i" <"$f" >"$ws.out.old.$i" 2>"$ws.err.old.$i"
+		  echo $? >"$ws.rc.old.$i" ) 7>&- &
+		pids+=($!)
+	done
+	for i in $(seq 10); do
+		( set +e; "${ND_NS[@]}" sbx-ns --workspace "$ws" --grant-fd 3 --grant-key "$key" "${id[@]}" "${base[@]}" \
+			--grant-nonce-dir "$nd" -- sh -c 'echo ran' 3<"$ws.new.$(((i + 1) / 2))" <"$f" \
+			>"$ws.out.new.$i" 2>"$ws.err.new.$i"
+		  echo $? >"$ws.rc.new.$i" ) 7>&- &
+		pids+=($!)
+	done
+	for i in 1 2; do
+		( "${ND_NS[@]}" sh -c 'cat >/dev/null; exec sbx-check grant --prune "$1"' sh "$nd" <"$f" \
+			>"$ws.out.prune.$i" 2>&1; echo $? >"$ws.rc.prune.$i" ) 7>&- &
+		pids+=($!)
+	done
+	# (each replay is clock-set and its sbx-ns, each prune sh and cat)
+	wait_for "[ \"\$(find /proc/[0-9]*/fd/0 -lname '$f' 2>/dev/null | wc -l)\" -eq $((20 * 2 + 10 + 2 * 2)) ]"
+	exec 7>&-
+	wait "${pids[@]}"
+	# (r, not i: bats 1.8's run with a flag sets the caller's i to 2)
+	for r in $(seq 20); do
+		run -0 cat "$ws.rc.old.$r" "$ws.out.old.$r" "$ws.err.old.$r"
+		case $output in
+		"102
+sbx-ns: fatal: grant refused: already used (single-use: its nonce is recorded in $nd/${nonces[r - 1]}); make a new one: sbx-check grant --single-use ...") ;;
+		"102
+sbx-ns: fatal: grant refused: single-use and expiring at $(utc "$E"), and $nd holds no nonces of grants expiring up to "*) ;;
+		*) fail "replay $r (its nonce ${nonces[r - 1]}): $output" ;;
+		esac
+	done
+	for i in $(seq 10); do
+		n=$(cat "$ws.rc.new.$i")
+		if [ "$n" = 0 ]; then
+			ran=$((ran + 1))
+			assert_equal "$(cat "$ws.out.new.$i")" ran
+		else
+			assert_equal "$n" 102
+			run -0 cat "$ws.err.new.$i"
+			assert_output --partial "grant refused: already used"
+		fi
+	done
+	assert_equal "$ran" 5
+	assert_equal "$(cat "$ws.rc.prune.1") $(cat "$ws.rc.prune.2")" "0 0"
+	# Whatever the two prunes and 30 runs left, one more leaves only the
+	# five fresh grants' records.
+	run -0 "${ND_NS[@]}" sbx-check grant --prune "$nd"
+	assert_equal "$(records "$nd")" 5
+	rm -f "$f"
 }
 
 @test "the nonce directory is refused when relative, a symlink, not a directory, writable by others, someone else's, missing or inside the workspace" {

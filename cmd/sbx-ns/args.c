@@ -82,6 +82,8 @@ static const char usage[] =
 	"  --baseline-fd FD       the baseline from an open fd (consumed)\n"
 	"  --policy-fd FD         the request as a JSON policy instead of options\n"
 	"  --clamp                narrow a request wider than the baseline to it\n"
+	"  --observe FILE         record what the run did in FILE (a new file)\n"
+	"  --shadow-policy FILE   report what the policy in FILE would refuse\n"
 	"\n"
 	"Output and control:\n"
 	"  --print-policy         print the effective policy as JSON; run nothing\n"
@@ -106,6 +108,7 @@ enum {
 	O_BIND, O_RO_BIND, O_BIND_FD, O_RO_BIND_FD, O_QUIET_DENIALS,
 	O_BASELINE, O_BASELINE_FD, O_POLICY_FD, O_CLAMP, O_PRINT_POLICY, O_HOME,
 	O_DRY_RUN, O_RECOVER, O_SERVE, O_READY_PORT, O_READY_TIMEOUT, O_CGROUP_FD, O_PTY, O_NO_HOST_CA, O_CHANGES,
+	O_OBSERVE, O_SHADOW,
 };
 
 #define NS_MAX_TIMEOUT_MS (7ULL * 24 * 3600 * 1000)
@@ -158,6 +161,8 @@ static const struct sbx_opt options[] = {
 	{ "pty",              SBX_NOARG, SBX_ONCE, O_PTY },
 	{ "no-host-ca",       SBX_NOARG, SBX_ONCE, O_NO_HOST_CA },
 	{ "changes",          SBX_ARG,   SBX_ONCE, O_CHANGES },
+	{ "observe",          SBX_ARG,   SBX_ONCE, O_OBSERVE },
+	{ "shadow-policy",    SBX_ARG,   SBX_ONCE, O_SHADOW },
 	{ 0, 0, 0, 0 }
 };
 
@@ -205,7 +210,7 @@ static int takes_path(int id)
 	switch (id) {
 	case O_WORKSPACE: case O_RO: case O_RW: case O_HOME: case O_BIND: case O_RO_BIND:
 	case O_ALLOW_EXEC: case O_PROTECT: case O_GRANT_KEY: case O_GRANT_NONCE_DIR:
-	case O_BASELINE: case O_SERVE: case O_CHANGES:
+	case O_BASELINE: case O_SERVE: case O_CHANGES: case O_OBSERVE: case O_SHADOW:
 		return 1;
 	}
 	return 0;
@@ -329,6 +334,8 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		case O_PTY: a->pty = 1; break;
 		case O_NO_HOST_CA: a->no_host_ca = 1; break;
 		case O_CHANGES: a->changes = ns_changes_opt(arg); break;
+		case O_OBSERVE: a->observe = sbx_opt_abspath("--observe", arg); break;
+		case O_SHADOW: a->shadow = sbx_opt_abspath("--shadow-policy", arg); break;
 		case O_RECOVER: a->recover = 1; break;
 		case O_SERVE: a->serve = sbx_opt_abspath("--serve", arg); break;
 		case O_READY_PORT: a->ready_port = (unsigned)sbx_opt_u64("--ready-port", arg, 1, 65535); break;
@@ -397,6 +404,10 @@ int ns_parse(struct ns_args *a, struct ns_plan *p, int argc, char **argv)
 		sbx_die_usage("--grant-nonce-dir needs --grant-fd and --grant-key");
 	if (p->nonce_dir && a->serve && !p->grant_key)
 		sbx_die_usage("--grant-nonce-dir needs --grant-key");
+	/* The execs are seen by the supervisor, which --quiet-denials leaves out. */
+	if (a->observe && a->quiet_denials)
+		sbx_die_usage("--observe needs the supervisor, and --quiet-denials runs without one");
+	ns_shadow_check(a, p);
 	if (a->cmdpath) {
 		for (size_t i = 0; i < a->nsetenv; i++)
 			if (!strncmp(a->setenv[i], "PATH=", 5))

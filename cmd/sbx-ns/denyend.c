@@ -11,10 +11,16 @@
  * 1 outlives every process in it), with the end of the run put at the
  * last touch plus two seconds. The record names the pid namespace its pid
  * is a number in: a run in another one cannot see that pid 1 (the sandbox
- * may live on), and keeps the record for a run there. A record names its
- * workspace's path too: any later run of the caller's does this for a
- * killed run on another workspace, and drops the record when that path no
- * longer names the workspace (removed, moved away).
+ * may live on), and keeps the record for a run there. A run takes over
+ * only its own workspace's records (named ws-DEV-INO-...: found wherever
+ * the workspace has moved), before its command starts; another
+ * workspace's are that workspace's business, and its next run does the
+ * same before anything runs there: a run neither works on another tree
+ * during its start nor talks about it. sbx-ns --recover takes over every
+ * record of the caller's: a record names its workspace's path too, by
+ * which it finds another workspace (device and inode must match), and it
+ * drops the record when that path no longer names the workspace (removed,
+ * moved away).
  *
  * The same directory keeps, per workspace, the directories the last end
  * walk read (denytree.c), for as long as that workspace is at its path.
@@ -250,8 +256,8 @@ static char *read_all(int fd)
 }
 
 /* One record of a run that is over: do what it could not, on this run's
- * workspace (own), or on the one the record names by its path and name
- * (ws-DEV-INO-...). Returns 0 if it was used, is garbage, was written
+ * workspace (own), or (--recover) on the one the record names by its path
+ * and name (ws-DEV-INO-...). Returns 0 if it was used, is garbage, was written
  * before its sandbox existed, or is about a workspace no longer at its
  * path; -1 if it stays: its run still lives, or (another workspace) its
  * check could not complete, or it names no path (an older sbx-ns's). */
@@ -312,8 +318,8 @@ static int take_over(struct ns_run *r, int fd, const char *name, int own)
 			sbx_warn("deny-write: a killed run's record %s/%s was written in another pid namespace "
 				 "(pid:[%llu]), whose sandbox this run cannot see; kept, for the next run in that pid "
 				 "namespace (or sbx-ns --recover there) to take over; if none is left, check what its "
-				 "command created in %s and remove the record", r->x.rec->dir, name, nsino,
-				 wpath[0] ? wpath : "its workspace");
+				 "command created in %s%s and remove the record", r->x.rec->dir, name, nsino,
+				 own || !wpath[0] ? "" : "another workspace, ", wpath[0] ? wpath : "its workspace");
 		ok = 0;
 		keep = 1;
 	} else if (pid > 0 && pid1_alive(pid, pstart)) {
@@ -479,7 +485,8 @@ static void tree_sweep(int dfd, const char *name)
 }
 
 /* Before the plan: the records of this workspace whose runs were killed
- * (the plan's workspace fd is open). A killed run whose pid 1 is still
+ * (the plan's workspace fd is open); with --recover, every record of the
+ * caller's. A killed run whose pid 1 is still
  * ending (its namespace being torn down) is waited for, a bounded time,
  * so that what it left is made inert before this run's command starts. */
 void ns_deny_recover(struct ns_run *r)
@@ -509,7 +516,7 @@ static void recover_once(struct ns_run *r)
 	char path[PATH_MAX], pre[64];
 	struct dirent *e;
 	size_t plen;
-	int dfd, rfd;
+	int dfd, rfd, own;
 	DIR *d;
 
 	r->x.rec = sbx_need(calloc(1, sizeof *r->x.rec));
@@ -538,13 +545,16 @@ static void recover_once(struct ns_run *r)
 		}
 		if (strncmp(e->d_name, "ws-", 3))
 			continue;
+		own = !strncmp(e->d_name, pre, plen);
+		if (!own && !r->a->recover)
+			continue; /* its workspace's next run takes it over */
 		fd = openat(dfd, e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		/* Locked by its run for that run's life; still named once
 		 * locked (no other run took it over meanwhile). */
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_nlink == 1 && take_over(r, fd, e->d_name, !strncmp(e->d_name, pre, plen)) == 0)
+		    st.st_nlink == 1 && take_over(r, fd, e->d_name, own) == 0)
 			unlinkat(dfd, e->d_name, 0);
 		close(fd);
 	}

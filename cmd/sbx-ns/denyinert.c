@@ -55,27 +55,37 @@ int64_t ns_deny_btime(int fd)
 	return sx.stx_btime.tv_sec * 1000000000LL + sx.stx_btime.tv_nsec;
 }
 
+/* A killed run on another workspace (only --recover does that): each
+ * line starts by saying so and which, its paths being relative to it. */
+static const char *where(const struct deny_scope *s, char *out, size_t cap)
+{
+	size_t n;
+
+	if (!s->other)
+		return "";
+	n = (size_t)snprintf(out, cap, "in another workspace, ");
+	sbx_quote(out + n, cap - n, s->ws_path, strlen(s->ws_path), PATH_MAX, 0);
+	n = strlen(out);
+	snprintf(out + n, cap - n, ", ");
+	return out;
+}
+
 static void report(const struct deny_scope *s, const char *rel, const char *to, int cleared,
 		   const char *kept)
 {
-	char q[PATH_MAX * 4 + 8], qt[PATH_MAX * 4 + 8], who[PATH_MAX * 4 + 64];
+	char q[PATH_MAX * 4 + 8], qt[PATH_MAX * 4 + 8], in[PATH_MAX * 4 + 32];
+	const char *w = where(s, in, sizeof in);
 	struct sbx_json j;
 
-	/* A killed run on another workspace: named, the paths are in it. */
-	if (s->other) {
-		snprintf(who, sizeof who, "an earlier run's command (killed) in the workspace ");
-		sbx_quote(who + strlen(who), sizeof who - strlen(who), s->ws_path, strlen(s->ws_path), PATH_MAX, 0);
-	} else {
-		snprintf(who, sizeof who, "%s", s->earlier ? "an earlier run's command (killed)" : "the command");
-	}
 	sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
 	if (to) {
 		sbx_quote(qt, sizeof qt, to, strlen(to), PATH_MAX, 0);
-		sbx_warn("deny-write: %s created the protected path %s; moved it to %s%s", who, q, qt,
+		sbx_warn("deny-write: %s%s created the protected path %s; moved it to %s%s", w,
+			 s->earlier ? "an earlier run's command (killed)" : "the command", q, qt,
 			 cleared ? " and cleared its execute bits" : "");
 	} else {
-		sbx_warn("deny-write: the protected path %s appeared during a run but %s; left as it is",
-			 q, kept);
+		sbx_warn("deny-write: %sthe protected path %s appeared during a run but %s; left as it is",
+			 w, q, kept);
 	}
 	if (s->status_fd < 0)
 		return;
@@ -98,13 +108,13 @@ static void report(const struct deny_scope *s, const char *rel, const char *to, 
 /* A protected path the end check could not make inert: it is live. */
 static void report_failed(const struct deny_scope *s, const char *rel, const char *why, int cleared)
 {
-	char q[PATH_MAX * 4 + 8], qw[PATH_MAX * 4 + 8];
+	char q[PATH_MAX * 4 + 8], qw[PATH_MAX * 4 + 8], in[PATH_MAX * 4 + 32];
 	struct sbx_json j;
 
 	sbx_quote(q, sizeof q, rel, strlen(rel), PATH_MAX, 0);
 	sbx_quote(qw, sizeof qw, s->ws_path, strlen(s->ws_path), PATH_MAX, 0);
-	sbx_warn("deny-write: unable to make the protected path %s inert (%s); it is live under its real "
-		 "name: remove it before git runs in %s", q, why, qw);
+	sbx_warn("deny-write: %sunable to make the protected path %s inert (%s); it is live under its real "
+		 "name: remove it before git runs in %s", where(s, in, sizeof in), q, why, qw);
 	if (s->status_fd < 0)
 		return;
 	sbx_json_begin(&j, NS_PROG, "deny-write");
@@ -114,6 +124,8 @@ static void report_failed(const struct deny_scope *s, const char *rel, const cha
 	if (cleared >= 0)
 		sbx_json_bool(&j, "exec_cleared", cleared);
 	sbx_json_bool(&j, "earlier_run", s->earlier);
+	if (s->other)
+		sbx_json_str(&j, "workspace", s->ws_path);
 	sbx_json_write(&j, s->status_fd);
 }
 

@@ -52,33 +52,56 @@ void ns_check_ws_writable(const struct ns_args *a, const struct ns_plan *p)
 	sbx_json_write(&j, a->status_fd);
 }
 
-/* Is path, or its canonical form, inside one of the sandbox's roots? */
-static int visible(const struct ns_plan *p, const char *path)
-{
-	char real[PATH_MAX];
-	int canon = realpath(path, real) != NULL;
+/* Where a hint looks: the sandbox as its plan will build it, and the
+ * host outside the sandbox's roots (view.c). A name inside a root is
+ * looked up only as the sandbox will see it, never followed on the host,
+ * so that no hint tells of a file a planted symlink names. */
+struct hint_views {
+	struct ns_view in, host;
+};
 
-	for (size_t i = 0; i < p->nops; i++)
-		if (sbx_path_within(path, p->ops[i].dest) || (canon && sbx_path_within(real, p->ops[i].dest)))
-			return 1;
+/* One candidate of a search: on the host outside the roots, else (a name
+ * inside a root) in the sandbox; where says which (1, 2). */
+struct either {
+	const struct hint_views *hv;
+	struct stat st;
+	int where;
+};
+
+static int either_ok(const char *path, void *arg)
+{
+	struct either *e = arg;
+	int fd;
+
+	if (path[0] != '/')
+		return errno = ENOENT, -1;
+	e->where = 1;
+	fd = ns_view_exec(&e->hv->host, path);
+	if (fd < 0 && errno == EPERM) {
+		e->where = 2;
+		fd = ns_view_exec(&e->hv->in, path);
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &e->st) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
 	return 0;
 }
 
-/* The first executable regular file name names in search (host view),
- * counting only places the sandbox shows when shown is set. */
-static int find_in(const struct ns_plan *p, const char *name, const char *search, int shown, char *out, size_t cap)
+/* The first executable file name names on search, as either_ok finds it;
+ * only_host: the host's places outside the roots alone. */
+static int find_in(const struct hint_views *hv, const char *name, const char *search, int only_host,
+		   char *out, size_t cap, struct either *e)
 {
-	struct stat st;
-
-	for (const char *s = search, *end; *s; s = *end ? end + 1 : end) {
-		end = s + strcspn(s, ":");
-		if (end == s || *s != '/' || snprintf(out, cap, "%.*s/%s", (int)(end - s), s, name) >= (int)cap)
-			continue;
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0 &&
-		    (!shown || visible(p, out)))
-			return 1;
-	}
-	return 0;
+	e->hv = hv;
+	if (sbx_exec_find_by(name, search, out, (unsigned)cap, either_ok, e) < 0)
+		return 0;
+	if (strchr(name, '/') && either_ok(out, e) < 0)
+		return 0;
+	return !only_host || e->where == 1;
 }
 
 /* Is dir one of search's entries? */
@@ -94,9 +117,10 @@ static int on_search(const char *search, const char *dir)
 	return 0;
 }
 
-/* The directory of file into dir, canonical when it can be (--ro takes
- * canonical paths only: /bin may be a link to usr/bin). */
-static void canon_dir(const char *file, char *dir, size_t cap)
+/* The directory of file into dir, canonical when it can be and may be
+ * (--ro takes canonical paths only: /bin may be a link to usr/bin): a
+ * file found on the host outside every root (where 1) only. */
+static void canon_dir(const char *file, int where, char *dir, size_t cap)
 {
 	char real[PATH_MAX], *slash;
 
@@ -104,7 +128,7 @@ static void canon_dir(const char *file, char *dir, size_t cap)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
 		*slash = '\0';
-	if (realpath(dir, real))
+	if (where == 1 && realpath(dir, real))
 		snprintf(dir, cap, "%s", real);
 }
 
@@ -113,12 +137,12 @@ static void canon_dir(const char *file, char *dir, size_t cap)
  * shows it (a hidden directory such as ~/.pyenv or ~/.nvm is taken as the
  * root, for its shims and libraries live beside the bin directory), and a
  * --command-path that puts the file's directory first. */
-static void bring_in(const struct ns_plan *p, const char *file, char *out, size_t cap)
+static void bring_in(const struct ns_plan *p, const char *file, int where, char *out, size_t cap)
 {
 	char dir[PATH_MAX], root[PATH_MAX], *slash, *dot;
 	int n = 0;
 
-	canon_dir(file, dir, sizeof dir);
+	canon_dir(file, where, dir, sizeof dir);
 	snprintf(root, sizeof root, "%s", dir);
 	dot = strstr(root, "/.");
 	if (dot && dot[2] && dot[2] != '/' && dot[2] != '.') {
@@ -127,9 +151,9 @@ static void bring_in(const struct ns_plan *p, const char *file, char *out, size_
 			*slash = '\0';
 	}
 	out[0] = '\0';
-	if (!visible(p, dir))
+	if (where == 1)
 		n = snprintf(out, cap, "--ro %s", root);
-	if (n < 0 || (size_t)n >= cap || (on_search(p->search, dir) && !visible(p, dir)))
+	if (n < 0 || (size_t)n >= cap || (on_search(p->search, dir) && where == 1))
 		return;
 	n += snprintf(out + n, cap - (size_t)n, "%s--command-path %s", n ? " " : "", dir);
 	/* the rest of the sandbox's command path, less dir itself */
@@ -143,12 +167,13 @@ static void bring_in(const struct ns_plan *p, const char *file, char *out, size_
 /* A bare name the caller's PATH resolves to another file than the
  * sandbox's command path does: the sandbox would run something else
  * (pyenv's python3 on the host, /usr/bin/python3 inside). */
-static void warn_other(const struct ns_args *a, const struct ns_plan *p, const char *inner, const char *outer)
+static void warn_other(const struct ns_args *a, const struct ns_plan *p, const char *inner, const char *outer,
+		       int where)
 {
 	char fix[3 * PATH_MAX], *msg;
 	struct sbx_json j;
 
-	bring_in(p, outer, fix, sizeof fix);
+	bring_in(p, outer, where, fix, sizeof fix);
 	if (asprintf(&msg, "%s is %s in the sandbox but %s on the caller's PATH (for that one: %s)",
 		     a->cmd[0], inner, outer, fix) < 0)
 		return;
@@ -163,41 +188,51 @@ static void warn_other(const struct ns_args *a, const struct ns_plan *p, const c
 	free(msg);
 }
 
-/* In the outer, with the host's view: where the host would find the
- * program, if no root of the sandbox shows that place; for a bare name,
- * also where the caller's own PATH finds it. */
+/* Where the host would find the program, if no root of the sandbox shows
+ * that place; for a bare name, also where the caller's own PATH finds it.
+ * Made once the root's steps are known (the sandbox's view). */
 void ns_plan_hint(const struct ns_args *a, struct ns_plan *p)
 {
-	char path[PATH_MAX], inner[PATH_MAX], outer[PATH_MAX], dir[PATH_MAX], fix[3 * PATH_MAX];
+	char inner[PATH_MAX], outer[PATH_MAX], path[PATH_MAX], dir[PATH_MAX], fix[3 * PATH_MAX], why[PATH_MAX + 160];
 	const char *caller = getenv("PATH");
-	struct stat in, out;
-	int bare, have_outer;
+	struct hint_views hv;
+	struct either out, host;
+	struct stat in;
+	int bare, have_outer, fd;
 
-	if (!a->cmd[0] || !a->cmd[0][0])
+	if (!a->cmd || !a->cmd[0] || !a->cmd[0][0])
 		return;
+	if (ns_view_oneshot(p, &hv.in, why, sizeof why))
+		return;   /* a root changed: the run says so itself */
+	if (ns_view_host(p, &hv.host) < 0) {
+		ns_view_free(&hv.in);
+		return;
+	}
 	bare = !strchr(a->cmd[0], '/');
 	have_outer = bare && caller && strlen(a->cmd[0]) < NAME_MAX &&
-		     find_in(p, a->cmd[0], caller, 0, outer, sizeof outer);
-	if (bare && find_in(p, a->cmd[0], p->search, 1, inner, sizeof inner)) {
-		if (have_outer && stat(inner, &in) == 0 && stat(outer, &out) == 0 &&
-		    (in.st_dev != out.st_dev || in.st_ino != out.st_ino))
-			warn_other(a, p, inner, outer);
-		return;
-	}
-	if (sbx_exec_find(a->cmd[0], p->search, path, sizeof path) < 0 || access(path, X_OK) < 0 || visible(p, path)) {
-		/* Found nowhere the sandbox looks: the caller's PATH may know it. */
-		if (!have_outer)
-			return;
-		bring_in(p, outer, fix, sizeof fix);
-		if (asprintf(&p->hint, "%s is on the caller's PATH but not %s (bring it in with %s)", outer,
-			     visible(p, outer) ? "on the sandbox's command path" : "in the sandbox", fix) < 0)
+		     find_in(&hv, a->cmd[0], caller, 0, outer, sizeof outer, &out);
+	fd = ns_view_find(&hv.in, a->cmd[0], p->search, p->ops[p->ws].dest, inner, sizeof inner);
+	if (fd >= 0 || errno == EXDEV) {
+		if (fd >= 0 && fstat(fd, &in) == 0 && have_outer &&
+		    (in.st_dev != out.st.st_dev || in.st_ino != out.st.st_ino))
+			warn_other(a, p, inner, outer, out.where);
+		if (fd >= 0)
+			close(fd);
+	} else if ((bare || a->cmd[0][0] == '/') &&
+		   find_in(&hv, a->cmd[0], p->search, 1, path, sizeof path, &host)) {
+		canon_dir(path, 1, dir, sizeof dir);
+		if (asprintf(&p->hint, "%s exists on the host but is not visible in the sandbox "
+			     "(show it with --ro %s)", path, dir) < 0)
 			p->hint = NULL;
-		return;
+	} else if (have_outer) {
+		/* Found nowhere the sandbox looks: the caller's PATH knows it. */
+		bring_in(p, outer, out.where, fix, sizeof fix);
+		if (asprintf(&p->hint, "%s is on the caller's PATH but not %s (bring it in with %s)", outer,
+			     out.where == 2 ? "on the sandbox's command path" : "in the sandbox", fix) < 0)
+			p->hint = NULL;
 	}
-	canon_dir(path, dir, sizeof dir);
-	if (asprintf(&p->hint, "%s exists on the host but is not visible in the sandbox "
-		     "(show it with --ro %s)", path, dir) < 0)
-		p->hint = NULL;
+	ns_view_free(&hv.host);
+	ns_view_free(&hv.in);
 }
 
 /* The ELF interpreter of path into out, or 0 if it has none. */

@@ -14,6 +14,7 @@
 #include "exec.h"
 #include "exitcodes.h"
 #include "fd.h"
+#include "mark.h"
 #include "parse.h"
 
 #include <errno.h>
@@ -150,6 +151,7 @@ noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid)
 	int keep[3], nkeep = 0, prog = -1;
 	const char *cwd = c->cwd ? c->cwd : r->p->ops[r->p->ws].dest;
 
+	SBX_MARK("c-forked");
 	if (setsid() < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start a new session");
 	if (c->tty >= 0 && ns_pty_attach(c->tty) < 0)
@@ -168,8 +170,10 @@ noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid)
 	/* A living sandbox's pid 1 took the Landlock domain for all its
 	 * commands (serve1.c): one of its own would hide each command from
 	 * the next (no signal, no /proc entry across sibling domains). */
+	SBX_MARK("c-caps");
 	if (!r->a->serve)
 		rep.value = ns_landlock(r->p, &r->x);
+	SBX_MARK("c-landlock");
 	/* A detached job's output files, opened as the command under Landlock. */
 	if (c->out && (redirect(c->out, 1) < 0 || redirect(c->err, 2) < 0 || redirect("/dev/null", 0) < 0))
 		_exit(SBX_EXIT_SYS);
@@ -188,7 +192,9 @@ noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid)
 		_exit(SBX_EXIT_LOST);
 	if (sigprocmask(SIG_SETMASK, &r->x.oldmask, NULL) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to restore the signal mask");
+	SBX_MARK("c-fds");
 	ns_load_filter(r);
+	SBX_MARK("c-seccomp");
 	prog = ns_grant_open(r, c);
 	if (c->oneshot) {
 		if (write(r->x.report_fd, &rep, sizeof rep) != (ssize_t)sizeof rep)
@@ -197,6 +203,7 @@ noreturn void ns_command(struct ns_run *r, const struct ns_cmd *c, int hidepid)
 		sbx_ready_fd(r->a->ready_fd);
 		ns_explain_exec(r->a, r->p);
 	}
+	SBX_MARK("c-exec");
 	ns_grant_exec(c, prog);
 	if (r->a->allow.n)
 		sbx_allowexec_exec(&r->a->allow, c->argv, c->search, c->env);
@@ -251,14 +258,18 @@ void ns_init_main(struct ns_run *r)
 	/* Wait for the maps; EOF means the outer process is gone. */
 	if (read(r->x.sync_fd, &c, 1) != 1)
 		_exit(SBX_EXIT_LOST);
+	SBX_MARK("p1-go");
 	ns_build_root(r->p, &r->x, &hidepid);
+	SBX_MARK("p1-pivot");
 	/* Through the sandbox's own fresh /proc: a container's /proc/sys is
 	 * read-only, this one is not, and the limit is this namespace's. */
 	if (sbx_write_file("/proc/sys/user/max_user_namespaces", "1") < 0)
 		sbx_die_errno(SBX_EXIT_NOISOLATION, "unable to limit user namespaces (/proc/sys/user/max_user_namespaces)");
 	ns_net_inside(r);
+	SBX_MARK("p1-limit");
 	drop_init(r->p);
 	nest_init();
+	SBX_MARK("p1-nest");
 	pf.fd = r->x.sync_fd;
 	pf.events = POLLIN;
 	if (poll(&pf, 1, 0) != 0)
@@ -279,6 +290,7 @@ void ns_init_main(struct ns_run *r)
 			one.prog = &r->p->prog;
 		ns_command(r, &one, hidepid);
 	}
+	SBX_MARK("p1-forked");
 	if (master >= 0) {
 		close(slave);
 		ns_pty_send(r, master);

@@ -18,6 +18,7 @@
 #include "fd.h"
 #include "fdpass.h"
 #include "json.h"
+#include "mark.h"
 #include "opts.h"
 #include "parse.h"
 #include "status.h"
@@ -110,9 +111,10 @@ struct join {
 
 static int status_fd = -1;
 
-/* The outcome: the exit line, then the sandbox's reason (if it refused)
- * on stderr, and the code. */
-noreturn static void leave_why(int code, int sig, const char *why)
+/* The outcome: the exit line, then on stderr the sandbox's reason (if it
+ * refused) or what killed the command (a limit, its --timeout), and the
+ * code. The line says which, where the command's own stderr cannot. */
+noreturn static void leave_as(int code, int sig, const char *why, const char *killed)
 {
 	if (status_fd >= 0) {
 		struct sbx_json j;
@@ -122,16 +124,25 @@ noreturn static void leave_why(int code, int sig, const char *why)
 			sbx_json_int(&j, "signal", sig);
 		if (why)
 			sbx_json_str(&j, "error", why);
+		if (killed)
+			sbx_json_str(&j, "killed", killed);
 		sbx_json_write(&j, status_fd);
 	}
+	if (killed)
+		sbx_killed("%s", killed);
 	if (why)
 		sbx_msg(code == SBX_EXIT_USAGE ? SBX_MSG_USAGE : SBX_MSG_FATAL, code, 0, "%s", why);
 	exit(code);
 }
 
+noreturn static void leave_why(int code, int sig, const char *why)
+{
+	leave_as(code, sig, why, NULL);
+}
+
 noreturn static void leave(int code, int sig)
 {
-	leave_why(code, sig, NULL);
+	leave_as(code, sig, NULL, NULL);
 }
 
 static int dial(const char *path)
@@ -183,11 +194,8 @@ noreturn static void finish(const char *a)
 {
 	int code, sig = 0, off = 0;
 
-	if (sscanf(a, "exit %d %d%n", &code, &sig, &off) == 2) {
-		if (a[off] == ' ')
-			sbx_killed("%s", a + off + 1);
-		leave(code, sig);
-	}
+	if (sscanf(a, "exit %d %d%n", &code, &sig, &off) == 2)
+		leave_as(code, sig, NULL, a[off] == ' ' ? a + off + 1 : NULL);
 	if (sscanf(a, "stopped %d", &code) == 1)
 		leave(code, 0);
 	if (sscanf(a, "error %d %n", &code, &off) == 1 && off && code > 0 && code < 256)
@@ -350,6 +358,7 @@ noreturn static void wait_end(int s, int forward)
 		}
 		if (pf[0].revents) {
 			answer(s, a, sizeof a, NULL);
+			SBX_MARK("j-exit");
 			finish(a);
 		}
 	}
@@ -367,6 +376,7 @@ noreturn void ns_join_main(int argc, char **argv)
 	if (!j.path)
 		sbx_die_usage("missing --join PATH");
 	s = dial(j.path);
+	SBX_MARK("j-dial");
 	if (j.jobs || j.stop || j.wait || j.kill) {
 		k = put(buf, k, j.jobs ? "jobs" : j.stop ? "stop" : j.wait ? "wait" : "kill", "");
 		if (j.wait || j.kill)
@@ -428,10 +438,9 @@ noreturn void ns_join_main(int argc, char **argv)
 					      "granted command gets no pty: redirect it", i);
 		if (!j.out) {
 			unsigned char sha[SBX_SHA256_LEN];
-			stdio[0] = sbx_grant_stdin(0, NS_GRANT_STDIN_MAX, sha);
+			stdio[0] = sbx_grant_stdin(0, SBX_GRANT_STDIN_MAX, sha);
 			if (stdio[0] < 0 && errno == EFBIG)
-				sbx_die_usage("--grant-fd: stdin is larger than %llu MiB, the most a granted command "
-					      "of a living sandbox reads", NS_GRANT_STDIN_MAX >> 20);
+				sbx_die_usage("%s", SBX_GRANT_STDIN_BIG);
 			if (stdio[0] < 0)
 				sbx_die_errno(SBX_EXIT_SYS, "unable to read stdin");
 		}
@@ -484,6 +493,7 @@ noreturn void ns_join_main(int argc, char **argv)
 		send_req(s, buf, k, stdio, j.grant_fd >= 0 ? 1 : 0);
 	else
 		send_req(s, buf, k, stdio, j.pty || j.out ? 0 : 3);
+	SBX_MARK("j-sent");
 	if (j.grant_fd >= 0 && !j.out)
 		close(stdio[0]);
 	answer(s, a, sizeof a, &fd);
@@ -512,6 +522,7 @@ noreturn void ns_join_main(int argc, char **argv)
 	}
 	if (strcmp(a, "started"))
 		finish(a);
+	SBX_MARK("j-started");
 	if (j.pty) {
 		if (fd < 0)
 			sbx_die(SBX_EXIT_SYS, "unable to relay the terminal: the sandbox sent no pty");

@@ -8,6 +8,7 @@
  * wait and the outcome; its options are read in args.c. */
 #include "ns.h"
 #include "clock.h"
+#include "mark.h"
 
 #include "cmdpath.h"
 #include "container.h"
@@ -20,6 +21,7 @@
 #include "opts.h"
 #include "parse.h"
 #include "probe.h"
+#include "procstat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,20 +104,10 @@ noreturn static void die_userns(const char *step, const char *path)
  * refusal is the caller's identity, not a blocked user namespace. */
 static int lacks_setid_caps(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	unsigned long long eff = 0;
-	int found = 0;
+	unsigned long long eff;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-			found = 1;
-			break;
-		}
-	fclose(f);
-	return found && (eff & (1ULL << 6 | 1ULL << 7)) != (1ULL << 6 | 1ULL << 7);
+	return sbx_proc_status("CapEff", 16, &eff) == 0 &&
+	       (eff & (1ULL << 6 | 1ULL << 7)) != (1ULL << 6 | 1ULL << 7);
 }
 
 noreturn static void die_map(const struct ns_plan *p, const char *path)
@@ -301,9 +293,11 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		if (pf[1].revents) {
 			ssize_t n = read(r->x.report_fd, &rep, sizeof rep);
 			if (n == (ssize_t)sizeof rep && rep.kind == 'S') {
+				SBX_MARK("started");
 				started = 1;
 				status_started(r, &rep);
 			} else if (n == (ssize_t)sizeof rep && rep.kind == 'X') {
+				SBX_MARK("exited");
 				have_exit = 1;
 				cmd_status = rep.value;
 			} else if (n == (ssize_t)sizeof rep && rep.kind == 'F') {
@@ -327,6 +321,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			break;
 	}
+	SBX_MARK("reaped");
 	/* pid 1 wrote its report before exiting: drain it. */
 	while (report_open) {
 		ssize_t n = read(r->x.report_fd, &rep, sizeof rep);
@@ -336,6 +331,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 			started = 1;
 			status_started(r, &rep);
 		} else if (rep.kind == 'X') {
+			SBX_MARK("exited");
 			have_exit = 1;
 			cmd_status = rep.value;
 		} else if (rep.kind == 'F') {
@@ -344,8 +340,11 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 	}
 	close(sfd);
 	ns_notify_end(r);
+	SBX_MARK("notify-end");
 	deny_live = ns_deny_end(r) < 0;
+	SBX_MARK("deny-end");
 	ns_net_finish(r);
+	ns_observe_finish(r);
 	/* pid 1 found no fresh /proc and the baseline allows the tier: the
 	 * caller takes it (the command never ran). */
 	if (r->x.tier_proc && !started && !timed_out)
@@ -411,6 +410,7 @@ int main(int argc, char **argv)
 	int syncp[2], repp[2], code, net_given;
 	pid_t ppid = getppid(), pid;
 
+	SBX_MARK("exec");
 	sbx_setprog(NS_PROG);
 	sbx_opt_version(argc, argv);
 	/* A client of a living sandbox: a program of its own (join.c). */
@@ -425,11 +425,13 @@ int main(int argc, char **argv)
 	plan.net = NET_NONE;
 	plan.broker_fd = -1;
 	plan.chg_fd = plan.chg_upper = plan.chg_work = plan.chg_lock = -1;
+	r.x.sandbox_root = -1;
 	sbx_policy_opts_init(&args.pol);
 	net_given = ns_parse(&args, &plan, argc, argv);
 	if (args.recover)
 		recover_only(&r, &plan);
 	ns_check_identity(r.a, &plan);
+	SBX_MARK("parse");
 
 	/* Killing whatever started sbx-ns kills the sandbox: SIGTERM, which
 	 * ends it before the record exists and, once the sandbox does, is
@@ -460,24 +462,29 @@ int main(int argc, char **argv)
 	ns_check_ws_writable(r.a, &plan);
 	plan.chg = args.changes;
 	ns_changes_check(r.a, &plan);
-	ns_plan_hint(r.a, &plan);
 	ns_plan_scratch(r.a, &plan);
+	SBX_MARK("policy");
 	/* --dry-run: no takeover of earlier runs' records (it changes the
 	 * host), and the plan is printed before anything is prepared. */
 	if (!r.a->dry_run) {
 		ns_workspace_fd(&plan);
 		ns_deny_recover(&r);
 	}
+	SBX_MARK("recover");
 	ns_plan_deny(&plan, ns_deny_prev(&r));
+	SBX_MARK("deny-walk");
 	ns_plan_root(r.a, &plan);
+	ns_plan_hint(r.a, &plan);
 	/* The plan is final: a grant is checked against it (grant.c). */
 	if (r.a->dry_run || plan.grant_key)
 		ns_plan_program(r.a, &plan);
 	ns_check_grant(r.a, &plan);
+	ns_observe_check(r.a, &plan);
 	ns_serve_check(r.a, &plan);
 	ns_cg_check(r.a, &plan);
 	if (r.a->dry_run)
 		ns_dry_run(&r);
+	SBX_MARK("plan");
 
 	ns_net_prepare(&r);
 	ns_notify_prepare(&r);
@@ -495,6 +502,8 @@ int main(int argc, char **argv)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to block signals");
 	ns_deny_record(&r);
 	ns_serve_prepare(&r);
+	ns_observe_start(&r);
+	SBX_MARK("prepare");
 
 	/* One clone: every namespace at once; the child is pid 1. Raw clone
 	 * (fork semantics) so nothing in libc runs twice. */
@@ -518,10 +527,12 @@ int main(int argc, char **argv)
 			no_tier(r.p, e);
 		if (r.p->pol_on && sbx_policy_unsafe_fallback(&r.p->eff) && nons) {
 			ns_grant_no_fallback(r.p, "the unsafe fallback", e);
+			ns_observe_no_fallback(&r, "the unsafe fallback", e);
 			ns_unsafe_fallback(&r, e);
 		}
 		if (ns_tier_allowed(r.p) && nons) {
 			ns_grant_no_fallback(r.p, "the Landlock tier", e);
+			ns_observe_no_fallback(&r, "the Landlock tier", e);
 			ns_landlock_tier(&r, e);
 		}
 		errno = e;
@@ -540,6 +551,7 @@ int main(int argc, char **argv)
 		ns_notify_inside(&r);
 		ns_init_main(&r);
 	}
+	SBX_MARK("clone");
 	close(syncp[0]);
 	close(repp[1]);
 	if (r.x.ctl_fd >= 0)
@@ -550,6 +562,7 @@ int main(int argc, char **argv)
 	 * (the sandbox was created before this, with the caller's disposition). */
 	signal(SIGPIPE, SIG_IGN);
 	write_maps(r.p, pid);
+	SBX_MARK("maps");
 	if (ns_cg_setup(&r, pid) < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -566,6 +579,7 @@ int main(int argc, char **argv)
 		kill(pid, SIGKILL);
 		sbx_die_errno(SBX_EXIT_SYS, "unable to start the sandbox");
 	}
+	SBX_MARK("go");
 	ns_net_outer(&r, pid);
 	ns_pty_outer(&r);
 	if (r.a->serve) {
@@ -579,11 +593,15 @@ int main(int argc, char **argv)
 	code = wait_sandbox(&r, pid);
 	ns_pty_outer_end(&r);
 	ns_net_end(&r);
+	if (code >= 0)
+		ns_observe_end(&r, code);
 	ns_changes_end(r.p);
+	SBX_MARK("end");
 	if (code < 0 && r.p->chg)
 		no_tier(r.p, r.x.tier_proc);
 	if (code < 0) {
 		ns_grant_no_fallback(r.p, "the Landlock tier", r.x.tier_proc);
+		ns_observe_no_fallback(&r, "the Landlock tier", r.x.tier_proc);
 		ns_landlock_tier(&r, r.x.tier_proc);
 	}
 	return code;

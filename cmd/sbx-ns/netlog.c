@@ -121,6 +121,7 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 		json_decref(o);
 		return;
 	}
+	ns_observe_conn(r, o);
 	ev = jstr(o, "event");
 	if (!strcmp(ev, "unreported")) {
 		nl.unreported += juint(o, "count");

@@ -36,6 +36,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <seccomp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -144,9 +145,16 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 	int listen = r->x.notify_sock[1] >= 0, lfd;
 	uint32_t watch = listen && r->p->ndops && !r->x.tier_tmp ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ALLOW;
 
-	ins = sbx_need(malloc(p.len * sizeof *ins));
-	memcpy(ins, prog->filter, p.len * sizeof *ins);
-	for (unsigned i = 0; i < p.len; i++) {
+	/* --observe: execve and execveat come to the supervisor first
+	 * (obsexec.c); without it the program is the build's, unchanged. */
+	struct sock_filter pre[8];
+	size_t npre = listen ? ns_exec_filter(r->a, pre, 8) : 0;
+
+	ins = sbx_need(malloc((npre + p.len) * sizeof *ins));
+	memcpy(ins, pre, npre * sizeof *ins);
+	memcpy(ins + npre, prog->filter, p.len * sizeof *ins);
+	p.len = (unsigned short)(p.len + npre);
+	for (unsigned i = (unsigned)npre; i < p.len; i++) {
 		if (ins[i].code != (BPF_RET | BPF_K))
 			continue;
 		if (ins[i].k == (SECCOMP_RET_TRACE | NS_WATCH_DATA))
@@ -174,30 +182,46 @@ void ns_install_filter(const struct ns_run *r, const struct sock_fprog *prog)
 	close(r->x.notify_sock[1]);
 }
 
+/* A denial's call and family as the status line names them. */
+static void names(const struct ns_notify_ent *e, char *sys, size_t ssz, char *fam, size_t fsz)
+{
+	char *name = e->nr >= 0 ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, e->nr) : NULL;
+
+	if (name)
+		snprintf(sys, ssz, "%s", name);
+	else if (e->nr >= 0)
+		snprintf(sys, ssz, "%d", e->nr);
+	else
+		snprintf(sys, ssz, "other");
+	free(name);
+	if (e->family >= 0 && (size_t)e->family < sizeof family_names / sizeof *family_names &&
+	    family_names[e->family])
+		snprintf(fam, fsz, "%s", family_names[e->family]);
+	else if (e->family >= 0)
+		snprintf(fam, fsz, "%d", e->family);
+	else
+		fam[0] = '\0';
+}
+
 static void report(const struct ns_run *r, struct ns_notify_ent *e, uint64_t now, int final)
 {
 	struct sbx_json j;
-	char *name = NULL;
+	char sys[40], fam[24];
 
 	if (!ns_status_due(r, final, e->count, &e->reported, &e->last_ms, now))
 		return;
-	if (e->nr >= 0)
-		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, e->nr);
+	names(e, sys, sizeof sys, fam, sizeof fam);
 	sbx_json_begin(&j, NS_PROG, "denied");
-	if (name)
-		sbx_json_str(&j, "syscall", name);
-	else if (e->nr >= 0)
+	if (e->nr >= 0 && sys[0] >= '0' && sys[0] <= '9')
 		sbx_json_int(&j, "syscall", e->nr);
 	else
-		sbx_json_str(&j, "syscall", "other");
-	if (e->family >= 0 && (size_t)e->family < sizeof family_names / sizeof *family_names &&
-	    family_names[e->family])
-		sbx_json_str(&j, "family", family_names[e->family]);
-	else if (e->family >= 0)
+		sbx_json_str(&j, "syscall", sys);
+	if (e->family >= 0 && fam[0] >= '0' && fam[0] <= '9')
 		sbx_json_int(&j, "family", e->family);
+	else if (fam[0])
+		sbx_json_str(&j, "family", fam);
 	sbx_json_uint(&j, "count", e->count);
 	sbx_json_write(&j, r->a->status_fd);
-	free(name);
 }
 
 static void denied(const struct ns_run *r, struct ns_notify *n, int nr, int family)
@@ -291,6 +315,10 @@ void ns_notify_handle(struct ns_run *r, int fd, short revents)
 	memset(&req, 0, sizeof req);
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return; /* ENOENT: the caller was killed meanwhile */
+	if (ns_exec_watched(r, req.data.nr)) {
+		ns_exec_seen(r, fd, &req);
+		return;
+	}
 	if (ns_rename_watched(req.data.nr)) {
 		ns_rename_seen(r, &n->ren, fd, &req);
 		return;
@@ -313,9 +341,13 @@ void ns_notify_end(struct ns_run *r)
 
 	if (!n)
 		return;
-	for (size_t i = 0; i < n->n; i++)
+	for (size_t i = 0; i < n->n; i++) {
+		char sys[40], fam[24];
 		if (n->ent[i].count > n->ent[i].reported)
 			report(r, &n->ent[i], sbx_now_ms(), 1);
+		names(&n->ent[i], sys, sizeof sys, fam, sizeof fam);
+		ns_observe_denied(r, sys, fam[0] ? fam : NULL, n->ent[i].count);
+	}
 	ns_rename_end(r, n->ren);
 	for (size_t i = 0; i < n->nl; i++)
 		close(n->listener[i]);

@@ -69,7 +69,7 @@ int ns_rename_watched(int nr)
 
 /* A NUL-terminated string at addr in pid's memory, page by page (a read
  * across an unmapped page fails as a whole). 0, or -1. */
-static int read_str(pid_t pid, uint64_t addr, char *buf, size_t sz)
+int ns_call_read_str(pid_t pid, uint64_t addr, char *buf, size_t sz)
 {
 	size_t got = 0;
 
@@ -87,23 +87,18 @@ static int read_str(pid_t pid, uint64_t addr, char *buf, size_t sz)
 	return -1;
 }
 
-/* One call's view: the caller's root, and the name of the directory its
- * relative names start from (its working directory or a directory fd), as
- * the kernel gives it in that root, read once per call. */
-struct view {
-	pid_t pid;
-	int root;           /* O_PATH on /proc/PID/root, or -1 */
-	int dirfd;          /* whose name dir is; dir[0] == 0: none yet */
-	char dir[PATH_MAX];
-};
-
-/* An O_PATH fd on path (from dirfd, in the caller's view), or with parent
- * set on the directory it lies in ("a/b/" lies in "a"); -1 if there is
- * none. Looked up from the caller's root as the caller would: symlinks
- * and ".." kept inside that root (RESOLVE_IN_ROOT), never a magic link,
- * mounts crossed as the caller sees them. */
-static int lookup(struct view *v, int dirfd, const char *path, int parent)
+/* An O_PATH fd on path (from dirfd, in the caller's view: struct
+ * ns_call_view, the caller's root and the name of the directory its
+ * relative names start from, as the kernel gives it in that root, read
+ * once per call): the name itself (NS_LOOK_NAME), the directory it lies in
+ * (NS_LOOK_PARENT: "a/b/" lies in "a") or what it names, a last symlink
+ * followed (NS_LOOK_FOLLOW, as exec does); -1 if there is none. Looked up
+ * from the caller's root as the caller would: symlinks and ".." kept
+ * inside that root (RESOLVE_IN_ROOT), never a magic link, mounts crossed
+ * as the caller sees them. */
+int ns_call_lookup(struct ns_call_view *v, int dirfd, const char *path, int how)
 {
+	int parent = how == NS_LOOK_PARENT;
 	char full[2 * PATH_MAX], *slash;
 	size_t n = 0;
 
@@ -132,7 +127,8 @@ static int lookup(struct view *v, int dirfd, const char *path, int parent)
 		slash = strrchr(full, '/');
 		slash[1] = '\0';
 	}
-	return sbx_openat2(v->root, full, O_PATH | O_CLOEXEC | (parent ? O_DIRECTORY : O_NOFOLLOW),
+	return sbx_openat2(v->root, full, O_PATH | O_CLOEXEC | (parent ? O_DIRECTORY : how == NS_LOOK_NAME ?
+								O_NOFOLLOW : 0),
 			   RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
@@ -162,13 +158,13 @@ static int maybe(const struct ns_plan *p, const char *path)
 
 /* The start set's entry that path names, or -1; *exists tells whether it
  * names anything. */
-static long protected_at(const struct ns_plan *p, struct view *v, int dirfd, const char *path, int *exists)
+static long protected_at(const struct ns_plan *p, struct ns_call_view *v, int dirfd, const char *path, int *exists)
 {
 	struct stat st;
 	int fd, rc;
 
 	*exists = 0;
-	if (!*path || (fd = lookup(v, dirfd, path, 0)) < 0)
+	if (!*path || (fd = ns_call_lookup(v, dirfd, path, NS_LOOK_NAME)) < 0)
 		return -1;
 	rc = fstat(fd, &st);
 	close(fd);
@@ -184,12 +180,12 @@ static long protected_at(const struct ns_plan *p, struct view *v, int dirfd, con
 /* The mount of the directory path lies in (its fdinfo's mnt_id), or -1: a
  * rename between two mounts fails with EXDEV before any mount point is
  * looked at. */
-static long dir_mount(struct view *v, int dirfd, const char *path)
+static long dir_mount(struct ns_call_view *v, int dirfd, const char *path)
 {
 	char f[64], line[128];
 	long id = -1;
 	FILE *in;
-	int d = lookup(v, dirfd, path, 1);
+	int d = ns_call_lookup(v, dirfd, path, NS_LOOK_PARENT);
 
 	if (d < 0)
 		return -1;
@@ -263,14 +259,14 @@ void ns_rename_seen(const struct ns_run *r, struct ns_rename_log **logp, int fd,
 	int plain = req->data.nr == SYS_rename, ex = 0, oldfd, newfd, old_ex, new_ex;
 	uint64_t oldp = plain ? a[0] : a[1], newp = plain ? a[1] : a[3];
 	char from[PATH_MAX], to[PATH_MAX], link[64];
-	struct view v = { .pid = (pid_t)req->pid, .root = -1 };
+	struct ns_call_view v = { .pid = (pid_t)req->pid, .root = -1 };
 	long po, pn, mo;
 
 	oldfd = plain ? AT_FDCWD : (int)a[0];
 	newfd = plain ? AT_FDCWD : (int)a[2];
 	if (req->data.nr == SYS_renameat2)
 		ex = (a[4] & RENAME_EXCHANGE) != 0;
-	if (read_str(v.pid, oldp, from, sizeof from) < 0 || read_str(v.pid, newp, to, sizeof to) < 0 ||
+	if (ns_call_read_str(v.pid, oldp, from, sizeof from) < 0 || ns_call_read_str(v.pid, newp, to, sizeof to) < 0 ||
 	    ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
 		ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 		return;

@@ -105,6 +105,7 @@ struct ns_program {
 	off_t size;
 	struct timespec mtime, ctime;
 	unsigned char sha[32];
+	int still;             /* owned by root, writable by no one else: no rewrite to fear */
 	const char *allow;     /* the --allow-exec entry it is, or NULL */
 };
 
@@ -152,6 +153,8 @@ struct ns_args {
 	int cgroup_fd;         /* --cgroup-fd FD: the sandbox's cgroup, for command cgroups (servecg.c) */
 	int no_host_ca;        /* --no-host-ca: the host's CA variables are not kept (hostca.c) */
 	const char *changes;   /* --changes DIR: the workspace as an overlay (changes.c) */
+	const char *observe;   /* --observe FILE: the run's observation record (observe.c) */
+	const char *shadow;    /* --shadow-policy FILE: a candidate policy, reported on (shadow.c) */
 };
 
 /* Stage 2, the plan: every decision of the run, made by the outer with
@@ -207,6 +210,7 @@ struct ns_plan {
 	dev_t chg_dev;         /* DIR's identity, in the plan */
 	ino_t chg_ino;
 	int64_t chg_start;     /* when the run began (ns): a later ctime is a conflict */
+	struct ns_shadow_plan *shadow; /* --shadow-policy: the candidate and what it refuses of the plan */
 };
 
 struct ns_serve;
@@ -234,6 +238,10 @@ struct ns_exec {
 	pid_t pty_relay;         /* --pty: the outer's relay process, or 0 */
 	struct ns_serve *serve;  /* --serve: the outer's state (serve.c) */
 	uint32_t serve_next_id;  /* --serve: the next job's id (servecg.c removes up to it) */
+	int sandbox_root;        /* --serve: O_PATH on pid 1's root once it is up, else -1 */
+	struct ns_observe *obs;  /* --observe, --shadow-policy: what the run did (observe.c) */
+	struct ns_exec_log *execs; /* --observe: the files executed (obsexec.c) */
+	struct ns_shadow_run *shadow; /* --shadow-policy: what it would refuse (shadow.c) */
 };
 
 /* One run, as the execution stage sees it: the arguments and the plan
@@ -293,6 +301,7 @@ struct ns_wire {
 #define NS_RUN_FILES  2u   /* stdout and stderr are files named inside the sandbox */
 #define NS_RUN_CGROUP 4u   /* the last fd is the command's own cgroup (CLONE_INTO_CGROUP) */
 #define NS_RUN_PROG   8u   /* a plan grant's program: exec only that file (prog_* and a string) */
+#define NS_RUN_STILL  16u  /* ... and it is still (no rewrite to fear: struct ns_program) */
 
 /* paths.c */
 /* args.c: the command line into a (and the plan's first entries): 1 if
@@ -365,6 +374,18 @@ void ns_rename_seen(const struct ns_run *r, struct ns_rename_log **log, int fd, 
 void ns_rename_end(const struct ns_run *r, struct ns_rename_log *log);
 int ns_status_due(const struct ns_run *r, int final, uint64_t count, uint64_t *reported, uint64_t *last_ms,
 		  uint64_t now);
+/* One notified call's names, looked up from outside in the caller's own
+ * root (notifyren.c): its root, and the directory its relative names
+ * start from, read once per call. */
+struct ns_call_view {
+	pid_t pid;
+	int root;           /* O_PATH on /proc/PID/root, or -1 */
+	int dirfd;          /* whose name dir is; dir[0] == 0: none yet */
+	char dir[4096];
+};
+enum { NS_LOOK_NAME, NS_LOOK_PARENT, NS_LOOK_FOLLOW };
+int ns_call_read_str(pid_t pid, uint64_t addr, char *buf, size_t sz);
+int ns_call_lookup(struct ns_call_view *v, int dirfd, const char *path, int how);
 
 /* launcher.c */
 void ns_check_launcher(const struct ns_plan *p);
@@ -390,7 +411,7 @@ struct deny_scope {
 	int64_t start_ns, end_ns; /* end_ns 0: the run has just ended (now) */
 	int status_fd;
 	int earlier;              /* a record of a run that was killed */
-	int other;                /* ... on another workspace than this run's */
+	int other;                /* ... on another workspace than this run's (--recover) */
 	const struct deny_list *start;
 	const char *ws_path;      /* the workspace's canonical path */
 };
@@ -420,15 +441,36 @@ struct sbx_json;
 void ns_plan_json(const struct ns_run *r, struct sbx_json *j);
 noreturn void ns_dry_run(struct ns_run *r);
 
-/* grant.c: the plan's program, the grant, the exec of the hashed file */
+/* view.c: names as the sandbox resolves them, looked up from outside */
+struct view_ent;
+struct ns_view {
+	int root;              /* a living sandbox's root (RESOLVE_IN_ROOT), else -1 */
+	struct view_ent *e;    /* the one-shot or host view's steps */
+	size_t n;
+};
+void ns_view_living(struct ns_view *v, int root);
+int ns_view_oneshot(const struct ns_plan *p, struct ns_view *v, char *why, size_t n);
+int ns_view_host(const struct ns_plan *p, struct ns_view *v);
+void ns_view_free(struct ns_view *v);
+int ns_view_file(const struct ns_view *v, const char *path);
+int ns_view_exec(const struct ns_view *v, const char *path);
+int ns_view_find(const struct ns_view *v, const char *name, const char *search, const char *cwd, char *path,
+		 size_t cap);
+int ns_op_open(const struct mount_op *op, int *code);
+
+/* program.c: the plan's program, found, hashed and executed */
+int ns_find_program(const struct ns_plan *p, const struct ns_view *v, const char *name, const char *search,
+		    const char *cwd, const struct sbx_allowexec *allow, struct ns_program *g, char *why, size_t n);
 void ns_plan_program(const struct ns_args *a, struct ns_plan *p);
 void ns_program_json(struct sbx_json *j, const struct ns_plan *p);
+int ns_grant_open(const struct ns_run *r, const struct ns_cmd *c);
+void ns_grant_exec(const struct ns_cmd *c, int fd);
+
+/* grant.c: the grant */
 void ns_check_grant(const struct ns_args *a, struct ns_plan *p);
 const char *ns_opt_nonce_dir(const char *arg);
 const char *ns_grant_name(const struct ns_plan *p);
 void ns_grant_no_fallback(const struct ns_plan *p, const char *what, int err);
-int ns_grant_open(const struct ns_run *r, const struct ns_cmd *c);
-void ns_grant_exec(const struct ns_cmd *c, int fd);
 extern const char ns_grant_argv_only[];  /* the warning an argv-only grant runs with */
 const char *ns_env_search(char *const *env); /* PATH of a command's env, or the default */
 /* One command of a living sandbox (serve.c): with a grant (text) it is
@@ -448,7 +490,6 @@ struct ns_grant_req {
 	char *doc;              /* out, dry_run: the plan document */
 	size_t doclen;
 };
-#define NS_GRANT_STDIN_MAX (64ULL << 20) /* bytes of stdin a granted command of a living sandbox reads */
 int ns_grant_request(const struct ns_run *r, struct ns_grant_req *q, char *why, size_t n);
 void ns_grant_request_end(struct ns_grant_req *q);
 
@@ -502,6 +543,8 @@ void ns_cg_check(const struct ns_args *a, const struct ns_plan *p);
 int ns_cg_setup(struct ns_run *r, pid_t pid1);
 int ns_cg_command(const struct ns_run *r, uint32_t id, uint64_t memory, uint64_t pids, uint64_t cpu_pct,
 		  char *why, size_t sz);
+/* Whose memory limit the OOM killer ended a command with --memory at. */
+enum { NS_OOM_OWN = 1, NS_OOM_ABOVE };
 void ns_cg_command_end(const struct ns_run *r, uint32_t id, int *oom, int *pids_hit);
 void ns_cg_teardown(const struct ns_run *r);
 /* join.c: sbx-ns --join PATH ... (the client) */
@@ -529,6 +572,44 @@ int ns_deny_between(struct ns_run *r);
 /* caps.c */
 int ns_drop_bounding(void);
 int ns_clear_caps(void);
+
+/* observe.c: --observe FILE, the record of what the run did while it was
+ * enforced (and the same facts for a --shadow-policy candidate) */
+struct json_t;
+void ns_observe_check(const struct ns_args *a, const struct ns_plan *p);
+void ns_observe_start(struct ns_run *r);
+void ns_observe_conn(const struct ns_run *r, struct json_t *line);
+void ns_observe_denied(const struct ns_run *r, const char *syscall, const char *family, uint64_t count);
+void ns_observe_no_fallback(struct ns_run *r, const char *what, int err);
+void ns_observe_finish(struct ns_run *r);
+void ns_observe_end(struct ns_run *r, int code);
+int ns_observe_exec_on(const struct ns_args *a);
+/* obsexec.c: every execve and execveat brought to the supervisor, and
+ * the files they named */
+struct sock_filter;
+struct sbx_json;
+size_t ns_exec_filter(const struct ns_args *a, struct sock_filter *out, size_t max);
+int ns_exec_watched(const struct ns_run *r, int nr);
+void ns_exec_seen(const struct ns_run *r, int fd, const struct seccomp_notif *req);
+struct ns_exec_log *ns_exec_log_new(void);
+void ns_exec_log_lines(struct ns_exec_log *l, void (*put)(void *ctx, struct sbx_json *j), void *ctx);
+void ns_exec_log_free(struct ns_exec_log *l);
+/* obspeak.c: the peaks of the run's own cgroup */
+struct ns_peak {
+	int fd;                    /* the cgroup, or -1 */
+	char why[160];             /* why there is none */
+	int have_mem, have_pids, have_cpu;
+	uint64_t mem, pids, cpu_usec;
+};
+void ns_peak_start(const struct ns_run *r, struct ns_peak *pk);
+void ns_peak_read(struct ns_peak *pk);
+/* shadow.c: --shadow-policy FILE */
+struct ns_shadow_plan;
+void ns_shadow_check(const struct ns_args *a, const struct ns_plan *p);
+void ns_shadow_plan(const struct ns_args *a, struct ns_plan *p, const struct sbx_policy *req);
+struct ns_shadow_run *ns_shadow_run_new(const struct ns_plan *p);
+void ns_shadow_conn(const struct ns_run *r, const char *host, unsigned port, uint64_t count);
+void ns_shadow_end(struct ns_run *r, const struct ns_peak *pk);
 
 /* changes.c: --changes DIR */
 const char *ns_changes_opt(const char *arg);

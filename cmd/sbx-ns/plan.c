@@ -235,6 +235,8 @@ void ns_plan_json(const struct ns_run *r, struct sbx_json *out)
 	sbx_json_open_obj(&j, "seccomp");
 	sbx_json_str(&j, "filter", ns_filter_name(r->p, &r->x));
 	sbx_json_str(&j, "denials", r->a->quiet_denials ? "errno" : "notify");
+	if (ns_observe_exec_on(r->a))
+		sbx_json_str(&j, "exec", "notify"); /* --observe: execve and execveat seen, then let go */
 	sbx_json_close_obj(&j);
 	sbx_json_open_obj(&j, "landlock");
 	sbx_json_int(&j, "abi", r->p->landlock_abi);

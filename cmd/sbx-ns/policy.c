@@ -172,6 +172,7 @@ void ns_apply_policy(const struct ns_args *a, struct ns_plan *p, int net_given)
 	if (a->no_host_ca && sbx_policy_set_int(&req, &req.host_ca, 0, "--no-host-ca", &e) < 0)
 		sbx_err_die(&e);
 	sbx_policy_effective(&a->pol, &req, SBX_PSCOPE_NS, ws, NS_PROG, a->status_fd, &p->eff);
+	ns_shadow_plan(a, p, &req);
 	sbx_policy_free(&req);
 	p->pol_on = 1;
 

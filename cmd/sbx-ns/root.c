@@ -17,6 +17,7 @@
 #include "container.h"
 #include "die.h"
 #include "exitcodes.h"
+#include "mark.h"
 #include "mount.h"
 #include "sys.h"
 
@@ -375,21 +376,18 @@ void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid)
 	/* Sources first, while the host tree is whole, each checked. */
 	for (size_t i = 0; i < p->nops; i++) {
 		const struct mount_op *op = &p->ops[i];
-		struct stat st;
+		int code;
 
 		src[i] = -1;
 		if (op->kind == MNT_SYMLINK)
 			continue;
-		src[i] = openat2_(AT_FDCWD, op->src, O_PATH | O_CLOEXEC,
-				  RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-		if (src[i] < 0)
-			sbx_die_errno(errno == ELOOP || errno == ENOENT ? SBX_EXIT_POLICY : SBX_EXIT_SYS,
-				      "unable to open %s", op->src);
-		if (fstat(src[i], &st) < 0)
-			sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", op->src);
-		if (st.st_dev != op->dev || st.st_ino != op->ino)
+		src[i] = ns_op_open(op, &code);
+		if (src[i] < 0 && errno == ESTALE)
 			sbx_die(SBX_EXIT_POLICY, "unable to bind %s: it was replaced (race)", op->src);
+		if (src[i] < 0)
+			sbx_die_errno(code, "unable to open %s", op->src);
 	}
+	SBX_MARK("p1-sources");
 
 	for (size_t i = 0; i < p->nsteps; i++) {
 		const struct ns_step *s = &p->steps[i];
@@ -440,6 +438,17 @@ void ns_build_root(const struct ns_plan *p, struct ns_exec *x, int *hidepid)
 			set_flags(p, strcmp(s->dest, "/") ? s->dest + 1 : ".", attr_of(s->flags), s->dest);
 			break;
 		}
+#ifdef SBX_MARKS
+		/* where a run of steps of one kind ends */
+		static const char *const kinds[] = {
+			[STEP_ROOT] = "p1-root", [STEP_DIR] = "p1-dirs", [STEP_TMPFS] = "p1-tmpfs",
+			[STEP_PROC] = "p1-proc", [STEP_DEVPTS] = "p1-devpts", [STEP_DEVICE] = "p1-devices",
+			[STEP_LINK] = "p1-links", [STEP_BIND] = "p1-binds", [STEP_RESOLV] = "p1-resolv",
+			[STEP_DENY] = "p1-deny-binds", [STEP_HOME] = "p1-home", [STEP_READONLY] = "p1-readonly",
+		};
+		if (i + 1 == p->nsteps || p->steps[i + 1].kind != s->kind)
+			SBX_MARK(kinds[s->kind]);
+#endif
 	}
 	free(src);
 

@@ -44,6 +44,7 @@
 #include "fd.h"
 #include "fdpass.h"
 #include "json.h"
+#include "mark.h"
 #include "parse.h"
 #include "quote.h"
 
@@ -64,44 +65,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "serve.h"
-
-/* The living sandbox's outer process (--serve PATH): the sandbox is made
- * as for a one-shot run, then it waits for commands instead of running
- * one. Clients (sbx-ns --join PATH, join.c) connect to a Unix socket at
- * PATH on the host side, outside every root the sandbox sees; only the
- * caller's uid and root may connect (SO_PEERCRED, per connection).
- *
- * The outer checks each request (bounds, the environment's names by
- * --setenv's rules, no terminal fd), numbers it as a job and hands it to
- * pid 1 (serve1.c) over their private channel; pid 1 forks the command
- * confined as a one-shot command is. The outer keeps what a one-shot run
- * keeps: the denial supervisor, the broker's decisions, the deny-write
- * record; the deny-write check runs after every command and at the stop.
- *
- * Grants (--grant-key FILE [--grant-nonce-dir DIR], no --grant-fd and no
- * first program): every command must come with one, checked per request
- * as a one-shot run's grant is (grant.c, ns_grant_request): against the
- * plan of this command in this sandbox (the sandbox's plan with the
- * request's argv, environment, directory, timeout and program) and the
- * digest of its stdin, which the client sends as a sealed file in memory
- * and the outer copies whole; a refusal is the one-shot's message and
- * code. A plan grant's program goes to pid 1 with the run (NS_RUN_PROG):
- * the command's process executes that file or nothing.
- *
- * This file is the server's life (the path's checks, the socket, the
- * loop, pid 1's reports, the ends of commands, the stop); servereq.c
- * answers the requests; serve.h is what they share.
- *
- * Client protocol (SOCK_SEQPACKET, one request a message): NUL-terminated
- * words, the verb first (run, plan, jobs, wait, kill, connect, stop), then
- * KEY=VALUE words (grant=TEXT among them), then for run and plan "--" and
- * argv. The answers are one line a message: "started ID", "job ID", "exit
- * CODE SIGNAL", "error CODE TEXT", "jobs" and a line a job, "conn" (with
- * the socket), "plan" (with the plan document in a file in memory: plan
- * is --join --dry-run), "warning TEXT" (before another answer),
- * "stopped CODE".
- * While a command runs, its client may send "signal N"; a client that
- * goes away takes its command with it (SIGKILL to its process group). */
 
 int srv_say(int fd, const char *fmt, ...)
 {
@@ -377,30 +340,40 @@ static void job_ended(struct ns_run *r, struct job *j, int st)
 	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 
 	int oom = 0, pids_hit = 0;
+	const char *killed = "";
 
+	SBX_MARK("s-ended");
 	j->state = J_ENDED;
 	j->status = st;
 	j->code = j->timed_out ? SBX_EXIT_TIMEOUT : sbx_wait_code(st);
 	if (j->cg) {
 		ns_cg_command_end(r, j->id, &oom, &pids_hit);
-		if (oom)
+		if (oom == NS_OOM_OWN)
 			j->code = SBX_EXIT_OOM;
 		else if (pids_hit)
 			j->code = SBX_EXIT_LOST;
 		j->cg = 0;
 	}
+	if (oom == NS_OOM_OWN)
+		killed = " its cgroup ran out of memory (--memory): the OOM killer ended it";
+	else if (pids_hit)
+		killed = " it reached its cgroup's process limit (--pids): killed with what it started";
+	else if (j->timed_out)
+		killed = " its --timeout expired: killed with its process group";
+	else if (oom)
+		killed = " the OOM killer ended it at a memory limit above its own --memory "
+			 "(the sandbox's total, or the host's)";
 	/* The deny-write check after every command: a protected path the
 	 * command (or anything still running) made live fails this command. */
 	if (ns_deny_between(r) < 0)
 		j->code = SBX_EXIT_POLICY;
-	exit_line(r, j, oom ? "oom" : pids_hit ? "pids_limit" : NULL);
+	SBX_MARK("s-deny");
+	exit_line(r, j, oom == NS_OOM_OWN ? "oom" : pids_hit ? "pids_limit" : NULL);
 	if (j->client >= 0) {
 		struct client *c = &s->cl[j->client];
-		srv_say(c->fd, "exit %d %d%s", j->code, j->timed_out ? SIGKILL : sig,
-		    oom ? " its cgroup ran out of memory (--memory): the OOM killer ended it" :
-		    pids_hit ? " it reached its cgroup's process limit (--pids): killed with what it started" :
-		    j->timed_out ? " its --timeout expired: killed with its process group" : "");
+		srv_say(c->fd, "exit %d %d%s", j->code, j->timed_out ? SIGKILL : sig, killed);
 		srv_drop_client(s, j->client);
+		SBX_MARK("s-replied");
 	}
 	if ((int)j->id == s->init_id && !s->stopping && j->code != 0) {
 		sbx_warn("the first program (%s) exited %d: the sandbox stops", j->show, j->code);
@@ -431,6 +404,12 @@ static int from_pid1(struct ns_run *r)
 	if (w.kind == 'S' && w.id == 0) {
 		struct sbx_json js;
 		s->up = 1;
+		/* The sandbox's root, where every plan's program is looked up
+		 * (program.c): kept for the server's life. */
+		if (fd >= 0 && r->x.sandbox_root < 0) {
+			r->x.sandbox_root = fd;
+			nfds = 0;
+		}
 		if (r->a->status_fd >= 0) {
 			sbx_json_begin(&js, NS_PROG, "started");
 			if (r->p->landlock_abi > 0)
@@ -457,10 +436,16 @@ static int from_pid1(struct ns_run *r)
 		}
 	} else if ((j = srv_find_job(s, w.id))) {
 		if (w.kind == 'S' && j->state == J_STARTING) {
+			SBX_MARK("s-started");
 			j->state = J_RUNNING;
 			j->pid = w.value;
 			srv_status_line(r, "command", j, -1);
-			if (j->client >= 0) {
+			if (j->client >= 0 && j->detached) {
+				/* --detach: its id, now that it runs; the job is
+				 * tied to no client from here on */
+				srv_say(s->cl[j->client].fd, "job %u", j->id);
+				srv_drop_client(s, j->client);
+			} else if (j->client >= 0) {
 				sbx_send_fds(s->cl[j->client].fd, "started", 7, &fd, fd >= 0 ? 1 : 0);
 			} else if (!j->detached) {
 				/* its client went away while it was starting */
@@ -707,6 +692,7 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 	ns_notify_end(r);
 	deny_live = ns_deny_end(r) < 0;
 	ns_net_finish(r);
+	ns_observe_finish(r);
 	ns_serve_cleanup(r);
 	if (pid1_dead && !s->stopping) {
 		s->stop_code = SBX_EXIT_LOST;
@@ -740,6 +726,7 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 			sbx_json_str(&js, "error", fatal);
 		sbx_json_write(&js, r->a->status_fd);
 	}
+	ns_observe_end(r, code);
 	/* The message last, once everything is cleaned up (its exit line
 	 * is out already). */
 	if (*fatal)

@@ -84,7 +84,7 @@ static void run(struct ns_run *r, int ctl, const struct ns_wire *w, char *buf, s
 	int cg = w->flags & NS_RUN_CGROUP && nfds ? fds[--nfds] : -1;
 
 	if (nlive >= NS_SERVE_LIVE || w->nargv < 1 || w->nargv > NS_WIRE_ARGS || w->nenv > NS_WIRE_ARGS ||
-	    (w->flags & ~(NS_RUN_PTY | NS_RUN_FILES | NS_RUN_CGROUP | NS_RUN_PROG)) ||
+	    (w->flags & ~(NS_RUN_PTY | NS_RUN_FILES | NS_RUN_CGROUP | NS_RUN_PROG | NS_RUN_STILL)) ||
 	    (w->flags & NS_RUN_CGROUP && cg < 0) ||
 	    nfds != (w->flags & (NS_RUN_PTY | NS_RUN_FILES) ? 0u : 3u)) {
 		reply(ctl, 'E', w->id, EINVAL, -1);
@@ -111,6 +111,7 @@ static void run(struct ns_run *r, int ctl, const struct ns_wire *w, char *buf, s
 		prog.ctime.tv_sec = (time_t)w->prog_ctime[0];
 		prog.ctime.tv_nsec = (long)w->prog_ctime[1];
 		memcpy(prog.sha, w->prog_sha, sizeof prog.sha);
+		prog.still = !!(w->flags & NS_RUN_STILL);
 	}
 	if (w->flags & NS_RUN_PTY) {
 		struct winsize ws = { .ws_row = w->rows, .ws_col = w->cols };
@@ -243,7 +244,7 @@ noreturn void ns_serve_inside(struct ns_run *r, int hidepid)
 	struct signalfd_siginfo si;
 	struct pollfd pf[2];
 	sigset_t set;
-	int ctl = r->x.ctl_fd, keep[2] = { ctl, r->x.notify_sock[1] }, sfd;
+	int ctl = r->x.ctl_fd, keep[2] = { ctl, r->x.notify_sock[1] }, sfd, root;
 
 	/* The grant key is the outer's: none in the sandbox. */
 	if (r->p->grant_key)
@@ -265,7 +266,13 @@ noreturn void ns_serve_inside(struct ns_run *r, int hidepid)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to create signalfd");
-	reply(ctl, 'S', 0, hidepid, -1);
+	/* Set up: the outer gets the sandbox's root, where it looks up the
+	 * program of each plan as the commands will (program.c). */
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to open the sandbox's root");
+	reply(ctl, 'S', 0, hidepid, root);
+	close(root);
 	for (;;) {
 		pf[0].fd = ctl;
 		pf[0].events = POLLIN;

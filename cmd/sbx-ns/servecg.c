@@ -168,10 +168,13 @@ static int cg_empty(int c)
 }
 
 /* The command's main process ended: what its cgroup saw, then the rest
- * of it killed and the cgroup gone. *oom, *pids_hit: the limits it met. */
+ * of it killed and the cgroup gone. *oom: NS_OOM_OWN when its --memory
+ * was reached, NS_OOM_ABOVE when a process of it was killed at a limit
+ * above (the sandbox's total, the host's); *pids_hit: its --pids was. */
 void ns_cg_command_end(const struct ns_run *r, uint32_t id, int *oom, int *pids_hit)
 {
 	char name[32], buf[1024];
+	struct sbx_cg_oom oe;
 	unsigned long long v;
 	int fd = r->a->cgroup_fd, c, i;
 
@@ -179,9 +182,9 @@ void ns_cg_command_end(const struct ns_run *r, uint32_t id, int *oom, int *pids_
 	snprintf(name, sizeof name, "cmd-%u", id);
 	if ((c = sbx_cg_openat(fd, name, O_RDONLY | O_DIRECTORY)) < 0)
 		return;
-	if (sbx_cg_read(c, "memory.events", buf, sizeof buf) >= 0 && sbx_cg_keyed(buf, "oom_kill", &v) == 0 && v)
-		*oom = 1;
-	if (sbx_cg_read(c, "pids.events", buf, sizeof buf) >= 0 && sbx_cg_keyed(buf, "max", &v) == 0 && v)
+	if (sbx_cg_oom_read(c, &oe) == 0 && oe.reached)
+		*oom = oe.own ? NS_OOM_OWN : NS_OOM_ABOVE;
+	if (sbx_cg_pids_refused(c, &v) == 0 && v)
 		*pids_hit = 1;
 	/* cgroup.kill (5.14); before it, each process, again until none is left. */
 	int have_kill = sbx_cg_write(c, "cgroup.kill", "1") == 0;

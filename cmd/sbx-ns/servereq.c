@@ -12,6 +12,7 @@
 #include "fd.h"
 #include "fdpass.h"
 #include "json.h"
+#include "mark.h"
 #include "parse.h"
 #include "quote.h"
 
@@ -67,10 +68,9 @@ static int grant_stdin(int fd, unsigned char sha[SBX_SHA256_LEN], int *code, cha
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || fcntl(fd, F_GET_SEALS) < 0)
 		return snprintf(why, n, "invalid request: a granted command's stdin is a file in memory "
 				"(sbx-ns --join --grant-fd sends a sealed copy of its own)"), -1;
-	if ((uint64_t)st.st_size > NS_GRANT_STDIN_MAX || (m = sbx_grant_stdin(fd, NS_GRANT_STDIN_MAX, sha)) < 0) {
-		if ((uint64_t)st.st_size > NS_GRANT_STDIN_MAX || errno == EFBIG)
-			return snprintf(why, n, "--grant-fd: stdin is larger than %llu MiB, the most a granted "
-					"command of a living sandbox reads", NS_GRANT_STDIN_MAX >> 20), -1;
+	if ((uint64_t)st.st_size > SBX_GRANT_STDIN_MAX || (m = sbx_grant_stdin(fd, SBX_GRANT_STDIN_MAX, sha)) < 0) {
+		if ((uint64_t)st.st_size > SBX_GRANT_STDIN_MAX || errno == EFBIG)
+			return snprintf(why, n, "%s", SBX_GRANT_STDIN_BIG), -1;
 		*code = SBX_EXIT_SYS;
 		return snprintf(why, n, "unable to copy the command's stdin: %s", strerror(errno)), -1;
 	}
@@ -275,7 +275,7 @@ void srv_start(struct ns_run *r, int ci, char **words, size_t nw, const int *fds
 		/* The command's process executes only this file (grant.c). */
 		if (!q.prog.found)
 			NO(SBX_EXIT_NOTFOUND, "unable to find %s", argv[0]);
-		w.flags |= NS_RUN_PROG;
+		w.flags |= NS_RUN_PROG | (q.prog.still ? NS_RUN_STILL : 0);
 		w.prog_dev = (uint64_t)q.prog.dev;
 		w.prog_ino = (uint64_t)q.prog.ino;
 		w.prog_size = (int64_t)q.prog.size;
@@ -334,12 +334,15 @@ void srv_start(struct ns_run *r, int ci, char **words, size_t nw, const int *fds
 		w.flags |= NS_RUN_CGROUP;
 		j->cg = 1;
 	}
-	j->client = detach ? -1 : ci;
+	/* A detached job's client stays until pid 1 has started the job: the
+	 * id it prints must be one that --wait-job and --kill-job find. */
+	j->client = ci;
 	j->detached = detach || ci < 0; /* the first program has no client to lose */
 	j->deadline = timeout ? sbx_now_ms() + timeout : 0;
 	show_argv(j->show, sizeof j->show, argv, nargv);
 	w.nargv = (uint32_t)nargv;
 	w.nenv = (uint32_t)nenv;
+	SBX_MARK("s-checked");
 	srv_to_pid1(r, &w, buf, len, all, nfds);
 	if (j->cg)
 		close(all[nfds - 1]);
@@ -349,12 +352,7 @@ void srv_start(struct ns_run *r, int ci, char **words, size_t nw, const int *fds
 	free(buf);
 	free(env);
 	if (ci >= 0) {
-		if (detach) {
-			srv_say(s->cl[ci].fd, "job %u", j->id);
-			srv_drop_client(s, ci);
-		} else {
-			s->cl[ci].job = j->id;
-		}
+		s->cl[ci].job = j->id;
 	} else {
 		s->init_id = (int)j->id;
 	}
@@ -498,6 +496,7 @@ void srv_from_client(struct ns_run *r, int ci)
 	char **words;
 	struct job *j = c->job ? srv_find_job(s, c->job) : NULL;
 
+	SBX_MARK("s-request");
 	if (got < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (got <= 0) {
