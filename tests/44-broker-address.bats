@@ -14,6 +14,7 @@
 
 load helpers
 load ns-net
+load recipes
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -21,6 +22,7 @@ setup_file() {
 	net_setup_file
 	ip -n "$NH" addr add 203.0.113.1/24 dev "vh$$"
 	ip -n "$NO" addr add 203.0.113.7/24 dev "vo$$"
+	ip -n "$NO" addr add 203.0.113.8/24 dev "vo$$" # the README's egress recipe's origin
 	ip -n "$NH" addr add 2001:db8::1/64 dev "vh$$" nodad
 	ip -n "$NO" addr add 2001:db8::7/64 dev "vo$$" nodad
 	ip -n "$NO" addr add 169.254.169.254/32 dev "vo$$"
@@ -409,4 +411,26 @@ print("127.0.0.1:", tcp("127.0.0.1", 80))'
 	run -0 reached
 	assert_output --regexp '^GET /first (203\.0\.113\.7|2001:db8::7)
 GET /again (203\.0\.113\.7|2001:db8::7)$'
+}
+
+# The README's egress recipe, as written, run in "h" (recipes.bash): the
+# name it allows is registry.npmjs.org, which this suite's resolver puts on
+# 203.0.113.8 in "o", where a TLS origin answers with a certificate the
+# recipe's /etc trusts.
+@test "the README's egress recipe as written: an allowlisted name behind a sinkhole range answers, another name is refused" {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=registry.npmjs.org -addext subjectAltName=DNS:registry.npmjs.org \
+		-keyout "$NET_DIR/npm-key.pem" -out "$NET_DIR/npm-cert.pem" 2>/dev/null
+	ip netns exec "$NO" openssl s_server -quiet -www -accept 203.0.113.8:443 \
+		-cert "$NET_DIR/npm-cert.pem" -key "$NET_DIR/npm-key.pem" </dev/null >/dev/null 2>&1 3>&- &
+	BG_PIDS+=("$!")
+	net_wait_port "$NO" 203.0.113.8 443
+	recipe_prepare() {
+		echo "203.0.113.8 registry.npmjs.org" >>/etc/hosts &&
+			cat "$NET_DIR/npm-cert.pem" >>/etc/ssl/certs/ca-certificates.crt
+	}
+	RECIPE_NETNS=$NH
+	recipes_setup
+	recipes_run_kind env=egress || { rm -rf "$RECIPE_DIR"; false; }
+	rm -rf "$RECIPE_DIR"
 }

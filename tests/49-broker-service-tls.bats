@@ -30,8 +30,10 @@ setup_file() {
 	printf 'Authorization: Bearer %s\r\nX-Route: svc\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/svc.hdr"
 	chmod 0600 "$TLS_DIR/svc.hdr"
 	printf 'Authorization: Bearer %s\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/ph.hdr"
-	chmod 0600 "$TLS_DIR/ph.hdr"
+	printf 'X-Api-Key: %s\n' "$(cat "$TLS_DIR/token")" >"$TLS_DIR/key.hdr"
+	chmod 0600 "$TLS_DIR/ph.hdr" "$TLS_DIR/key.hdr"
 	PH=sbxph-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+	PK=sbxkey-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 	echo '198.18.7.4 svc.test' >>"$NET_DIR/hosts"
 	local r ca="$TLS_DIR/ca.pem" routes=()
 	for r in expired:$TLS_PORT_EXPIRED self:$TLS_PORT_SELF wrongname:$TLS_PORT_WRONG wrongca:$TLS_PORT_OTHERCA \
@@ -46,6 +48,8 @@ setup_file() {
 		--service-method simple=GET,HEAD --service-path simple=/sbxdemo/ \
 		--service ph=https://svc.test --service-ca ph="$ca" --service-header ph="$TLS_DIR/ph.hdr" \
 		--service-placeholder ph="$PH" \
+		--service key=https://svc.test --service-ca key="$ca" --service-header key="$TLS_DIR/key.hdr" \
+		--service-placeholder key="$PK" \
 		--service hoststore=https://svc.test "${routes[@]}" \
 		--service ip=https://198.18.7.4:$IP_PORT --service-ca ip="$ca" \
 		--service ipwrong=https://198.18.7.4 --service-ca ipwrong="$ca" \
@@ -53,7 +57,7 @@ setup_file() {
 	net_broker proxy --mode proxy --upstream http://127.0.0.1:$UP_PORT --allow-private-networks \
 		--service svc=https://svc.test --service-ca svc="$ca" --service-header svc="$TLS_DIR/svc.hdr" \
 		--service ip=https://198.18.7.4:$IP_PORT --service-ca ip="$ca"
-	export TLS_DIR SECRET PH
+	export TLS_DIR SECRET PH PK
 	SECRET=$(cat "$TLS_DIR/token")
 }
 
@@ -169,7 +173,7 @@ HTTP/1.1 502 Bad Gateway
 Sbx-Broker-Reason: service hoststore: TLS with 198.18.7.4: certificate verify failed: unable to get local issuer certificate; a service with a private CA needs it named (--service-ca NAME=FILE)
 HTTP/1.1 504 Gateway Timeout
 Sbx-Broker-Reason: service stall: TLS handshake with 198.18.7.4 timed out (--max-wall-time)"
-	run -0 grep -c "\"service\":\"stall\",\"host\":\"svc.test\",\"port\":$TLS_PORT_STALL,\"address\":\"198.18.7.4\",\"decision\":\"allowed\",\"status\":504" "$NET_DIR/main.err"
+	run -0 grep -c "\"service\":\"stall\",\"path\":\"/\",\"host\":\"svc.test\",\"port\":$TLS_PORT_STALL,\"address\":\"198.18.7.4\",\"decision\":\"allowed\",\"status\":504" "$NET_DIR/main.err"
 }
 
 @test "a service that resets the connection while the request body goes out: 502, and the broker serves the next request" {
@@ -265,28 +269,148 @@ Sbx-Broker-Reason: service simple: path not allowed on this route (--service-pat
 HTTP/1.1 200 OK"
 }
 
-@test "--service-placeholder: swapped in its route's fields, refused with a reason anywhere else" {
+@test "--service-placeholder: refused with a reason on every other host and route" {
 	local ws
 	ws=$(ns_ws)
 	run -0 --separate-stderr nsh_user --workspace "$ws" --setenv PH="$PH" --net "broker:$BSOCK" -- sh -c \
-		'curl -sS -H "X-Copy: token $PH" http://ph/echo | grep -E "^HTTP_(AUTHORIZATION|X_COPY)="
-		for a in "http://origin.test/?t=$PH" "-H X-T:$PH http://svc/file.txt" "http://ph/file.txt?t=$PH" \
+		'for a in "http://origin.test/?t=$PH" "-H X-T:$PH http://svc/file.txt" "-H Authorization:$PH http://key/file.txt" \
 			"--proxy-header X-T:$PH https://origin.test/" "https://$PH.test/"; do
 			curl -sS -D - -o /dev/null $a 2>/dev/null | tr -d "\r" | grep -E "^(HTTP|Sbx-Broker-Reason)"
 		done'
-	assert_line --index 0 "HTTP_AUTHORIZATION=Bearer $SECRET"
-	assert_line --index 1 "HTTP_X_COPY=token Bearer $SECRET"
-	assert_equal "$(printf '%s\n' "${lines[@]:2}")" "HTTP/1.1 403 Forbidden
+	assert_output "HTTP/1.1 403 Forbidden
 Sbx-Broker-Reason: service ph: its placeholder in a request for origin.test refused: it is swapped only on http://ph/
 HTTP/1.1 403 Forbidden
 Sbx-Broker-Reason: service ph: its placeholder in a request for svc refused: it is swapped only on http://ph/
 HTTP/1.1 403 Forbidden
-Sbx-Broker-Reason: service ph: its placeholder in the request target refused: it is swapped in header fields only
+Sbx-Broker-Reason: service ph: its placeholder in a request for key refused: it is swapped only on http://ph/
 HTTP/1.1 403 Forbidden
 Sbx-Broker-Reason: service ph: its placeholder in a CONNECT for origin.test refused: it is swapped only on http://ph/
 HTTP/1.1 403 Forbidden
 Sbx-Broker-Reason: service ph: its placeholder in a CONNECT for $PH.test refused: it is swapped only on http://ph/"
 	run -0 grep -c "its placeholder in a CONNECT for origin.test refused" "$NET_DIR/main.err"
+}
+
+# The origin's log lines (TLS_DIR/o/access.log) so far.
+origin_lines() { wc -l <"$TLS_DIR/o/access.log"; }
+
+@test "--service-placeholder: as its route's credential field's whole value or token after a scheme, the route's line goes out" {
+	local py="$SBX_ROOT/tests/broker-ph.py" f
+	for f in "Authorization: $PH" "Authorization: Bearer $PH" "authorization:  token $PH	" "AUTHORIZATION: Basic $PH"; do
+		run -0 "$PY" "$py" req "$BSOCK" GET http://ph/echo "" "Host: ph" "$f"
+		assert_line --index 0 "HTTP/1.1 200 OK"
+		assert_line "HTTP_AUTHORIZATION=Bearer $SECRET"
+		refute_output --partial "$PH"
+	done
+	# The field is the one the route's header file names: X-Api-Key goes
+	# out as the file has it (the origin, which wants Authorization,
+	# answers 401 itself); Authorization is another field there.
+	run -0 "$PY" "$py" req "$BSOCK" GET http://key/file.txt "" "Host: key" "X-Api-Key: $PK"
+	assert_output "HTTP/1.1 401 Unauthorized"
+	run -0 "$PY" "$py" req "$BSOCK" GET http://key/file.txt "" "Host: key" "Authorization: Bearer $PK"
+	assert_output "HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service key: its placeholder in a field other than X-Api-Key refused: it is swapped only as the whole value of X-Api-Key or as its token after a scheme"
+}
+
+@test "--service-placeholder: anywhere else on its own route it is refused, 403, one line naming route and host, nothing sent" {
+	local py="$SBX_ROOT/tests/broker-ph.py" before n=0 tab=$'\t' crlf=$'\r\n' ph_up=${PH^^}
+	before=$(origin_lines)
+	# own_refused WHERE METHOD TARGET BODY FIELD...: 403 and the reason.
+	own_refused() {
+		local where=$1
+		shift
+		run -0 "$PY" "$py" req "$BSOCK" "$@"
+		assert_output "HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder $where refused: it is swapped only as the whole value of Authorization or as its token after a scheme"
+		n=$((n + 1))
+	}
+	local other="in a field other than Authorization" beside="in Authorization beside other text"
+	local f
+	for f in "Origin: $PH" "Origin: http://evil.test/$PH" "Cookie: a=1; s=$PH" "Referer: http://evil.test/?$PH" \
+		"X-Forwarded-Host: evil.test/?$PH" "X-$PH: 1" "$PH: 1" "Authorization-$PH: 1" "Accept: */*$tab$PH" \
+		"Proxy-Authorization: Bearer $PH" "Connection: close, $PH"; do
+		own_refused "$other" GET http://ph/echo "" "Host: ph" "$f"
+		own_refused "$other" GET http://ph/echo "" "Host: ph" "Authorization: Bearer $PH" "$f"
+	done
+	own_refused "in a repeated Authorization field" GET http://ph/echo "" "Host: ph" "Authorization: Bearer $PH" \
+		"Authorization: Bearer $PH"
+	own_refused "in a repeated Authorization field" GET http://ph/echo "" "Host: ph" "Authorization: Bearer $PH" \
+		"AUTHORIZATION: other"
+	own_refused "in a repeated Authorization field" GET http://ph/echo "" "Host: ph" "authorization: other" \
+		"Authorization: $PH"
+	for f in "Bearer $PH x" "x$PH" "${PH}x" "$PH$PH" "$PH $PH" "$PH Bearer" "Bearer  $PH" "Bearer$tab$PH" \
+		"Bearer, $PH" "Bearer=$PH" "a b $PH" "Bearer ${PH:0:5} $PH"; do
+		own_refused "$beside" GET http://ph/echo "" "Host: ph" "Authorization: $f"
+	done
+	for f in "http://ph/echo?t=$PH" "http://ph/$PH" "http://ph/echo?$PH=1"; do
+		own_refused "in the request target" GET "$f" "" "Host: ph" "Authorization: Bearer $PH"
+	done
+	own_refused "in a request body" POST http://ph/echo "t=$PH" "Host: ph" "Authorization: Bearer $PH"
+	own_refused "in a request body" POST http://ph/echo "t=$PH" "Host: ph"
+	# A folded line is no field: the parser refuses it before any of this.
+	for f in "Authorization: Bearer$crlf $PH" "X-A: 1$crlf$tab$PH" "Authorization:$crlf $PH"; do
+		run -0 "$PY" "$py" req "$BSOCK" GET http://ph/echo "" "Host: ph" "$f"
+		assert_output "HTTP/1.1 400 Bad Request
+Sbx-Broker-Reason: obsolete line folding"
+	done
+	# What is not the placeholder (its letters in another case) is
+	# nobody's: it goes out as it is, and the origin sees no token.
+	run -0 "$PY" "$py" req "$BSOCK" GET http://ph/echo "" "Host: ph" "Origin: $ph_up" "Authorization: Bearer $PH"
+	assert_line --index 0 "HTTP/1.1 200 OK"
+	assert_line "HTTP_ORIGIN=$ph_up"
+	assert_line "HTTP_AUTHORIZATION=Bearer $SECRET"
+	# That request is the origin's only one since: the refused ones never
+	# reached it (nginx logs each before it serves the next).
+	wait_for "[ \$(origin_lines) -eq $((before + 1)) ]"
+	run -0 tail -n 1 "$TLS_DIR/o/access.log"
+	assert_output --partial '"GET /echo HTTP/1.1" 200'
+	run -0 grep -c "\"service\":\"ph\",\"host\":\"ph\",\"port\":80,.*\"decision\":\"refused\",\"status\":403,\"reason\":\"service ph: its placeholder in .* refused: it is swapped only as the whole value of Authorization or as its token after a scheme\"" "$NET_DIR/main.err"
+	assert_output "$n"
+	run -1 sh -c 'grep "\"host\":\"ph\"" "$1" | grep -c -e "$2" -e "$3"' sh "$NET_DIR/main.err" "$PH" "$SECRET"
+	assert_output 0
+}
+
+@test "--service-placeholder: a service that reflects Origin and X-Forwarded-Host never sees or returns the token" {
+	local ws mode np want
+	ws=$(ns_ws)
+	want="HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a field other than Authorization refused: it is swapped only as the whole value of Authorization or as its token after a scheme"
+	# Through the proxy port, then a captured port 80 (curl told to ask
+	# ph directly).
+	for mode in "-q broker:$BSOCK" "--noproxy@ph broker:$BSOCK,transparent"; do
+		np=${mode% *}
+		run -0 --separate-stderr nsh_user --workspace "$ws" --setenv PH="$PH" --setenv PHU="${PH^^}" \
+			--setenv NP="${np/@/ }" --net "${mode#* }" -- sh -c \
+			'for h in "Origin: $PH" "Origin: http://evil.test/$PH" "X-Forwarded-Host: evil.test/?$PH" \
+				"X-Forwarded-Host: $PH" "Referer: http://evil.test/$PH" "Cookie: s=$PH"; do
+				curl $NP -sS -D - -o /dev/null -H "Authorization: Bearer $PH" -H "$h" http://ph/reflect
+			done
+			curl $NP -sS -D - -o /dev/null -H "Authorization: Bearer $PH" -H "Origin: http://sandbox.test" \
+				-H "X-Forwarded-Host: sandbox.test" http://ph/reflect
+			curl $NP -sS -D - -o /dev/null -H "Authorization: $PH" -H "Origin: $PHU" -H "X-Forwarded-Host: $PHU" \
+				http://ph/reflect' </dev/null
+		# sbx-ns says what was refused, as the broker tells it.
+		assert_equal "$stderr" "sbx-ns: note: the broker refused 6 connections: ph:80: ${want#*Reason: } (6)"
+		run -0 grep -E "^(HTTP|Sbx-Broker-Reason|Location|Access-Control-Allow-Origin)" <<<"${output//$'\r'/}"
+		assert_output "$want
+$want
+$want
+$want
+$want
+$want
+HTTP/1.1 302 Moved Temporarily
+Location: https://sandbox.test/next
+Access-Control-Allow-Origin: http://sandbox.test
+HTTP/1.1 302 Moved Temporarily
+Location: https://${PH^^}/next
+Access-Control-Allow-Origin: ${PH^^}"
+	done
+	# The origin saw those two requests of each run and nothing else.
+	wait_for "[ \$(wc -l <'$TLS_DIR/o/reflect.log') -eq 4 ]"
+	run -0 cat "$TLS_DIR/o/reflect.log"
+	assert_output "/reflect origin=http://sandbox.test xfh=sandbox.test
+/reflect origin=${PH^^} xfh=${PH^^}
+/reflect origin=http://sandbox.test xfh=sandbox.test
+/reflect origin=${PH^^} xfh=${PH^^}"
 }
 
 @test "--service-placeholder: a ClientHello that carries it (name or ALPN) ends the tunnel with an alert and a line" {
@@ -307,7 +431,7 @@ handshake done"
 	assert_output 0
 }
 
-@test "--service-placeholder: a request body to another host is searched, split across writes or not; its route's is not" {
+@test "--service-placeholder: a request body is searched, split across writes or not, its own route's too" {
 	local py="$SBX_ROOT/tests/broker-ph.py" fd line half=${PH:0:7} ws
 	mkfifo "$TLS_DIR/rec.ev"
 	exec {fd}<>"$TLS_DIR/rec.ev"
@@ -352,9 +476,21 @@ Sbx-Broker-Reason: service ph: its placeholder in a request body for origin.test
 	run -0 grep -c "\"decision\":\"refused\",.*\"reason\":\"service ph: its placeholder in a request body for origin.test refused: it is swapped only on http://ph/\"" "$NET_DIR/phb.err"
 	assert_output 3
 	run -1 grep -c "$PH" "$NET_DIR/phb.err"
-	# Its own route's body: not searched (nor swapped).
+	# Its own route's body, and another route's: refused the same way,
+	# with the head or after 100000 bytes read by read.
 	ws=$(ns_ws)
-	run -0 --separate-stderr nsh_user --workspace "$ws" --setenv PH="$PH" --net "broker:$BSOCK" -- sh -c \
-		'curl -sS -o /dev/null -w "%{http_code}\n" --data-binary "t=$PH" http://ph/echo'
-	assert_output 200
+	printf 't=%s' "$PH" >"$ws/short"
+	{ head -c 100000 /dev/zero; printf '%s' "$PH"; } >"$ws/long"
+	run -0 --separate-stderr nsh_user --workspace "$ws" --net "broker:$BSOCK" -- sh -c \
+		'for a in "short http://ph/echo" "long http://ph/echo" "short http://svc/echo" "long http://svc/echo"; do
+			curl -sS -D - -o /dev/null --data-binary @${a% *} ${a#* } | tr -d "\r" | grep -E "^(HTTP|Sbx-Broker-Reason)"
+		done'
+	local own="HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a request body refused: it is swapped only as the whole value of Authorization or as its token after a scheme"
+	local other="HTTP/1.1 403 Forbidden
+Sbx-Broker-Reason: service ph: its placeholder in a request body for svc refused: it is swapped only on http://ph/"
+	assert_output "$own
+$own
+$other
+$other"
 }

@@ -5,16 +5,16 @@
 # "Authorization: Bearer TOKEN" from a file only root reads. curl and git
 # (clone and push) ask for http://svc/... through the proxy port and, in
 # transparent mode, with pip (a venv made inside) and node's fetch(), on
-# the captured port 80 too; the README's recipe, run as written, takes pip
-# through the proxy port. None of them is given anything secret. Then the token
+# the captured port 80 too. None of them is given anything secret. Then the token
 # is looked for everywhere the sandbox can look: its environment, every
 # /proc/PID/environ and cmdline, each file it can read that was written
 # since the token was made, and the broker's answers. Only /echo, which
-# answers the request's headers, shows it (said in the README).
+# answers the request's headers, shows it (said in sbx-broker(1)).
 
 load helpers
 load ns-net
 load tlsorigin
+load recipes
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -165,45 +165,25 @@ proc: found"
 	assert_equal "$stderr" ""
 }
 
-# The README's service-route recipe (its block from "# root; the service's
-# token"), each line as written but the site's values: the service's name
-# (the one its certificate holds), the workspace, the user and its group,
-# the package its index holds. Run as root in "h", /etc under an overlay
-# (the recipe's /etc/sbx lands in the test's directory, where the CA is
-# put) and a tmpfs on /run; the token in an unexported shell variable.
-readme_recipe() {
-	awk '/^      # root; the service.s token in \$TOKEN/ { r = 1 } r && /^$/ { exit } r { print substr($0, 7) }' \
-		"$SBX_ROOT/README.md"
-}
-
-@test "the README's recipe as written: curl, git clone and pip in a venv through the route, as root for the test user" {
-	local r e=$TLS_DIR/etc ws
-	r=$(readme_recipe)
-	ws=$(ns_ws)
-	r=${r//gitlab.example/svc.test}
-	r=${r//\/srv\/ws\/job1/$ws}
-	r=${r//--uid 1001 --gid 1001/--uid $SBX_TEST_UID --gid $SBX_TEST_GID}
-	r=${r//--socket-group ci/--socket-group $(id -gn "$SBX_TEST_USER")}
-	r=${r//mypkg/sbxdemo}
-	mkdir -p "$e/u/sbx" "$e/w"
-	cp "$TLS_DIR/ca.pem" "$e/u/sbx/gitlab-ca.pem"
-	cat /etc/hosts "$NET_DIR/hosts" >"$e/u/hosts"
-	run -0 --separate-stderr ip netns exec "$NH" unshare -m --propagation private bash -c '
-		mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/u,workdir=$1/w" /etc && mount -t tmpfs tmpfs /run || exit
-		TOKEN=$(cat "$2")
-		eval "$3"
-		s=$?
-		kill $! && wait
-		exit $s' bash "$e" "$TLS_DIR/token" "$r"
-	# 404, not 401: the origin took the token, and has no /api/v4.
-	assert_output --partial "<title>404 Not Found</title>"
-	refute_output --partial "$(token)"
-	refute_output --partial "401"
-	run -0 cat "$ws/repo/README"
-	assert_output "seeded"
-	run -0 "$ws"/venv/bin/python3 -c "import sbxdemo; print(sbxdemo.hello())"
-	assert_output "sbxdemo 1.0"
-	run -1 grep -r -l -F "$(token)" "$ws"
-	run -0 stat -c '%a %U' "$e/u/sbx/gitlab.hdr"
-	assert_output "600 root"
+# The README's service-route recipe, as written, run in "h" (recipes.bash):
+# its service is https://gitlab.example, a second origin of
+# tests/tlsorigin.bash on 198.18.7.5 with a CA of its own, put where the
+# recipe says (/etc/sbx/gitlab-ca.pem, in the recipe's own /etc), and
+# demanding this suite's token, which the recipe reads from $TOKEN.
+@test "the README's service-route recipe as written: curl and git clone through the route, as root for a user it makes" {
+	local d=$TLS_DIR/gitlab
+	ip -n "$NO" addr add 198.18.7.5/24 dev "$(ip -n "$NO" -o link show type veth | awk -F'[ :@]+' '{ print $2 }')"
+	tls_pki "$d" gitlab.example
+	tls_origin "$NO" 198.18.7.5 gitlab.example "$d" "$(token)" sbxuser:sbxpass
+	recipe_prepare() {
+		mkdir -p /etc/sbx && cp "$TLS_DIR/gitlab/ca.pem" /etc/sbx/gitlab-ca.pem &&
+			echo "198.18.7.5 gitlab.example" >>/etc/hosts
+	}
+	RECIPE_NETNS=$NH
+	RECIPE_VARS=("TOKEN=$(token)")
+	recipes_setup
+	recipes_run_kind env=service || { rm -rf "$RECIPE_DIR"; false; }
+	# Nothing of the recipe's stayed: its /etc/sbx was its own.
+	assert_not_exist /etc/sbx/gitlab.hdr
+	rm -rf "$RECIPE_DIR"
 }

@@ -15,6 +15,13 @@ placeholder past its head (tests/49-broker-service-tls.bats).
                             answer's status line and Sbx-Broker-Reason
   hello SOCK HOST SNI ALPN  CONNECT HOST:443, then a ClientHello naming SNI
                             and offering ALPN; prints how the handshake ended
+  req SOCK METHOD TARGET BODY FIELD...
+                            one request through SOCK, its FIELDs written as
+                            given (raw bytes, each line ended with CRLF) and
+                            BODY after them (with its Content-Length when it
+                            is not empty); prints the answer's status line,
+                            Sbx-Broker-Reason, Location and
+                            Access-Control-Allow-Origin, then a 200's body
 """
 import os
 import re
@@ -58,7 +65,7 @@ def part(p):
     return b"x" * int(m.group(1)) + m.group(2).encode() if m else p.encode()
 
 
-def answer(c):
+def answer(c, show=(b"HTTP/", b"Sbx-Broker-Reason:")):
     got = b""
     while True:
         try:
@@ -68,11 +75,13 @@ def answer(c):
         if not b:
             break
         got += b
-    for line in got.partition(b"\r\n\r\n")[0].split(b"\r\n"):
-        if line.startswith(b"HTTP/") or line.startswith(b"Sbx-Broker-Reason:"):
+    head, _, body = got.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n"):
+        if line.startswith(show):
             print(line.decode())
     if not got:
         print("closed")
+    return head, body
 
 
 def post(sock, url, p1, p2, events):
@@ -121,5 +130,30 @@ def hello(sock, host, sni, alpn):
         print(e.reason)
 
 
+def req(sock, method, target, body, *fields):
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(sock)
+    b = body.encode()
+    head = b"%s %s HTTP/1.1\r\n" % (method.encode(), target.encode())
+    for f in fields:
+        head += f.encode("utf-8", "surrogateescape") + b"\r\n"
+    if b:
+        head += b"Content-Length: %d\r\n" % len(b)
+    c.sendall(head + b"\r\n" + b)
+    head, body = answer(c, (b"HTTP/", b"Sbx-Broker-Reason:", b"Location:", b"Access-Control-Allow-Origin:"))
+    if not head.startswith(b"HTTP/1.1 200 "):
+        return
+    if re.search(rb"(?im)^transfer-encoding: *chunked", head):
+        whole = b""
+        while True:
+            size, _, body = body.partition(b"\r\n")
+            n = int(size.split(b";")[0], 16)
+            if not n:
+                break
+            whole, body = whole + body[:n], body[n + 2:]
+        body = whole
+    sys.stdout.write(body.decode())
+
+
 if __name__ == "__main__":
-    {"record": record, "post": post, "hello": hello}[sys.argv[1]](*sys.argv[2:])
+    {"record": record, "post": post, "hello": hello, "req": req}[sys.argv[1]](*sys.argv[2:])

@@ -15,6 +15,10 @@
 #   /echo                 the request's headers, one "HTTP_NAME=value" a
 #                         line (a CGI script): the one answer that shows
 #                         what a route added
+#   /reflect              what services reflect of ordinary fields: a 302
+#                         to https://X-Forwarded-Host/next with
+#                         Access-Control-Allow-Origin: Origin, each request
+#                         logged with both in DIR/o/reflect.log
 # and presents bad certificates on ports of its own, each of them serving
 # "bad\n" to a client that does not check:
 #   4431 expired, 4432 self-signed, 4433 another name (wrong.test),
@@ -178,6 +182,7 @@ tls_origin() {
 		include /etc/nginx/mime.types;
 		default_type application/octet-stream;
 		ssl_protocols TLSv1.2 TLSv1.3;
+		log_format reflect '\$uri origin=\$http_origin xfh=\$http_x_forwarded_host';
 		server {
 			listen $addr:443 ssl;
 			server_name $name;
@@ -191,6 +196,12 @@ tls_origin() {
 				auth_basic "sbx";
 				auth_basic_user_file $o/htpasswd;
 				alias $o/www/;
+			}
+			location = /reflect {
+				access_log $o/reflect.log reflect;
+				if (\$http_authorization != "Bearer $token") { return 401; }
+				add_header Access-Control-Allow-Origin \$http_origin always;
+				return 302 https://\$http_x_forwarded_host/next;
 			}
 			location = /echo {
 				if (\$http_authorization != "Bearer $token") { return 401; }

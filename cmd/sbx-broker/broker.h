@@ -47,8 +47,6 @@ struct broker_service {
 	size_t npaths;
 	char placeholder[129];         /* stands for the one header line's value */
 	size_t phlen;
-	const char *real;              /* that value, within hdr */
-	size_t reallen;
 };
 
 /* One pinned answer: --resolve NAME=ADDR (pins.c). */
@@ -65,6 +63,7 @@ struct broker_cfg {
 	int proxy;                 /* --mode proxy */
 	struct sbx_hostpat *hosts;
 	size_t nhosts;
+	const char *hosts_from;    /* what a refusal names: "--allow-host", or "--allow-policy FILE" */
 	unsigned ports[BROKER_MAX_PORTS];
 	size_t nports;
 	struct {                   /* --allow-tcp NAME:PORT */
@@ -219,6 +218,8 @@ int broker_tcp_peer_uid(int diag, int fd, uid_t *uid);
 /* Pinned names (pins.c). */
 void broker_add_resolve(struct broker_cfg *cfg, const char *arg);
 void broker_add_resolve_file(struct broker_cfg *cfg, const char *path);
+/* allowpol.c: --allow-policy FILE, the allowed names of a policy */
+void broker_allow_policy(struct broker_cfg *cfg, const char *path);
 /* The pinned addresses of host (at most max): 0 when it is not pinned. */
 size_t broker_pinned(const struct broker_cfg *cfg, const char *host, struct sockaddr_storage *out, size_t max);
 

@@ -156,7 +156,7 @@ int capture_start(struct loop *L, struct conn *c)
 		return -1;
 	}
 	if (!broker_host_allowed(L->cfg, c->host)) {
-		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
+		refuse(L, c, 403, "host %s not on the allowlist (%s)", c->host, L->cfg->hosts_from);
 		return -1;
 	}
 	c->st = S_HELLO;

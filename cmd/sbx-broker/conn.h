@@ -132,11 +132,11 @@ struct dir {
 	int chunked;                /* a chunked body: read in memory, cut after its end */
 	int wipe;                   /* buf holds a route's header lines: zeroed when freed */
 	struct sbx_chunked ck;
-	/* A plain HTTP request's body, when a placeholder other than its own
-	 * route's is configured: read in memory and searched (relay.c), its
-	 * last keep bytes held back until the next read has been searched. */
+	/* A plain HTTP request's body, when a route has a placeholder: read
+	 * in memory and searched (relay.c), its last keep bytes held back
+	 * until the next read has been searched. */
 	const struct broker_cfg *scan;
-	const struct broker_service *skip, *found;
+	const struct broker_service *found;
 	size_t keep, nhold;
 	char hold[sizeof ((struct broker_service *)0)->placeholder];
 };
@@ -178,6 +178,7 @@ struct conn {
 	const char *decision;
 	char reason[256];
 	const struct broker_service *svc; /* a service route's request */
+	char path[65];              /* ... its path, to the query, cut at 64 bytes: what it was asked for */
 	struct tls_link *tls;       /* ... and its TLS to the service on ofd (tls.c) */
 };
 
@@ -260,10 +261,11 @@ int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *
 /* rules.c */
 int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_head *h);
 int service_rules(struct loop *L, struct conn *c, const struct sbx_http_head *h);
-size_t service_ph_keep(const struct broker_cfg *cfg, const struct broker_service *skip);
-const struct broker_service *service_ph_find(const struct broker_cfg *cfg, const struct broker_service *skip,
-					     const char *buf, size_t n);
-size_t service_swap(const struct broker_service *s, const char *v, size_t n, char *out);
+size_t service_ph_keep(const struct broker_cfg *cfg);
+const struct broker_service *service_ph_find(const struct broker_cfg *cfg, const char *buf, size_t n);
+/* c's reason, refused for s's placeholder where ("in a request body"):
+ * the place it has, on s's own route (c->svc), or its route, on any other. */
+void service_ph_refused(struct conn *c, const struct broker_service *s, const char *where);
 
 /* tlsmem.c: the TLS library's large blocks kept for reuse, set before
  * its first allocation. */

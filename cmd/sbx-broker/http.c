@@ -212,7 +212,7 @@ int read_head(struct loop *L, struct conn *c)
 		refuse(L, c, 403, "port %u not allowed (--allow-port)", c->port);
 		return -1;
 	} else if (!broker_host_allowed(L->cfg, h->host)) {
-		refuse(L, c, 403, "host %s not on the allowlist (--allow-host)", c->host);
+		refuse(L, c, 403, "host %s not on the allowlist (%s)", c->host, L->cfg->hosts_from);
 		return -1;
 	}
 	if (!c->is_connect) {
@@ -225,12 +225,11 @@ int read_head(struct loop *L, struct conn *c)
 				refuse(L, c, 400, "bytes after the request");
 			return -1;
 		}
-		/* A body still to come is searched for the placeholders of
-		 * other routes (relay.c); what came with the head was (rules.c),
-		 * and its tail is held to be searched with the next read. */
-		if (L->cfg->nsvc && body > c->inlen - h->head_len && (c->up.keep = service_ph_keep(L->cfg, c->svc))) {
+		/* A body still to come is searched for every placeholder
+		 * (relay.c); what came with the head was (rules.c), and its
+		 * tail is held to be searched with the next read. */
+		if (L->cfg->nsvc && body > c->inlen - h->head_len && (c->up.keep = service_ph_keep(L->cfg))) {
 			c->up.scan = L->cfg;
-			c->up.skip = c->svc;
 			c->up.nhold = c->up.keep < c->inlen - h->head_len ? c->up.keep : c->inlen - h->head_len;
 			c->inlen -= c->up.nhold;
 			memcpy(c->up.hold, c->in + c->inlen, c->up.nhold);

@@ -8,8 +8,8 @@
  * lines past it are not written but counted by kind, and one "dropped"
  * line says how many when the second is over (or the sandbox ends). Each
  * line is shorter than LOG_LINE_MAX: its strings are bounded (a host of
- * 253 bytes, a reason of 255, a method of 15, each byte at most 6 once
- * escaped), so a flood grows the log by at most
+ * 253 bytes, a reason of 255, a method of 15, a route's path of 64, each
+ * byte at most 6 once escaped), so a flood grows the log by at most
  * (LOG_LINES_PER_SEC + 1) * LOG_LINE_MAX bytes a second per budget. All
  * budgets together write at most LOG_LINES_ALL_PER_SEC lines a second
  * (their summaries included) and one summary of their own: however many
@@ -294,6 +294,8 @@ void log_conn(struct loop *L, struct conn *c)
 	sbx_json_str(&j, "method", c->method[0] ? c->method : NULL);
 	if (c->svc)
 		sbx_json_str(&j, "service", c->svc->name); /* the route's name, never its header values */
+	if (c->svc && c->path[0])
+		sbx_json_str(&j, "path", c->path);
 	sbx_json_str(&j, "host", c->host[0] ? c->host : NULL);
 	if (c->port)
 		sbx_json_uint(&j, "port", c->port);

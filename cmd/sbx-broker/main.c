@@ -41,6 +41,7 @@ static const char usage[] =
 	"What is allowed:\n"
 	"  --mode allowlist|proxy       direct, or through --upstream; default: allowlist\n"
 	"  --allow-host NAME            an allowed name or *.domain (repeatable)\n"
+	"  --allow-policy FILE          the allowed names of a policy's allowlist\n"
 	"  --allow-port N               an allowed port (repeatable); default: 80, 443\n"
 	"  --allow-tcp NAME:PORT        an opaque TCP stream for transparent sandboxes\n"
 	"  --upstream http://HOST:PORT  the upstream proxy of --mode proxy\n"
@@ -83,6 +84,7 @@ enum {
 	O_METHOD, O_HEADER, O_REDIRECTS, O_DENY, O_SMODE, O_SGROUP, O_RESOLVE, O_RESOLVE_FILE, O_SBCONNS,
 	O_TCP, O_ALLOW_TCP, O_SBLOOKUPS, O_PEERCONNS, O_RESERVED, O_ALLOW_ADDR,
 	O_SERVICE, O_SERVICE_HEADER, O_SERVICE_CA, O_SERVICE_METHOD, O_SERVICE_PATH, O_SERVICE_PH,
+	O_ALLOW_POLICY,
 };
 
 static const struct sbx_opt options[] = {
@@ -93,6 +95,7 @@ static const struct sbx_opt options[] = {
 	{ "socket-group", SBX_ARG, SBX_ONCE, O_SGROUP },
 	{ "mode", SBX_ARG, SBX_ONCE, O_MODE },
 	{ "allow-host", SBX_ARG, SBX_MANY, O_HOST },
+	{ "allow-policy", SBX_ARG, SBX_ONCE, O_ALLOW_POLICY },
 	{ "allow-port", SBX_ARG, SBX_MANY, O_PORT },
 	{ "allow-tcp", SBX_ARG, SBX_MANY, O_ALLOW_TCP },
 	{ "upstream", SBX_ARG, SBX_ONCE, O_UPSTREAM },
@@ -291,7 +294,7 @@ int main(int argc, char **argv)
 	struct broker_tcp tcp;
 	int id, listen_fd = -1, log_fd = -1, smode = -1;
 	gid_t sgroup = (gid_t)-1;
-	const char *sgroup_arg = NULL;
+	const char *sgroup_arg = NULL, *allow_policy = NULL;
 	size_t max_conns = 0, max_sb_conns = 0, max_peer_conns = 0, reserved = 0;
 
 	sbx_setprog("sbx-broker");
@@ -324,6 +327,7 @@ int main(int argc, char **argv)
 			mode = arg;
 			break;
 		case O_HOST: add_host(&cfg, arg); break;
+		case O_ALLOW_POLICY: allow_policy = sbx_opt_abspath("--allow-policy", arg); break;
 		case O_PORT: add_port(&cfg, arg); break;
 		case O_ALLOW_TCP: broker_add_allow_tcp(&cfg, arg); break;
 		case O_UPSTREAM: upstream = arg; break;
@@ -369,8 +373,15 @@ int main(int argc, char **argv)
 		sbx_die_usage("--mode proxy needs --upstream");
 	if (!cfg.proxy && upstream)
 		sbx_die_usage("--upstream needs --mode proxy");
+	/* One list of names, whichever option gave it. */
+	if (allow_policy && cfg.nhosts)
+		sbx_die_usage("--allow-policy and --allow-host are exclusive (one list of allowed names)");
+	cfg.hosts_from = "--allow-host";
+	if (allow_policy)
+		broker_allow_policy(&cfg, allow_policy);
 	if (!cfg.proxy && !cfg.nhosts && !cfg.ntcp && !cfg.nsvc)
-		sbx_die_usage("--mode allowlist needs at least one --allow-host");
+		sbx_die_usage(allow_policy ? "%s: its network.allowlist is empty: it allows no host"
+				: "--mode allowlist needs at least one %s", cfg.hosts_from);
 	for (size_t i = 0; i < cfg.npins && cfg.nhosts; i++)
 		if (!host_listed(&cfg, cfg.pins[i].name))
 			sbx_die_usage("--resolve: %s is not on the allowlist (--allow-host): its pin would never "

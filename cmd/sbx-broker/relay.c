@@ -33,9 +33,8 @@ static int scan_body(struct conn *c, struct dir *d, size_t n)
 {
 	size_t keep = d->left && !d->eof ? d->keep : 0;
 
-	if ((d->found = service_ph_find(d->scan, d->skip, d->cbuf, n))) {
-		set_reason(c, "service %s: its placeholder in a request body for %s refused: it is swapped only "
-			   "on http://%s/", d->found->name, c->host, d->found->name);
+	if ((d->found = service_ph_find(d->scan, d->cbuf, n))) {
+		service_ph_refused(c, d->found, "in a request body");
 		return -1;
 	}
 	if (keep > n)
@@ -236,7 +235,7 @@ int read_hello(struct loop *L, struct conn *c)
 	int r = fill(c, c->cfd, &c->in, &c->inlen, &c->incap, SBX_TLS_HELLO_MAX);
 	int p = sbx_tls_hello_parse((const unsigned char *)c->in, c->inlen, &th);
 
-	const struct broker_service *s = L->cfg->nsvc ? service_ph_find(L->cfg, NULL, c->in, c->inlen) : NULL;
+	const struct broker_service *s = L->cfg->nsvc ? service_ph_find(L->cfg, c->in, c->inlen) : NULL;
 
 	if (!r)
 		c->client_eof = 1;
@@ -244,10 +243,8 @@ int read_hello(struct loop *L, struct conn *c)
 	 * the bytes are encrypted under keys the client chose. First, for
 	 * the refusals below would name what the hello says. */
 	if (s) {
-		char why[600];
-		snprintf(why, sizeof why, "service %s: its placeholder in the ClientHello for %s refused: it is "
-			 "swapped only on http://%s/", s->name, c->host, s->name);
-		tls_refuse(L, c, SBX_TLS_ALERT_ACCESS, why);
+		service_ph_refused(c, s, "in the ClientHello");
+		tls_refuse(L, c, SBX_TLS_ALERT_ACCESS, c->reason);
 		return -1;
 	}
 	if (p == SBX_TLS_BAD) {

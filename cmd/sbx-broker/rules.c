@@ -10,20 +10,27 @@
  * can hold it to a method and a path; a CONNECT tunnel is opaque, which is
  * why --allow-method and the like stay refused there.
  *
- * A placeholder is swapped for the real value in the header fields of a
- * request on its own route, and nowhere else: a request head that carries
- * it anywhere else (another route or host, a CONNECT's target or Host, the
- * request target of any route, its own included) is refused with 403 and
- * logged, since that is how a credential's stand-in would be walked out.
- * The same holds past the head: the body of a plain HTTP request to any
- * other host or route, and a tunnel's first flight (its ClientHello), are
- * searched too (relay.c). */
+ * A placeholder has one place: the value of its route's one header line
+ * (the field its header file names), in a request on that route, where
+ * the sandbox's field is the placeholder itself or an auth scheme, one
+ * space and the placeholder. That field never goes out as the sandbox
+ * wrote it: the route's line goes in its place (service.c), so the real
+ * value is never put where the sandbox chose. Anywhere else the request
+ * is refused with 403 and logged, since that is how the credential, or
+ * its stand-in, would be walked out: another field of its own route
+ * (which a service may reflect: CORS, a redirect built from
+ * X-Forwarded-Host), inside a longer value, twice, a repeated field, the
+ * request target, another route or host, a CONNECT's target or Host. The
+ * same holds past the head: the body of a plain HTTP request, and a
+ * tunnel's first flight (its ClientHello), are searched too (relay.c). */
 #include "conn.h"
 #include "die.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PLACEHOLDER_MIN 8
 #define PLACEHOLDER_MAX 128
@@ -122,9 +129,7 @@ static void add_placeholder(struct broker_cfg *cfg, struct broker_service *s, co
 				      cfg->svc[i].name);
 	line = s->hdr;
 	colon = memchr(line, ':', s->hdrlen);
-	s->real = colon + 2;
-	s->reallen = s->hdrlen - (size_t)(s->real - line) - 2;
-	if (memmem(s->real, s->reallen, v, n))
+	if (memmem(colon + 2, s->hdrlen - (size_t)(colon + 2 - line) - 2, v, n))
 		sbx_die_usage("--service-placeholder: %s: the placeholder is part of the real value", s->name);
 	memcpy(s->placeholder, v, n + 1);
 	s->phlen = n;
@@ -145,59 +150,146 @@ void broker_service_rules_finish(struct broker_cfg *cfg)
 	}
 }
 
-/* Every request head, before anything else is decided: a placeholder
- * anywhere but the header fields of its own route's request refuses it. */
+/* Is f's value, surrounding whitespace aside (the parser's), the
+ * placeholder, or an auth scheme (a token), one space and it? */
+static int ph_shape(const struct broker_service *s, const struct sbx_http_field *f)
+{
+	size_t t;
+
+	if (f->vlen < s->phlen || memcmp(f->value + f->vlen - s->phlen, s->placeholder, s->phlen))
+		return 0;
+	if (f->vlen == s->phlen)
+		return 1;
+	t = f->vlen - s->phlen - 1;
+	if (!t || f->value[t] != ' ')
+		return 0;
+	for (size_t i = 0; i < t; i++)
+		if (!sbx_http_tchar((unsigned char)f->value[i]))
+			return 0;
+	return 1;
+}
+
+/* A request on s's own route, buf[0..n) its head and the body bytes read
+ * with it: 0 when s's placeholder is there once, in its place, else -1
+ * with where it is, in where. */
+static int ph_placed(const struct broker_service *s, const struct sbx_http_head *h, const char *buf, size_t n,
+		     char *where, size_t wsize)
+{
+	const char *name = s->hdr + s->hname[0].off, *p;
+	int nl = (int)s->hname[0].len;
+	const struct sbx_http_field *cred = NULL;
+	size_t copies = 0;
+
+	if (memmem(h->target, h->tlen, s->placeholder, s->phlen)) {
+		snprintf(where, wsize, "in the request target");
+		return -1;
+	}
+	if (memmem(buf + h->head_len, n - h->head_len, s->placeholder, s->phlen)) {
+		snprintf(where, wsize, "in a request body");
+		return -1;
+	}
+	for (size_t i = 0; i < h->nfields; i++) {
+		const struct sbx_http_field *f = &h->f[i];
+		if (f->nlen == (size_t)nl && !strncasecmp(f->name, name, f->nlen)) {
+			cred = f;
+			copies++;
+		} else if (memmem(f->name, (size_t)(f->value + f->vlen - f->name), s->placeholder, s->phlen)) {
+			snprintf(where, wsize, "in a field other than %.*s", nl, name);
+			return -1;
+		}
+	}
+	if (copies > 1) {
+		snprintf(where, wsize, "in a repeated %.*s field", nl, name);
+		return -1;
+	}
+	/* Once in the whole of it, at the end of that value: a second one
+	 * anywhere (the scheme, overlapping) is refused too. */
+	p = memmem(buf, n, s->placeholder, s->phlen);
+	if (!cred || !ph_shape(s, cred) || p != cred->value + cred->vlen - s->phlen ||
+	    memmem(p + 1, (size_t)(buf + n - p - 1), s->placeholder, s->phlen)) {
+		snprintf(where, wsize, "in %.*s beside other text", nl, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* c's reason as it is, without set_reason's "service NAME: " of the
+ * route c is for: the route a refusal here names is the placeholder's. */
+__attribute__((format(printf, 2, 3))) static void own_reason(struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+	va_end(ap);
+}
+
+void service_ph_refused(struct conn *c, const struct broker_service *s, const char *where)
+{
+	const struct broker_service *to = c->svc;
+
+	if (c->reason[0])
+		return;
+	c->decision = "refused";
+	if (to == s)
+		own_reason(c, "service %s: its placeholder %s refused: it is swapped only as the whole value of %.*s "
+			   "or as its token after a scheme", s->name, where, (int)s->hname[0].len,
+			   s->hdr + s->hname[0].off);
+	else
+		own_reason(c, "service %s: its placeholder %s for %s refused: it is swapped only on http://%s/",
+			   s->name, where, to ? to->name : c->host, s->name);
+}
+
+/* Every request head, before anything else is decided. */
 int service_placeholders(struct loop *L, struct conn *c, const struct sbx_http_head *h)
 {
 	const struct broker_cfg *cfg = L->cfg;
+	char where[128];
 
 	for (size_t i = 0; i < cfg->nsvc; i++) {
 		const struct broker_service *s = &cfg->svc[i];
 		int own = !h->is_connect && !strcmp(h->host, s->name);
 		/* The body bytes read with the head, too, but a CONNECT's:
 		 * those are its ClientHello's, searched with the rest of it. */
-		size_t n = own || h->is_connect ? h->head_len : c->inlen;
+		size_t n = h->is_connect ? h->head_len : c->inlen;
 		if (!s->phlen || !memmem(c->in, n, s->placeholder, s->phlen))
 			continue;
-		if (own && !memmem(h->target, h->tlen, s->placeholder, s->phlen))
-			continue;
-		c->decision = "refused";
-		if (!own && !memmem(c->in, h->head_len, s->placeholder, s->phlen))
-			refuse(L, c, 403, "service %s: its placeholder in a request body for %s refused: it is "
-			       "swapped only on http://%s/", s->name, c->host, s->name);
-		else if (own)
-			refuse(L, c, 403, "service %s: its placeholder in the request target refused: it is "
-			       "swapped in header fields only", s->name);
-		else
-			refuse(L, c, 403, "service %s: its placeholder in a %s for %s refused: it is swapped "
-			       "only on http://%s/", s->name, h->is_connect ? "CONNECT" : "request", c->host, s->name);
+		if (own) {
+			if (!ph_placed(s, h, c->in, n, where, sizeof where))
+				continue;
+			c->svc = s;
+		} else
+			snprintf(where, sizeof where, "in a %s",
+				 memmem(c->in, h->head_len, s->placeholder, s->phlen) ?
+					 (h->is_connect ? "CONNECT" : "request") : "request body");
+		service_ph_refused(c, s, where);
+		refuse(L, c, 403, "%s", c->reason); /* the reason just set */
 		return -1;
 	}
 	return 0;
 }
 
-/* What a body or a first flight is searched for: every placeholder but
- * skip's (the route the request is for). The longest one's length less
- * one is how many bytes a search holds back until the next read, so that
- * no part of a placeholder split across reads goes out; 0: nothing to
- * search for. */
-size_t service_ph_keep(const struct broker_cfg *cfg, const struct broker_service *skip)
+/* What a body or a first flight is searched for: every placeholder, its
+ * own route's too (a body is no place of it). The longest one's length
+ * less one is how many bytes a search holds back until the next read, so
+ * that no part of a placeholder split across reads goes out; 0: nothing
+ * to search for. */
+size_t service_ph_keep(const struct broker_cfg *cfg)
 {
 	size_t keep = 0;
 
 	for (size_t i = 0; i < cfg->nsvc; i++)
-		if (&cfg->svc[i] != skip && cfg->svc[i].phlen > keep)
+		if (cfg->svc[i].phlen > keep)
 			keep = cfg->svc[i].phlen;
 	return keep ? keep - 1 : 0;
 }
 
-/* The route whose placeholder is in buf (never skip), or NULL. */
-const struct broker_service *service_ph_find(const struct broker_cfg *cfg, const struct broker_service *skip,
-					     const char *buf, size_t n)
+/* The route whose placeholder is in buf, or NULL. */
+const struct broker_service *service_ph_find(const struct broker_cfg *cfg, const char *buf, size_t n)
 {
 	for (size_t i = 0; i < cfg->nsvc; i++) {
 		const struct broker_service *s = &cfg->svc[i];
-		if (s != skip && s->phlen && memmem(buf, n, s->placeholder, s->phlen))
+		if (s->phlen && memmem(buf, n, s->placeholder, s->phlen))
 			return s;
 	}
 	return NULL;
@@ -229,22 +321,4 @@ int service_rules(struct loop *L, struct conn *c, const struct sbx_http_head *h)
 				return 0;
 	refuse(L, c, 403, "path not allowed on this route (--service-path)");
 	return -1;
-}
-
-/* value with the route's placeholder swapped for the real value, into out. */
-size_t service_swap(const struct broker_service *s, const char *v, size_t n, char *out)
-{
-	size_t o = 0;
-	const char *p;
-
-	while (s->phlen && (p = memmem(v, n, s->placeholder, s->phlen))) {
-		memcpy(out + o, v, (size_t)(p - v));
-		o += (size_t)(p - v);
-		memcpy(out + o, s->real, s->reallen);
-		o += s->reallen;
-		n -= (size_t)(p - v) + s->phlen;
-		v = p + s->phlen;
-	}
-	memcpy(out + o, v, n);
-	return o + n;
 }

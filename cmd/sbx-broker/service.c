@@ -216,12 +216,6 @@ static char *read_file(const char *opt, const char *name, const char *path, size
 	return buf;
 }
 
-static int tchar(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       strchr("!#$%&'*+-.^_`|~", ch);
-}
-
 /* Fields the broker itself writes or that frame the message. */
 static int reserved(const char *name, size_t n)
 {
@@ -263,7 +257,7 @@ static void load_headers(struct broker_service *s, const char *path)
 		if (!colon || colon == p)
 			sbx_die_usage("%s: %s: %s line %zu is not Name: value", opt, s->name, path, line);
 		for (char *q = p; q < colon; q++)
-			if (!tchar(*q))
+			if (!sbx_http_tchar((unsigned char)*q))
 				sbx_die_usage("%s: %s: %s line %zu: invalid field name", opt, s->name, path, line);
 		if (reserved(p, (size_t)(colon - p)))
 			sbx_die_usage("%s: %s: %s line %zu: %.*s is the broker's to write", opt, s->name, path,
@@ -382,9 +376,11 @@ int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *
 	}
 	if (service_rules(L, c, h) < 0)
 		return -1;
-	/* A swap at most every phlen bytes of the head. */
-	cap = h->head_len + 2 * h->nfields + strlen(s->prefix) + strlen(s->authority) + s->hdrlen + 96 + body +
-	      (s->phlen ? (h->head_len / s->phlen + 1) * s->reallen : 0);
+	/* The log's record of the route's use: no query, where secrets go. */
+	for (n = 0; n < h->plen && h->path[n] != '?' && h->path[n] != '#'; n++)
+		;
+	snprintf(c->path, sizeof c->path, "%.*s", (int)(n < sizeof c->path - 1 ? n : sizeof c->path - 1), h->path);
+	cap = h->head_len + 2 * h->nfields + strlen(s->prefix) + strlen(s->authority) + s->hdrlen + 96 + body;
 	out = malloc(cap);
 	if (!out) {
 		refuse(L, c, 502, "out of memory");
@@ -399,7 +395,8 @@ int service_forward(struct loop *L, struct conn *c, const struct sbx_http_head *
 		memcpy(out + n, f->name, f->nlen);
 		memcpy(out + n + f->nlen, ": ", 2);
 		n += f->nlen + 2;
-		n += service_swap(s, f->value, f->vlen, out + n);
+		memcpy(out + n, f->value, f->vlen);
+		n += f->vlen;
 		memcpy(out + n, "\r\n", 2);
 		n += 2;
 	}

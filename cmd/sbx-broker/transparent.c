@@ -187,7 +187,7 @@ size_t broker_dns(const struct broker_cfg *cfg, struct broker_synth **t, const u
 	    (!broker_host_allowed(cfg, res->name) && !tcp_name(cfg, res->name) &&
 	     !broker_service_find(cfg, res->name))) {
 		snprintf(res->name, sizeof res->name, "%s", q.name);
-		snprintf(res->reason, sizeof res->reason, "host %s not on the allowlist (--allow-host)", q.name);
+		snprintf(res->reason, sizeof res->reason, "host %s not on the allowlist (%s)", q.name, cfg->hosts_from);
 		return sbx_dns_answer(&q, SBX_DNS_NXDOMAIN, NULL, 0, out);
 	}
 	res->log = 0;
