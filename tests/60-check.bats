@@ -78,17 +78,17 @@ teardown() {
 
 @test "sbx-check without a mode is a usage error" {
 	run -100 --separate-stderr sbx-check
-	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools, proof or grant)"
+	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools, proof, grant or policy)"
 	assert_output ""
 	run -100 --separate-stderr sbx-check -- host
-	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools, proof or grant)"
+	assert_equal "$stderr" "sbx-check: usage: missing mode (host, tools, proof, grant or policy)"
 }
 
 @test "sbx-check refuses an unknown mode and an empty one" {
 	run -100 --separate-stderr sbx-check status
-	assert_equal "$stderr" "sbx-check: usage: unknown mode 'status' (host, tools, proof or grant)"
+	assert_equal "$stderr" "sbx-check: usage: unknown mode 'status' (host, tools, proof, grant or policy)"
 	run -100 --separate-stderr sbx-check ""
-	assert_equal "$stderr" "sbx-check: usage: unknown mode '' (host, tools, proof or grant)"
+	assert_equal "$stderr" "sbx-check: usage: unknown mode '' (host, tools, proof, grant or policy)"
 }
 
 @test "sbx-check refuses options of one mode in another and unknown options" {

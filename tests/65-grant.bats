@@ -94,6 +94,15 @@ EOF
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: '$scratch/in-link' is a symlink"
 	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-file "$scratch" -- true
 	assert_equal "$stderr" "sbx-check: usage: --stdin-file: '$scratch' is not a regular file"
+	# More than sbx-ns reads for a granted command: a grant that could never run.
+	truncate -s $(((64 << 20) + 1)) "$scratch/big"
+	run -100 --separate-stderr sbx-check grant --kind argv --key "$key" --stdin-file "$scratch/big" -- true
+	assert_output ""
+	assert_equal "$stderr" "sbx-check: usage: --stdin-file: '$scratch/big' is larger than 64 MiB, the most sbx-ns reads for a granted command (its grant binds every byte): give larger input as a file the command opens"
+	truncate -s $((64 << 20)) "$scratch/big"
+	run -0 sbx-check grant --kind argv --key "$key" --stdin-file "$scratch/big" -- true
+	assert_line --index 7 "stdin-sha256=$(sha256sum <"$scratch/big" | cut -d' ' -f1)"
+	rm "$scratch/big"
 }
 
 @test "grant refuses a bad working directory or environment entry" {
@@ -335,4 +344,50 @@ EOF
 	chmod 0644 "$key"
 	run -102 --separate-stderr "$gv" --grant-fd 3 --grant-key "$key" -- true 3<"$scratch/grant"
 	assert_equal "$stderr" "grant-verify: fatal: grant key $key is unsafe: mode 0644 gives group or others access"
+}
+
+@test "sbx-check grant --prune DIR: bad input, and a directory it may not use or cannot prune, are refused before anything is removed" {
+	local nd="$scratch/nd" rec
+	mkdir -m 0700 "$nd"
+	rec=$(printf %064d 7)
+	printf 'used 1 pid 1 expires 1\n' >"$nd/$rec"
+	bad() {
+		local code=$1 msg=$2
+		shift 2
+		run "-$code" --separate-stderr sbx-check grant "$@"
+		assert_output ""
+		assert_equal "$stderr" "sbx-check: $msg"
+		[ -f "$nd/$rec" ]
+	}
+	bad 100 "usage: --prune needs a value" --prune
+	bad 100 "usage: --prune: invalid path '': empty" --prune ""
+	bad 100 "usage: --prune: invalid path 'nd': not absolute" --prune nd
+	bad 100 "usage: --prune: invalid path '$nd/../nd': '..' component" --prune "$nd/../nd"
+	bad 100 "usage: --prune: invalid path '/': the whole file system" --prune /
+	bad 100 "usage: --prune given twice" --prune "$nd" --prune "$nd"
+	bad 100 "usage: --prune DIR takes no other option and no program" --prune "$nd" --key "$key"
+	bad 100 "usage: --prune DIR takes no other option and no program" --key "$key" --prune "$nd"
+	bad 100 "usage: --prune DIR takes no other option and no program" --prune "$nd" -- true
+	ln -s "$nd" "$scratch/link"
+	bad 102 "fatal: grant nonce directory $scratch/link is unsafe: $scratch/link is a symbolic link" --prune "$scratch/link"
+	bad 111 "fatal: unable to open the grant nonce directory $scratch/none (at $scratch/none): No such file or directory" --prune "$scratch/none"
+	bad 111 "fatal: unable to open the grant nonce directory $nd/$rec (at $nd/$rec): Not a directory" --prune "$nd/$rec"
+	chmod 0770 "$nd"
+	bad 102 "fatal: grant nonce directory $nd is unsafe: $nd has mode 0770, writable by group or others: chmod go-w $nd" --prune "$nd"
+	chmod 0700 "$nd"
+	# Root's directory, pruned by another user: it may look, not remove.
+	chmod 0755 "$scratch" "$nd"
+	sbx_test_user
+	run -111 --separate-stderr as_user sbx-check grant --prune "$nd"
+	assert_equal "$stderr" "sbx-check: fatal: unable to prune $nd (at $nd/expiring): Permission denied"
+	[ -f "$nd/$rec" ]
+	# Its mark damaged: nothing goes, and the message says how to mend it.
+	mkdir -m 0700 "$nd/expiring"
+	printf 'pruned x\n' >"$nd/expiring/pruned"
+	bad 111 "fatal: unable to prune $nd: $nd/expiring/pruned is not one line 'pruned SECONDS' (up to which expiry records were removed): write one line 'pruned SECONDS' there, SECONDS the latest expiry ever pruned or later (two hours ago is, on a clock never set back)" --prune "$nd"
+	printf 'pruned 1\n' >"$nd/expiring/pruned"
+	run -0 --separate-stderr sbx-check grant --prune "$nd"
+	assert_output --regexp "^$nd: removed 1 nonces of grants expired by [-0-9T:]+Z; kept 0 of grants not expired by then, 0 that never expire, 0 whose expiry cannot be read\$"
+	assert_equal "$stderr" ""
+	[ ! -e "$nd/$rec" ]
 }

@@ -6,7 +6,9 @@
  *     directory, the environment, the stdin digest, the timeout), nothing of
  *     the sandbox; the weaker kind, only when asked for by name.
  * --expires SEC makes it expire SEC seconds from now, --single-use gives it
- * a fresh nonce, which sbx-ns records and refuses to see twice. */
+ * a fresh nonce, which sbx-ns records and refuses to see twice.
+ * --prune DIR removes from a nonce directory the records of grants that
+ * have expired (lib/policy/grantnonce.c), and says what it kept. */
 #include "cmdpath.h"
 #include "die.h"
 #include "digest.h"
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,7 +33,7 @@
 int chk_grant(int argc, char **argv);
 
 enum { G_KEY = 1, G_CWD, G_TIMEOUT, G_STDIN_SHA, G_STDIN_FILE, G_ENV, G_PLAN, G_PLAN_FD, G_KIND,
-       G_EXPIRES, G_SINGLE_USE, G_HELP, };
+       G_EXPIRES, G_SINGLE_USE, G_PRUNE, G_HELP, };
 
 static size_t name_len(const char *s)
 {
@@ -101,7 +104,12 @@ int grant_open_file(const char *opt, const char *arg)
 static void hash_file(const char *arg, unsigned char out[SBX_SHA256_LEN])
 {
 	int fd = grant_open_file("--stdin-file", arg);
+	struct stat st;
 
+	if (fstat(fd, &st) < 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to stat %s", arg);
+	if ((uint64_t)st.st_size > SBX_GRANT_STDIN_MAX)
+		sbx_die_usage("--stdin-file: '%s' is " SBX_GRANT_STDIN_WHY, arg);
 	if (sbx_sha256_fd(fd, out) < 0)
 		sbx_die_errno(SBX_EXIT_SYS, "unable to read %s", arg);
 	close(fd);
@@ -121,6 +129,33 @@ const char *grant_check_cwd(const char *opt, const char *arg)
 	return arg;
 }
 
+/* Every record of an expired grant goes (sbx-ns removes a few per run);
+ * one line says what went and what stayed. */
+static int prune(const char *dir)
+{
+	struct sbx_grant_prune pr;
+	struct timespec ts;
+	char upto[40];
+	int fd = sbx_grant_nonce_open(dir, (unsigned)getuid());
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 || ts.tv_sec <= 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to read the clock");
+	if (sbx_grant_nonce_prune(fd, (uint64_t)ts.tv_sec, UINT64_MAX, 1, &pr) < 0) {
+		if (errno == EINVAL && !strcmp(pr.bad, "expiring/pruned"))
+			sbx_die(SBX_EXIT_SYS, "unable to prune %s: %s/%s is not one line 'pruned SECONDS' (up to "
+				"which expiry records were removed): " SBX_GRANT_MARK_FIX, dir, dir, pr.bad);
+		sbx_die_errno(SBX_EXIT_SYS, "unable to prune %s (at %s/%s)", dir, dir, pr.bad);
+	}
+	close(fd);
+	sbx_grant_utc(pr.upto, upto, sizeof upto);
+	if (printf("%s: removed %llu nonces of grants expired by %s; kept %llu of grants not expired by then, "
+		   "%llu that never expire, %llu whose expiry cannot be read\n", dir,
+		   (unsigned long long)pr.removed, upto, (unsigned long long)pr.live,
+		   (unsigned long long)pr.never, (unsigned long long)pr.unknown) < 0 || fflush(stdout) != 0)
+		sbx_die_errno(SBX_EXIT_SYS, "unable to write the result");
+	return SBX_EXIT_OK;
+}
+
 int chk_grant(int argc, char **argv)
 {
 	static const struct sbx_opt tab[] = {
@@ -135,6 +170,7 @@ int chk_grant(int argc, char **argv)
 		{ "kind", SBX_ARG, SBX_ONCE, G_KIND },
 		{ "expires", SBX_ARG, SBX_ONCE, G_EXPIRES },
 		{ "single-use", SBX_NOARG, SBX_ONCE, G_SINGLE_USE },
+		{ "prune", SBX_ARG, SBX_ONCE, G_PRUNE },
 		{ "help", SBX_NOARG, SBX_ONCE, G_HELP },
 		{ 0 },
 	};
@@ -144,9 +180,10 @@ int chk_grant(int argc, char **argv)
 	struct sbx_optstate st;
 	char cwd[PATH_MAX], out[SBX_GRANT_MAX];
 	const char *arg, *keypath = NULL, *dir = NULL, *plan = NULL, *plan_opt = NULL, *manual = NULL;
+	const char *prune_dir = NULL;
 	char **env = NULL;
 	size_t nenv = 0;
-	int id, have_stdin = 0, single = 0;
+	int id, have_stdin = 0, single = 0, others = 0;
 	enum sbx_grant_kind kind = 0;
 	uint64_t expires = 0;
 
@@ -157,8 +194,10 @@ int chk_grant(int argc, char **argv)
 	sbx_sha256_final(&empty, in.stdin_sha);
 	sbx_opt_init(&st, 2);
 	while ((id = sbx_opt_next(&st, tab, argc, argv, &arg))) {
+		others += id != G_PRUNE;
 		switch (id) {
 		case G_HELP: sbx_opt_help(chk_usage);
+		case G_PRUNE: prune_dir = sbx_grant_nonce_path("--prune", arg); break;
 		case G_KEY:
 			keypath = sbx_opt_abspath("--key", arg);
 			break;
@@ -205,6 +244,10 @@ int chk_grant(int argc, char **argv)
 			break;
 		}
 	}
+	if (prune_dir && (others || st.ind < argc))
+		sbx_die_usage("--prune DIR takes no other option and no program");
+	if (prune_dir)
+		return prune(prune_dir);
 	if (!keypath)
 		sbx_die_usage("grant: missing --key");
 	if (plan && manual)

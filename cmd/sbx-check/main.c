@@ -20,8 +20,10 @@ const char chk_usage[] =
 	"       sbx-check proof [OPTION]...\n"
 	"       sbx-check grant --key FILE (--plan FILE | --plan-fd FD) [OPTION]...\n"
 	"       sbx-check grant --key FILE --kind argv [OPTION]... [--] PROG [ARG]...\n"
+	"       sbx-check grant --prune DIR\n"
+	"       sbx-check policy narrow --baseline FILE [--headroom X] OBS...\n"
 	"Say what this host enforces, check the sbx tools, prove the sandbox holds,\n"
-	"or sign a grant.\n"
+	"sign a grant, or narrow a baseline to what observed runs did.\n"
 	"\n"
 	"host and proof:\n"
 	"  --cgroup-root DIR      a cgroup v2 directory prepared by the administrator\n"
@@ -45,11 +47,17 @@ const char chk_usage[] =
 	"  --stdin-file FILE      hash this file as the stdin; default: empty stdin\n"
 	"  --expires SEC          it expires SEC seconds from now\n"
 	"  --single-use           it may run once (sbx-ns --grant-nonce-dir)\n"
+	"  --prune DIR            remove the nonces of expired grants from DIR\n"
+	"\n"
+	"policy narrow:\n"
+	"  --baseline FILE        the baseline the runs were observed under; required\n"
+	"  --headroom X           limits are X times the observed peak; default: 1.5\n"
 	"\n"
 	"host, tools and proof:\n"
 	"  --json                 one JSON document instead of lines\n";
 
 int chk_grant(int argc, char **argv); /* grant.c */
+int chk_policy(int argc, char **argv); /* narrow.c */
 
 enum { O_HELP = 1, O_PROBE, O_CGROUP, O_QUOTA, O_NS, O_MANIFEST, O_JSON, O_BASELINE, O_TIER };
 
@@ -180,12 +188,14 @@ int main(int argc, char **argv)
 	if (id == O_PROBE)
 		return chk_probe(argc - st.ind, argv + st.ind);
 	if (st.ind != 1)
-		sbx_die_usage("missing mode (host, tools, proof or grant)");
+		sbx_die_usage("missing mode (host, tools, proof, grant or policy)");
 	if (argc < 2)
-		sbx_die_usage("missing mode (host, tools, proof or grant)");
+		sbx_die_usage("missing mode (host, tools, proof, grant or policy)");
 	if (!strcmp(argv[1], "grant"))
 		return chk_grant(argc, argv);
+	if (!strcmp(argv[1], "policy"))
+		return chk_policy(argc, argv);
 	if (strcmp(argv[1], "host") && strcmp(argv[1], "tools") && strcmp(argv[1], "proof"))
-		sbx_die_usage("unknown mode '%s' (host, tools, proof or grant)", argv[1]);
+		sbx_die_usage("unknown mode '%s' (host, tools, proof, grant or policy)", argv[1]);
 	return run_mode(argv[1], argc, argv);
 }
