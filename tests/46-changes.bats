@@ -20,7 +20,10 @@ setup() {
 }
 
 teardown() {
-	mountpoint -q "$BATS_TEST_TMPDIR/small" && umount "$BATS_TEST_TMPDIR/small"
+	local m
+	for m in "$BATS_TEST_TMPDIR/small" "$BATS_TEST_TMPDIR/p/cs" "$BATS_TEST_TMPDIR/p" "$cs"; do
+		mountpoint -q "$m" && umount "$m"
+	done
 	return 0
 }
 
@@ -305,6 +308,156 @@ $C: fatal: applied '$cs' except 2 refused paths, kept in it; to fix: review them
 	assert_equal "$stderr" "$C: fatal: unable to read '$cs/base.jsonl': line 4 is not a base line; to fix: discard the change set, it was not written by sbx-ns"
 }
 
+# term_safe: stdin is valid UTF-8 with no control character but tab and
+# newline (C0, DEL, C1): what a terminal shows and never acts on.
+term_safe() {
+	python3 -c 'import sys
+t = sys.stdin.buffer.read().decode("utf-8")
+bad = [hex(ord(c)) for c in t if c not in "\t\n\f" and (ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f)]
+sys.exit("control characters: %s" % " ".join(bad[:8]) if bad else 0)'
+}
+
+escaped='escaped text: controls, invalid UTF-8 and backslashes as \xNN'
+
+@test "diff: controls in content and symlink targets shown as \\xNN by the one rule, the file marked; clean text raw" {
+	local new=$BATS_TEST_TMPDIR/new
+	printf 'a\\b\n' >"$ws/m"
+	ln -s "$(printf 'old\033[0m')" "$ws/ol"
+	mkdir "$new"
+	printf 'title\033]0;pwned\007\nred\033[31m\ncr\rhidden\nbs\bX\nc1 \302\233 raw \233\200 bidi \342\200\256\ntab\tstays \\ it'\''s\n' >"$new/ctl"
+	ln -s "$(printf 'x\033]0;t\007\302\233\233')" "$new/lnk"
+	printf 'a\\b\n\033[2J\n' >"$new/m"
+	printf 'plain \\x1b it'\''s\n' >"$new/clean"
+	mkcs "$ws" "$cs" "cp -a '$new'/. . && ln -sfn new ol"
+	run -0 --separate-stderr $C diff --workspace "$ws" "$cs"
+	assert_equal "$stderr" ""
+	assert_output "diff --git a/clean b/clean
+new file mode 100644
+--- /dev/null
++++ b/clean
+@@ -0,0 +1 @@
++plain \\x1b it's
+diff --git a/ctl b/ctl
+new file mode 100644
+$escaped
+--- /dev/null
++++ b/ctl
+@@ -0,0 +1,6 @@
++title\\x1b]0;pwned\\x07
++red\\x1b[31m
++cr\\x0dhidden
++bs\\x08X
++c1 \\xc2\\x9b raw \\x9b\\x80 bidi \\xe2\\x80\\xae
++tab	stays \\x5c it's
+diff --git a/lnk b/lnk
+new file mode 120000
+$escaped
+--- /dev/null
++++ b/lnk
+@@ -0,0 +1 @@
++x\\x1b]0;t\\x07\\xc2\\x9b\\x9b
+\\ No newline at end of file
+diff --git a/m b/m
+$escaped
+--- a/m
++++ b/m
+@@ -1 +1,2 @@
+ a\\x5cb
++\\x1b[2J
+diff --git a/ol b/ol
+$escaped
+--- a/ol
++++ b/ol
+@@ -1 +1 @@
+-old\\x1b[0m
+\\ No newline at end of file
++new
+\\ No newline at end of file"
+	run -0 term_safe <<<"$output"
+	# list: the JSON rule, the same classes escaped
+	run -0 --separate-stderr $C list --workspace "$ws" "$cs"
+	assert_line --index 2 --regexp '^\{"path":"lnk","change":"symlink","type":"symlink","mode":"0777","size":10,"sha256":"[0-9a-f]{64}","target":"x\\u001b\]0;t\\u0007\\u009b\\ufffd","base":\{"type":"none"\}\}$'
+	assert_line --index 4 --regexp '^\{"path":"ol","change":"symlink",.*"target":"new",'
+	run -0 term_safe <<<"$output"
+}
+
+@test "diff: every byte value past git's first 8000 bytes, invalid UTF-8 and a 4 MiB line of controls: escaped, exact" {
+	python3 - "$BATS_TEST_TMPDIR" <<'PY'
+import sys
+d = sys.argv[1]
+body = (b"a" * 8000 + b"\n" + bytes(range(256)) + b"\n" +
+        b"overlong \xc0\xaf surrogate \xed\xa0\x80 too big \xf4\x90\x80\x80 cut \xe2\x82\n" +
+        b"\x1b[31m\xc2\x9b\x9b" * ((4 << 20) // 9) + b"\n" +
+        "kept \u00e9 \u20ac \U0001f600, escaped \u2028 \u202e \ufeff \u0085".encode() + b"\n")
+open(d + "/bytes", "wb").write(body)
+
+def printable(cp):
+    return not (cp < 0x20 or 0x7f <= cp <= 0x9f or cp in (0x2028, 0x2029, 0x061c, 0x200e, 0x200f, 0xfeff) or
+                0x202a <= cp <= 0x202e or 0x2066 <= cp <= 0x2069 or 0xfff9 <= cp <= 0xfffb)
+
+def esc(b):
+    out, i = bytearray(), 0
+    while i < len(b):
+        c = b[i]
+        if c < 0x80:
+            if c in (9, 12) or (0x20 <= c < 0x7f and c != 0x5c):
+                out.append(c)
+            else:
+                out += b"\\x%02x" % c
+            i += 1
+            continue
+        n = 2 if 0xc2 <= c < 0xe0 else 3 if 0xe0 <= c < 0xf0 else 4 if 0xf0 <= c < 0xf5 else 0
+        try:
+            ch = b[i:i + n].decode("utf-8") if n else ""
+        except UnicodeDecodeError:
+            ch = ""
+        if len(ch) == 1 and printable(ord(ch)):
+            out += b[i:i + n]
+            i += n
+        else:
+            out += b"\\x%02x" % c
+            i += 1
+    return bytes(out)
+
+lines = body.split(b"\n")[:-1]
+exp = (b"diff --git a/bytes b/bytes\nnew file mode 100644\n"
+       b"escaped text: controls, invalid UTF-8 and backslashes as \\xNN\n"
+       b"--- /dev/null\n+++ b/bytes\n@@ -0,0 +1,%d @@\n" % len(lines) +
+       b"".join(b"+" + esc(l) + b"\n" for l in lines))
+open(d + "/expected", "wb").write(exp)
+PY
+	mkcs "$ws" "$cs" "cp '$BATS_TEST_TMPDIR/bytes' ."
+	$C diff --workspace "$ws" "$cs" >"$BATS_TEST_TMPDIR/got" 2>"$BATS_TEST_TMPDIR/err"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/err")" ""
+	run -0 cmp "$BATS_TEST_TMPDIR/expected" "$BATS_TEST_TMPDIR/got"
+	run -0 term_safe <"$BATS_TEST_TMPDIR/got"
+	# the same bytes in the first 8000: git's rule, a binary file
+	mkcs "$ws" "$cs" "printf '\033]0;x\007\000' >bin"
+	run -0 --separate-stderr $C diff --workspace "$ws" "$cs"
+	assert_line --index 2 "Binary files /dev/null and b/bin differ"
+}
+
+@test "diff: a 100,000-line new file and a rewritten 20,000-line one in 512 MiB of address space, a diff git applies" {
+	python3 - "$ws" "$BATS_TEST_TMPDIR" <<'PY2'
+import random, sys
+ws, d = sys.argv[1], sys.argv[2]
+random.seed(46)
+lines = lambda n: "".join(random.choice("abc") + "\n" for _ in range(n))
+open(ws + "/re", "w").write(lines(20000))
+open(d + "/re", "w").write(lines(20000))
+open(d + "/big", "w").write(lines(100000))
+PY2
+	mkcs "$ws" "$cs" "cp '$BATS_TEST_TMPDIR/re' '$BATS_TEST_TMPDIR/big' ."
+	(ulimit -v 524288 && exec $C diff --workspace "$ws" "$cs") >"$BATS_TEST_TMPDIR/d.patch"
+	run -0 sed -n '/^diff --git a\/big /,/^diff --git a\/re /p' "$BATS_TEST_TMPDIR/d.patch"
+	assert_equal "$(grep -c '^+[abc]$' <<<"$output")" 100000
+	assert_line --index 4 "@@ -0,0 +1,100000 @@"
+	cp -r "$ws" "$BATS_TEST_TMPDIR/applied"
+	run -0 git -C "$BATS_TEST_TMPDIR/applied" apply "$BATS_TEST_TMPDIR/d.patch"
+	run -0 cmp "$BATS_TEST_TMPDIR/applied/re" "$BATS_TEST_TMPDIR/re"
+	run -0 cmp "$BATS_TEST_TMPDIR/applied/big" "$BATS_TEST_TMPDIR/big"
+}
+
 # deep DEPTH: DEPTH directories of 255-byte names, a file "deep" in the last
 deep() {
 	python3 -c 'import os, sys
@@ -508,19 +661,127 @@ deleted file mode 100644
 -b"
 }
 
-@test "discard by a user who cannot remove the change set's directory: nothing removed (111)" {
+@test "discard by a user who cannot remove the change set's directory: nothing removed (102)" {
 	local d
 	sbx_test_user
 	d=$(sbx_scratch)
 	mkdir "$d/ws"
 	mkcs "$d/ws" "$d/cs" 'echo x >keep'
 	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$d/ws" "$d/cs"
-	run -111 --separate-stderr as_user $C discard "$d/cs"
-	assert_equal "$stderr" "$C: fatal: unable to remove change set '$d/cs' from '$d'; nothing removed; to fix: discard it as a user who may write '$d': Permission denied"
+	run -102 --separate-stderr as_user $C discard "$d/cs"
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$d/cs': '$d' is not writable; nothing removed; to fix: discard it as a user who may write '$d': Permission denied"
 	assert_file_exist "$d/cs/changeset"
+	assert_file_exist "$d/cs/upper/keep"
+	# in a sticky directory, another user's change set
+	chmod 1777 "$d"
+	chown 0:0 "$d/cs"
+	chmod 0755 "$d/cs"
+	run -102 --separate-stderr as_user $C discard "$d/cs"
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$d/cs': '$d' is sticky and the change set another user's; nothing removed; to fix: discard it as its owner"
 	assert_file_exist "$d/cs/upper/keep"
 	run -0 $C discard "$d/cs"
 	rm -rf "$d"
+}
+
+@test "apply by a user who could not remove the change set afterwards: refused before anything is written (102)" {
+	local d
+	sbx_test_user
+	d=$(sbx_scratch)
+	mkdir "$d/ws"
+	echo keep >"$d/ws/keep"
+	mkcs "$d/ws" "$d/cs" 'echo x >keep; echo n >new'
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$d/ws" "$d/cs"
+	# the base lines of the workspace as the user's (chown changed its ctimes)
+	: >"$d/cs/base.jsonl"
+	cs_base "$d/ws" "$d/cs"
+	run -102 --separate-stderr as_user $C apply --workspace "$d/ws" "$d/cs"
+	assert_output ""
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$d/cs' once applied: '$d' is not writable; nothing applied; to fix: apply it as a user who may write '$d': Permission denied"
+	assert_equal "$(cat "$d/ws/keep")" keep
+	assert_file_not_exist "$d/ws/new"
+	# the parent writable now; a directory in the set is root's, with a file
+	chown "$SBX_TEST_UID" "$d"
+	mkdir -p "$d/cs/work/root/sub"
+	echo r >"$d/cs/work/root/sub/f"
+	chmod 0777 "$d/cs/work/root"
+	run -102 --separate-stderr as_user $C apply --workspace "$d/ws" "$d/cs"
+	assert_output ""
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$d/cs' once applied: '$d/cs/work/root/sub' is not writable; nothing applied; to fix: apply it as a user who may write '$d/cs/work/root/sub': Permission denied"
+	assert_equal "$(cat "$d/ws/keep")" keep
+	assert_file_not_exist "$d/ws/new"
+	# the user's own directories are its to remove, one it cannot read or write too
+	rm -r "$d/cs/work/root"
+	mkdir -p "$d/cs/work/mine/deep" "$d/cs/work/ro"
+	echo m >"$d/cs/work/mine/deep/f"
+	echo m >"$d/cs/work/ro/f"
+	chown -R "$SBX_TEST_UID:$SBX_TEST_GID" "$d/cs/work"
+	chmod 0 "$d/cs/work/mine"
+	chmod 0555 "$d/cs/work/ro"
+	run -0 --separate-stderr as_user $C apply --workspace "$d/ws" "$d/cs"
+	assert_output '{"applied":"'"$d/cs"'","workspace":"'"$d/ws"'","written":2,"already":0,"skipped":0,"kept":false}'
+	assert_equal "$stderr" ""
+	assert_equal "$(cat "$d/ws/keep")$(cat "$d/ws/new")" xn
+	assert_file_not_exist "$d/cs"
+	# another user's change set is not this user's to apply
+	mkcs "$d/ws" "$d/cs" 'echo y >other'
+	chmod 0755 "$d/cs"
+	run -102 --separate-stderr as_user $C apply --workspace "$d/ws" "$d/cs"
+	assert_equal "$stderr" "$C: fatal: change set '$d/cs' is owned by another user; to fix: use a change set of your own, mode 0700"
+	rm -rf "$d"
+}
+
+@test "apply as root: a read-only parent, or a change set that is a mount point, is refused before anything is written (102)" {
+	local p=$BATS_TEST_TMPDIR/p
+	mkcs "$ws" "$cs" 'echo x >keep'
+	mkdir -p "$p/cs"
+	mount --bind "$p" "$p"
+	mount -o remount,bind,ro "$p"
+	mount --bind "$cs" "$p/cs"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$p/cs"
+	assert_output ""
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$p/cs' once applied: '$p' is not writable; nothing applied; to fix: remount '$p' read-write: Read-only file system"
+	umount "$p/cs" "$p"
+	mount --bind "$cs" "$cs"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$cs' once applied: '$cs' is a mount point; nothing applied; to fix: unmount '$cs'"
+	run -102 --separate-stderr $C discard "$cs"
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$cs': '$cs' is a mount point; nothing removed; to fix: unmount '$cs'"
+	umount "$cs"
+	mkdir "$cs/work/m"
+	mount -t tmpfs tmpfs "$cs/work/m"
+	run -102 --separate-stderr $C apply --workspace "$ws" "$cs"
+	assert_equal "$stderr" "$C: fatal: unable to remove change set '$cs' once applied: '$cs/work/m' is a mount point; nothing applied; to fix: unmount '$cs/work/m'"
+	umount "$cs/work/m"
+	assert_equal "$(cat "$ws/keep")" keep
+	run -0 $C apply --workspace "$ws" "$cs"
+	assert_equal "$(cat "$ws/keep")" x
+	assert_file_not_exist "$cs"
+}
+
+@test "apply that wrote every change but could not remove the change set (112), or was killed there: a rerun consumes it" {
+	local how
+	for how in error=EACCES:when=1 signal=KILL:when=3; do
+		mkcs "$ws" "$cs" 'echo x >keep; echo n >src/new'
+		# the removal's first unlink fails, as when the parent turns read-only
+		# after the check; or the third, a kill half-way through the removal
+		run --separate-stderr strace -f -o /dev/null -e trace=unlinkat -e inject=unlinkat:$how \
+			$C apply --workspace "$ws" "$cs"
+		if [ "$how" = error=EACCES:when=1 ]; then
+			assert_equal "$status" 112
+			assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":2,"already":0,"skipped":0,"kept":true}'
+			assert_equal "$stderr" "$C: fatal: applied '$cs' whole to '$ws', but unable to remove the change set; to fix: clear the cause and run sbx-changes discard '$cs': Permission denied"
+		else
+			assert_equal "$status" 137
+		fi
+		assert_equal "$(cat "$ws/keep")$(cat "$ws/src/new")" xn
+		assert_file_exist "$cs/changeset"
+		# the workspace holds every change: none is left to write
+		run -0 --separate-stderr $C apply --workspace "$ws" "$cs"
+		assert_output '{"applied":"'"$cs"'","workspace":"'"$ws"'","written":0,"already":0,"skipped":0,"kept":false}'
+		assert_file_not_exist "$cs"
+		echo keep >"$ws/keep"
+		rm "$ws/src/new"
+	done
 }
 
 @test "100,000 new files in one change set: listed, applied, none missed" {

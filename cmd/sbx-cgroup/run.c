@@ -51,7 +51,8 @@ struct outcome {
 	struct ending end;
 	int cleanup_ok;
 	int have_oom, have_pids, have_cpu, have_peak, have_throttled;
-	unsigned long long oom_kill, pids_max, usage_usec, throttled_usec, peak;
+	struct sbx_cg_oom oom;
+	unsigned long long pids_max, usage_usec, throttled_usec, peak;
 };
 
 static void child_exec(const struct opts *o, const sigset_t *oldmask, pid_t parent, int gate, int cgfd);
@@ -288,10 +289,8 @@ static void read_stats(const struct cg *cg, struct outcome *out)
 {
 	char buf[2048];
 
-	if (sbx_cg_read(cg->fd, "memory.events", buf, sizeof buf) >= 0)
-		out->have_oom = sbx_cg_keyed(buf, "oom_kill", &out->oom_kill) == 0;
-	if (sbx_cg_read(cg->fd, "pids.events", buf, sizeof buf) >= 0)
-		out->have_pids = sbx_cg_keyed(buf, "max", &out->pids_max) == 0;
+	out->have_oom = sbx_cg_oom_read(cg->fd, &out->oom) == 0;
+	out->have_pids = sbx_cg_pids_refused(cg->fd, &out->pids_max) == 0;
 	if (sbx_cg_read(cg->fd, "cpu.stat", buf, sizeof buf) >= 0) {
 		out->have_cpu = sbx_cg_keyed(buf, "usage_usec", &out->usage_usec) == 0;
 		out->have_throttled = sbx_cg_keyed(buf, "throttled_usec", &out->throttled_usec) == 0;
@@ -302,7 +301,9 @@ static void read_stats(const struct cg *cg, struct outcome *out)
 
 /* The exit code, by precedence: a failed cleanup (the release did not
  * happen), cancellation (128 + the signal sbx-cgroup received), timeout,
- * an OOM kill that the command did not survive, then the command's own
+ * an OOM kill at the cgroup's memory limit or an enclosing one that the
+ * command did not survive (not one at a limit of a cgroup below, which
+ * the command or an sbx-ns --join --memory set), then the command's own
  * status (its code, or 128 + N when a signal killed it). */
 static int exit_code(const struct outcome *out)
 {
@@ -314,7 +315,7 @@ static int exit_code(const struct outcome *out)
 		return SBX_EXIT_SIGNAL_BASE + out->cancel_signal;
 	if (out->timed_out)
 		return SBX_EXIT_TIMEOUT;
-	if (out->oom_kill && cmd != 0)
+	if (out->oom.reached && cmd != 0)
 		return SBX_EXIT_OOM;
 	return cmd;
 }
@@ -343,7 +344,11 @@ static void status_exit(const struct opts *o, const struct cg *child, const stru
 		sbx_json_bool(&j, "grace_expired", out->end.grace_expired);
 	}
 #define OPT_UINT(key, have, v) do { if (have) sbx_json_uint(&j, key, v); else sbx_json_null(&j, key); } while (0)
-	OPT_UINT("oom_kill", out->have_oom, out->oom_kill);
+	OPT_UINT("oom_kill", out->have_oom, out->oom.kills);
+	if (out->have_oom)
+		sbx_json_bool(&j, "memory_limit_reached", out->oom.reached);
+	else
+		sbx_json_null(&j, "memory_limit_reached");
 	OPT_UINT("pids_max_hits", out->have_pids, out->pids_max);
 	OPT_UINT("cpu_usage_usec", out->have_cpu, out->usage_usec);
 	OPT_UINT("cpu_throttled_usec", out->have_throttled, out->throttled_usec);
@@ -360,6 +365,8 @@ static void status_exit(const struct opts *o, const struct cg *child, const stru
 static void tell(const struct opts *o, const struct outcome *out, int code)
 {
 	char lim[64], peak[64];
+	unsigned long long kills = out->oom.kills;
+	const char *plural = kills == 1 ? "" : "es";
 
 	if (out->ordered && !out->end.plain && out->end.grace_expired)
 		sbx_warn("%s (pid %d) was still running %s after SIGTERM; killed it (if it was "
@@ -368,7 +375,7 @@ static void tell(const struct opts *o, const struct outcome *out, int code)
 			 out->end.cut ? "at a second cancelling signal" : "at the end of its grace of 5 s");
 	if (out->cancel_signal)
 		return;
-	if (o->lim.memory)
+	if (o->lim.memory && (out->oom.own || !out->oom.reached))
 		snprintf(lim, sizeof lim, "memory limit %s", sbx_fmt_bytes(peak, sizeof peak, o->lim.memory));
 	else
 		snprintf(lim, sizeof lim, "an enclosing cgroup's memory limit");
@@ -378,11 +385,17 @@ static void tell(const struct opts *o, const struct outcome *out, int code)
 		snprintf(peak, sizeof peak, "unknown");
 	if (out->timed_out)
 		sbx_killed("timeout of %s reached", sbx_fmt_ms(peak, sizeof peak, o->timeout_ms));
-	else if (code == SBX_EXIT_OOM)
-		sbx_killed("%s reached (oom_kill %llu, peak %s)", lim, out->oom_kill, peak);
-	else if (out->oom_kill)
-		sbx_note("%s reached: %llu process%s OOM-killed (peak %s)", lim, out->oom_kill,
-			 out->oom_kill == 1 ? "" : "es", peak);
+	else if (code == SBX_EXIT_OOM && out->oom.reached)
+		sbx_killed("%s reached (oom_kill %llu, peak %s)", lim, kills, peak);
+	else if (out->oom.reached)
+		sbx_note("%s reached: %llu process%s OOM-killed (peak %s)", lim, kills,
+			 plural, peak);
+	else if (out->oom.kills && o->lim.memory)
+		sbx_note("%s not reached: %llu process%s OOM-killed at the limit of a cgroup below "
+			 "(peak %s)", lim, kills, plural, peak);
+	else if (out->oom.kills)
+		sbx_note("%llu process%s OOM-killed at the memory limit of a cgroup below (peak %s)",
+			 kills, plural, peak);
 	if (out->pids_max && o->lim.pids)
 		sbx_note("pids limit %llu reached %llu time%s", (unsigned long long)o->lim.pids,
 			 out->pids_max, out->pids_max == 1 ? "" : "s");

@@ -8,9 +8,12 @@
  * each path old or new, the next apply removes the temporary names a
  * killed one left and finds what is new already "done"; a write that fails
  * (a full disk) removes every temporary file and replaces nothing. Nothing
- * is written when anything is refused, unless --skip-refused. Root's
- * apply gives each object the owner it has in the change set (the
- * sandbox's uid), so that a workspace holds what the kernel's merge showed. */
+ * is written when anything is refused, unless --skip-refused, nor when
+ * the change set a whole apply ends by removing could not be removed
+ * (asked first, discard.c); a removal that still fails is its own exit
+ * code, apart from a failed write's. Root's apply gives each object the
+ * owner it has in the change set (the sandbox's uid), so that a workspace
+ * holds what the kernel's merge showed. */
 #include "changes.h"
 
 #include "die.h"
@@ -29,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *cs_where = "the change set";
+static const char *ws_name;  /* the workspace, named in a failure's message */
 static struct cs *cur;
 
 static void drop_tmps(void);
@@ -39,7 +42,7 @@ static noreturn void fail_msg(int eno, const char *step, const char *path, const
 	drop_tmps();
 	errno = eno;
 	sbx_die_errno(SBX_EXIT_SYS, "unable to %s %s in %s; %s; to fix: clear the cause and run apply again",
-		      step, cs_q(path), cs_q2(cs_where), state);
+		      step, cs_q(path), cs_q2(ws_name), state);
 }
 
 static noreturn void fail(int eno, const char *step, const char *path)
@@ -47,45 +50,13 @@ static noreturn void fail(int eno, const char *step, const char *path)
 	fail_msg(eno, step, path, "what came before it is done, the rest not");
 }
 
-/* Remove name below dirfd, a directory with all it holds, no link followed. */
-void cs_rm_tree(int dirfd, const char *name, const char *what)
+/* Remove name below dirfd in the workspace, or fail. */
+static void rm_tree(int dirfd, const char *name, const char *path)
 {
-	int fd;
+	const char *step = cs_rm_tree(dirfd, name);
 
-	if (!unlinkat(dirfd, name, 0) || errno == ENOENT)
-		return;
-	if (errno != EISDIR && errno != EPERM)
-		fail(errno, "remove", what);
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && !fchmodat(dirfd, name, 0700, 0))
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		fail(errno, "open", what);
-	/* a directory its owner cannot write keeps what it holds */
-	{
-		struct stat st;
-		if (!fstat(fd, &st) && (st.st_mode & 0700) != 0700)
-			(void)fchmod(fd, 0700);
-	}
-	for (;;) {
-		char *buf = sbx_need(malloc(SBX_DIRBUF));
-		size_t len = 0, pos = 0, n = 0;
-		const struct sbx_dirent64 *d;
-		errno = 0;
-		while ((d = sbx_dirent_next(fd, buf, &len, &pos))) {
-			cs_rm_tree(fd, d->d_name, what);
-			n++;
-		}
-		if (errno)
-			fail(errno, "read directory", what);
-		free(buf);
-		if (!n)
-			break;
-		lseek(fd, 0, SEEK_SET);
-	}
-	close(fd);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT)
-		fail(errno, "remove", what);
+	if (step)
+		fail(errno, step, path);
 }
 
 static void tmpname(char *b, size_t sz, long k)
@@ -311,7 +282,7 @@ static void put(struct cs *c, struct dirc *d, struct change *e)
 	tmpname(t, sizeof t, e->tmp);
 	/* a directory the file replaces goes first (rename cannot) */
 	if (e->kind == K_TYPE && !fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))
-		cs_rm_tree(pfd, name, e->path);
+		rm_tree(pfd, name, e->path);
 	if (renameat(pfd, t, pfd, name))
 		fail(errno, "rename into place", e->path);
 	e->tmp = -1;
@@ -348,14 +319,19 @@ int cs_apply(struct cs *c, int skip)
 {
 	size_t applied = 0, done = 0, refused = 0;
 	struct dirc d = { NULL, -1 }, u = { NULL, -1 };
+	int kept, eno;
 
-	cs_where = c->ws;
+	ws_name = c->ws;
 	report(c, skip);
 	for (size_t i = 0; i < c->n; i++) {
 		c->v[i].tmp = -1;
 		refused += c->v[i].refused != NULL;
 		done += !c->v[i].refused && c->v[i].done;
 	}
+	/* a whole apply ends by removing the change set: one that could not
+	 * be removed is refused before anything is written */
+	if (!refused)
+		cs_consumable(c);
 	cur = c;
 	for (size_t i = 0; i < c->n; i++) {
 		struct change *e = &c->v[i];
@@ -393,12 +369,15 @@ int cs_apply(struct cs *c, int skip)
 				continue;
 			fail(errno, "open the directory of", e->path);
 		}
-		cs_rm_tree(fd, name, e->path);
+		rm_tree(fd, name, e->path);
 		close(fd);
 		applied++;
 	}
 	if (syncfs(c->wsfd))
 		fail(errno, "sync", c->ws);
+	/* a whole apply consumes the change set: what it held is the workspace's now */
+	kept = refused || cs_consume(c);
+	eno = errno;
 	{
 		struct sbx_json j;
 		sbx_json_begin(&j, NULL, NULL);
@@ -407,13 +386,17 @@ int cs_apply(struct cs *c, int skip)
 		sbx_json_uint(&j, "written", applied);
 		sbx_json_uint(&j, "already", done);
 		sbx_json_uint(&j, "skipped", refused);
-		sbx_json_bool(&j, "kept", refused > 0);
+		sbx_json_bool(&j, "kept", kept);
 		sbx_json_write(&j, 1);
 	}
 	if (refused)
 		sbx_die(SBX_EXIT_POLICY, "applied %s except %zu refused path%s, kept in it; to fix: review "
 			"them, then discard the change set", cs_q(c->dir), refused, refused == 1 ? "" : "s");
-	/* a whole apply consumes the change set: what it held is the workspace's now */
-	close(c->lockfd);
-	return cs_discard(c->dir);
+	if (kept) {
+		errno = eno;
+		sbx_die_errno(SBX_EXIT_NOT_REMOVED, "applied %s whole to %s, but unable to remove the change set; "
+			      "to fix: clear the cause and run sbx-changes discard %s", cs_q(c->dir), cs_q2(c->ws),
+			      cs_q(c->dir));
+	}
+	return 0;
 }

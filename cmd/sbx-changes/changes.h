@@ -45,6 +45,8 @@ struct change {
 struct cs {
 	const char *dir, *ws;
 	int dirfd, wsfd, upfd, lockfd;
+	char *parent;    /* apply: DIR's parent, opened (pfd) with DIR (setfd) to remove it */
+	int pfd, setfd;
 	struct base *base;
 	size_t nbase;
 	struct change *v;
@@ -75,10 +77,12 @@ void cs_protect_scan(struct cs *c);
 const char *cs_protected(const char *path, int *after);
 /* apply.c */
 int cs_apply(struct cs *c, int skip);
-void cs_rm_tree(int dirfd, const char *name, const char *what);
 /* diff.c */
 int cs_diff(struct cs *c);
 /* discard.c */
+const char *cs_rm_tree(int dirfd, const char *name);
 int cs_discard(const char *dir);
+void cs_consumable(struct cs *c);
+int cs_consume(struct cs *c);
 
 #endif

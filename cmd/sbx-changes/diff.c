@@ -1,10 +1,15 @@
 /* Diff: the change set for a person, unified like `git diff --no-index`
  * (three lines of context), names quoted by the one rule (sbx_quote), a
- * binary file (a NUL in its first 8000 bytes) named, not shown. */
+ * binary file (a NUL in its first 8000 bytes, git's test) named, not
+ * shown. A text is what a terminal shows, never what it acts on: a file
+ * (or a link's target) with a byte the rule escapes is shown escaped
+ * whole, its backslashes too, under a line that says so; one without is
+ * shown as it is, so a literal "\x1b" in it is the text it reads as. */
 #include "changes.h"
 
 #include "die.h"
 #include "exitcodes.h"
+#include "quote.h"
 #include "walk.h"
 
 #include <errno.h>
@@ -17,6 +22,9 @@
 
 #define CTX 3
 #define MAX_D 4096
+/* what a text keeps: tab, newline, printable UTF-8; escaped, the backslash too */
+#define TEXT (SBX_QUOTE_TEXT | SBX_QUOTE_LINES)
+#define ESCAPED (TEXT | SBX_QUOTE_BACKSLASH)
 
 struct text {
 	char *buf;
@@ -83,45 +91,50 @@ static int eq(const struct text *a, size_t i, const struct text *b, size_t j)
 	return a->llen[i] == b->llen[j] && !memcmp(a->line[i], b->line[j], a->llen[i]);
 }
 
-/* op[k]: ' ' kept, '-' from a, '+' from b, in order (Myers' greedy walk,
- * each step's frontier kept to trace the path back). */
-static char *script(const struct text *a, const struct text *b, size_t *nop)
+/* ops for a's lines [a0, a0+n) against b's [b0, b0+m) into op, their
+ * count returned: Myers' greedy walk, each step d's frontier (its 2d+1
+ * diagonals) kept to trace the path back, so up to MAX_D steps hold
+ * 8 * MAX_D^2 bytes at most, however long the files; farther apart, all of
+ * a's lines out and all of b's in. */
+static size_t walk(const struct text *a, long a0, long n, const struct text *b, long b0, long m, char *op)
 {
-	long n = a->n, m = b->n, max = n + m, off = max + 1, d, k, x, y;
-	long lim = max < MAX_D ? max : MAX_D;
-	long **trace = sbx_need(calloc(lim + 1, sizeof *trace));
-	long *v = sbx_need(calloc(2 * max + 3, sizeof *v));
-	char *op;
+	long max = n + m, lim = max < MAX_D ? max : MAX_D, off = lim + 1, d, k, x, y;
+	long **trace, *v;
 	size_t o = 0;
 
+	if (!n || !m)
+		goto apart;
+	trace = sbx_need(calloc(lim + 1, sizeof *trace));
+	v = sbx_need(calloc(2 * lim + 3, sizeof *v));
 	for (d = 0; d <= lim; d++) {
 		for (k = -d; k <= d; k += 2) {
 			x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1] : v[off + k - 1] + 1;
 			y = x - k;
-			while (x < n && y < m && eq(a, x, b, y))
+			while (x < n && y < m && eq(a, a0 + x, b, b0 + y))
 				x++, y++;
 			v[off + k] = x;
 			if (x >= n && y >= m)
 				goto found;
 		}
-		trace[d] = sbx_need(malloc((2 * max + 3) * sizeof *v));
-		memcpy(trace[d], v, (2 * max + 3) * sizeof *v);
+		trace[d] = sbx_need(malloc((2 * d + 1) * sizeof *v));
+		memcpy(trace[d], v + off - d, (2 * d + 1) * sizeof *v);
 	}
-	/* too far apart: all of a out, all of b in */
-	op = sbx_need(malloc(n + m + 1));
+	for (d = 0; d <= lim; d++)
+		free(trace[d]);
+	free(trace);
+	free(v);
+apart:
 	memset(op, '-', n);
 	memset(op + n, '+', m);
-	*nop = n + m;
-	goto out;
+	return n + m;
 found:
-	op = sbx_need(malloc(n + m + 1));
 	x = n;
 	y = m;
 	for (; d > 0; d--) {
-		long *pv = trace[d - 1], pk, px, py;
+		long *pv = trace[d - 1] + (d - 1), pk, px, py; /* pv[k], k in [1-d, d-1] */
 		k = x - y;
-		pk = (k == -d || (k != d && pv[off + k - 1] < pv[off + k + 1])) ? k + 1 : k - 1;
-		px = pv[off + pk];
+		pk = (k == -d || (k != d && pv[k - 1] < pv[k + 1])) ? k + 1 : k - 1;
+		px = pv[pk];
 		py = px - pk;
 		while (x > px && y > py)
 			op[o++] = ' ', x--, y--;
@@ -136,24 +149,45 @@ found:
 		op[i] = op[o - 1 - i];
 		op[o - 1 - i] = t;
 	}
-	*nop = o;
-out:
 	for (d = 0; d <= lim; d++)
 		free(trace[d]);
 	free(trace);
 	free(v);
+	return o;
+}
+
+/* op[k]: ' ' kept, '-' from a, '+' from b, in order. The lines both ends
+ * share are kept without a search (a new or a deleted file has no
+ * search at all); the walk is between them. */
+static char *script(const struct text *a, const struct text *b, size_t *nop)
+{
+	long n = a->n, m = b->n, pre = 0, suf = 0;
+	char *op = sbx_need(malloc(n + m + 1));
+	size_t o;
+
+	while (pre < n && pre < m && eq(a, pre, b, pre))
+		pre++;
+	while (suf < n - pre && suf < m - pre && eq(a, n - 1 - suf, b, m - 1 - suf))
+		suf++;
+	memset(op, ' ', pre);
+	o = pre + walk(a, pre, n - pre - suf, b, pre, m - pre - suf, op + pre);
+	memset(op + o, ' ', suf);
+	*nop = o + suf;
 	return op;
 }
 
-static void line(char c, const char *s, size_t l)
+static void line(char c, const char *s, size_t l, int esc)
 {
 	putchar(c);
-	fwrite(s, 1, l, stdout);
+	if (esc)
+		sbx_quote_put(stdout, s, l, ESCAPED);
+	else
+		fwrite(s, 1, l, stdout);
 	if (!l || s[l - 1] != '\n')
 		fputs("\n\\ No newline at end of file\n", stdout);
 }
 
-static void hunks(const struct text *a, const struct text *b)
+static void hunks(const struct text *a, const struct text *b, int esc)
 {
 	size_t no, i = 0;
 	char *op = script(a, b, &no);
@@ -193,11 +227,11 @@ static void hunks(const struct text *a, const struct text *b)
 		printf(" @@\n");
 		for (size_t k = s, x = ai, y = bi; k < e; k++) {
 			if (op[k] == ' ')
-				line(' ', a->line[x], a->llen[x]), x++, y++;
+				line(' ', a->line[x], a->llen[x], esc), x++, y++;
 			else if (op[k] == '-')
-				line('-', a->line[x], a->llen[x]), x++;
+				line('-', a->line[x], a->llen[x], esc), x++;
 			else
-				line('+', b->line[y], b->llen[y]), y++;
+				line('+', b->line[y], b->llen[y], esc), y++;
 		}
 		i = e;
 	}
@@ -268,10 +302,14 @@ static void one(struct cs *c, const struct change *e)
 		printf("Binary files %s and %s differ\n", have_old ? cs_qd(qa, 0) : "/dev/null",
 		       have_new ? cs_qd(qb, 1) : "/dev/null");
 	} else {
+		/* both sides by one form, so that a kept line reads the same */
+		int esc = sbx_quote_needed(a.buf, a.len, TEXT) || sbx_quote_needed(b.buf, b.len, TEXT);
+		if (esc)
+			printf("escaped text: controls, invalid UTF-8 and backslashes as \\xNN\n");
 		printf("--- %s\n+++ %s\n", have_old ? cs_qd(qa, 0) : "/dev/null", have_new ? cs_qd(qb, 1) : "/dev/null");
 		split(&a);
 		split(&b);
-		hunks(&a, &b);
+		hunks(&a, &b, esc);
 	}
 	text_free(&a);
 	text_free(&b);
