@@ -1,6 +1,7 @@
 # Sourced by the benches that time sbx-ns against a static `true`
 # (bench/sbx-ns.sh, bench/sbx-ns-deny.sh, bench/sbx-ns-grant.sh,
-# bench/sbx-ns-serve.sh, bench/sbx-ns-tier.sh).
+# bench/sbx-ns-serve.sh, bench/sbx-ns-tier.sh, bench/sbx-ns-steps.sh,
+# bench/sbx-ns-table.sh, bench/sbx-ns-observe.sh).
 
 # bench_need TOOL...: each is on PATH, or the bench ends (111) naming the
 # first that is not.
@@ -10,6 +11,16 @@ bench_need() {
 		command -v "$t" >/dev/null || { echo "bench: $t is missing" >&2; exit 111; }
 	done
 }
+
+# bench_user: $user, the user the unprivileged runs are (the test user
+# sbxtest where there is one, else nobody), and $ugid its group; `as CMD...`
+# runs CMD as that user.
+bench_user() {
+	user=sbxtest
+	id "$user" >/dev/null 2>&1 || user=nobody
+	ugid=$(id -g "$user")
+}
+as() { setpriv --reuid="$user" --regid="$ugid" --init-groups -- "$@"; }
 
 # bench_work NAME: $work, a new directory /var/tmp/sbx-NAME.XXXXXX (mode
 # 0755) removed at exit, its bin/ holding a static `true` (musl-gcc).

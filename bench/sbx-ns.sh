@@ -20,39 +20,10 @@ case $runs in '' | *[!0-9]* | 0) echo "bench: usage: bench/sbx-ns.sh [RUNS]" >&2
 bench_need bwrap musl-gcc python3
 bench_work ns-bench
 mkdir "$work/ws"
-cat >"$work/loop.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-#ifdef FLOOR
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
-#endif
-int main(int argc, char **argv)
-{
-	long n = argc > 1 ? atol(argv[1]) : 2000000;
-	struct timespec a, b;
-#ifdef FLOOR
-	/* The least any seccomp filter costs: one instruction that allows all. */
-	struct sock_filter f[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
-	struct sock_fprog p = { 1, f };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p))
-		return 111;
-#endif
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < n; i++)
-		syscall(SYS_getppid);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
-	return 0;
-}
-C
-musl-gcc -static -O2 "$work/loop.c" -o "$work/bin/loop"
-musl-gcc -static -O2 -DFLOOR -isystem /usr/include -isystem /usr/include/x86_64-linux-gnu "$work/loop.c" -o "$work/bin/floor" 2>/dev/null ||
-	gcc -static -O2 -DFLOOR "$work/loop.c" -o "$work/bin/floor"
+loop=$(dirname "$0")/getppid.c
+musl-gcc -static -O2 "$loop" -o "$work/bin/loop"
+musl-gcc -static -O2 -DFLOOR -isystem /usr/include -isystem /usr/include/x86_64-linux-gnu "$loop" -o "$work/bin/floor" 2>/dev/null ||
+	gcc -static -O2 -DFLOOR "$loop" -o "$work/bin/floor"
 chmod -R a+rX "$work"
 mkdir -m 1777 "$work/out"
 
