@@ -6,7 +6,7 @@
 .DELETE_ON_ERROR:
 .SECONDARY:
 .SUFFIXES:
-.PHONY: FORCE version dist test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench
+.PHONY: FORCE version dist test-progs all check check-unit check-bats check-vm fuzz install clean distclean deps packages demo bench soak
 
 B        ?= .
 STATIC   ?= 1
@@ -269,7 +269,7 @@ dist:
 	@echo "released $(RELEASE): $(DISTNAME).tar.gz, $(TOOLS), SHA256SUMS"
 
 clean:
-	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10 $(B)/build/vm-debian $(B)/build/deb
+	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10 $(B)/build/vm-debian $(B)/build/vm-soak $(B)/build/soak $(B)/build/deb
 
 distclean: clean
 	rm -rf build
@@ -290,3 +290,12 @@ bench: all $(TEST_PROGS)
 	$(Q)$(PKGS) test
 	$(Q)$(PKGS) bench
 	$(Q)for b in bench/*.sh; do SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SBX_ROOT=$(CURDIR) $$b || exit 1; done
+
+# The soak (tests/soak): living sandboxes behind one broker in a VM, under
+# load and injected faults, for SOAK_SECONDS (600) with SOAK_SANDBOXES (32);
+# build/soak/report.md and build/soak/latency.svg. make check runs a short one.
+soak: all $(TEST_PROGS) $(VM_HELPERS)
+	$(Q)$(PKGS) test
+	$(Q)$(PKGS) vm
+	$(Q)$(PKGS) soak
+	$(Q)SBX_BIN=$(abspath $(BINDIR)) SBX_TESTBIN=$(abspath $(TESTBIN)) SOAK_OUT=$(abspath $(B))/build/soak tests/soak/run.sh --plot

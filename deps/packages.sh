@@ -7,6 +7,7 @@
 #   vm       the QEMU suite (a stock Debian kernel, busybox, static bash)
 #   dynamic  `make STATIC=0`, against the distribution's -dev packages
 #   bench    the peers only `make bench` runs (beyond test's)
+#   soak     what only `make soak` needs (beyond test's and vm's)
 #
 # All present: silent, exit 0. Some missing, as root: one line naming them,
 # then apt-get (an `apt-get update` first only when apt does not know one of
@@ -18,7 +19,7 @@
 set -euf
 
 usage() {
-	echo "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench" >&2
+	echo "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench|soak" >&2
 	exit 100
 }
 
@@ -28,8 +29,9 @@ build)
 	# dpkg-dev: apt-get source and dpkg-source; gperf: libseccomp's and
 	# libcap's name tables; gcc: libcap's build-time helper; linux-libc-dev:
 	# the kernel headers that musl-gcc is pointed at; perl: OpenSSL's Configure;
-	# debhelper: the Debian package (dpkg-buildpackage, debian/).
-	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils perl debhelper"
+	# debhelper: the Debian package (dpkg-buildpackage, debian/); m4:
+	# nettle's assembly (SHA-NI).
+	want="musl-tools gcc make gperf dpkg-dev ca-certificates xz-utils bzip2 linux-libc-dev file binutils perl debhelper m4"
 	;;
 test)
 	# git, gcc, make, python3-venv, python3-pytest: the real-work suite (28-ns-work); podman, runc, uidmap, slirp4netns,
@@ -48,6 +50,11 @@ bench)
 	# squid: a peer of bench/sbx-broker.sh (started by the bench in a
 	# namespace of its own with a private configuration).
 	want="squid"
+	;;
+soak)
+	# gnuplot-nox: the soak's plot of join latency and RSS over time
+	# (build/soak/latency.svg); the short soak of make check draws none.
+	want="gnuplot-nox"
 	;;
 dynamic)
 	want="gcc make pkg-config libseccomp-dev libcap-dev libjansson-dev nettle-dev libssl-dev file binutils"

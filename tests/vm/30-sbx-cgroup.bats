@@ -60,7 +60,7 @@ assert_dead() {
 	local peak='[0-9]+'
 	vm_memory_peak || peak=null
 	run -0 sed -n 2p "$st"
-	assert_output --regexp "^\{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":7,\"command_code\":7,\"cgroup\":\"$R/$N\",\"timed_out\":false,\"cancelled\":false,\"leftovers_killed\":false,\"oom_kill\":0,\"pids_max_hits\":0,\"cpu_usage_usec\":[0-9]+,\"cpu_throttled_usec\":0,\"memory_peak\":$peak,\"cleanup\":true\}$"
+	assert_output --regexp "^\{\"tool\":\"sbx-cgroup\",\"event\":\"exit\",\"code\":7,\"command_code\":7,\"cgroup\":\"$R/$N\",\"timed_out\":false,\"cancelled\":false,\"leftovers_killed\":false,\"oom_kill\":0,\"memory_limit_reached\":false,\"pids_max_hits\":0,\"cpu_usage_usec\":[0-9]+,\"cpu_throttled_usec\":0,\"memory_peak\":$peak,\"cleanup\":true\}$"
 	assert_not_exist "$R/$N"
 }
 
@@ -109,6 +109,7 @@ assert_dead() {
 	assert_equal "$(exit_field code)" 105
 	assert_equal "$(exit_field signal)" 9
 	assert_equal "$(exit_field oom_kill)" 1
+	assert_equal "$(exit_field memory_limit_reached)" true
 	local peak
 	peak=$(exit_field memory_peak)
 	if vm_memory_peak; then
@@ -117,6 +118,34 @@ assert_dead() {
 		assert_equal "$peak" null
 	fi
 	assert_not_exist "$R/$N"
+}
+
+@test "an OOM kill at a limit the command set below its cgroup is not the cgroup's memory limit reached" {
+	# The command moves into a cgroup of its own below its cgroup with a
+	# 16 MiB memory.max: the kill there is counted in the cgroup's
+	# memory.events (the subtree), but its own 256 MiB were never reached.
+	# (The shell's own "Killed" goes to /dev/null.)
+	run -7 --separate-stderr sbx-cgroup --root "$R" --name "$N" --memory 256M --status-fd 7 -- \
+		sh -c 'mkdir "$1/sub" && echo $$ >"$1/sub/cgroup.procs" && echo +memory >"$1/cgroup.subtree_control" &&
+			echo 16M >"$1/sub/memory.max" && exec 2>/dev/null && { "$2" 64; echo "hog $?"; exit 7; }' sh "$R/$N" "$SBX_TESTBIN/cg-memhog" 7>"$st"
+	assert_output "hog 137"
+	if vm_memory_peak; then
+		assert_regex "$stderr" '^sbx-cgroup: note: memory limit 256 MiB not reached: 1 process OOM-killed at the limit of a cgroup below \(peak [0-9]+ (MiB|bytes)\)$'
+	else
+		assert_equal "$stderr" "sbx-cgroup: note: memory limit 256 MiB not reached: 1 process OOM-killed at the limit of a cgroup below (peak unknown)"
+	fi
+	assert_equal "$(exit_field code)" 7
+	assert_equal "$(exit_field oom_kill)" 1
+	assert_equal "$(exit_field memory_limit_reached)" false
+	assert_not_exist "$R/$N"
+}
+
+@test "a command that exits 105 itself is not reported as out of memory" {
+	run -105 --separate-stderr sbx-cgroup --root "$R" --name "$N" --memory 32M --status-fd 7 -- sh -c 'exit 105' 7>"$st"
+	assert_equal "$stderr" ""
+	assert_equal "$(exit_field command_code)" 105
+	assert_equal "$(exit_field oom_kill)" 0
+	assert_equal "$(exit_field memory_limit_reached)" false
 }
 
 @test "a busy loop at --cpu 50 gets 40 to 60 percent of one core over 3 s" {

@@ -41,10 +41,11 @@ teardown() {
 	rm -rf "$d" "$ws"
 }
 
-# The chain, ready: sbx-cgroup with the totals, sbx-ns serving.
+# The chain, ready: sbx-cgroup with the totals (memory: $1, 256M unless
+# given), sbx-ns serving.
 up() {
 	local line
-	sbx-cgroup --root "$R" --name "$N" --memory 256M --pids 300 --cgroup-fd 9 --pass-fd 3 --status-fd 7 -- \
+	sbx-cgroup --root "$R" --name "$N" --memory "${1:-256M}" --pids 300 --cgroup-fd 9 --pass-fd 3 --status-fd 7 -- \
 		sbx-ns "${ids[@]}" --workspace "$ws" --ro /sbx --serve "$sock" --cgroup-fd 9 --ready-fd 3 \
 		3>"$d/ready" 7>"$d/cg-status" </dev/null >"$d/out" 2>"$d/err" &
 	chain=$!
@@ -52,6 +53,37 @@ up() {
 	if [ ! -S "$sock" ]; then
 		cat "$d/err" "$d/cg-status"
 		fail "the sandbox did not start"
+	fi
+}
+
+# The sandbox's outer (sbx-cgroup's child) and its pid 1, from its leaf.
+leaf_pids() {
+	local p
+	for p in $(cat "$R/$N/sandbox/cgroup.procs"); do
+		if [ "$(awk '/^PPid:/ { print $2 }' "/proc/$p/status")" = "$chain" ]; then
+			outer=$p
+		else
+			pid1=$p
+		fi
+	done
+	[ -n "${outer:-}" ] && [ -n "${pid1:-}" ] || fail "no outer and pid 1 in $(cat "$R/$N/sandbox/cgroup.procs")"
+}
+
+# An OOM kill of a command in its own --memory cgroup, as sbx-ns reports it.
+own_oom() {
+	run --separate-stderr sbx-ns --join "$sock" --memory 32M -- /sbx/helpers/memhog 100 </dev/null
+	assert_equal "$status $stderr" "105 sbx-ns: killed: its cgroup ran out of memory (--memory): the OOM killer ended it"
+}
+
+# sbx-cgroup's last line on the chain's stderr: one OOM kill under the
+# sandbox, not at its total of $1 MiB.
+assert_oom_note_not_total() {
+	local last
+	last=$(tail -n 1 "$d/err")
+	if vm_memory_peak; then
+		assert_regex "$last" "^sbx-cgroup: note: memory limit $1 MiB not reached: 1 process OOM-killed at the limit of a cgroup below \\(peak [0-9]+ (MiB|bytes)\\)\$"
+	else
+		assert_equal "$last" "sbx-cgroup: note: memory limit $1 MiB not reached: 1 process OOM-killed at the limit of a cgroup below (peak unknown)"
 	fi
 }
 
@@ -92,6 +124,8 @@ up() {
 	run -0 wait "$chain"
 	chain=
 	assert_file_not_exist "$R/$N"
+	# The kill was at the command's 32 MiB, not at the sandbox's 256 MiB.
+	assert_oom_note_not_total 256
 }
 
 @test "a command at its pids limit is reported (103) with what it started killed; the sandbox serves on" {
@@ -104,6 +138,76 @@ up() {
 	run -0 sbx-ns --join "$sock" --stop </dev/null
 	run -0 wait "$chain"
 	chain=
+	# The command's 5, not the sandbox's 300: sbx-cgroup notes nothing.
+	run -0 cat "$d/err"
+	assert_output ""
+}
+
+@test "after an OOM in a command's own cgroup, pid 1 killed from outside ends the chain 103, not 105" {
+	up
+	own_oom
+	leaf_pids
+	kill -KILL "$pid1"
+	local rc=0
+	wait "$chain" || rc=$?
+	chain=
+	assert_equal "$rc" 103
+	run -0 grep -c . "$d/err"
+	assert_output 2
+	run -0 head -n 1 "$d/err"
+	assert_output "sbx-ns: fatal: the sandbox was lost: its pid 1 ended (Killed)"
+	assert_oom_note_not_total 256
+	assert_equal "$(grep -o '"code":[0-9]*,' "$d/cg-status" | tail -n 1)" '"code":103,'
+	assert_file_not_exist "$R/$N"
+}
+
+@test "after an OOM in a command's own cgroup, the server killed with SIGKILL ends the chain 137, not 105" {
+	up
+	own_oom
+	leaf_pids
+	kill -KILL "$outer"
+	local rc=0
+	wait "$chain" || rc=$?
+	chain=
+	assert_equal "$rc" 137
+	run -0 grep -c . "$d/err"
+	assert_output 1
+	assert_oom_note_not_total 256
+	assert_file_not_exist "$R/$N"
+	# The killed server's record of the workspace: taken over as documented.
+	run -0 sbx-ns --recover --workspace "$ws"
+}
+
+@test "the sandbox's total reached by a command with a larger --memory: killed at the total, not as its own OOM" {
+	up 64M
+	run --separate-stderr sbx-ns --join "$sock" --memory 128M -- /sbx/helpers/memhog 100 </dev/null
+	assert_equal "$status" 137
+	assert_equal "$stderr" "sbx-ns: killed: the OOM killer ended it at a memory limit above its own --memory (the sandbox's total, or the host's)"
+	run -0 sbx-ns --join "$sock" --stop </dev/null
+	run -0 wait "$chain"
+	chain=
+	local last
+	last=$(tail -n 1 "$d/err")
+	if vm_memory_peak; then
+		assert_regex "$last" '^sbx-cgroup: note: memory limit 64 MiB reached: 1 process OOM-killed \(peak [0-9]+ (MiB|bytes)\)$'
+	else
+		assert_equal "$last" "sbx-cgroup: note: memory limit 64 MiB reached: 1 process OOM-killed (peak unknown)"
+	fi
+}
+
+@test "the first program OOM-killed at the sandbox's total stops the sandbox, and sbx-cgroup exits 105" {
+	run --separate-stderr sbx-cgroup --root "$R" --name "$N" --memory 64M --cgroup-fd 9 -- \
+		sbx-ns "${ids[@]}" --workspace "$ws" --ro /sbx --serve "$sock" --cgroup-fd 9 -- /sbx/helpers/memhog 100 </dev/null
+	assert_equal "$status" 105
+	run -0 grep -c . <<<"$stderr"
+	assert_output 2
+	assert_equal "$(head -n 1 <<<"$stderr")" "sbx-ns: warning: the first program (/sbx/helpers/memhog 100) exited 137: the sandbox stops"
+	if vm_memory_peak; then
+		assert_regex "$(tail -n 1 <<<"$stderr")" '^sbx-cgroup: killed: memory limit 64 MiB reached \(oom_kill 1, peak [0-9]+ (MiB|bytes)\)$'
+	else
+		assert_equal "$(tail -n 1 <<<"$stderr")" "sbx-cgroup: killed: memory limit 64 MiB reached (oom_kill 1, peak unknown)"
+	fi
+	assert_file_not_exist "$R/$N"
 }
 
 @test "limits need a sandbox with cgroups of its own; --cgroup-fd needs --serve and a cgroup of sbx-ns alone" {

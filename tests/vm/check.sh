@@ -13,7 +13,9 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
 tests/run-bats.sh tests/vm/host/*.bats 2>&1 | tee -a "$log" || rc=1
-tests/vm/run.sh 2>&1 | tee -a "$log"
+# The whole suite in both roles takes about 550 s beside make check's host
+# suites: twice that before it counts as hung.
+SBX_VM_TIMEOUT=${SBX_VM_TIMEOUT:-1200} tests/vm/run.sh 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 if k510=$(tests/vm/kernel.sh 5.10); then
 	SBX_VM_WORK=$SBX_VM_WORK-5.10 tests/vm/run.sh --kernel "$(sed -n 1p <<<"$k510")" \

@@ -10,7 +10,12 @@
 # $SBX_ROOT/build/obj-static/testbin/vm, holds the VM's helpers from tests/vm/helpers:
 # `make test-progs` builds both),
 # SBX_VM_WORK (work dir, default $SBX_ROOT/build/vm), SBX_VM_TIMEOUT (seconds for the whole
-# VM, default 600), SBX_VM_TEST_TIMEOUT (seconds for one test in the VM, default 120).
+# VM, default 600), SBX_VM_TEST_TIMEOUT (seconds for one test in the VM, default 120),
+# SBX_VM_ROLES (the roles to run, "root user" by default, or one of them), SBX_VM_MEMORY
+# (the VM's memory, QEMU's -m, default 1G), SBX_VM_HOST_FILES (host files and directories
+# copied into the VM at their own paths, each program with the libraries ldd names: what
+# a suite needs beyond busybox, such as git), SBX_VM_EXTRA (a directory copied to
+# /sbx/extra: a suite's own scripts and data).
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
 # --kernel with --modules boots another kernel with its own modules directory (one that
 # has a modules.dep), e.g. Debian 11's 5.10 from tests/vm/kernel.sh.
@@ -30,6 +35,10 @@ SBX_TESTBIN=${SBX_TESTBIN:-}
 work=${SBX_VM_WORK:-$SBX_ROOT/build/vm}
 timeout_s=${SBX_VM_TIMEOUT-600}
 test_timeout_s=${SBX_VM_TEST_TIMEOUT-120}
+roles=${SBX_VM_ROLES-root user}
+memory=${SBX_VM_MEMORY-1G}
+host_files=${SBX_VM_HOST_FILES-}
+extra=${SBX_VM_EXTRA-}
 
 die() { echo "vm: fatal: $*" >&2; exit 2; }
 fail() { echo "vm: FAIL: $*"; }
@@ -51,6 +60,13 @@ while [ $# -gt 0 ]; do
 done
 case $timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TIMEOUT must be a positive number of seconds" ;; esac
 case $test_timeout_s in '' | *[!0-9]* | 0*) die "SBX_VM_TEST_TIMEOUT must be a positive number of seconds" ;; esac
+case $roles in 'root user' | root | user) ;; *) die "SBX_VM_ROLES must be 'root user', root or user, not '$roles'" ;; esac
+case $memory in [1-9]*[MG]) ;; *) memory=bad ;; esac
+case ${memory%[MG]} in *[!0-9]* | ??????*) die "SBX_VM_MEMORY must be a size such as 1G or 2048M, not '${SBX_VM_MEMORY-}'" ;; esac
+for f in $host_files; do
+	case $f in /*) [ -e "$f" ] || die "SBX_VM_HOST_FILES: $f does not exist" ;; *) die "SBX_VM_HOST_FILES: $f is not an absolute path" ;; esac
+done
+[ -z "$extra" ] || [ -d "$extra" ] || die "SBX_VM_EXTRA: $extra is not a directory"
 if [ -n "$moddir" ]; then
 	[ -n "$kernel" ] || die "--modules needs --kernel"
 	[ -f "$moddir/modules.dep" ] || die "$moddir has no modules.dep (run depmod)"
@@ -240,7 +256,21 @@ cp "$here"/helpers/* "$root/sbx/tests/helpers/"
 # The README's demo, so the VM can show it with every limit enforced.
 mkdir -p "$root/sbx/demo" && cp "$SBX_ROOT"/demo/*.sh "$root/sbx/demo/"
 mkdir -p "$root/sbx/contrib/session" && cp "$SBX_ROOT/contrib/session/sbx-session" "$root/sbx/contrib/session/"
+# The pages whose recipes 62-recipes runs, and the runner they share with the host.
+mkdir -p "$root/sbx/docs" && cp "$SBX_ROOT/README.md" "$root/sbx/" && cp "$SBX_ROOT"/docs/*.md "$root/sbx/docs/"
+cp "$SBX_ROOT/tests/recipes.bash" "$root/sbx/tests/helpers/"
 rm -f "$root"/sbx/tests/helpers/*.[ch]
+# What a suite needs beyond busybox, at the host's paths; ELF programs with their libraries.
+for f in $host_files; do
+	mkdir -p "$root$(dirname "$f")"
+	rm -f "$root$f" # a busybox link there: cp would write through it
+	if [ -d "$f" ]; then
+		cp -a "$f" "$root$(dirname "$f")/"
+	else
+		add_program "$f" "$root$(dirname "$f")"
+	fi
+done
+[ -z "$extra" ] || cp -a "$extra" "$root/sbx/extra"
 for f in "${files[@]}"; do
 	[ -e "$root/sbx/tests/$(basename "$f")" ] && die "two suite files named $(basename "$f")"
 	cp "$f" "$root/sbx/tests/"
@@ -303,10 +333,10 @@ set +e
 # timer interrupt arrives through the IO-APIC can time out and panic the
 # boot ("IO-APIC + timer doesn't work"); the check proves nothing here.
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -m 1G -smp 2 -no-reboot \
+	-accel tcg,thread=multi -cpu max -m "$memory" -smp 2 -no-reboot \
 	-display none -monitor none -nic none \
 	-kernel "$kernel" -initrd "$work/initramfs.gz" \
-	-append "console=ttyS0 no_timer_check cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s${debroot:+ apparmor=1 security=apparmor}" \
+	-append "console=ttyS0 no_timer_check cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s sbxvm.roles=${roles// /,}${debroot:+ apparmor=1 security=apparmor}" \
 	-serial "file:$work/console.log" -serial "file:$work/results.log" \
 	-drive "file=$work/xfs.img,format=raw,if=virtio,cache=unsafe" \
 	-drive "file=$work/ext4.img,format=raw,if=virtio,cache=unsafe" \
@@ -335,7 +365,7 @@ elapsed=$(($(date +%s) - start))
 
 # --- verdict --------------------------------------------------------------------------
 # Parse the whole channel again: per role, the plan, every result, the end markers.
-summary=$(tr -d '\r' <"$work/results.log" | awk '
+summary=$(tr -d '\r' <"$work/results.log" | awk -v want="$(wc -w <<<"$roles")" '
 	/^SBXVM BEGIN /   { begin = 1; sub(/^SBXVM BEGIN /, ""); info = $0; next }
 	/^SBXVM FATAL /   { sub(/^SBXVM FATAL /, ""); fatal = fatal $0 "; "; next }
 	/^SBXVM ROLE /    { role = $3; roles = roles " " role; plan[role] = -1; n[role] = 0; next }
@@ -355,7 +385,7 @@ summary=$(tr -d '\r' <"$work/results.log" | awk '
 			else if (plan[r[i]] < 0) printf "problem=role %s: no test plan\n", r[i]
 			else if (plan[r[i]] != n[r[i]]) printf "problem=role %s: %d of %d results\n", r[i], n[r[i]], plan[r[i]]
 		}
-		if (begin && end && nr != 2) printf "problem=expected 2 roles, got %d\n", nr
+		if (begin && end && nr != want) printf "problem=expected %d roles, got %d\n", want, nr
 		printf "%s", bad
 	}')
 pass=$(sed -n 's/^begin=.* pass=\([0-9]*\) .*/\1/p' <<<"$summary")

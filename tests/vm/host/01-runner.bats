@@ -98,6 +98,66 @@ teardown() {
 	assert_output "vm: fatal: SBX_VM_TEST_TIMEOUT must be a positive number of seconds"
 }
 
+@test "roles, memory, host files and the extra directory are checked before anything is built" {
+	SBX_VM_ROLES= run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_ROLES must be 'root user', root or user, not ''"
+	SBX_VM_ROLES='user root' run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_ROLES must be 'root user', root or user, not 'user root'"
+	local m
+	for m in 0 0G 1 -1G 1.5G 1T 99999999999999999999G ''; do
+		SBX_VM_MEMORY=$m run -2 "$here/run.sh"
+		assert_output "vm: fatal: SBX_VM_MEMORY must be a size such as 1G or 2048M, not '$m'"
+	done
+	SBX_VM_HOST_FILES=usr/bin/git run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_HOST_FILES: usr/bin/git is not an absolute path"
+	SBX_VM_HOST_FILES="/usr/bin/git $BATS_TEST_TMPDIR/none" run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_HOST_FILES: $BATS_TEST_TMPDIR/none does not exist"
+	: >"$BATS_TEST_TMPDIR/file"
+	SBX_VM_EXTRA=$BATS_TEST_TMPDIR/file run -2 "$here/run.sh"
+	assert_output "vm: fatal: SBX_VM_EXTRA: $BATS_TEST_TMPDIR/file is not a directory"
+	[ ! -e "$SBX_VM_WORK" ]
+}
+
+@test "the soak's sizes and seed are checked before the VM boots" {
+	local soak=$here/../soak/run.sh
+	SOAK_SECONDS=0 run -2 "$soak"
+	assert_output "soak: SOAK_SECONDS is a positive number of seconds, not '0'"
+	SOAK_SECONDS=10s run -2 "$soak"
+	assert_output "soak: SOAK_SECONDS is a positive number of seconds, not '10s'"
+	SOAK_SECONDS=41 run -2 "$soak"
+	assert_output "soak: SOAK_SECONDS is at least 42 (every fault kind once, 7 s apart), not 41"
+	SOAK_SANDBOXES=-1 run -2 "$soak"
+	assert_output "soak: SOAK_SANDBOXES is a number from 1 to 60, not '-1'"
+	SOAK_SANDBOXES=61 run -2 "$soak"
+	assert_output "soak: SOAK_SANDBOXES is a number from 1 to 60 (the broker takes 64 sandboxes), not 61"
+	SOAK_SEED=x run -2 "$soak"
+	assert_output "soak: SOAK_SEED is a positive number, not 'x'"
+	SOAK_OUT=$BATS_TEST_TMPDIR/soak run -2 "$soak" --plott
+	assert_output "soak: usage: tests/soak/run.sh [--plot]"
+	[ ! -e "$BATS_TEST_TMPDIR/soak" ]
+}
+
+@test "a soak killed with its VM is cleaned up by the next run, which says so" {
+	local out=$BATS_TEST_TMPDIR/soak
+	mkdir -p "$out/vm" "$out/extra"
+	# What a killed run leaves: its pid file, and its VM holding the lock.
+	sleep 1000 9>"$out/vm/lock" &
+	local vm=$!
+	bash -c 'exit 0' &
+	local dead=$!
+	wait $dead
+	echo $dead >"$out/pid"
+	# This run stops before its VM boots: its helpers are not built.
+	mkdir "$BATS_TEST_TMPDIR/nohelpers"
+	SOAK_OUT=$out SOAK_SECONDS=42 SOAK_SANDBOXES=1 SBX_TESTBIN=$BATS_TEST_TMPDIR/nohelpers \
+		run -1 "$here/../soak/run.sh"
+	assert_line --index 0 "soak: removing what a killed run (pid $dead) left: its VM (pid $vm), $out/vm, $out/extra"
+	assert_line --partial "is not built (run: make test-progs)"
+	assert_line "soak: did not finish (no closing line in the VM's results)"
+	run ! kill -0 $vm
+	[ ! -e "$out/pid" ]
+}
+
 @test "a suite path that does not exist is an error" {
 	run -2 "$here/run.sh" --suite "$BATS_TEST_TMPDIR/nope.bats"
 	assert_output "vm: fatal: no such suite file or directory: $BATS_TEST_TMPDIR/nope.bats"
