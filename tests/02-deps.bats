@@ -170,11 +170,11 @@ openssl 3.0.20-1~deb12u2 1 1 1"
 
 @test "deps/packages.sh without a known mode is a usage error" {
 	run -100 --separate-stderr "$SBX_ROOT/deps/packages.sh"
-	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench"
+	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench|soak"
 	run -100 --separate-stderr "$SBX_ROOT/deps/packages.sh" bulid
-	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench"
+	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench|soak"
 	run -100 --separate-stderr "$SBX_ROOT/deps/packages.sh" build test
-	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench"
+	assert_equal "$stderr" "sbx: usage: deps/packages.sh build|test|vm|dynamic|bench|soak"
 }
 
 @test "deps/packages.sh takes only package names from SBX_PACKAGES_EXTRA, never apt options" {

@@ -178,3 +178,43 @@ print(p.wait(), got[filled:] == want, filled > 0)
 		assert_output "0 True True"
 	done
 }
+
+# The sections of a page, in order: the ones every page has, and between
+# OPTIONS and EXIT STATUS the page's own topics (sbx-ns: DENY-WRITE,
+# GRANTS, CHANGE SETS, LIVING SANDBOXES among them).
+@test "each man page has its sections in the one order, renders without a warning, and has 3 to 5 examples" {
+	local t secs want n
+	want="NAME SYNOPSIS DESCRIPTION OPTIONS @ EXIT_STATUS ENVIRONMENT FILES EXAMPLES SECURITY SEE_ALSO"
+	for t in $TOOLS; do
+		secs=$(sed -n 's/^\.SH //p' "$SBX_ROOT/man/$t.1" | tr -d '"' | sed 's/\\-/-/g; s/ /_/g' |
+			awk -v want="$want" 'BEGIN { n = split(want, w, " ") }
+				{ s[++m] = $0 }
+				END {
+					# The page with its topics, between OPTIONS and EXIT STATUS, as one "@".
+					out = ""
+					for (i = 1; i <= m; i++) {
+						out = out (out == "" ? "" : " ") s[i]
+						if (s[i] == "OPTIONS") { out = out " @"; while (i < m && s[i + 1] != "EXIT_STATUS") i++ }
+					}
+					print out
+				}')
+		assert_equal "$t: $secs" "$t: $want"
+		run -0 groff -man -ww -z "$SBX_ROOT/man/$t.1"
+		assert_output ""
+		n=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$SBX_ROOT/man/$t.1" | grep -c '^\.nf$')
+		[ "$n" -ge 3 ] && [ "$n" -le 5 ] || fail "$t: $n examples, not 3 to 5"
+	done
+	# The topics sbx-ns keeps as sections of their own.
+	for n in 'DENY\\-WRITE' GRANTS 'CHANGE SETS' 'LIVING SANDBOXES'; do
+		grep -qx ".SH $n" "$SBX_ROOT/man/sbx-ns.1" || fail "sbx-ns.1 has no section $n"
+	done
+}
+
+@test "each option is documented once in its page's OPTIONS: one entry, found by its name" {
+	local t dup
+	for t in $TOOLS; do
+		dup=$(awk '/^\.SH / { on = ($0 == ".SH OPTIONS") } on && tag { print } { tag = ($0 == ".TP") }' \
+			"$SBX_ROOT/man/$t.1" | sed 's/\\-/-/g' | grep -o -- '--[a-z0-9-]*' | sort | uniq -d)
+		assert_equal "$t: ${dup//$'\n'/ }" "$t: "
+	done
+}

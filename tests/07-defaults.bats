@@ -283,7 +283,7 @@ print(s.makefile().readline().strip())
 @test "sbx-seatbelt: the default --net is none" {
 	local ws
 	ws=$(ns_ws)
-	documented sbx-seatbelt '^ *No network at all \((the default)\)'
+	documented sbx-seatbelt '^ *none \((the default)\): no network at all'
 	run -0 --separate-stderr sbx-seatbelt --workspace "$ws" --print-profile
 	local dflt=$output
 	run -0 --separate-stderr sbx-seatbelt --workspace "$ws" --net none --print-profile

@@ -81,8 +81,8 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$NS_DIR/run/b.sock" \
 		--net "broker:$NS_DIR/run/../run/b.sock" -- true
 }
 
-# Nothing at PATH, or not a socket: no broker serves it yet (102, as the
-# README says), and the line says how to start one. A symlink is never
+# Nothing at PATH, or not a socket: no broker serves it yet (102, as
+# sbx-ns(1) says), and the line says how to start one. A symlink is never
 # followed, even with a trailing slash.
 @test "a missing broker socket or one that is not a socket is refused (102) with the command that makes one" {
 	local p

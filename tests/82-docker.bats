@@ -2,14 +2,15 @@
 # sbx as a docker container's entrypoint, for real: Debian's docker.io
 # (deps/packages.sh test), rootful, its dockerd started here with roots,
 # socket and cgroup parent of its own (no systemd, no network of its own).
-# The image is built and run by the README's docker lines, read from
-# README.md, so what is documented is what runs; then the attacks: docker's
-# default profile, each flag missing, a profile of the calls the README
-# names, root as the container's user, the container and dockerd killed
+# The README's docker recipe runs as written; its docker lines, read from
+# it, build the image and give the flags the other tests vary: docker's
+# default profile, each flag missing, a profile of the calls
+# docs/containers.md names, root as the container's user, the container and dockerd killed
 # mid-run. If dockerd cannot run here, the
 # suite fails with its log: nothing is skipped.
 
 load helpers
+load recipes
 
 # Debian's client and daemon by path: another docker earlier on PATH (one
 # without a daemon) must not be the one tested.
@@ -78,11 +79,12 @@ d_stop() {
 	wait "$pid" 2>/dev/null || true
 }
 
-# The README's `docker build` or `docker run` line, continuation lines
-# joined; it must be there exactly once.
+# The `docker build` or `docker run` line of the README's docker recipe
+# (tests/recipes.bash extracts it), continuation lines joined; it must be
+# there exactly once.
 readme_docker() {
 	awk -v w="$1" '
-		/^ +docker / && $2 == w { take = 1; n++; out = "" }
+		/^docker / && $2 == w { take = 1; n++; out = "" }
 		take {
 			s = $0
 			sub(/^ +/, "", s)
@@ -90,7 +92,7 @@ readme_docker() {
 			out = out (out == "" ? "" : " ") s
 			if (!c) { take = 0; print out }
 		}
-		END { exit n == 1 ? 0 : 1 }' "$SBX_ROOT/README.md"
+		END { exit n == 1 ? 0 : 1 }' "$RECIPE_DIR/$(recipes_of "$RECIPE_DIR" env=docker)".sh
 }
 
 setup_file() {
@@ -118,6 +120,7 @@ setup_file() {
 	# The image by the README's lines; the context where the README says
 	# /tmp/sbx-image is this run's own.
 	"$SBX_ROOT/contrib/container/context.sh" "$D_DIR/ctx" "$SBX_BIN"
+	recipes_setup
 	D_BUILD=$(readme_docker build)
 	D_RUN=$(readme_docker run)
 	# The same without its two security options: docker's defaults.
@@ -157,6 +160,7 @@ teardown_file() {
 		rm -rf "$p"
 	done <"$D_DIR/made"
 	rm -rf "$D_DIR"
+	[ -z "${RECIPE_DIR:-}" ] || rm -rf "$RECIPE_DIR"
 }
 
 # The README's run line as written (the image is this daemon's "sbx").
@@ -210,14 +214,22 @@ USERNS_FIX='in a container, allow new user namespaces: podman allows them by def
 }
 
 @test "the README's docker build: the image from contrib/ without a registry, sbx-ns its entrypoint" {
-	assert_equal "$D_BUILD" "docker build -f contrib/container/Containerfile -t sbx /tmp/sbx-image"
+	assert_equal "$D_BUILD" "docker build -q -f contrib/container/Containerfile -t sbx /tmp/sbx-image >/dev/null"
 	run -0 docker image inspect --format '{{json .Config.Entrypoint}} {{.Config.User}} {{len .RootFS.Layers}}' sbx
 	assert_output '["/usr/local/bin/sbx-ns"] 1000:1000 1'
 	run -0 docker image ls --format '{{.Repository}}:{{.Tag}}'
 	assert_output "sbx:latest"
 }
 
-@test "the README's docker run, exactly as written: the sandboxed command's output, exit 0" {
+@test "the README's docker recipe as written: the image from contrib/, the sandboxed command's output" {
+	recipe_prepare() {
+		touch "$RECIPE_DIR/docker.sock" && mount --bind "$D_DIR/docker.sock" "$RECIPE_DIR/docker.sock"
+	}
+	RECIPE_VARS=("DOCKER_HOST=unix://$RECIPE_DIR/docker.sock")
+	recipes_run_kind env=docker
+}
+
+@test "the README's docker run line: the sandboxed command's output, exit 0" {
 	run -0 --separate-stderr readme_run
 	assert_equal "$stderr" ""
 	assert_output "hello"
@@ -292,9 +304,9 @@ refused"
 	assert_equal "$stderr" "sbx-ns: fatal: unable to mount proc on /proc: Operation not permitted (docker: /.dockerenv); $PROC_FIX"
 }
 
-# The calls the README's docker paragraph says a profile must allow.
+# The calls docs/containers.md's docker paragraph says a profile must allow.
 readme_profile_calls() {
-	awk '/^- \*\*docker\*\*/ { d = 1; next } d && /^- \*\*/ { d = 0 } d' "$SBX_ROOT/README.md" |
+	awk '/^- \*\*docker\*\*/ { d = 1; next } d && /^- \*\*/ { d = 0 } d' "$SBX_ROOT/docs/containers.md" |
 		tr '\n' ' ' | tr -s ' ' | grep -o 'a profile that allows [^)]*)' | head -n 1 | grep -o '`[a-z0-9_]*`' | tr -d '`'
 }
 

@@ -8,6 +8,7 @@
 
 bats_require_minimum_version 1.5.0
 load helpers
+load recipes
 
 # The committed tree into $1, as a release tarball holds it: HEAD's files
 # and a COMMIT file naming HEAD (what --version then names).
@@ -143,7 +144,7 @@ Built-Using: $bu"
 	assert_not_exist "$D/bad"
 }
 
-@test "lintian: no error, and each warning and override is one the README explains" {
+@test "lintian: no error, and each warning and override is one docs/package.md explains" {
 	run -0 --separate-stderr lintian --fail-on error --pedantic --tag-display-limit 0 "$DEB"
 	refute_line --regexp '^E: '
 	# Again with the overrides shown (lintian's exit then counts them).
@@ -152,12 +153,12 @@ Built-Using: $bu"
 	tags=$(grep -Eo '^[WO]: sbx: [a-z0-9-]+' <<<"$output" | awk '{ print $3 }' | sort -u)
 	[ -n "$tags" ]
 	for tag in $tags; do
-		grep -q "^| \`$tag\` |" "$SBX_ROOT/README.md" || { echo "README does not explain $tag"; false; }
+		grep -q "^| \`$tag\` |" "$SBX_ROOT/docs/package.md" || { echo "docs/package.md does not explain $tag"; false; }
 	done
-	# And the README lists no tag lintian no longer reports.
-	run -0 sed -n '/^| lintian tag |/,/^$/p' "$SBX_ROOT/README.md"
+	# And it lists no tag lintian no longer reports.
+	run -0 sed -n '/^| lintian tag |/,/^$/p' "$SBX_ROOT/docs/package.md"
 	for tag in $(grep -Eo '^\| `[a-z0-9-]+`' <<<"$output" | tr -d '|` '); do
-		grep -qx "$tag" <<<"$tags" || { echo "README explains $tag, which lintian does not report"; false; }
+		grep -qx "$tag" <<<"$tags" || { echo "docs/package.md explains $tag, which lintian does not report"; false; }
 	done
 }
 
@@ -241,4 +242,16 @@ Built-Using: $bu"
 	run -0 in_root getent group sbx
 	assert_regex "$output" '^sbx:x:[0-9]+:nobody$'
 	assert_not_exist "$ROOT/var/lib/sbx"
+}
+
+# The README's install recipe, as written, in the root (tests/recipes.bash):
+# from a copy of the source whose parent holds the package, as
+# dpkg-buildpackage leaves it; then the root is purged back to its state.
+@test "the README's package recipe as written: dpkg -i of the package, then what it installed" {
+	mkdir -p "$ROOT/root/src/sbx"
+	cp "$DEB" "$ROOT/root/src/"
+	recipes_setup
+	RECIPE_CHROOT=$ROOT RECIPE_CWD=/root/src/sbx recipes_run_kind env=deb || { rm -rf "$RECIPE_DIR"; false; }
+	rm -rf "$RECIPE_DIR" "$ROOT/root/src" "$ROOT/tmp/recipe.sh"
+	run -0 in_root dpkg --purge sbx
 }
