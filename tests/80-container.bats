@@ -10,6 +10,7 @@
 # run here, the suite fails with podman's reason: nothing is skipped.
 
 load helpers
+load recipes
 
 # podman with the settings this host needs (runc, explicit ulimits: the
 # cgroups are hybrid; vfs storage), for root or for the test user.
@@ -32,12 +33,32 @@ pm_user() {
 		CONTAINERS_CONF="$C_DIR/containers.conf" podman --storage-driver vfs --log-level error "$@"
 }
 
-# The least privilege sbx-ns needs (README, "Containers and Kubernetes").
-LP=(--network none --cap-drop=ALL --security-opt no-new-privileges
-    --security-opt 'unmask=/proc/*' --read-only)
+# The least privilege sbx-ns needs: the flags of the README's podman recipe
+# (tests/recipes.bash extracts it), between `podman run --rm` and the
+# image, but the workspace's mount, which each run gives itself.
+lp_flags() {
+	local -a w
+	local i
+	eval "w=($(awk '/^podman run / { take = 1 } take { s = $0; c = sub(/ *\\$/, "", s); printf "%s ", s; if (!c) exit }' \
+		"$RECIPE_DIR/$(recipes_of "$RECIPE_DIR" env=podman).sh"))"
+	[ "${w[0]} ${w[1]} ${w[2]}" = "podman run --rm" ] || return 1
+	for ((i = 3; i < ${#w[@]}; i++)); do
+		[ "${w[i]}" = sbx ] && return 0
+		if [ "${w[i]}" = --mount ]; then
+			i=$((i + 1))
+			continue
+		fi
+		printf '%s\n' "${w[i]}"
+	done
+	return 1
+}
+[ -z "${LP_FLAGS:-}" ] || mapfile -t LP <<<"$LP_FLAGS"
 
 setup_file() {
 	sbx_test_user
+	recipes_setup
+	LP_FLAGS=$(lp_flags) || { echo "no podman run line in the README's podman recipe" >&2; return 1; }
+	export LP_FLAGS
 	command -v podman >/dev/null || { echo "podman is not installed (deps/packages.sh test)" >&2; return 1; }
 	command -v runc >/dev/null || { echo "runc is not installed (deps/packages.sh test)" >&2; return 1; }
 	# Rootless podman needs the test user's subordinate ids; hostUsers:
@@ -111,7 +132,7 @@ teardown_file() {
 	kube_net_down
 	pk rmi -a -f >/dev/null 2>&1 || true
 	wait_for user_podman_gone
-	rm -rf "$C_DIR"
+	rm -rf "$C_DIR" "$RECIPE_DIR"
 }
 
 # One container, sbx-ns as its entrypoint with the least privilege, as the
@@ -758,4 +779,54 @@ gamma ready"
 	assert_output 0
 	kube_down_file pk "$SESSION_POD" sbx-session
 	kube_net_down
+}
+
+# --- The README's recipes, as written (tests/recipes.bash) --------------------
+
+# podman as root in a recipe's namespaces reads /etc/containers (the
+# recipe's own /etc): a store of this run's, vfs, and runc with the ulimits
+# this host needs, as ctr_conf gives the suite's own podman.
+recipe_podman_conf() {
+	mkdir -p /etc/containers &&
+		printf '[storage]\ndriver = "vfs"\ngraphroot = "%s/podman"\nrunroot = "/run/containers/storage"\n' \
+			"$RECIPE_DIR" >/etc/containers/storage.conf &&
+		ctr_conf /etc/containers/containers.conf
+}
+
+@test "the README's podman recipe as written: the image from contrib/, a command in the container's sandbox" {
+	recipes_setup
+	recipe_prepare() { recipe_podman_conf; }
+	export -f ctr_conf recipe_podman_conf
+	recipes_run_kind env=podman || { rm -rf "$RECIPE_DIR"; false; }
+	rm -rf "$RECIPE_DIR"
+}
+
+# The pod recipe: its default network a podman network with no way out, its
+# bridge made here as kube_net makes it, holding the site's mirror address
+# the recipe names (198.18.9.2), where an HTTPS origin of the recipe's
+# namespaces answers (busybox's wget checks no certificate). The network is
+# made with a run root in the recipe's own /run: podman refuses one longer
+# than 50 characters, which a clone's build/ directory may well be.
+recipe_kube_net() {
+	local br
+	recipe_podman_conf &&
+		podman --root "$RECIPE_DIR/prep" --runroot /run/sbx-recipes-prep --storage-driver vfs --log-level error network create --internal --disable-dns \
+			--subnet 198.18.9.0/24 --ip-range 198.18.9.128/25 sbx-recipes >/dev/null &&
+		br=$(podman --root "$RECIPE_DIR/prep" --runroot /run/sbx-recipes-prep --storage-driver vfs --log-level error network inspect --format '{{.NetworkInterface}}' sbx-recipes) &&
+		printf '[network]\ndefault_network = "sbx-recipes"\n' >>/etc/containers/containers.conf &&
+		ip link add "$br" type bridge && ip addr add 198.18.9.1/24 dev "$br" &&
+		ip addr add 198.18.9.2/24 dev "$br" && ip link set "$br" up &&
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=pypi.org \
+			-keyout "$RECIPE_DIR/mirror.key" -out "$RECIPE_DIR/mirror.crt" 2>/dev/null || return 1
+	openssl s_server -quiet -www -cipher DEFAULT:@SECLEVEL=0 -accept 198.18.9.2:443 \
+		-cert "$RECIPE_DIR/mirror.crt" -key "$RECIPE_DIR/mirror.key" </dev/null >/dev/null 2>&1 &
+	wait_for "ss -Hltn 'sport = :443' | grep -q 198.18.9.2"
+}
+
+@test "the README's pod recipe as written: setup, the image, a site's ConfigMap, kube play, the command's output and exit code" {
+	recipes_setup
+	recipe_prepare() { recipe_kube_net; }
+	export -f ctr_conf recipe_podman_conf recipe_kube_net wait_for
+	recipes_run_kind env=kube || { rm -rf "$RECIPE_DIR"; false; }
+	rm -rf "$RECIPE_DIR"
 }
