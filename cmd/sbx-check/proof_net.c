@@ -299,6 +299,21 @@ int pr_origin_requests(struct testnet *t)
 	return t->requests;
 }
 
+/* `ip netns add NAME`. A failed one can leave its mount point behind (ip makes
+ * the file first; an LSM that refuses the namespace after that leaves it): the
+ * file is removed again, with ip's own `netns del`. */
+static int netns_add(struct chain *c, struct testnet *t, const char *name, char *why, size_t n)
+{
+	char p[PATH_MAX], ignored[64];
+
+	if (!ipcmd(c, t, why, n, "netns", "add", name, NULL))
+		return 0;
+	snprintf(p, sizeof p, "/run/netns/%s", name);
+	if (access(p, F_OK) == 0 && ipcmd(c, t, ignored, sizeof ignored, "netns", "del", name, NULL))
+		sbx_warn("unable to remove %s, left by a failed ip netns add", p);
+	return -1;
+}
+
 int pr_testnet_up(struct chain *c, struct testnet *t, const struct scratch *s,
 		  const char *broker, char *why, size_t n)
 {
@@ -311,10 +326,10 @@ int pr_testnet_up(struct chain *c, struct testnet *t, const struct scratch *s,
 	pr_join(t->sock, sizeof t->sock, s->base, "broker.sock");
 	pr_join(t->hosts, sizeof t->hosts, s->base, "hosts");
 	pr_put_file(t->hosts, ORIGIN_ADDR " " ALLOWED_NAME "\n" ORIGIN_ADDR " " DENIED_NAME "\n", 0644);
-	if (ipcmd(c, t, why, n, "netns", "add", t->nh, NULL))
+	if (netns_add(c, t, t->nh, why, n))
 		return -1;
 	t->made = 1;
-	if (ipcmd(c, t, why, n, "netns", "add", t->no, NULL))
+	if (netns_add(c, t, t->no, why, n))
 		return -1;
 	t->made = 2;
 	if (ipcmd(c, t, why, n, "link", "add", t->vh, "netns", t->nh, "type", "veth", "peer",
