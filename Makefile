@@ -269,7 +269,7 @@ dist:
 	@echo "released $(RELEASE): $(DISTNAME).tar.gz, $(TOOLS), SHA256SUMS"
 
 clean:
-	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10 $(B)/build/vm-debian $(B)/build/vm-soak $(B)/build/soak $(B)/build/deb
+	rm -rf $(B)/bin $(B)/build/obj-static $(B)/build/obj-dynamic $(B)/build/vm $(B)/build/vm-5.10 $(B)/build/vm-debian12 $(B)/build/vm-debian13 $(B)/build/vm-soak $(B)/build/soak $(B)/build/deb
 
 distclean: clean
 	rm -rf build

@@ -1,14 +1,16 @@
 #!/bin/bash
-# tests/deb/chroot.sh DIR: a minimal Debian 12 root in DIR, with apparmor
-# (its parser, not its kernel part) and iproute2 (ip(8)), made offline from
-# a cached tarball of its packages.
+# tests/deb/chroot.sh [--release 12|13] DIR: a minimal Debian root in DIR, of
+# Debian 12 (bookworm, the default) or 13 (trixie), with apparmor (its
+# parser, not its kernel part) and iproute2 (ip(8)); Debian 13's also with
+# systemd (systemd-analyze, for the units' checks on its systemd 257). Made
+# offline from a cached tarball of its packages.
 #
 # The tarball is made once from the archive with `debootstrap
 # --make-tarball` (which checks the archive's signature and each package's
 # checksum) into the cache, $SBX_DEBOOTSTRAP_CACHE or
 # $SBX_ROOT/build/debootstrap, under a name that carries the SHA-256 of the
 # pinned list, so a new list fetches anew. Before each use a copy of it is
-# checked: it must hold exactly the .deb files of tests/deb/bookworm-minbase,
+# checked: it must hold exactly the .deb files of tests/deb/SUITE-minbase,
 # each with its SHA-256; DIR is unpacked from that copy, with no network.
 #
 # Exit status: 0 ready; 2 usage, fetch or verification failure.
@@ -16,12 +18,22 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SBX_ROOT=${SBX_ROOT:-$(cd "$here/../.." && pwd)}
-pins=$here/bookworm-minbase
-suite=bookworm
-opts=(--variant=minbase --include=apparmor,iproute2)
 die() { echo "deb-chroot: fatal: $*" >&2; exit 2; }
+usage="usage: tests/deb/chroot.sh [--release 12|13] DIR (a directory to create)"
 
-if [ $# -ne 1 ] || [ -z "$1" ]; then die "usage: tests/deb/chroot.sh DIR (a directory to create)"; fi
+release=12
+if [ "${1-}" = --release ]; then
+	[ $# -ge 2 ] || die "$usage"
+	release=$2
+	shift 2
+fi
+case $release in
+12) suite=bookworm opts=(--variant=minbase --include=apparmor,iproute2) ;;
+13) suite=trixie opts=(--variant=minbase --include=adduser,apparmor,bubblewrap,iproute2,systemd) ;;
+*) die "--release $release: this script makes Debian 12 or 13 roots ($usage)" ;;
+esac
+pins=$here/$suite-minbase
+if [ $# -ne 1 ] || [ -z "$1" ]; then die "$usage"; fi
 case $1 in /*) dir=$1 ;; *) dir=$PWD/$1 ;; esac
 [ ! -e "$dir" ] || die "$dir exists: the root is made in a new directory"
 cache=${SBX_DEBOOTSTRAP_CACHE:-$SBX_ROOT/build/debootstrap}

@@ -57,6 +57,11 @@ if [ ! -f "$dir/.done" ] || [ "$(cat "$dir/.done")" != "$sum" ]; then
 	mkdir -p "$dir.part"
 	dpkg-deb -x "$deb" "$dir.part" || die "unable to unpack $deb"
 	[ -f "$dir.part/boot/vmlinuz-$kver" ] || die "$deb holds no boot/vmlinuz-$kver"
+	# Debian 13's packages keep the modules under usr/lib (the merged /usr); depmod and
+	# run.sh look for lib/modules.
+	if [ ! -e "$dir.part/lib" ] && [ -d "$dir.part/usr/lib/modules" ]; then
+		ln -s usr/lib "$dir.part/lib"
+	fi
 	depmod -b "$dir.part" "$kver" || die "depmod failed for $kver in $dir.part"
 	chmod -R a+rX "$dir.part"
 	echo "$sum" >"$dir.part/.done"

@@ -93,3 +93,20 @@ proof_verdict() {
 		echo "result: $ok proven, $n not proven ($names) (exit 0)"
 	fi
 }
+
+# Every item line of the last run is ok, but the exact lines given after the verdict $1,
+# and its last line is that verdict; prints every other line that is not ok.
+every_line_ok() {
+	local l bad=() verdict=$1
+	shift
+	for l in "${lines[@]:0:${#lines[@]}-1}"; do
+		[[ $l =~ ^[a-z0-9_-]+\ +ok\ + ]] && continue
+		printf '%s\n' "$@" | grep -qxF -- "$l" || bad+=("$l")
+	done
+	if [ ${#bad[@]} -gt 0 ]; then
+		printf 'not ok: %s\n' "${bad[@]}"
+		return 1
+	fi
+	assert_equal "${lines[-1]}" "$verdict"
+	for l in "$@"; do assert_line "$l"; done
+}
