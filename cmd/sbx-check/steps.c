@@ -405,7 +405,11 @@ void chk_steps(struct chk_report *r)
 		e = sbx_probe_landlock(&abi);
 	}
 	if (!e) {
-		chk_add(r, CLS_EXTRA, "landlock", CHK_OK, "ABI %d", abi);
+		/* What this ABI adds, as sbx-ns uses it. */
+		chk_add(r, CLS_EXTRA, "landlock", CHK_OK, "ABI %d: file access rules%s%s", abi,
+			abi >= 4 ? ", TCP bind and connect rules (ABI 4)" : "",
+			abi >= 6 ? ", signals and abstract Unix sockets scoped to the sandbox (ABI 6)" :
+			"; signals and abstract Unix sockets not scoped before ABI 6");
 	} else if (chk_filtered(e)) {
 		chk_refused(r, CLS_EXTRA, "landlock", e, stepinfo[ST_LANDLOCK].what, sbx_fix_ctr_seccomp);
 	} else {

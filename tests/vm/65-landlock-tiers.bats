@@ -23,6 +23,12 @@ landlock_abi() {
 	abi=$(landlock_abi)
 	run -0 --separate-stderr sbx-check host
 	assert_line "cgroup-controllers ok             /sys/fs/cgroup offers cpu, memory and pids"
+	case $abi in
+	0) refute_line --regexp '^landlock +ok' ;;
+	2) assert_line "landlock           ok             ABI 2: file access rules; signals and abstract Unix sockets not scoped before ABI 6" ;;
+	6) assert_line "landlock           ok             ABI 6: file access rules, TCP bind and connect rules (ABI 4), signals and abstract Unix sockets scoped to the sandbox (ABI 6)" ;;
+	*) fail "no expectation for the landlock line at ABI $abi" ;;
+	esac
 	assert_line "result: all checks passed (exit 0)"
 	if [ "$abi" = 0 ]; then
 		assert_line "tiers              ok             full (namespaces, a fresh root, seccomp); no landlock tier (no Landlock) tiers=full"

@@ -76,7 +76,7 @@ from_caller() {
 	assert_output userns_create
 	run -0 --separate-stderr sbx-check host
 	assert_line "apparmor-userns    ok             no AppArmor user namespace restriction on this kernel (/proc/sys/kernel/apparmor_restrict_unprivileged_userns: No such file or directory)"
-	assert_line "landlock           ok             ABI 6"
+	assert_line "landlock           ok             ABI 6: file access rules, TCP bind and connect rules (ABI 4), signals and abstract Unix sockets scoped to the sandbox (ABI 6)"
 }
 
 # The rules, printed for the reader of the test's output: one rule, userns, for the
