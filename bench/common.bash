@@ -32,6 +32,21 @@ bench_work() {
 	printf 'int main(void){return 0;}\n' | musl-gcc -static -O2 -x c - -o "$work/bin/true"
 }
 
+# bench_steps_start SCRIPT NAME RUNS: the start of a bench that times RUNS
+# interleaved rounds of bench/steps.c as another user: RUNS a positive
+# number without leading zeros (else SCRIPT's usage, 100), as root, with
+# SBX_BIN set; then $runs, bench_user, bench_work NAME and $work/bin/steps.
+bench_steps_start() {
+	case $3 in '' | *[!0-9]* | 0*) echo "bench: usage: bench/$1 [RUNS]" >&2; exit 100 ;; esac
+	runs=$3
+	: "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
+	bench_need musl-gcc python3 setpriv
+	[ "$(id -u)" = 0 ] || { echo "bench: run as root (the runs are another user's)" >&2; exit 100; }
+	bench_user
+	bench_work "$2"
+	musl-gcc -static -O2 "$root/bench/steps.c" -o "$work/bin/steps"
+}
+
 # bench_bwrap WS ARGS...: bwrap --unshare-all with the binds the benches give
 # sbx-ns (/usr read-only, the merged-/usr links, /etc and $work/bin
 # read-only, /proc, /dev, a tmpfs /tmp, WS read-write and the cwd), then

@@ -35,16 +35,9 @@
 # The targets: (b) and (c) at most 1.05x (a); getppid under --observe
 # the same as without.
 set -euo pipefail
-runs=${1:-200}
-case $runs in '' | *[!0-9]* | 0*) echo "bench: usage: bench/sbx-ns-observe.sh [RUNS]" >&2; exit 100 ;; esac
-: "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/bench/common.bash"
-bench_need musl-gcc python3 setpriv
-[ "$(id -u)" = 0 ] || { echo "bench: run as root (the runs are another user's)" >&2; exit 100; }
-bench_user
-bench_work ns-observe-bench
-musl-gcc -static -O2 "$root/bench/steps.c" -o "$work/bin/steps"
+bench_steps_start sbx-ns-observe.sh ns-observe-bench "${1:-200}"
 musl-gcc -static -O2 -DCLOCK=CLOCK_THREAD_CPUTIME_ID "$root/bench/getppid.c" -o "$work/bin/loop"
 # The records lie outside the workspace, the only writable root.
 mkdir "$work/ws" "$work/obs" "$work/out" "$work/pol"

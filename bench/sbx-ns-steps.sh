@@ -26,16 +26,9 @@
 # against, and a static true forked and executed by the same runner gives
 # the host's floor.
 set -euo pipefail
-runs=${1:-200}
-case $runs in '' | *[!0-9]* | 0) echo "bench: usage: bench/sbx-ns-steps.sh [RUNS]" >&2; exit 100 ;; esac
-: "${SBX_BIN:?set SBX_BIN to the directory of the sbx binaries}"
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/bench/common.bash"
-bench_need musl-gcc python3 setpriv
-[ "$(id -u)" = 0 ] || { echo "bench: run as root (the runs are another user's)" >&2; exit 100; }
-bench_user
-bench_work ns-steps-bench
-musl-gcc -static -O2 "$root/bench/steps.c" -o "$work/bin/steps"
+bench_steps_start sbx-ns-steps.sh ns-steps-bench "${1:-200}"
 echo "bench: building sbx-ns with -DSBX_MARKS..." >&2
 CFLAGS="-O2 -DSBX_MARKS" make -s -C "$root" B="$work/marks" "$work/marks/bin/sbx-ns" >&2
 mkdir "$work/ws" "$work/sock" "$work/out"
