@@ -189,31 +189,103 @@ time.sleep(60)' >"$ws.out" &
 	local ws pid i rc bpid
 	ws=$(ns_ws)
 	net_broker doomed --allow-host origin.test --allow-private-networks
-	# The later connects wait until the broker is dead (its fds closed): a
-	# connect while it is still exiting can reach the listener before the
-	# listener is closed, and be reset instead of refused.
-	nsh_user --workspace "$ws" --net "broker:$NET_DIR/doomed.sock" -- sh -c '
+	# The later connects wait until sbx-ns has seen the broker's socket
+	# end with it ("gone"): until then its copies of the listeners queue
+	# a connect, to be reset instead of refused.
+	# The command's output apart from sbx-ns's own (its warning).
+	nsh_user --workspace "$ws" --net "broker:$NET_DIR/doomed.sock" --status-fd 5 -- sh -c '
+		exec >cmd.out 2>&1
 		curl -sS -o /dev/null http://origin.test/slow; echo "first $?"
 		until [ -e dead ]; do sleep 0.02; done
 		curl -sS http://origin.test/; echo "second $?"
-		python3 -c "import urllib.request as u; u.urlopen(\"http://origin.test/\")" 2>&1 | tail -n 1' >"$ws.out" 2>&1 &
+		python3 -c "import urllib.request as u; u.urlopen(\"http://origin.test/\")" 2>&1 | tail -n 1' \
+		5>"$ws.status" >"$ws.err" 2>&1 &
 	pid=$!
 	# Mid-transfer: the origin has sent its first chunks through the broker.
 	wait_for '[ -e "$NET_DIR/origin.log.slow" ]'
 	bpid=$(cat "$NET_DIR/doomed.pid")
 	kill -9 "$bpid"
-	wait_for '[ ! -e /proc/$bpid ] || grep -q "^State:[[:space:]]*[ZX]" /proc/$bpid/status'
+	wait_for 'grep -q "\"event\":\"broker\",\"state\":\"gone\"" "$ws.status"'
 	touch "$ws/dead"
 	rc=0
 	wait "$pid" || rc=$?
 	assert_equal "$rc" 0
-	run -0 cat "$ws.out"
+	run -0 grep -c '"event":"broker"' "$ws.status"
+	assert_output 2
+	run -0 cat "$ws.err"
+	assert_output "sbx-ns: warning: the broker at $NET_DIR/doomed.sock ended, and nothing listens on its socket any more: the sandbox's new connections are refused from now on"
+	run -0 cat "$ws/cmd.out"
 	curl_ms
 	assert_output "curl: (56) Recv failure: Connection reset by peer
 first 56
 curl: (7) Failed to connect to 127.0.0.1 port 3128 after 0 ms: Couldn't connect to server
 second 7
 urllib.error.URLError: <urlopen error [Errno 111] Connection refused>"
+}
+
+# A socket that outlives its broker, as a socket unit's does: a holder
+# listens on it and starts a broker on it (LISTEN_FDS), the next one when
+# the test says so. The sandbox's listeners go to the next broker; a
+# connection made while none runs waits in their queue and is served.
+@test "a broker restarted on the same socket, the socket unit's way, serves the living sandbox again" {
+	local ws pid rc first cpid
+	ws=$(ns_ws)
+	cat >"$NET_DIR/holder.py" <<-'PY'
+	import os, socket, sys, time
+	s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(16)
+	n = 0
+	while True:
+	    n += 1
+	    while n > 1 and not os.path.exists(sys.argv[2] + ".go"):
+	        time.sleep(0.02)
+	    pid = os.fork()
+	    if pid == 0:
+	        if s.fileno() != 3:
+	            os.dup2(s.fileno(), 3)
+	        os.set_inheritable(3, True)
+	        os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+	        os.execv(sys.argv[3], [sys.argv[3], "--allow-host", "origin.test", "--allow-private-networks"])
+	    with open(sys.argv[2], "a") as f:
+	        f.write("%d\n" % pid)
+	    os.waitpid(pid, 0)
+	PY
+	ip netns exec "$NH" unshare -m --propagation private sh -c \
+		'mount --bind "$0/hosts" /etc/hosts && mount --bind "$0/resolv.conf" /etc/resolv.conf && exec "$@"' \
+		"$NET_DIR" "$PY" "$NET_DIR/holder.py" "$NET_DIR/unit.sock" "$NET_DIR/unit.pids" "$SBX_BIN/sbx-broker" \
+		</dev/null >/dev/null 2>>"$NET_DIR/unit.err" 3>&- &
+	echo $! >> "$NET_DIR/pids"
+	wait_for '[ -S "$NET_DIR/unit.sock" ] && [ -s "$NET_DIR/unit.pids" ]'
+	nsh_user --workspace "$ws" --net "broker:$NET_DIR/unit.sock" --status-fd 5 -- sh -c '
+		curl -sS http://origin.test/; echo "first $?"
+		until [ -e stopped ]; do sleep 0.02; done
+		curl -sS http://origin.test/queued; echo "second $?"' 5>"$ws.status" >"$ws.out" 2>&1 &
+	pid=$!
+	wait_for 'grep -q "^first" "$ws.out"' || { cat "$NET_DIR/unit.err" "$ws.out" "$ws.status"; false; }
+	first=$(head -n 1 "$NET_DIR/unit.pids")
+	# SIGTERM, then SIGKILL: the socket unit's stop.
+	kill -TERM "$first"
+	wait_for '[ ! -e /proc/$first ] || grep -q "^State:[[:space:]]*[ZX]" /proc/$first/status' || kill -KILL "$first"
+	wait_for 'grep -q "\"state\":\"lost\"" "$ws.status"'
+	touch "$ws/stopped"
+	# The second request's connection is established (in the queue of
+	# sbx-ns's copy of the listener, port 3128) while no broker runs.
+	wait_for 'cpid=$(pgrep -f "^curl -sS http://origin.test/queued")'
+	wait_for 'awk "\$3 ~ /:0C38\$/ && \$4 == \"01\"" /proc/$cpid/net/tcp | grep -q .'
+	run -1 grep -q '"state":"back"' "$ws.status"
+	touch "$NET_DIR/unit.pids.go"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 0
+	run -0 cat "$ws.out"
+	assert_output "hello
+first 0
+hello
+second 0"
+	run -0 "$PY" -c 'import json, sys
+print(" ".join(json.loads(l)["state"] for l in open(sys.argv[1]) if json.loads(l).get("event") == "broker"))' "$ws.status"
+	assert_output "lost back"
+	run -0 grep -c "GET /queued" "$NET_DIR/origin.log"
+	assert_output 1
 }
 
 @test "--broker-fd: the broker's socket as an O_PATH fd, and the bridge on another port" {

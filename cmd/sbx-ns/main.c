@@ -280,6 +280,7 @@ static int wait_sandbox(struct ns_run *r, pid_t pid)
 		pf[2].fd = -1;
 		pf[2].revents = 0;
 		ns_notify_fds(r, &pf[2], 1);
+		wait_ms = ns_net_tick(r, wait_ms);
 		pf[3].fd = ns_net_fd(r);
 		pf[3].events = POLLIN;
 		pf[3].revents = 0;

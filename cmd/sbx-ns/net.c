@@ -18,6 +18,7 @@
  * sandbox at all. */
 #include "ns.h"
 
+#include "clock.h"
 #include "die.h"
 #include "exitcodes.h"
 #include "fd.h"
@@ -328,6 +329,10 @@ void ns_net_prepare(struct ns_run *r)
 {
 	r->x.net_chan[0] = r->x.net_chan[1] = -1;
 	r->x.broker_chan = -1;
+	r->x.net_nkeep = 0;
+	r->x.net_lost_ms = 0;
+	r->x.net_ending = 0;
+	r->x.net_pending = -1;
 	if (r->p->net != NET_BROKER)
 		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->x.net_chan) < 0)
@@ -499,18 +504,29 @@ static const char *handoff_answer(int s, char *buf, size_t sz)
 	return "not an sbx-broker answer";
 }
 
+/* Hand the listeners to the broker on s: NULL, or why it would not take them. */
+static const char *handoff(const struct ns_run *r, int s, const int *fds, size_t n, char *answer, size_t sz)
+{
+	const char *hello = r->p->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
+
+	if (sbx_send_fds(s, hello, strlen(hello), fds, n) != (ssize_t)strlen(hello))
+		return strerror(errno);
+	return handoff_answer(s, answer, sz);
+}
+
 /* The outer: take the sockets from pid 1 and hand them to the broker,
  * which from then on accepts the sandbox's connections itself (no process
  * of ours copies a byte); then let pid 1 go on. The connection they went
  * over stays open for as long as this process lives: its end tells the
  * broker to close them, with every connection it accepted on them. They
  * are set to reset on close, so the broker's death resets every open
- * connection; with the broker's copies gone, new connections are refused
- * by the kernel. When any of this fails the command never runs. */
+ * connection. The outer keeps its own copies: while no broker holds them
+ * the kernel queues the sandbox's new connections, and a broker that comes
+ * back on the same socket gets them again (ns_net_lost). When any of this
+ * fails the command never runs. */
 void ns_net_outer(struct ns_run *r, pid_t pid)
 {
 	static const struct linger abortive = { .l_onoff = 1, .l_linger = 0 };
-	const char *hello = r->p->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
 	char c, answer[256];
 	struct ucred cr;
 	socklen_t crlen = sizeof cr;
@@ -543,12 +559,7 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 		errno = e;
 		broker_unreachable(r->p->broker_real);
 	}
-	if (sbx_send_fds(s, hello, strlen(hello), fds, n) != (ssize_t)strlen(hello))
-		why = strerror(errno);
-	else
-		why = handoff_answer(s, answer, sizeof answer);
-	for (size_t i = 0; i < n; i++)
-		close(fds[i]);
+	why = handoff(r, s, fds, n, answer, sizeof answer);
 	if (why) {
 		kill(pid, SIGKILL);
 		sbx_die(SBX_EXIT_POLICY, "refusing to run: the broker at %s did not take the sandbox's listeners: %s",
@@ -557,7 +568,8 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
 		r->x.broker_pid = cr.pid;
 	r->x.broker_chan = s;
-	close(r->p->broker_fd); /* the plan's; nothing after this uses it */
+	memcpy(r->x.net_keep, fds, n * sizeof *fds);
+	r->x.net_nkeep = n;
 	c = 'g';
 	if (write(r->x.net_chan[0], &c, 1) != 1) {
 		/* pid 1 is gone: wait_sandbox reports it */
@@ -565,9 +577,155 @@ void ns_net_outer(struct ns_run *r, pid_t pid)
 	close(r->x.net_chan[0]);
 }
 
+/* How long a sandbox waits for its broker to come back, and to answer. */
+#define REHAND_MS 30000
+#define REHAND_RETRY_MS 200
+
+static void broker_event(const struct ns_run *r, const char *state)
+{
+	struct sbx_json j;
+
+	if (r->a->status_fd < 0)
+		return;
+	sbx_json_begin(&j, NS_PROG, "broker");
+	sbx_json_str(&j, "state", state);
+	sbx_json_str(&j, "socket", r->p->broker_real);
+	sbx_json_write(&j, r->a->status_fd);
+}
+
+/* The sandbox stops waiting for a broker: its copies of the listeners
+ * close (what waited in their queues is reset), and its new connections
+ * are refused from then on. */
+static void give_up(struct ns_run *r, const char *why)
+{
+	for (size_t i = 0; i < r->x.net_nkeep; i++)
+		close(r->x.net_keep[i]);
+	r->x.net_nkeep = 0;
+	r->x.net_lost_ms = 0;
+	if (r->x.net_pending >= 0)
+		close(r->x.net_pending);
+	r->x.net_pending = -1;
+	sbx_warn("the broker at %s ended, and %s: the sandbox's new connections are refused from now on",
+		 r->p->broker_real, why);
+	broker_event(r, "gone");
+}
+
+/* The broker's connection ended while the sandbox lives. Where its socket
+ * outlives it (a socket unit's: the socket stays, and the next connection
+ * starts a new broker), the listeners go to the next broker on the same
+ * socket; connections open at that moment were reset, new ones wait in
+ * the listeners' queues meanwhile. */
+void ns_net_lost(struct ns_run *r)
+{
+	if (r->x.broker_chan >= 0)
+		close(r->x.broker_chan);
+	r->x.broker_chan = -1;
+	if (r->x.net_ending || !r->x.net_nkeep || r->x.net_lost_ms)
+		return;
+	r->x.net_lost_ms = sbx_now_ms();
+	r->x.net_next_ms = 0;
+	r->x.net_said = 0;
+	broker_event(r, "lost");
+	(void)ns_net_tick(r, 0);
+}
+
+/* A new connection to the broker's socket, through the fd (never by name
+ * again: the same socket the sandbox was checked against, whose listening
+ * end, and so its owner, is the one it had), the listeners sent on it;
+ * its answer comes to ns_net_handle. 0, or -1 with errno. */
+static int rehand_start(struct ns_run *r)
+{
+	const char *hello = r->p->transparent ? SBX_HANDOFF_TRANSPARENT : SBX_HANDOFF_HELLO;
+	struct ucred cr;
+	socklen_t crlen = sizeof cr;
+	int s = broker_connect(r->p->broker_fd, SOCK_NONBLOCK);
+
+	if (s < 0)
+		return -1;
+	if (sbx_send_fds(s, hello, strlen(hello), r->x.net_keep, r->x.net_nkeep) != (ssize_t)strlen(hello)) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return -1;
+	}
+	r->x.net_pending = s;
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
+		r->x.broker_pid = cr.pid;
+	return 0;
+}
+
+/* The pending connection is readable: the broker's answer. */
+static void rehand_answer(struct ns_run *r)
+{
+	char answer[256];
+	const char *why = handoff_answer(r->x.net_pending, answer, sizeof answer);
+
+	if (why) {
+		/* A broker still ending closes without an answer: tried again,
+		 * quietly. A refusal is said, once. */
+		int refused = why == answer + sizeof SBX_HANDOFF_REFUSED - 1;
+		close(r->x.net_pending);
+		r->x.net_pending = -1;
+		r->x.net_next_ms = sbx_now_ms() + REHAND_RETRY_MS;
+		if (refused && !r->x.net_said)
+			sbx_warn("the broker at %s did not take the sandbox's listeners again: %s", r->p->broker_real,
+				 why);
+		r->x.net_said |= refused;
+		return;
+	}
+	r->x.broker_chan = r->x.net_pending;
+	r->x.net_pending = -1;
+	r->x.net_lost_ms = 0;
+	ns_net_reset_lines();
+	broker_event(r, "back");
+}
+
+int ns_net_pending(struct ns_run *r)
+{
+	if (r->x.broker_chan >= 0 || r->x.net_pending < 0)
+		return 0;
+	rehand_answer(r);
+	return 1;
+}
+
+/* Each turn of the outer's loop while the broker is lost: try its socket
+ * again every REHAND_RETRY_MS, for REHAND_MS; a socket nobody listens on
+ * any more (it ended with its broker) ends the wait at once. Returns the
+ * loop's wait, shortened for the next try. */
+int ns_net_tick(struct ns_run *r, int wait_ms)
+{
+	uint64_t now = sbx_now_ms();
+
+	if (!r->x.net_lost_ms)
+		return wait_ms;
+	if (now - r->x.net_lost_ms >= REHAND_MS) {
+		give_up(r, "did not come back within 30 s");
+		return wait_ms;
+	}
+	if (r->x.net_pending >= 0)
+		return wait_ms; /* its answer, or the end of the wait above */
+	if (now >= r->x.net_next_ms && rehand_start(r) < 0) {
+		if (errno == ECONNREFUSED || errno == ENOENT) {
+			give_up(r, "nothing listens on its socket any more");
+			return wait_ms;
+		}
+		r->x.net_next_ms = now + REHAND_RETRY_MS;
+	}
+	if (r->x.net_pending >= 0 || r->x.net_next_ms <= now)
+		return wait_ms > REHAND_RETRY_MS ? REHAND_RETRY_MS : wait_ms;
+	return r->x.net_next_ms - now < (uint64_t)wait_ms ? (int)(r->x.net_next_ms - now) : wait_ms;
+}
+
 /* The sandbox is over: the broker closes its listeners and connections. */
 void ns_net_end(struct ns_run *r)
 {
+	r->x.net_ending = 1;
+	for (size_t i = 0; i < r->x.net_nkeep; i++)
+		close(r->x.net_keep[i]);
+	r->x.net_nkeep = 0;
+	if (r->x.net_pending >= 0)
+		close(r->x.net_pending);
+	r->x.net_pending = -1;
 	if (r->x.broker_chan < 0)
 		return;
 	close(r->x.broker_chan);

@@ -161,12 +161,23 @@ static void take_line(const struct ns_run *r, const char *line, size_t len)
 
 int ns_net_fd(const struct ns_run *r)
 {
-	return r->p->net == NET_BROKER ? r->x.broker_chan : -1;
+	if (r->p->net != NET_BROKER)
+		return -1;
+	return r->x.broker_chan >= 0 ? r->x.broker_chan : r->x.net_pending;
+}
+
+/* A new broker's lines start afresh: a line the last one cut is dropped. */
+void ns_net_reset_lines(void)
+{
+	nl.len = 0;
+	nl.skipping = 0;
 }
 
 /* The channel is readable (or ended): take every whole line. */
 void ns_net_handle(struct ns_run *r)
 {
+	if (ns_net_pending(r))
+		return;
 	for (;;) {
 		ssize_t n = recv(r->x.broker_chan, nl.buf + nl.len, sizeof nl.buf - nl.len, MSG_DONTWAIT);
 		char *nlp;
@@ -176,8 +187,7 @@ void ns_net_handle(struct ns_run *r)
 			return;
 		if (n <= 0) {
 			/* The broker is gone, or has said everything. */
-			close(r->x.broker_chan);
-			r->x.broker_chan = -1;
+			ns_net_lost(r);
 			return;
 		}
 		nl.len += (size_t)n;
@@ -250,6 +260,7 @@ void ns_net_finish(struct ns_run *r)
 
 	if (r->p->net != NET_BROKER)
 		return;
+	r->x.net_ending = 1;
 	if (r->x.broker_chan >= 0)
 		shutdown(r->x.broker_chan, SHUT_WR);
 	while (r->x.broker_chan >= 0) {

@@ -221,6 +221,13 @@ struct ns_exec {
 	int net_chan[2];         /* broker: [0] outer, [1] pid 1: the listening sockets and the go-ahead */
 	int broker_chan;         /* broker: the connection the listeners went over, kept for life */
 	pid_t broker_pid;        /* broker: its pid, from SO_PEERCRED */
+	int net_keep[SBX_HANDOFF_FDS]; /* broker: the outer's copies of the listeners (net.c) */
+	size_t net_nkeep;
+	uint64_t net_lost_ms;    /* broker: when its connection ended while the sandbox lives; 0: not lost */
+	uint64_t net_next_ms;    /* broker: when to try it again */
+	int net_pending;         /* broker: a new connection that carries the listeners, its answer awaited */
+	int net_ending;          /* the sandbox is over: an end of the connection is expected */
+	int net_said;            /* a refused re-handoff was said once */
 	char *resolv;            /* transparent: where the sandbox's resolv.conf is bound */
 	struct ns_deny_rec *rec; /* the run's record (denyend.c) */
 	char *tier_tmp;        /* the Landlock tier's private TMPDIR (NULL: not that tier) */
@@ -522,6 +529,10 @@ int ns_net_reserved_env(const char *name, size_t len);
 /* netlog.c: the broker's decisions, on the status fd and in a note */
 int ns_net_fd(const struct ns_run *r);
 void ns_net_handle(struct ns_run *r);
+void ns_net_lost(struct ns_run *r);
+void ns_net_reset_lines(void);
+int ns_net_pending(struct ns_run *r);
+int ns_net_tick(struct ns_run *r, int wait_ms);
 void ns_net_finish(struct ns_run *r);
 
 /* seccomp.c */

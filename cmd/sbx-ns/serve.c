@@ -617,6 +617,7 @@ int ns_serve_outer(struct ns_run *r, pid_t pid)
 			wait_ms = (int)(s->ready_deadline - now);
 		if (life && life - now < (uint64_t)wait_ms)
 			wait_ms = (int)(life - now);
+		wait_ms = ns_net_tick(r, wait_ms);
 		pf[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = s->chan, .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = -1, .events = POLLIN };
