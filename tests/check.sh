@@ -85,11 +85,11 @@ classic() {
 # keep about one core busy each under TCG, while the host's suites run one
 # test at a time: on two cores the second lane runs beside the host lane
 # instead of after it: the VMs (Debian 12's and 13's included), then the
-# reproducible builds (tests/09-reproducible, the suite repro); the fuzzers
-# end the host lane, which makes the two lanes about as long as each
-# other. None of them starts a tool whose processes a host suite might
-# count. The second lane's output is kept apart and printed after the
-# host lane's, each suite's block whole.
+# soak. The fuzzers and the reproducible builds (tests/09-reproducible,
+# the suite repro) end the host lane, which makes the two lanes about as
+# long as each other. None of them starts a tool whose processes a host
+# suite might count. The second lane's output is kept apart and printed
+# after the host lane's, each suite's block whole.
 SECOND_LANE='tests/vm/check.sh tests/soak/check.sh'
 second_lane() {
 	log=$(mktemp)
@@ -97,7 +97,6 @@ second_lane() {
 	for s in $SECOND_LANE; do
 		suite "$(basename "$(dirname "$s")")" "$s"
 	done
-	suite repro renamed repro tests/run-bats.sh tests/09-reproducible.bats
 	rm -f "$log"
 }
 lane_out=$(mktemp)
@@ -114,6 +113,7 @@ for s in tests/*/check.sh; do
 	[ -x "$s" ] || continue
 	suite "$(basename "$(dirname "$s")")" "$s"
 done
+suite repro renamed repro tests/run-bats.sh tests/09-reproducible.bats
 wait "$lane_pid"
 cat "$lane_out"
 
