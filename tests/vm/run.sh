@@ -15,7 +15,9 @@
 # (the VM's memory, QEMU's -m, default 1G), SBX_VM_HOST_FILES (host files and directories
 # copied into the VM at their own paths, each program with the libraries ldd names: what
 # a suite needs beyond busybox, such as git), SBX_VM_EXTRA (a directory copied to
-# /sbx/extra: a suite's own scripts and data).
+# /sbx/extra: a suite's own scripts and data), SBX_VM_TCG (multi, the default: a host thread
+# per vCPU; single: both vCPUs in one thread, for a kernel whose code patching at boot
+# races QEMU's multi-threaded TCG).
 # --kernel and --init replace the kernel or the VM's /init; they exist to test the harness.
 # --kernel with --modules boots another kernel with its own modules directory (one that
 # has a modules.dep), e.g. Debian 11's 5.10 from tests/vm/kernel.sh.
@@ -37,6 +39,7 @@ timeout_s=${SBX_VM_TIMEOUT-600}
 test_timeout_s=${SBX_VM_TEST_TIMEOUT-120}
 roles=${SBX_VM_ROLES-root user}
 memory=${SBX_VM_MEMORY-1G}
+tcg=${SBX_VM_TCG-multi}
 host_files=${SBX_VM_HOST_FILES-}
 extra=${SBX_VM_EXTRA-}
 
@@ -67,6 +70,7 @@ for f in $host_files; do
 	case $f in /*) [ -e "$f" ] || die "SBX_VM_HOST_FILES: $f does not exist" ;; *) die "SBX_VM_HOST_FILES: $f is not an absolute path" ;; esac
 done
 [ -z "$extra" ] || [ -d "$extra" ] || die "SBX_VM_EXTRA: $extra is not a directory"
+case $tcg in multi | single) ;; *) die "SBX_VM_TCG must be multi or single, not '$tcg'" ;; esac
 if [ -n "$moddir" ]; then
 	[ -n "$kernel" ] || die "--modules needs --kernel"
 	[ -f "$moddir/modules.dep" ] || die "$moddir has no modules.dep (run depmod)"
@@ -333,7 +337,7 @@ set +e
 # timer interrupt arrives through the IO-APIC can time out and panic the
 # boot ("IO-APIC + timer doesn't work"); the check proves nothing here.
 timeout -k 5 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -m "$memory" -smp 2 -no-reboot \
+	-accel tcg,thread="$tcg" -cpu max -m "$memory" -smp 2 -no-reboot \
 	-display none -monitor none -nic none \
 	-kernel "$kernel" -initrd "$work/initramfs.gz" \
 	-append "console=ttyS0 no_timer_check cgroup_no_v1=all panic=-1 oops=panic quiet loglevel=4 sbxvm.test_timeout=$test_timeout_s sbxvm.roles=${roles// /,}${debroot:+ apparmor=1 security=apparmor}" \
